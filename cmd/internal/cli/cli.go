@@ -1,0 +1,200 @@
+// Package cli is the output and error plumbing shared by every rocmdoctor
+// command: IO streams, the table/plain/JSON renderers, colours and the exit
+// codes.
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/mattn/go-isatty"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// Exit codes, defined here and nowhere else.
+const (
+	ExitOK       = 0 // success, no findings at or above --fail-on
+	ExitError    = 1 // an input could not be read, or the command failed
+	ExitUsage    = 2 // bad flags or arguments
+	ExitFindings = 3 // findings at or above --fail-on
+)
+
+// SchemaVersion is the version of every --json document rocmdoctor prints.
+const SchemaVersion = 1
+
+// UsageError marks bad flags or arguments (exit 2).
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// FindingsError reports that findings at or above the --fail-on threshold
+// were printed (exit 3). Its message is a one-line summary.
+type FindingsError struct{ Count int }
+
+func (e *FindingsError) Error() string {
+	return fmt.Sprintf("%d finding(s) at or above the --fail-on threshold", e.Count)
+}
+
+// SilentError reports a failure whose details were already printed; the
+// command exits 1 without another message.
+var SilentError = errors.New("silent error")
+
+// ExitCode maps an error returned by a command to the process exit status.
+func ExitCode(err error) int {
+	var ue *UsageError
+	var fe *FindingsError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ue):
+		return ExitUsage
+	case errors.As(err, &fe):
+		return ExitFindings
+	}
+	return ExitError
+}
+
+// IOStreams holds the streams a command reads and writes, so tests can
+// inject buffers.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+
+	outTTY  bool
+	errTTY  bool
+	colorOn bool
+}
+
+// System returns the process's streams.
+func System() *IOStreams {
+	s := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	s.outTTY = isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd())
+	s.errTTY = isatty.IsTerminal(os.Stderr.Fd())
+	s.colorOn = s.outTTY && os.Getenv("NO_COLOR") == ""
+	return s
+}
+
+// Test returns streams backed by buffers: stdin, stdout, stderr.
+func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
+	in, out, errOut := &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
+	return &IOStreams{In: in, Out: out, ErrOut: errOut}, in, out, errOut
+}
+
+// IsTerminal reports whether stdout is a terminal.
+func (s *IOStreams) IsTerminal() bool { return s.outTTY }
+
+// IsStderrTerminal reports whether stderr is a terminal (for progress bars).
+func (s *IOStreams) IsStderrTerminal() bool { return s.errTTY }
+
+// SetTerminal overrides terminal detection (tests, --format table).
+func (s *IOStreams) SetTerminal(out bool) { s.outTTY = out }
+
+// SetColor applies a --color value: "auto" keeps the detected setting
+// (terminal and NO_COLOR unset), "always" and "never" force it.
+func (s *IOStreams) SetColor(mode string) error {
+	switch mode {
+	case "", "auto":
+		s.colorOn = s.outTTY && os.Getenv("NO_COLOR") == ""
+	case "always":
+		s.colorOn = true
+	case "never":
+		s.colorOn = false
+	default:
+		return &UsageError{fmt.Errorf("--color must be auto, always or never, not %q", mode)}
+	}
+	return nil
+}
+
+// ColorEnabled reports whether ANSI colours are written to stdout.
+func (s *IOStreams) ColorEnabled() bool { return s.colorOn }
+
+// Colors returns the colour helpers for stdout.
+func (s *IOStreams) Colors() Colors { return Colors{on: s.colorOn} }
+
+// Colors wraps text in ANSI escapes when enabled.
+type Colors struct{ on bool }
+
+func (c Colors) wrap(code, s string) string {
+	if !c.on || s == "" {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+func (c Colors) Red(s string) string    { return c.wrap("31", s) }
+func (c Colors) Yellow(s string) string { return c.wrap("33", s) }
+func (c Colors) Green(s string) string  { return c.wrap("32", s) }
+func (c Colors) Bold(s string) string   { return c.wrap("1", s) }
+func (c Colors) Dim(s string) string    { return c.wrap("2", s) }
+
+// WriteJSON writes v as indented JSON followed by a newline. Result types
+// carry their own schema_version field.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// Table renders rows: a bordered table on a terminal, tab-separated lines
+// with a header line otherwise (stable for scripts and golden files).
+func (s *IOStreams) Table(header []string, rows [][]string) error {
+	if !s.outTTY {
+		if len(header) > 0 {
+			if _, err := fmt.Fprintln(s.Out, strings.Join(header, "\t")); err != nil {
+				return err
+			}
+		}
+		for _, r := range rows {
+			if _, err := fmt.Fprintln(s.Out, strings.Join(r, "\t")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	t := tablewriter.NewTable(s.Out,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleLight)})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+	)
+	if len(header) > 0 {
+		h := make([]any, len(header))
+		for i, x := range header {
+			h[i] = x
+		}
+		t.Header(h...)
+	}
+	for _, r := range rows {
+		if err := t.Append(r); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// KeyValues renders labelled values: a two-column table on a terminal,
+// "key: value" lines otherwise.
+func (s *IOStreams) KeyValues(kv [][2]string) error {
+	if !s.outTTY {
+		for _, p := range kv {
+			if _, err := fmt.Fprintf(s.Out, "%s: %s\n", p[0], p[1]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	rows := make([][]string, len(kv))
+	for i, p := range kv {
+		rows[i] = []string{p[0], p[1]}
+	}
+	return s.Table(nil, rows)
+}

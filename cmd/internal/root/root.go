@@ -1,0 +1,114 @@
+// Package root assembles the rocmdoctor command tree and maps errors to exit
+// codes.
+package root
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/inspect"
+)
+
+// Version is set at link time (-ldflags "-X …/root.Version=v1.2.3"); when
+// empty the module version from the build info is used.
+var Version = ""
+
+func version() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// NewCmdRoot builds the command tree writing to io.
+func NewCmdRoot(io *cli.IOStreams) *cobra.Command {
+	var color string
+	cmd := &cobra.Command{
+		Use:   "rocmdoctor <command> [flags]",
+		Short: "Diagnose and repair ELF binaries of the ROCm stack",
+		Long: `rocmdoctor reads ELF shared objects, executables, objects and static archives
+and explains the failures ROCm packagers hit: missing libraries and symbols,
+wrong-architecture libraries on a link line, GPU targets, and how to fix them.
+
+Exit status: 0 ok, 1 error, 2 usage error, 3 findings at or above --fail-on.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version(),
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return io.SetColor(color)
+		},
+	}
+	cmd.SetOut(io.Out)
+	cmd.SetErr(io.ErrOut)
+	cmd.SetIn(io.In)
+	cmd.PersistentFlags().StringVar(&color, "color", "auto", "colour output: auto, always or never (auto honours NO_COLOR)")
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &cli.UsageError{Err: err} })
+	cmd.SetVersionTemplate("rocmdoctor {{.Version}}\n")
+
+	cmd.AddCommand(
+		newCmdVersion(io),
+		inspect.NewCmdInspect(io, nil),
+		newCmdGenDocs(io),
+	)
+	return cmd
+}
+
+func newCmdVersion(io *cli.IOStreams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the rocmdoctor version",
+		Args:  cli.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := fmt.Fprintf(io.Out, "rocmdoctor %s\n", version())
+			return err
+		},
+	}
+}
+
+// Main runs the command line and returns the exit status.
+func Main(args []string) int {
+	io := cli.System()
+	return Run(io, args)
+}
+
+// Run executes args against io and returns the exit status, printing errors.
+func Run(io *cli.IOStreams, args []string) int {
+	cmd := NewCmdRoot(io)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	if err != nil && isCobraUsage(err) {
+		err = &cli.UsageError{Err: err}
+	}
+	if err != nil && !errors.Is(err, cli.SilentError) {
+		fmt.Fprintf(io.ErrOut, "rocmdoctor: %v\n", err)
+		var ue *cli.UsageError
+		if errors.As(err, &ue) {
+			fmt.Fprintln(io.ErrOut, "Run 'rocmdoctor --help' for usage.")
+		}
+	}
+	return cli.ExitCode(err)
+}
+
+// isCobraUsage recognises the errors cobra itself returns for unknown
+// commands and bad arguments.
+func isCobraUsage(err error) bool {
+	var ue *cli.UsageError
+	if errors.As(err, &ue) {
+		return false
+	}
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "invalid argument", "accepts ", "requires at least", "flag needs an argument"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}

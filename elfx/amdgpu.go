@@ -1,0 +1,209 @@
+package elfx
+
+import (
+	"debug/elf"
+	"fmt"
+	"strings"
+)
+
+// AMDGPU e_flags fields (LLVM's BinaryFormat/ELF.h).
+const (
+	EF_AMDGPU_MACH                   = 0x0ff
+	EF_AMDGPU_FEATURE_XNACK_V3       = 0x100
+	EF_AMDGPU_FEATURE_SRAMECC_V3     = 0x200
+	EF_AMDGPU_FEATURE_XNACK_V4       = 0x300
+	EF_AMDGPU_FEATURE_SRAMECC_V4     = 0xc00
+	EF_AMDGPU_GENERIC_VERSION        = 0xff000000
+	EF_AMDGPU_GENERIC_VERSION_OFFSET = 24
+)
+
+// amdgpuMach maps EF_AMDGPU_MACH values to processor names.
+var amdgpuMach = map[uint8]string{
+	0x01: "r600", 0x02: "r630", 0x03: "rs880", 0x04: "rv670", 0x05: "rv710",
+	0x06: "rv730", 0x07: "rv770", 0x08: "cedar", 0x09: "cypress", 0x0a: "juniper",
+	0x0b: "redwood", 0x0c: "sumo", 0x0d: "barts", 0x0e: "caicos", 0x0f: "cayman",
+	0x10: "turks",
+	0x20: "gfx600", 0x21: "gfx601", 0x22: "gfx700", 0x23: "gfx701", 0x24: "gfx702",
+	0x25: "gfx703", 0x26: "gfx704", 0x28: "gfx801", 0x29: "gfx802", 0x2a: "gfx803",
+	0x2b: "gfx810", 0x2c: "gfx900", 0x2d: "gfx902", 0x2e: "gfx904", 0x2f: "gfx906",
+	0x30: "gfx908", 0x31: "gfx909", 0x32: "gfx90c", 0x33: "gfx1010", 0x34: "gfx1011",
+	0x35: "gfx1012", 0x36: "gfx1030", 0x37: "gfx1031", 0x38: "gfx1032", 0x39: "gfx1033",
+	0x3a: "gfx602", 0x3b: "gfx705", 0x3c: "gfx805", 0x3d: "gfx1035", 0x3e: "gfx1034",
+	0x3f: "gfx90a", 0x40: "gfx940", 0x41: "gfx1100", 0x42: "gfx1013", 0x43: "gfx1150",
+	0x44: "gfx1103", 0x45: "gfx1036", 0x46: "gfx1101", 0x47: "gfx1102", 0x48: "gfx1200",
+	0x49: "gfx1250", 0x4a: "gfx1151", 0x4b: "gfx941", 0x4c: "gfx942", 0x4e: "gfx1201",
+	0x4f: "gfx950", 0x50: "gfx1310", 0x51: "gfx9-generic", 0x52: "gfx10-1-generic",
+	0x53: "gfx10-3-generic", 0x54: "gfx11-generic", 0x55: "gfx1152", 0x57: "gfx1154",
+	0x58: "gfx1153", 0x59: "gfx12-generic", 0x5a: "gfx1251", 0x5b: "gfx12-5-generic",
+	0x5c: "gfx1172", 0x5d: "gfx1170", 0x5e: "gfx1171", 0x5f: "gfx9-4-generic",
+	0x62: "gfx11-7-generic", 0x63: "gfx13-generic",
+}
+
+// Processors that support the xnack and sramecc target features
+// (AMDGPUUsage, "AMDGPU Processors").
+var (
+	xnackProcs = set("gfx801", "gfx810", "gfx900", "gfx902", "gfx904", "gfx906", "gfx908",
+		"gfx909", "gfx90a", "gfx90c", "gfx940", "gfx941", "gfx942", "gfx950", "gfx1010",
+		"gfx1011", "gfx1012", "gfx1013", "gfx9-generic", "gfx9-4-generic", "gfx10-1-generic")
+	srameccProcs = set("gfx906", "gfx908", "gfx90a", "gfx940", "gfx941", "gfx942", "gfx950",
+		"gfx9-4-generic")
+)
+
+func set(xs ...string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+// Feature is the setting of a target feature (xnack, sramecc) in a code object.
+type Feature uint8
+
+const (
+	FeatureUnsupported Feature = iota // the processor has no such feature
+	FeatureAny                        // built to run in either mode
+	FeatureOff                        // "feature-"
+	FeatureOn                         // "feature+"
+)
+
+func (f Feature) String() string {
+	return [...]string{"unsupported", "any", "off", "on"}[f&3]
+}
+
+// suffix is the target-ID spelling: "+", "-" or "" for any/unsupported.
+func (f Feature) suffix() string {
+	switch f {
+	case FeatureOn:
+		return "+"
+	case FeatureOff:
+		return "-"
+	}
+	return ""
+}
+
+// AMDGPUTarget is what an AMDGPU code object's header says about its target.
+type AMDGPUTarget struct {
+	Mach      uint8  // EF_AMDGPU_MACH
+	Processor string // "gfx90a"; "unknown-0xNN" for values not in the table
+	Xnack     Feature
+	SRAMECC   Feature
+	// CodeObjectVersion is 2…6 for ELFOSABI_AMDGPU_HSA, 0 when unknown.
+	CodeObjectVersion int
+	// GenericVersion is the generic-target version (code object v6), 0 otherwise.
+	GenericVersion int
+}
+
+// DecodeAMDGPU decodes e_flags of an EM_AMDGPU file.
+func DecodeAMDGPU(flags uint32, osabi elf.OSABI, abiVersion uint8) AMDGPUTarget {
+	t := AMDGPUTarget{Mach: uint8(flags & EF_AMDGPU_MACH)}
+	if name, ok := amdgpuMach[t.Mach]; ok {
+		t.Processor = name
+	} else if t.Mach == 0 {
+		// EF_AMDGPU_MACH_NONE: code object v2 names its ISA in a note.
+		t.Processor = "none"
+	} else {
+		t.Processor = fmt.Sprintf("unknown-0x%02x", t.Mach)
+	}
+	if osabi == ELFOSABI_AMDGPU_HSA {
+		// ELFABIVERSION_AMDGPU_HSA_V2 = 0 … V6 = 4.
+		if abiVersion <= 4 {
+			t.CodeObjectVersion = int(abiVersion) + 2
+		}
+	}
+	switch {
+	case t.CodeObjectVersion >= 4:
+		t.Xnack = Feature((flags & EF_AMDGPU_FEATURE_XNACK_V4) >> 8)
+		t.SRAMECC = Feature((flags & EF_AMDGPU_FEATURE_SRAMECC_V4) >> 10)
+	case t.CodeObjectVersion == 3:
+		// v3 has only on/off bits; a clear bit means "off" where the processor
+		// supports the feature.
+		t.Xnack = v3Feature(flags&EF_AMDGPU_FEATURE_XNACK_V3 != 0, xnackProcs[t.Processor])
+		t.SRAMECC = v3Feature(flags&EF_AMDGPU_FEATURE_SRAMECC_V3 != 0, srameccProcs[t.Processor])
+	}
+	if t.CodeObjectVersion >= 6 {
+		t.GenericVersion = int(flags >> EF_AMDGPU_GENERIC_VERSION_OFFSET)
+	}
+	return t
+}
+
+func v3Feature(on, supported bool) Feature {
+	switch {
+	case on:
+		return FeatureOn
+	case supported:
+		return FeatureOff
+	}
+	return FeatureUnsupported
+}
+
+// TargetID is the LLVM target ID: processor followed by the explicitly set
+// features in alphabetical order, e.g. "gfx90a:sramecc+:xnack-".
+func (t AMDGPUTarget) TargetID() string {
+	id := t.Processor
+	if s := t.SRAMECC.suffix(); s != "" {
+		id += ":sramecc" + s
+	}
+	if s := t.Xnack.suffix(); s != "" {
+		id += ":xnack" + s
+	}
+	return id
+}
+
+func (t AMDGPUTarget) String() string {
+	s := t.TargetID()
+	if t.CodeObjectVersion > 0 {
+		s += fmt.Sprintf(" (code object v%d)", t.CodeObjectVersion)
+	}
+	return s
+}
+
+// TargetID is a parsed target ID such as "gfx90a:xnack-".
+type TargetID struct {
+	Processor string
+	Xnack     Feature // FeatureAny when not given
+	SRAMECC   Feature
+}
+
+// ParseTargetID parses "gfx90a", "gfx90a:xnack-", "gfx906:sramecc+:xnack-".
+func ParseTargetID(s string) (TargetID, error) {
+	parts := strings.Split(s, ":")
+	t := TargetID{Processor: parts[0], Xnack: FeatureAny, SRAMECC: FeatureAny}
+	if t.Processor == "" {
+		return t, fmt.Errorf("empty target ID")
+	}
+	for _, p := range parts[1:] {
+		if len(p) < 2 {
+			return t, fmt.Errorf("target ID %q: bad feature %q", s, p)
+		}
+		var v Feature
+		switch p[len(p)-1] {
+		case '+':
+			v = FeatureOn
+		case '-':
+			v = FeatureOff
+		default:
+			return t, fmt.Errorf("target ID %q: feature %q must end in + or -", s, p)
+		}
+		switch p[:len(p)-1] {
+		case "xnack":
+			t.Xnack = v
+		case "sramecc":
+			t.SRAMECC = v
+		default:
+			return t, fmt.Errorf("target ID %q: unknown feature %q", s, p[:len(p)-1])
+		}
+	}
+	return t, nil
+}
+
+func (t TargetID) String() string {
+	id := t.Processor
+	if s := t.SRAMECC.suffix(); s != "" {
+		id += ":sramecc" + s
+	}
+	if s := t.Xnack.suffix(); s != "" {
+		id += ":xnack" + s
+	}
+	return id
+}

@@ -1,0 +1,519 @@
+package elfx
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
+)
+
+/*
+The ar format.
+
+An archive starts with the 8-byte magic "!<arch>\n" (or "!<thin>\n" for a
+thin archive) followed by members. Each member has a 60-byte header of ASCII
+fields padded with spaces:
+
+	offset  size  field
+	0       16    name
+	16      12    modification time (decimal seconds)
+	28      6     owner id (decimal)
+	34      6     group id (decimal)
+	40      8     mode (octal)
+	48      10    size of the data in bytes (decimal)
+	58      2     terminator "`\n"
+
+The data follows the header and is padded to an even offset with "\n".
+
+Name conventions:
+
+	GNU/SysV  "name/"       a short name, terminated by '/'
+	          "/"           the symbol index: a 4-byte big-endian count n,
+	                        n 4-byte big-endian header offsets, n NUL-terminated names
+	          "/SYM64/"     the same with 8-byte count and offsets
+	          "//"          the long-name table: names terminated by "/\n"
+	          "/123"        the name at offset 123 of the long-name table
+	BSD       "#1/20"       the first 20 bytes of the data are the name; the
+	                        member's own data follows them
+	          "__.SYMDEF", "__.SYMDEF SORTED"
+	                        the symbol index: a 4-byte size of the ranlib array,
+	                        (string offset, header offset) pairs of 4 bytes, a
+	                        4-byte string-table size, then the strings; the
+	                        integers are in the target's byte order
+	          "__.SYMDEF_64" the same with 8-byte integers
+
+In a thin archive the index and the long-name table are stored as usual, but
+ordinary members have no data in the archive: their names (always long names)
+are paths relative to the archive's directory, and the size field gives the
+size of that external file.
+*/
+
+// ArchiveKind is the dialect of an archive.
+type ArchiveKind int
+
+const (
+	ArchiveGNU  ArchiveKind = iota // GNU/SysV names ("/", "//", "name/")
+	ArchiveBSD                     // BSD names ("#1/len", "__.SYMDEF")
+	ArchiveThin                    // "!<thin>": members stored outside
+)
+
+func (k ArchiveKind) String() string {
+	return [...]string{"gnu", "bsd", "thin"}[k]
+}
+
+const (
+	arMagic     = "!<arch>\n"
+	arThinMagic = "!<thin>\n"
+	arHdrSize   = 60
+)
+
+// Member is one archive member. Data is read only when asked for.
+type Member struct {
+	Name    string
+	Header  int64 // offset of the member header in the archive
+	Offset  int64 // offset of the data: in the archive, or 0 in the external file for thin members
+	Size    int64
+	Mode    uint32
+	ModTime int64
+	UID     int
+	GID     int
+	// External is the path of a thin archive's member, resolved against the
+	// archive's directory; empty for ordinary archives.
+	External string
+}
+
+// ArchiveSymbol is an entry of the archive's symbol index.
+type ArchiveSymbol struct {
+	Name   string
+	Member int // index into Archive.Members, -1 when the offset names no member
+}
+
+// Archive is an open static archive.
+type Archive struct {
+	Path    string
+	Kind    ArchiveKind
+	Members []Member
+	// Symbols is the archive symbol index in file order; nil when the archive
+	// has none. HasIndex distinguishes an empty index from a missing one.
+	Symbols  []ArchiveSymbol
+	HasIndex bool
+	Size     int64
+
+	r      io.ReaderAt
+	dir    string // directory thin members are relative to
+	closer io.Closer
+	opened []*os.File
+}
+
+// IsArchive reports whether r starts with an ar magic.
+func IsArchive(r io.ReaderAt) bool {
+	var m [8]byte
+	n, _ := r.ReadAt(m[:], 0)
+	return n == 8 && (string(m[:]) == arMagic || string(m[:]) == arThinMagic)
+}
+
+// OpenArchive opens the named archive. Thin members are resolved relative to
+// its directory. The caller must Close it.
+func OpenArchive(path string) (*Archive, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		fh.Close()
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	a, err := NewArchiveSize(fh, st.Size(), path)
+	if err != nil {
+		fh.Close()
+		return nil, err
+	}
+	a.closer = fh
+	return a, nil
+}
+
+// NewArchive parses an archive from r. Thin members resolve relative to the
+// current directory unless the archive came from OpenArchive.
+func NewArchive(r io.ReaderAt) (*Archive, error) {
+	size, ok := saferio.Size(r)
+	if !ok {
+		size = math.MaxInt64
+	}
+	return NewArchiveSize(r, size, "")
+}
+
+// NewArchiveSize parses an archive of the given size; name is used in errors
+// and as the base for thin members.
+func NewArchiveSize(r io.ReaderAt, size int64, name string) (*Archive, error) {
+	a := &Archive{Path: name, Size: size, r: r, dir: filepath.Dir(name)}
+	if name == "" {
+		a.dir = "."
+	}
+	if err := a.parse(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Close releases the archive and any thin members opened through it.
+func (a *Archive) Close() error {
+	var first error
+	for _, f := range a.opened {
+		if err := f.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	a.opened = nil
+	if a.closer != nil {
+		if err := a.closer.Close(); err != nil && first == nil {
+			first = err
+		}
+		a.closer = nil
+	}
+	return first
+}
+
+func (a *Archive) errAt(off int64, what string, err error) error {
+	return &FormatError{Path: a.Path, Offset: off, What: what, Err: err}
+}
+
+type rawIndex struct {
+	kind string // "gnu32", "gnu64", "bsd32", "bsd64"
+	data []byte
+	off  int64
+}
+
+func (a *Archive) parse() error {
+	var magic [8]byte
+	if n, _ := a.r.ReadAt(magic[:], 0); n < 8 {
+		return fmt.Errorf("%s: %w", nameOr(a.Path), ErrNotArchive)
+	}
+	switch string(magic[:]) {
+	case arMagic:
+		a.Kind = ArchiveGNU
+	case arThinMagic:
+		a.Kind = ArchiveThin
+	default:
+		return fmt.Errorf("%s: %w", nameOr(a.Path), ErrNotArchive)
+	}
+	var (
+		longNames []byte
+		index     *rawIndex
+		byHeader  = map[int64]int{}
+	)
+	off := int64(8)
+	for off < a.Size {
+		if a.Size-off == 1 { // a trailing pad byte some writers leave
+			break
+		}
+		hdr, err := saferio.ReadAt(a.r, a.Size, off, arHdrSize, 0)
+		if err != nil {
+			if a.Size == math.MaxInt64 && errors.Is(err, io.ErrUnexpectedEOF) {
+				break // unknown size: end of data
+			}
+			return a.errAt(off, "member header", err)
+		}
+		if hdr[58] != '`' || hdr[59] != '\n' {
+			return a.errAt(off, "member header", fmt.Errorf("bad terminator %q", hdr[58:60]))
+		}
+		rawName := strings.TrimRight(string(hdr[0:16]), " ")
+		size, err := parseDec(hdr[48:58])
+		if err != nil {
+			return a.errAt(off+48, "member size", err)
+		}
+		m := Member{Header: off, Offset: off + arHdrSize, Size: size}
+		m.ModTime, _ = parseDec(hdr[16:28])
+		uid, _ := parseDec(hdr[28:34])
+		gid, _ := parseDec(hdr[34:40])
+		m.UID, m.GID = int(uid), int(gid)
+		if mode, err := strconv.ParseUint(strings.TrimSpace(string(hdr[40:48])), 8, 32); err == nil {
+			m.Mode = uint32(mode)
+		}
+		special := rawName == "/" || rawName == "//" || rawName == "/SYM64/" ||
+			strings.HasPrefix(rawName, "__.SYMDEF") || rawName == "ARFILENAMES/"
+		// In a thin archive only the special members carry data.
+		stored := a.Kind != ArchiveThin || special
+		if stored {
+			if err := saferio.Check(a.Size, m.Offset, size); err != nil {
+				return a.errAt(off, fmt.Sprintf("member %q data", rawName), err)
+			}
+		}
+		switch {
+		case rawName == "/" || rawName == "/SYM64/":
+			kind := "gnu32"
+			if rawName == "/SYM64/" {
+				kind = "gnu64"
+			}
+			b, err := saferio.ReadAt(a.r, a.Size, m.Offset, size, maxTableBytes)
+			if err != nil {
+				return a.errAt(m.Offset, "archive symbol index", err)
+			}
+			index = &rawIndex{kind: kind, data: b, off: m.Offset}
+		case rawName == "//" || rawName == "ARFILENAMES/":
+			b, err := saferio.ReadAt(a.r, a.Size, m.Offset, size, maxTableBytes)
+			if err != nil {
+				return a.errAt(m.Offset, "archive long-name table", err)
+			}
+			longNames = b
+		case strings.HasPrefix(rawName, "#1/"):
+			if a.Kind == ArchiveGNU {
+				a.Kind = ArchiveBSD
+			}
+			n, err := strconv.ParseInt(rawName[3:], 10, 64)
+			if err != nil || n < 0 || n > size {
+				return a.errAt(off, "BSD long member name", fmt.Errorf("bad length %q for member of %d bytes", rawName[3:], size))
+			}
+			nb, err := saferio.ReadAt(a.r, a.Size, m.Offset, n, 0)
+			if err != nil {
+				return a.errAt(m.Offset, "BSD long member name", err)
+			}
+			if i := indexByte(nb, 0); i >= 0 {
+				nb = nb[:i]
+			}
+			m.Name = string(nb)
+			m.Offset += n
+			m.Size -= n
+			if strings.HasPrefix(m.Name, "__.SYMDEF") {
+				if err := a.readBSDIndexMember(&index, m); err != nil {
+					return err
+				}
+				break
+			}
+			byHeader[off] = len(a.Members)
+			a.Members = append(a.Members, m)
+		case strings.HasPrefix(rawName, "__.SYMDEF"):
+			a.Kind = ArchiveBSD
+			m.Name = rawName
+			if err := a.readBSDIndexMember(&index, m); err != nil {
+				return err
+			}
+		default:
+			name, err := memberName(rawName, longNames)
+			if err != nil {
+				return a.errAt(off, "member name", err)
+			}
+			m.Name = name
+			if a.Kind == ArchiveThin {
+				m.External = name
+				if !filepath.IsAbs(name) {
+					m.External = filepath.Join(a.dir, name)
+				}
+				m.Offset = 0
+			}
+			byHeader[off] = len(a.Members)
+			a.Members = append(a.Members, m)
+		}
+		next := off + arHdrSize
+		if stored {
+			next += size
+			if next%2 == 1 {
+				next++
+			}
+		}
+		if next <= off {
+			return a.errAt(off, "member header", errors.New("member does not advance"))
+		}
+		off = next
+	}
+	if index != nil {
+		syms, err := parseIndex(index, byHeader)
+		if err != nil {
+			return a.errAt(index.off, "archive symbol index", err)
+		}
+		a.Symbols, a.HasIndex = syms, true
+	}
+	return nil
+}
+
+func (a *Archive) readBSDIndexMember(index **rawIndex, m Member) error {
+	b, err := saferio.ReadAt(a.r, a.Size, m.Offset, m.Size, maxTableBytes)
+	if err != nil {
+		return a.errAt(m.Offset, "archive symbol index", err)
+	}
+	kind := "bsd32"
+	if strings.HasPrefix(m.Name, "__.SYMDEF_64") {
+		kind = "bsd64"
+	}
+	*index = &rawIndex{kind: kind, data: b, off: m.Offset}
+	return nil
+}
+
+func parseDec(b []byte) (int64, error) {
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return 0, nil
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("bad decimal field %q", s)
+	}
+	return v, nil
+}
+
+func memberName(raw string, longNames []byte) (string, error) {
+	if strings.HasPrefix(raw, "/") && len(raw) > 1 {
+		n, err := strconv.ParseUint(raw[1:], 10, 64)
+		if err != nil {
+			return "", fmt.Errorf("bad long-name reference %q", raw)
+		}
+		if n >= uint64(len(longNames)) {
+			return "", fmt.Errorf("long-name reference %d outside table of %d bytes", n, len(longNames))
+		}
+		rest := longNames[n:]
+		end := len(rest)
+		for i, c := range rest {
+			if c == '\n' || c == 0 {
+				end = i
+				break
+			}
+		}
+		name := strings.TrimSuffix(string(rest[:end]), "/")
+		return name, nil
+	}
+	return strings.TrimSuffix(raw, "/"), nil
+}
+
+func parseIndex(ix *rawIndex, byHeader map[int64]int) ([]ArchiveSymbol, error) {
+	b := ix.data
+	member := func(off uint64) int {
+		if off > math.MaxInt64 {
+			return -1
+		}
+		if i, ok := byHeader[int64(off)]; ok {
+			return i
+		}
+		return -1
+	}
+	switch ix.kind {
+	case "gnu32", "gnu64":
+		w := 4
+		if ix.kind == "gnu64" {
+			w = 8
+		}
+		if len(b) < w {
+			return nil, errors.New("truncated count")
+		}
+		n := readUint(binary.BigEndian, b, w)
+		if n > uint64(len(b)/w) {
+			return nil, fmt.Errorf("count %d does not fit in %d bytes", n, len(b))
+		}
+		offs := b[w : w+int(n)*w]
+		strs := b[w+int(n)*w:]
+		out := make([]ArchiveSymbol, 0, n)
+		pos := 0
+		for i := 0; i < int(n); i++ {
+			end := indexByte(strs[pos:], 0)
+			if end < 0 {
+				return nil, fmt.Errorf("symbol %d: name not terminated", i)
+			}
+			out = append(out, ArchiveSymbol{Name: string(strs[pos : pos+end]), Member: member(readUint(binary.BigEndian, offs[i*w:], w))})
+			pos += end + 1
+		}
+		return out, nil
+	case "bsd32", "bsd64":
+		w := 4
+		if ix.kind == "bsd64" {
+			w = 8
+		}
+		// The integers are in the target's byte order; pick the order in
+		// which the sizes are consistent with the member size.
+		for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+			out, err := parseBSDIndex(b, w, bo, member)
+			if err == nil {
+				return out, nil
+			}
+			if bo == binary.BigEndian {
+				return nil, err
+			}
+		}
+	}
+	return nil, fmt.Errorf("unknown index kind %s", ix.kind)
+}
+
+func parseBSDIndex(b []byte, w int, bo binary.ByteOrder, member func(uint64) int) ([]ArchiveSymbol, error) {
+	if len(b) < w {
+		return nil, errors.New("truncated ranlib size")
+	}
+	rsz := readUint(bo, b, w)
+	if rsz > uint64(len(b)-w) || rsz%uint64(2*w) != 0 {
+		return nil, fmt.Errorf("ranlib size %d does not fit", rsz)
+	}
+	ents := b[w : w+int(rsz)]
+	rest := b[w+int(rsz):]
+	if len(rest) < w {
+		return nil, errors.New("truncated string table size")
+	}
+	ssz := readUint(bo, rest, w)
+	if ssz > uint64(len(rest)-w) {
+		return nil, fmt.Errorf("string table size %d does not fit", ssz)
+	}
+	strs := rest[w : w+int(ssz)]
+	n := len(ents) / (2 * w)
+	out := make([]ArchiveSymbol, 0, n)
+	for i := 0; i < n; i++ {
+		strx := readUint(bo, ents[i*2*w:], w)
+		off := readUint(bo, ents[i*2*w+w:], w)
+		name, ok := saferio.CString(strs, strx)
+		if !ok {
+			return nil, fmt.Errorf("symbol %d: name offset %d outside string table", i, strx)
+		}
+		out = append(out, ArchiveSymbol{Name: name, Member: member(off)})
+	}
+	return out, nil
+}
+
+func readUint(bo binary.ByteOrder, b []byte, w int) uint64 {
+	if w == 8 {
+		return bo.Uint64(b)
+	}
+	return uint64(bo.Uint32(b))
+}
+
+// Open returns a reader over member i's data. Thin members are opened from
+// disk and stay open until the archive is closed.
+func (a *Archive) Open(i int) (*io.SectionReader, error) {
+	if i < 0 || i >= len(a.Members) {
+		return nil, fmt.Errorf("%s: member %d out of range", nameOr(a.Path), i)
+	}
+	m := a.Members[i]
+	if m.External == "" {
+		return io.NewSectionReader(a.r, m.Offset, m.Size), nil
+	}
+	fh, err := os.Open(m.External)
+	if err != nil {
+		return nil, fmt.Errorf("%s: thin member %q: %w", nameOr(a.Path), m.Name, err)
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, err
+	}
+	a.opened = append(a.opened, fh)
+	return io.NewSectionReader(fh, 0, st.Size()), nil
+}
+
+// OpenELF opens member i as an ELF file named "archive(member)".
+func (a *Archive) OpenELF(i int) (*File, error) {
+	sr, err := a.Open(i)
+	if err != nil {
+		return nil, err
+	}
+	return NewFileSize(sr, sr.Size(), a.MemberPath(i))
+}
+
+// MemberPath is "archive(member)", the spelling nm and the linkers use.
+func (a *Archive) MemberPath(i int) string {
+	return fmt.Sprintf("%s(%s)", nameOr(a.Path), a.Members[i].Name)
+}

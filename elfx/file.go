@@ -1,0 +1,363 @@
+package elfx
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
+)
+
+// Caps on how much of a file is materialised in memory for one table. They
+// are far above anything seen in real libraries (libLLVM-15.so.1 has a 3 MB
+// .dynstr) and exist so that a hostile size field cannot exhaust memory.
+const (
+	maxTableBytes = 1 << 30
+	maxInterp     = 4096
+)
+
+// Header holds the ELF file header with readable accessors.
+type Header struct {
+	Class      elf.Class
+	Data       elf.Data
+	OSABI      elf.OSABI
+	ABIVersion uint8
+	Type       elf.Type
+	Machine    elf.Machine
+	Flags      uint32 // e_flags
+	Entry      uint64
+	// AMDGPU is the decoded processor and code-object version when Machine
+	// is EM_AMDGPU, nil otherwise.
+	AMDGPU *AMDGPUTarget
+}
+
+// ClassName is "ELF32" or "ELF64".
+func (h Header) ClassName() string {
+	switch h.Class {
+	case elf.ELFCLASS32:
+		return "ELF32"
+	case elf.ELFCLASS64:
+		return "ELF64"
+	}
+	return h.Class.String()
+}
+
+// DataName is "LSB" or "MSB".
+func (h Header) DataName() string {
+	switch h.Data {
+	case elf.ELFDATA2LSB:
+		return "LSB"
+	case elf.ELFDATA2MSB:
+		return "MSB"
+	}
+	return h.Data.String()
+}
+
+// MachineName is the spec spelling of e_machine, e.g. "EM_X86_64", "EM_AMDGPU".
+func (h Header) MachineName() string { return MachineName(h.Machine) }
+
+// OSABIName is the spec spelling of EI_OSABI including the AMDGPU values.
+func (h Header) OSABIName() string { return OSABIName(h.OSABI) }
+
+// TypeName is "ET_DYN", "ET_EXEC", ….
+func (h Header) TypeName() string { return h.Type.String() }
+
+// Describe is a one-line summary such as "ELF64 LSB ET_DYN EM_X86_64".
+func (h Header) Describe() string {
+	s := fmt.Sprintf("%s %s %s %s", h.ClassName(), h.DataName(), h.TypeName(), h.MachineName())
+	if h.AMDGPU != nil {
+		s += " " + h.AMDGPU.String()
+	}
+	return s
+}
+
+// MachineName is the spec spelling of m, e.g. "EM_X86_64".
+func MachineName(m elf.Machine) string {
+	if m == elf.EM_AMDGPU {
+		return "EM_AMDGPU"
+	}
+	return m.String()
+}
+
+// OSABI values used by AMDGPU code objects.
+const (
+	ELFOSABI_AMDGPU_HSA    elf.OSABI = 64
+	ELFOSABI_AMDGPU_PAL    elf.OSABI = 65
+	ELFOSABI_AMDGPU_MESA3D elf.OSABI = 66
+)
+
+// OSABIName is the spec spelling of o, including the AMDGPU values.
+func OSABIName(o elf.OSABI) string {
+	switch o {
+	case ELFOSABI_AMDGPU_HSA:
+		return "ELFOSABI_AMDGPU_HSA"
+	case ELFOSABI_AMDGPU_PAL:
+		return "ELFOSABI_AMDGPU_PAL"
+	case ELFOSABI_AMDGPU_MESA3D:
+		return "ELFOSABI_AMDGPU_MESA3D"
+	}
+	return o.String()
+}
+
+// File is an open ELF file. Its tables are read lazily on first use.
+type File struct {
+	Header
+	// Path is the name the file was opened under ("" for NewFile).
+	Path string
+	// Size is the size of the input in bytes.
+	Size int64
+
+	ef     *elf.File
+	r      io.ReaderAt
+	bo     binary.ByteOrder
+	closer io.Closer
+
+	dyn    *Dynamic
+	dynErr error
+}
+
+// Open opens the named file. The caller must Close it.
+func Open(path string) (*File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		fh.Close()
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	f, err := newFile(fh, st.Size(), path)
+	if err != nil {
+		fh.Close()
+		return nil, err
+	}
+	f.closer = fh
+	return f, nil
+}
+
+// NewFile reads the ELF header of r. The size of r is taken from a Size or
+// Seek method when r has one; otherwise reads past the end fail as they go.
+func NewFile(r io.ReaderAt) (*File, error) {
+	size, ok := saferio.Size(r)
+	if !ok {
+		size = math.MaxInt64
+	}
+	return newFile(r, size, "")
+}
+
+// NewFileSize is NewFile with an explicit size and a name for errors.
+func NewFileSize(r io.ReaderAt, size int64, name string) (*File, error) {
+	return newFile(r, size, name)
+}
+
+// Close closes the underlying file when the File was made by Open.
+func (f *File) Close() error {
+	if f.closer == nil {
+		return nil
+	}
+	err := f.closer.Close()
+	f.closer = nil
+	return err
+}
+
+// ELF returns the debug/elf view of the file for callers that need its
+// section table directly.
+func (f *File) ELF() *elf.File { return f.ef }
+
+// ByteOrder is the file's byte order.
+func (f *File) ByteOrder() binary.ByteOrder { return f.bo }
+
+// ReaderAt is the input the file reads from.
+func (f *File) ReaderAt() io.ReaderAt { return f.r }
+
+// guard turns a panic inside debug/elf into a FormatError.
+func guard(path string, what string, err *error) {
+	if r := recover(); r != nil {
+		*err = &FormatError{Path: path, Offset: -1, What: what, Err: fmt.Errorf("debug/elf: %v", r)}
+	}
+}
+
+func newFile(r io.ReaderAt, size int64, path string) (f *File, err error) {
+	f = &File{Path: path, Size: size, r: r}
+	var ident [elf.EI_NIDENT]byte
+	if n, _ := r.ReadAt(ident[:], 0); n < 4 || string(ident[:4]) != elf.ELFMAG {
+		return nil, fmt.Errorf("%s: %w", nameOr(path), ErrNotELF)
+	} else if n < len(ident) {
+		return nil, f.formatErr(0, "ELF identification", io.ErrUnexpectedEOF)
+	}
+	f.Class = elf.Class(ident[elf.EI_CLASS])
+	f.Data = elf.Data(ident[elf.EI_DATA])
+	f.OSABI = elf.OSABI(ident[elf.EI_OSABI])
+	f.ABIVersion = ident[elf.EI_ABIVERSION]
+	switch f.Data {
+	case elf.ELFDATA2LSB:
+		f.bo = binary.LittleEndian
+	case elf.ELFDATA2MSB:
+		f.bo = binary.BigEndian
+	default:
+		return nil, f.formatErr(int64(elf.EI_DATA), "ELF identification", fmt.Errorf("unknown data encoding %d", ident[elf.EI_DATA]))
+	}
+	var hdrSize int64
+	switch f.Class {
+	case elf.ELFCLASS32:
+		hdrSize = 52
+	case elf.ELFCLASS64:
+		hdrSize = 64
+	default:
+		return nil, f.formatErr(int64(elf.EI_CLASS), "ELF identification", fmt.Errorf("unknown class %d", ident[elf.EI_CLASS]))
+	}
+	hdr, err := saferio.ReadAt(r, size, 0, hdrSize, 0)
+	if err != nil {
+		return nil, f.formatErr(0, "ELF header", err)
+	}
+	f.Type = elf.Type(f.bo.Uint16(hdr[16:]))
+	f.Machine = elf.Machine(f.bo.Uint16(hdr[18:]))
+	if f.Class == elf.ELFCLASS32 {
+		f.Entry = uint64(f.bo.Uint32(hdr[24:]))
+		f.Flags = f.bo.Uint32(hdr[36:])
+	} else {
+		f.Entry = f.bo.Uint64(hdr[24:])
+		f.Flags = f.bo.Uint32(hdr[48:])
+	}
+	if f.Machine == elf.EM_AMDGPU {
+		t := DecodeAMDGPU(f.Flags, f.OSABI, f.ABIVersion)
+		f.AMDGPU = &t
+	}
+	sr := io.NewSectionReader(r, 0, size)
+	func() {
+		defer guard(path, "ELF header", &err)
+		f.ef, err = elf.NewFile(sr)
+	}()
+	if err != nil {
+		var fe *elf.FormatError
+		if errors.As(err, &fe) {
+			return nil, &FormatError{Path: path, Offset: formatErrOffset(fe), What: "ELF structure", Err: err}
+		}
+		if _, ok := err.(*FormatError); ok {
+			return nil, err
+		}
+		return nil, f.formatErr(0, "ELF structure", err)
+	}
+	return f, nil
+}
+
+// formatErrOffset extracts the offset from debug/elf's error text, which has
+// the form "... at offset 0x1234".
+func formatErrOffset(fe *elf.FormatError) int64 {
+	var off int64
+	s := fe.Error()
+	for i := len(s) - 1; i >= 2; i-- {
+		if s[i-1] == '0' && s[i] == 'x' {
+			if _, err := fmt.Sscanf(s[i-1:], "0x%x", &off); err == nil {
+				return off
+			}
+		}
+	}
+	return -1
+}
+
+func nameOr(path string) string {
+	if path == "" {
+		return "<input>"
+	}
+	return path
+}
+
+// Prog is a program header.
+type Prog = elf.ProgHeader
+
+// Progs returns the program headers.
+func (f *File) Progs() []Prog {
+	out := make([]Prog, len(f.ef.Progs))
+	for i, p := range f.ef.Progs {
+		out[i] = p.ProgHeader
+	}
+	return out
+}
+
+// Interp returns the PT_INTERP path, or "" when the file has none.
+func (f *File) Interp() (string, error) {
+	for _, p := range f.ef.Progs {
+		if p.Type != elf.PT_INTERP {
+			continue
+		}
+		if p.Filesz > maxInterp {
+			return "", f.formatErr(int64(p.Off), "PT_INTERP", fmt.Errorf("size %d exceeds %d", p.Filesz, maxInterp))
+		}
+		b, err := saferio.ReadAt(f.r, f.Size, int64(p.Off), int64(p.Filesz), maxInterp)
+		if err != nil {
+			return "", f.formatErr(int64(p.Off), "PT_INTERP", err)
+		}
+		if i := indexByte(b, 0); i >= 0 {
+			b = b[:i]
+		}
+		return string(b), nil
+	}
+	return "", nil
+}
+
+func indexByte(b []byte, c byte) int {
+	for i, x := range b {
+		if x == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// Stack describes PT_GNU_STACK.
+type Stack struct {
+	Present    bool // a PT_GNU_STACK header exists
+	Executable bool // PF_X is set, or the header is absent (the loader then defaults to an executable stack on most targets)
+}
+
+// GNUStack reports the PT_GNU_STACK permissions.
+func (f *File) GNUStack() Stack {
+	for _, p := range f.ef.Progs {
+		if p.Type == elf.PT_GNU_STACK {
+			return Stack{Present: true, Executable: p.Flags&elf.PF_X != 0}
+		}
+	}
+	return Stack{Executable: f.Type == elf.ET_EXEC || f.Type == elf.ET_DYN}
+}
+
+// vaddrToOffset maps a virtual address to a file offset through PT_LOAD,
+// returning the number of file-backed bytes that follow it in that segment.
+func (f *File) vaddrToOffset(addr uint64) (off int64, avail uint64, ok bool) {
+	for _, p := range f.ef.Progs {
+		if p.Type != elf.PT_LOAD {
+			continue
+		}
+		if addr >= p.Vaddr && addr-p.Vaddr < p.Filesz {
+			d := addr - p.Vaddr
+			o := p.Off + d
+			if o < p.Off || o > uint64(f.Size) {
+				return 0, 0, false
+			}
+			return int64(o), p.Filesz - d, true
+		}
+	}
+	return 0, 0, false
+}
+
+// readRange reads a table of n bytes at off, bounded by the file size and
+// maxTableBytes.
+func (f *File) readRange(off int64, n uint64, what string) ([]byte, error) {
+	if n > maxTableBytes {
+		return nil, f.formatErr(off, what, fmt.Errorf("size %d exceeds limit %d", n, maxTableBytes))
+	}
+	b, err := saferio.ReadAt(f.r, f.Size, off, int64(n), maxTableBytes)
+	if err != nil {
+		return nil, f.formatErr(off, what, err)
+	}
+	return b, nil
+}

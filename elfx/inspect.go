@@ -1,0 +1,306 @@
+package elfx
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+// InspectSchemaVersion is the version of the Report JSON layout.
+const InspectSchemaVersion = 1
+
+// Report is what `rocmdoctor inspect` shows about one input. Exactly one of
+// ELF, Archive or Error is set (Kind "other" carries an Error).
+type Report struct {
+	Path    string         `json:"path"`
+	Kind    string         `json:"kind"` // "elf", "archive", "thin-archive", "other"
+	Error   string         `json:"error,omitempty"`
+	ELF     *ELFReport     `json:"elf,omitempty"`
+	Archive *ArchiveReport `json:"archive,omitempty"`
+}
+
+// ELFReport summarises an ELF file.
+type ELFReport struct {
+	Class        string          `json:"class"`
+	Data         string          `json:"data"`
+	OSABI        string          `json:"osabi"`
+	ABIVersion   int             `json:"abi_version"`
+	Type         string          `json:"type"`
+	Machine      string          `json:"machine"`
+	Flags        string          `json:"e_flags"`
+	AMDGPU       *AMDGPUReport   `json:"amdgpu,omitempty"`
+	Interp       string          `json:"interpreter,omitempty"`
+	Dynamic      bool            `json:"dynamic"`
+	Soname       string          `json:"soname,omitempty"`
+	Needed       []string        `json:"needed"`
+	RPath        *string         `json:"rpath,omitempty"`
+	RunPath      *string         `json:"runpath,omitempty"`
+	DynFlags     []string        `json:"flags,omitempty"`
+	DynFlags1    []string        `json:"flags_1,omitempty"`
+	GNUStack     string          `json:"gnu_stack"` // "RW", "RWX", "absent"
+	TextRel      bool            `json:"textrel"`
+	Symbols      SymbolCounts    `json:"dynamic_symbols"`
+	VersionDefs  []string        `json:"version_definitions,omitempty"`
+	VersionNeeds []VersionNeed   `json:"version_requirements,omitempty"`
+	GPUTargets   []GPUTargetStat `json:"gpu_targets,omitempty"`
+}
+
+// AMDGPUReport is the decoded AMDGPU header of a code object.
+type AMDGPUReport struct {
+	Processor         string `json:"processor"`
+	TargetID          string `json:"target_id"`
+	Xnack             string `json:"xnack"`
+	SRAMECC           string `json:"sramecc"`
+	CodeObjectVersion int    `json:"code_object_version"`
+}
+
+// SymbolCounts counts symbols by state.
+type SymbolCounts struct {
+	Defined       int `json:"defined"`
+	Undefined     int `json:"undefined"`
+	WeakUndefined int `json:"weak_undefined"`
+}
+
+// GPUTargetStat counts the code objects for one target and container.
+type GPUTargetStat struct {
+	TargetID          string `json:"target_id"`
+	Kind              string `json:"kind,omitempty"` // bundle kind
+	Container         string `json:"container"`
+	CodeObjectVersion int    `json:"code_object_version,omitempty"`
+	Count             int    `json:"count"`
+}
+
+// ArchiveReport summarises a static archive.
+type ArchiveReport struct {
+	Format       string         `json:"format"` // gnu, bsd, thin
+	HasIndex     bool           `json:"has_index"`
+	IndexSymbols int            `json:"index_symbols"`
+	Members      []MemberReport `json:"members"`
+}
+
+// MemberReport summarises one archive member.
+type MemberReport struct {
+	Name       string          `json:"name"`
+	Size       int64           `json:"size"`
+	Kind       string          `json:"kind"`
+	Class      string          `json:"class,omitempty"`
+	Machine    string          `json:"machine,omitempty"`
+	Target     string          `json:"amdgpu_target,omitempty"`
+	Defined    int             `json:"defined"`
+	Undefined  int             `json:"undefined"`
+	GPUTargets []GPUTargetStat `json:"gpu_targets,omitempty"`
+	Error      string          `json:"error,omitempty"`
+}
+
+// Inspect opens path and summarises it. Errors are reported in the Report.
+func Inspect(path string) Report {
+	rep := Report{Path: path, Kind: KindOther.String()}
+	fh, err := os.Open(path)
+	if err != nil {
+		rep.Error = err.Error()
+		return rep
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		rep.Error = err.Error()
+		return rep
+	}
+	if !st.Mode().IsRegular() {
+		rep.Error = fmt.Sprintf("%s: not a regular file", path)
+		return rep
+	}
+	kind := Sniff(fh)
+	rep.Kind = kind.String()
+	switch kind {
+	case KindELF:
+		f, err := NewFileSize(fh, st.Size(), path)
+		if err != nil {
+			rep.Error = err.Error()
+			return rep
+		}
+		rep.ELF, err = InspectELF(f)
+		if err != nil {
+			rep.ELF, rep.Error = nil, err.Error()
+		}
+	case KindArchive, KindThinArchive:
+		a, err := NewArchiveSize(fh, st.Size(), path)
+		if err != nil {
+			rep.Error = err.Error()
+			return rep
+		}
+		defer a.Close()
+		rep.Archive = InspectArchive(a)
+	default:
+		rep.Error = fmt.Sprintf("%s: %v and not an ar archive", path, ErrNotELF)
+	}
+	return rep
+}
+
+// InspectELF summarises an open ELF file.
+func InspectELF(f *File) (*ELFReport, error) {
+	r := &ELFReport{
+		Class: f.ClassName(), Data: f.DataName(), OSABI: f.OSABIName(), ABIVersion: int(f.ABIVersion),
+		Type: f.TypeName(), Machine: f.MachineName(), Flags: fmt.Sprintf("0x%x", f.Flags),
+		Needed: []string{},
+	}
+	if t := f.AMDGPU; t != nil {
+		r.AMDGPU = &AMDGPUReport{Processor: t.Processor, TargetID: t.TargetID(), Xnack: t.Xnack.String(),
+			SRAMECC: t.SRAMECC.String(), CodeObjectVersion: t.CodeObjectVersion}
+	}
+	var err error
+	if r.Interp, err = f.Interp(); err != nil {
+		return nil, err
+	}
+	switch st := f.GNUStack(); {
+	case !st.Present:
+		r.GNUStack = "absent"
+	case st.Executable:
+		r.GNUStack = "RWX"
+	default:
+		r.GNUStack = "RW"
+	}
+	d, err := f.Dynamic()
+	switch {
+	case err == nil:
+		r.Dynamic = true
+		r.Soname = d.Soname
+		r.Needed = append(r.Needed, d.Needed...)
+		if d.HasRPath {
+			r.RPath = &d.RPath
+		}
+		if d.HasRunPath {
+			r.RunPath = &d.RunPath
+		}
+		r.DynFlags = flagNames(d.Flags.String(), uint64(d.Flags))
+		r.DynFlags1 = flagNames(d.Flags1.String(), uint64(d.Flags1))
+		r.TextRel = d.TextRel
+	case !errors.Is(err, ErrNoDynamic):
+		return nil, err
+	}
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		return nil, err
+	}
+	c := CountSymbols(syms)
+	r.Symbols = SymbolCounts{Defined: c.Defined, Undefined: c.Undefined, WeakUndefined: c.Weak}
+	defs, err := f.VersionDefs()
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range defs {
+		r.VersionDefs = append(r.VersionDefs, v.Name)
+	}
+	if r.VersionNeeds, err = f.VersionNeeds(); err != nil {
+		return nil, err
+	}
+	cos, err := f.GPUCodeObjects()
+	if err != nil {
+		return nil, err
+	}
+	r.GPUTargets = TargetStats(cos)
+	return r, nil
+}
+
+
+// flagNames splits debug/elf's "A+B" flag spelling; a zero value gives nil.
+func flagNames(s string, v uint64) []string {
+	if v == 0 {
+		return nil
+	}
+	return strings.Split(s, "+")
+}
+
+// TargetStats groups code objects by target, kind and container, sorted.
+func TargetStats(cos []CodeObject) []GPUTargetStat {
+	type key struct {
+		id, kind, container string
+		cov                 int
+	}
+	counts := map[key]int{}
+	for _, c := range cos {
+		k := key{id: c.TargetID, kind: c.Kind, container: c.Container}
+		if c.Target != nil {
+			k.cov = c.Target.CodeObjectVersion
+		}
+		if k.id == "" {
+			k.id = "unknown"
+		}
+		counts[k]++
+	}
+	out := make([]GPUTargetStat, 0, len(counts))
+	for k, n := range counts {
+		out = append(out, GPUTargetStat{TargetID: k.id, Kind: k.kind, Container: k.container, CodeObjectVersion: k.cov, Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.TargetID != b.TargetID {
+			return a.TargetID < b.TargetID
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		if a.Container != b.Container {
+			return a.Container < b.Container
+		}
+		return a.CodeObjectVersion < b.CodeObjectVersion
+	})
+	return out
+}
+
+// InspectArchive summarises an open archive and each of its members.
+func InspectArchive(a *Archive) *ArchiveReport {
+	r := &ArchiveReport{Format: a.Kind.String(), HasIndex: a.HasIndex, IndexSymbols: len(a.Symbols), Members: []MemberReport{}}
+	for i, m := range a.Members {
+		r.Members = append(r.Members, inspectMember(a, i, m))
+	}
+	return r
+}
+
+func inspectMember(a *Archive, i int, m Member) MemberReport {
+	mr := MemberReport{Name: m.Name, Size: m.Size, Kind: KindOther.String()}
+	sr, err := a.Open(i)
+	if err != nil {
+		mr.Error = err.Error()
+		return mr
+	}
+	mr.Size = sr.Size()
+	if k := Sniff(sr); k != KindELF {
+		mr.Kind = k.String()
+		return mr
+	}
+	mr.Kind = KindELF.String()
+	f, err := NewFileSize(sr, sr.Size(), a.MemberPath(i))
+	if err != nil {
+		mr.Error = err.Error()
+		return mr
+	}
+	mr.Class, mr.Machine = f.ClassName(), f.MachineName()
+	if f.AMDGPU != nil {
+		mr.Target = f.AMDGPU.TargetID()
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		mr.Error = err.Error()
+		return mr
+	}
+	for _, s := range syms {
+		if s.Type == elf.STT_SECTION || s.Type == elf.STT_FILE || s.Bind == elf.STB_LOCAL {
+			continue
+		}
+		if s.Defined() {
+			mr.Defined++
+		} else {
+			mr.Undefined++
+		}
+	}
+	if cos, err := f.GPUCodeObjects(); err == nil {
+		mr.GPUTargets = TargetStats(cos)
+	} else {
+		mr.Error = err.Error()
+	}
+	return mr
+}

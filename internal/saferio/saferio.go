@@ -1,0 +1,86 @@
+// Package saferio reads byte ranges whose offsets and sizes come from
+// untrusted files. Every read is checked against the size of the underlying
+// data and a caller-supplied cap before anything is allocated.
+package saferio
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ErrRange reports a range that lies outside the data or exceeds a cap.
+var ErrRange = errors.New("range outside the file")
+
+// ReadAt returns n bytes at off from r, where size is the total size of the
+// data behind r. It refuses (with an error wrapping ErrRange) ranges that
+// overflow, fall outside [0,size) or are larger than max.
+func ReadAt(r io.ReaderAt, size, off, n, max int64) ([]byte, error) {
+	if err := Check(size, off, n); err != nil {
+		return nil, err
+	}
+	if max > 0 && n > max {
+		return nil, fmt.Errorf("%w: %d bytes requested, limit %d", ErrRange, n, max)
+	}
+	buf := make([]byte, n)
+	if n == 0 {
+		return buf, nil
+	}
+	got, err := r.ReadAt(buf, off)
+	if got == len(buf) {
+		return buf, nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return nil, fmt.Errorf("read %d bytes at 0x%x: %w", n, off, err)
+}
+
+// Check reports whether [off, off+n) lies inside [0, size).
+func Check(size, off, n int64) error {
+	if off < 0 || n < 0 || off > size || n > size-off {
+		return fmt.Errorf("%w: [0x%x, +0x%x) of %d bytes", ErrRange, off, n, size)
+	}
+	return nil
+}
+
+// Size returns the size of r when it can be learned without reading it:
+// from a Size method (io.SectionReader, bytes.Reader, strings.Reader) or a
+// Stat method (os.File).
+func Size(r io.ReaderAt) (int64, bool) {
+	type sizer interface{ Size() int64 }
+	if s, ok := r.(sizer); ok {
+		return s.Size(), true
+	}
+	if f, ok := r.(interface {
+		Seek(int64, int) (int64, error)
+	}); ok {
+		cur, err := f.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return 0, false
+		}
+		end, err := f.Seek(0, io.SeekEnd)
+		if err != nil {
+			return 0, false
+		}
+		if _, err := f.Seek(cur, io.SeekStart); err != nil {
+			return 0, false
+		}
+		return end, true
+	}
+	return 0, false
+}
+
+// CString returns the NUL-terminated string starting at off in b, or ok=false
+// when off is out of range or no terminator follows.
+func CString(b []byte, off uint64) (string, bool) {
+	if off >= uint64(len(b)) {
+		return "", false
+	}
+	for i := off; i < uint64(len(b)); i++ {
+		if b[i] == 0 {
+			return string(b[off:i]), true
+		}
+	}
+	return "", false
+}
