@@ -205,7 +205,6 @@ func InspectELF(f *File) (*ELFReport, error) {
 	return r, nil
 }
 
-
 // flagNames splits debug/elf's "A+B" flag spelling; a zero value gives nil.
 func flagNames(s string, v uint64) []string {
 	if v == 0 {

@@ -1,0 +1,404 @@
+package elfx_test
+
+import (
+	"debug/elf"
+	"errors"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+)
+
+func open(t *testing.T, name string) *elfx.File {
+	t.Helper()
+	f, err := elfx.Open(testenv.Testdata(name))
+	if err != nil {
+		t.Fatalf("Open(%s): %v", name, err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func TestHeaders(t *testing.T) {
+	tests := []struct {
+		file                         string
+		class, data, typ, machine    string
+		osabi                        string
+		interp, soname, rpath, runpa string
+		needed                       []string
+		target                       string
+		cov                          int
+		dynamic                      bool
+	}{
+		{file: "libfoo.so.1", class: "ELF64", data: "LSB", typ: "ET_DYN", machine: "EM_X86_64", osabi: "ELFOSABI_NONE",
+			soname: "libfoo.so.1", runpa: "$ORIGIN/../lib", needed: []string{"libm.so.6"}, dynamic: true},
+		{file: "hello", class: "ELF64", data: "LSB", typ: "ET_DYN", machine: "EM_X86_64", osabi: "ELFOSABI_NONE",
+			interp: "/lib64/ld-linux-x86-64.so.2", rpath: "$ORIGIN", needed: []string{"libfoo.so.1", "libc.so.6"}, dynamic: true},
+		{file: "i386.o", class: "ELF32", data: "LSB", typ: "ET_REL", machine: "EM_386", osabi: "ELFOSABI_NONE"},
+		{file: "libi386.so", class: "ELF32", data: "LSB", typ: "ET_DYN", machine: "EM_386", osabi: "ELFOSABI_NONE",
+			soname: "libi386.so", needed: []string{"libm.so.6"}, dynamic: true},
+		{file: "be.o", class: "ELF64", data: "MSB", typ: "ET_REL", machine: "EM_PPC64", osabi: "ELFOSABI_NONE"},
+		{file: "libbe.so", class: "ELF64", data: "MSB", typ: "ET_DYN", machine: "EM_PPC64", osabi: "ELFOSABI_NONE",
+			soname: "libbe.so", dynamic: true},
+		{file: "k-gfx803.o", class: "ELF64", data: "LSB", typ: "ET_REL", machine: "EM_AMDGPU", osabi: "ELFOSABI_AMDGPU_HSA",
+			target: "gfx803", cov: 4},
+		{file: "k-gfx90a_xnackoff.co", class: "ELF64", data: "LSB", typ: "ET_DYN", machine: "EM_AMDGPU", osabi: "ELFOSABI_AMDGPU_HSA",
+			target: "gfx90a:xnack-", cov: 4, dynamic: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			f := open(t, tt.file)
+			got := []string{f.ClassName(), f.DataName(), f.TypeName(), f.MachineName(), f.OSABIName()}
+			want := []string{tt.class, tt.data, tt.typ, tt.machine, tt.osabi}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("header = %v, want %v", got, want)
+			}
+			interp, err := f.Interp()
+			if err != nil || interp != tt.interp {
+				t.Errorf("Interp() = %q, %v; want %q", interp, err, tt.interp)
+			}
+			if tt.target != "" {
+				if f.AMDGPU == nil || f.AMDGPU.TargetID() != tt.target || f.AMDGPU.CodeObjectVersion != tt.cov {
+					t.Errorf("AMDGPU = %+v, want %s v%d", f.AMDGPU, tt.target, tt.cov)
+				}
+			} else if f.AMDGPU != nil {
+				t.Errorf("AMDGPU = %+v on a non-AMDGPU file", f.AMDGPU)
+			}
+			d, err := f.Dynamic()
+			if !tt.dynamic {
+				if !errors.Is(err, elfx.ErrNoDynamic) {
+					t.Errorf("Dynamic() error = %v, want ErrNoDynamic", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Dynamic(): %v", err)
+			}
+			if d.Soname != tt.soname || d.RPath != tt.rpath || d.RunPath != tt.runpa {
+				t.Errorf("soname/rpath/runpath = %q/%q/%q, want %q/%q/%q", d.Soname, d.RPath, d.RunPath, tt.soname, tt.rpath, tt.runpa)
+			}
+			if len(d.Needed) != len(tt.needed) || (len(tt.needed) > 0 && !reflect.DeepEqual(d.Needed, tt.needed)) {
+				t.Errorf("Needed = %q, want %q", d.Needed, tt.needed)
+			}
+		})
+	}
+}
+
+func TestSymbolVersions(t *testing.T) {
+	for _, name := range []string{"libfoo.so.1", "libi386.so"} {
+		t.Run(name, func(t *testing.T) {
+			f := open(t, name)
+			syms, err := f.DynamicSymbols()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]elfx.Symbol{}
+			for _, s := range syms {
+				got[s.VersionedName()] = s
+			}
+			for _, want := range []string{"foo_api@@FOO_2", "foo_api@FOO_1", "foo_sqrt@@FOO_1", "foo_counter@@FOO_1", "foo_call_hook@@FOO_2"} {
+				s, ok := got[want]
+				if !ok {
+					t.Errorf("missing %s in %v", want, keys(got))
+					continue
+				}
+				if !s.Defined() {
+					t.Errorf("%s is undefined", want)
+				}
+			}
+			if s := got["foo_api@FOO_1"]; !s.HiddenVersion || s.DefaultVersion() {
+				t.Errorf("foo_api@FOO_1: hidden=%v default=%v, want hidden", s.HiddenVersion, s.DefaultVersion())
+			}
+			sq, ok := got["sqrt@GLIBC_2.2.5"]
+			if name == "libi386.so" {
+				sq, ok = got["sqrt@GLIBC_2.0"]
+			}
+			if !ok || sq.Defined() || sq.Library != "libm.so.6" || sq.Type != elf.STT_FUNC {
+				t.Errorf("sqrt reference = %+v (found %v), want undefined FUNC from libm.so.6", sq, ok)
+			}
+			hook, ok := got["optional_hook"]
+			if !ok || hook.Defined() || !hook.Weak() || hook.Version != "" {
+				t.Errorf("optional_hook = %+v, want unversioned weak undefined", hook)
+			}
+			if c := got["foo_counter@@FOO_1"]; c.Type != elf.STT_OBJECT || c.Bind != elf.STB_GLOBAL || c.Visibility != elf.STV_DEFAULT {
+				t.Errorf("foo_counter = %+v, want global default OBJECT", c)
+			}
+		})
+	}
+}
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestVersionTables(t *testing.T) {
+	f := open(t, "libfoo.so.1")
+	defs, err := f.VersionDefs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, d := range defs {
+		names = append(names, d.Name)
+		if d.Name == "FOO_2" && !reflect.DeepEqual(d.Deps, []string{"FOO_1"}) {
+			t.Errorf("FOO_2 deps = %v, want [FOO_1]", d.Deps)
+		}
+		if d.Name == "libfoo.so.1" && !d.Base {
+			t.Errorf("base version not flagged VER_FLG_BASE")
+		}
+	}
+	if !reflect.DeepEqual(names, []string{"libfoo.so.1", "FOO_1", "FOO_2"}) {
+		t.Errorf("version definitions = %v", names)
+	}
+	needs, err := f.VersionNeeds()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]string{}
+	for _, n := range needs {
+		for _, v := range n.Versions {
+			files[n.File] = append(files[n.File], v.Name)
+		}
+	}
+	if !reflect.DeepEqual(files, map[string][]string{"libm.so.6": {"GLIBC_2.2.5"}}) {
+		t.Errorf("version requirements = %v", files)
+	}
+}
+
+
+func TestFlagsStackTextrel(t *testing.T) {
+	f := open(t, "libexecstack.so")
+	if st := f.GNUStack(); !st.Present || !st.Executable {
+		t.Errorf("GNUStack = %+v, want present and executable", st)
+	}
+	d, err := f.Dynamic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.TextRel {
+		t.Errorf("TextRel = false, want true")
+	}
+	g := open(t, "libfoo.so.1")
+	if st := g.GNUStack(); !st.Present || st.Executable {
+		t.Errorf("libfoo GNUStack = %+v, want RW", st)
+	}
+	gd, _ := g.Dynamic()
+	if gd.TextRel {
+		t.Errorf("libfoo TextRel = true")
+	}
+}
+
+func TestArchives(t *testing.T) {
+	wantMembers := []string{"archive_a.o", "archive_member_with_a_long_name.o"}
+	for _, tt := range []struct {
+		file string
+		kind elfx.ArchiveKind
+	}{{"libgnu.a", elfx.ArchiveGNU}, {"libthin.a", elfx.ArchiveThin}, {"libbsd.a", elfx.ArchiveBSD}} {
+		t.Run(tt.file, func(t *testing.T) {
+			a, err := elfx.OpenArchive(testenv.Testdata(tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			if a.Kind != tt.kind {
+				t.Errorf("Kind = %v, want %v", a.Kind, tt.kind)
+			}
+			var names []string
+			for _, m := range a.Members {
+				base := m.Name[strings.LastIndex(m.Name, "/")+1:]
+				names = append(names, base)
+			}
+			if !reflect.DeepEqual(names, wantMembers) {
+				t.Fatalf("members = %v, want %v", names, wantMembers)
+			}
+			idx := map[string]string{}
+			for _, s := range a.Symbols {
+				if s.Member < 0 {
+					t.Errorf("index symbol %s points at no member", s.Name)
+					continue
+				}
+				idx[s.Name] = a.Members[s.Member].Name
+			}
+			if !strings.HasSuffix(idx["a_func"], "archive_a.o") || !strings.HasSuffix(idx["b_func"], "long_name.o") || !strings.HasSuffix(idx["long_named_data"], "long_name.o") {
+				t.Errorf("index = %v", idx)
+			}
+			for i := range a.Members {
+				f, err := a.OpenELF(i)
+				if err != nil {
+					t.Fatalf("member %d: %v", i, err)
+				}
+				syms, err := f.Symbols()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var defined []string
+				for _, s := range syms {
+					if s.Defined() && s.Bind == elf.STB_GLOBAL {
+						defined = append(defined, s.Name)
+					}
+				}
+				sort.Strings(defined)
+				want := []string{"a_func"}
+				if i == 1 {
+					want = []string{"b_func", "long_named_data"}
+				}
+				if !reflect.DeepEqual(defined, want) {
+					t.Errorf("member %d defines %v, want %v", i, defined, want)
+				}
+			}
+		})
+	}
+}
+
+func TestGPUCodeObjects(t *testing.T) {
+	tests := []struct {
+		file      string
+		container string
+		want      []string
+	}{
+		{"libgpu.so", "offload-bundle", []string{"gfx1030", "gfx906:sramecc+:xnack-", "gfx90a:xnack-"}},
+		{"libraw.so", "raw-image", []string{"gfx1030"}},
+		{"k-gfx90a_xnackoff.co", "file", []string{"gfx90a:xnack-"}},
+		{"libfoo.so.1", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			f := open(t, tt.file)
+			cos, err := f.GPUCodeObjects()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range cos {
+				got = append(got, c.TargetID)
+				if c.Container != tt.container {
+					t.Errorf("%s container = %s, want %s", c.TargetID, c.Container, tt.container)
+				}
+				if c.Target == nil || c.Target.TargetID() != c.TargetID {
+					t.Errorf("%s: header target %v disagrees with %s", c.TargetID, c.Target, c.TargetID)
+				}
+			}
+			sort.Strings(got)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("targets = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseOffloadBundle(t *testing.T) {
+	b, err := os.ReadFile(testenv.Testdata("bundle.hipfb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bundle, err := elfx.ParseOffloadBundle(strings.NewReader(string(b)), 0, int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, e := range bundle.Entries {
+		ids = append(ids, e.Kind+"|"+e.Triple+"|"+e.TargetID)
+	}
+	want := []string{
+		"host|x86_64-unknown-linux|",
+		"hipv4|amdgcn-amd-amdhsa|gfx90a:xnack-",
+		"hipv4|amdgcn-amd-amdhsa|gfx1030",
+		"hipv4|amdgcn-amd-amdhsa|gfx906:sramecc+:xnack-",
+	}
+	if !reflect.DeepEqual(ids, want) {
+		t.Errorf("entries = %q, want %q", ids, want)
+	}
+	if bundle.Size != int64(len(b)) {
+		t.Errorf("Size = %d, want %d", bundle.Size, len(b))
+	}
+}
+
+func TestSplitBundleID(t *testing.T) {
+	for _, tt := range []struct{ id, kind, triple, target string }{
+		{"hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-", "hipv4", "amdgcn-amd-amdhsa", "gfx90a:xnack-"},
+		{"hip-amdgcn-amd-amdhsa-gfx906", "hip", "amdgcn-amd-amdhsa", "gfx906"},
+		{"hipv4-amdgcn-amd-amdhsa--gfx10-3-generic", "hipv4", "amdgcn-amd-amdhsa", "gfx10-3-generic"},
+		{"host-x86_64-unknown-linux", "host", "x86_64-unknown-linux", ""},
+		{"host-x86_64-unknown-linux-gnu", "host", "x86_64-unknown-linux-gnu", ""},
+		{"openmp-amdgcn-amd-amdhsa--gfx1030", "openmp", "amdgcn-amd-amdhsa", "gfx1030"},
+		{"weird", "weird", "", ""},
+	} {
+		t.Run(tt.id, func(t *testing.T) {
+			k, tr, tg := elfx.SplitBundleID(tt.id)
+			if k != tt.kind || tr != tt.triple || tg != tt.target {
+				t.Errorf("got %q %q %q, want %q %q %q", k, tr, tg, tt.kind, tt.triple, tt.target)
+			}
+		})
+	}
+}
+
+func TestDecodeAMDGPU(t *testing.T) {
+	for _, tt := range []struct {
+		flags uint32
+		abi   uint8
+		want  string
+		cov   int
+	}{
+		{0x2a, 2, "gfx803", 4},
+		{0x3f | 0x200, 2, "gfx90a:xnack-", 4},
+		{0x3f | 0x300, 3, "gfx90a:xnack+", 5},
+		{0x3f | 0x100 | 0x400, 2, "gfx90a", 4},                 // any/any
+		{0x2f | 0x200 | 0xc00, 2, "gfx906:sramecc+:xnack-", 4}, // sorted features
+		{0x30 | 0x100, 1, "gfx908:sramecc-:xnack+", 3},         // v3 bits
+		{0x36, 1, "gfx1030", 3},                                // v3, no features
+		{0x53 | 1<<24, 4, "gfx10-3-generic", 6},                // v6 generic
+		{0x4c | 0x300 | 0xc00, 3, "gfx942:sramecc+:xnack+", 5}, // MI300
+		{0x80, 2, "unknown-0x80", 4},                           // unknown mach
+		{0x00, 0, "none", 2},                                   // v2, ISA in a note
+		{0x41, 2, "gfx1100", 4},
+	} {
+		t.Run(tt.want, func(t *testing.T) {
+			got := elfx.DecodeAMDGPU(tt.flags, elfx.ELFOSABI_AMDGPU_HSA, tt.abi)
+			if got.TargetID() != tt.want || got.CodeObjectVersion != tt.cov {
+				t.Errorf("DecodeAMDGPU(0x%x, v%d) = %s v%d, want %s v%d", tt.flags, tt.abi, got.TargetID(), got.CodeObjectVersion, tt.want, tt.cov)
+			}
+		})
+	}
+	if g := elfx.DecodeAMDGPU(0x53|1<<24, elfx.ELFOSABI_AMDGPU_HSA, 4); g.GenericVersion != 1 {
+		t.Errorf("generic version = %d, want 1", g.GenericVersion)
+	}
+}
+
+func TestParseTargetID(t *testing.T) {
+	for _, s := range []string{"gfx90a", "gfx90a:xnack-", "gfx906:sramecc+:xnack-", "gfx1030"} {
+		id, err := elfx.ParseTargetID(s)
+		if err != nil || id.String() != s {
+			t.Errorf("ParseTargetID(%q) = %v, %v", s, id, err)
+		}
+	}
+	// Features are printed in canonical (sorted) order.
+	if id, _ := elfx.ParseTargetID("gfx906:xnack-:sramecc+"); id.String() != "gfx906:sramecc+:xnack-" {
+		t.Errorf("canonical order: %s", id)
+	}
+	for _, bad := range []string{"", "gfx90a:xnack", "gfx90a:foo+", "gfx90a:+"} {
+		if _, err := elfx.ParseTargetID(bad); err == nil {
+			t.Errorf("ParseTargetID(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestSniffAndErrors(t *testing.T) {
+	if _, err := elfx.Open(testenv.Testdata("src", "foo.c")); !errors.Is(err, elfx.ErrNotELF) {
+		t.Errorf("Open(foo.c) = %v, want ErrNotELF", err)
+	}
+	if _, err := elfx.OpenArchive(testenv.Testdata("libfoo.so.1")); !errors.Is(err, elfx.ErrNotArchive) {
+		t.Errorf("OpenArchive(libfoo) = %v, want ErrNotArchive", err)
+	}
+	if _, err := elfx.Open(testenv.Testdata("src")); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("Open(dir) = %v", err)
+	}
+}

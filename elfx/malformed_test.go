@@ -1,0 +1,249 @@
+package elfx_test
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+)
+
+func readFixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(testenv.Testdata(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// exercise calls every accessor; it must never panic.
+func exercise(f *elfx.File) {
+	f.Interp()
+	f.GNUStack()
+	f.Dynamic()
+	f.DynamicSymbols()
+	f.Symbols()
+	f.VersionDefs()
+	f.VersionNeeds()
+	f.GPUCodeObjects()
+	elfx.InspectELF(f)
+}
+
+func wantFormatError(t *testing.T, err error, wantOff int64, wantText string) {
+	t.Helper()
+	var fe *elfx.FormatError
+	if !errors.As(err, &fe) {
+		t.Fatalf("error = %v (%T), want *elfx.FormatError", err, err)
+	}
+	if wantOff >= 0 && fe.Offset != wantOff {
+		t.Errorf("offset = 0x%x, want 0x%x (%v)", fe.Offset, wantOff, err)
+	}
+	if !strings.Contains(err.Error(), wantText) {
+		t.Errorf("error %q does not mention %q", err, wantText)
+	}
+	if !strings.Contains(err.Error(), "fixture") {
+		t.Errorf("error %q does not name the file", err)
+	}
+}
+
+func TestTruncatedELFNeverPanics(t *testing.T) {
+	for _, name := range []string{"libfoo.so.1", "hello", "libi386.so", "libbe.so", "libgpu.so", "k-gfx90a_xnackoff.co", "be.o"} {
+		b := readFixture(t, name)
+		for n := 0; n < len(b); n += 1 + n/16 {
+			f, err := elfx.NewFileSize(bytes.NewReader(b[:n]), int64(n), "fixture")
+			if err != nil {
+				continue
+			}
+			exercise(f)
+		}
+	}
+}
+
+func TestShortHeader(t *testing.T) {
+	b := readFixture(t, "libfoo.so.1")[:40]
+	_, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "fixture")
+	wantFormatError(t, err, 0, "ELF header")
+}
+
+func TestBadIdent(t *testing.T) {
+	b := readFixture(t, "libfoo.so.1")
+	b[elf.EI_CLASS] = 7
+	_, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "fixture")
+	wantFormatError(t, err, int64(elf.EI_CLASS), "unknown class")
+}
+
+// patchProg rewrites a field of the first program header of type typ.
+func patchProg(t *testing.T, b []byte, typ elf.ProgType, field string, v uint64) int64 {
+	t.Helper()
+	ef, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	phoff := binary.LittleEndian.Uint64(b[32:])
+	for i, p := range ef.Progs {
+		if p.Type != typ {
+			continue
+		}
+		base := int(phoff) + i*56
+		switch field {
+		case "offset":
+			binary.LittleEndian.PutUint64(b[base+8:], v)
+		case "filesz":
+			binary.LittleEndian.PutUint64(b[base+32:], v)
+		}
+		return int64(p.Off)
+	}
+	t.Fatalf("no %v", typ)
+	return 0
+}
+
+func TestDynamicOutsideFile(t *testing.T) {
+	b := readFixture(t, "libfoo.so.1")
+	patchProg(t, b, elf.PT_DYNAMIC, "offset", 1<<40)
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "fixture")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Dynamic()
+	wantFormatError(t, err, 1<<40, "dynamic section")
+}
+
+func TestDynamicHugeSize(t *testing.T) {
+	b := readFixture(t, "libfoo.so.1")
+	off := patchProg(t, b, elf.PT_DYNAMIC, "filesz", 1<<62)
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "fixture")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Dynamic()
+	wantFormatError(t, err, off, "exceeds limit")
+}
+
+func TestNeededOutsideStrtab(t *testing.T) {
+	b := readFixture(t, "libfoo.so.1")
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "fixture")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.Dynamic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range d.Entries {
+		if e.Tag == elf.DT_NEEDED {
+			binary.LittleEndian.PutUint64(b[d.Offset+int64(i)*16+8:], 0xfffffff)
+			break
+		}
+	}
+	f, err = elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "fixture")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Dynamic()
+	wantFormatError(t, err, d.StrTab, "DT_NEEDED string offset 0xfffffff")
+}
+
+func TestCorruptBytesNeverPanic(t *testing.T) {
+	// Overwrite every 8-byte-aligned word of the headers and tables of a
+	// small library with hostile values, one at a time.
+	orig := readFixture(t, "libfoo.so.1")
+	vals := []uint64{0, 1, 0x7fffffff, 0xffffffff, 1 << 62, ^uint64(0)}
+	limit := min(len(orig), 4096)
+	for off := 0; off+8 <= limit; off += 8 {
+		for _, v := range vals {
+			b := append([]byte(nil), orig...)
+			binary.LittleEndian.PutUint64(b[off:], v)
+			f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "fixture")
+			if err != nil {
+				continue
+			}
+			exercise(f)
+		}
+	}
+}
+
+func archiveFixture(t *testing.T) []byte {
+	return readFixture(t, "libgnu.a")
+}
+
+func TestArchiveMalformed(t *testing.T) {
+	good := archiveFixture(t)
+	t.Run("bad terminator", func(t *testing.T) {
+		b := append([]byte(nil), good...)
+		b[8+58] = 'X'
+		_, err := elfx.NewArchiveSize(bytes.NewReader(b), int64(len(b)), "fixture")
+		wantFormatError(t, err, 8, "bad terminator")
+	})
+	t.Run("size beyond file", func(t *testing.T) {
+		b := append([]byte(nil), good...)
+		copy(b[8+48:8+58], "9999999999")
+		_, err := elfx.NewArchiveSize(bytes.NewReader(b), int64(len(b)), "fixture")
+		wantFormatError(t, err, 8, "data")
+	})
+	t.Run("bad size field", func(t *testing.T) {
+		b := append([]byte(nil), good...)
+		copy(b[8+48:8+58], "12x4      ")
+		_, err := elfx.NewArchiveSize(bytes.NewReader(b), int64(len(b)), "fixture")
+		wantFormatError(t, err, 8+48, "bad decimal")
+	})
+	t.Run("index count too large", func(t *testing.T) {
+		b := append([]byte(nil), good...)
+		// The first member of an `ar rcs` archive is the "/" index.
+		if string(b[8:10]) != "/ " {
+			t.Fatalf("first member is %q", b[8:24])
+		}
+		binary.BigEndian.PutUint32(b[8+60:], 0x7fffffff)
+		_, err := elfx.NewArchiveSize(bytes.NewReader(b), int64(len(b)), "fixture")
+		wantFormatError(t, err, 8+60, "count")
+	})
+	t.Run("truncations", func(t *testing.T) {
+		for n := 0; n < len(good); n++ {
+			a, err := elfx.NewArchiveSize(bytes.NewReader(good[:n]), int64(n), "fixture")
+			if err != nil {
+				continue
+			}
+			for i := range a.Members {
+				if f, err := a.OpenELF(i); err == nil {
+					exercise(f)
+				}
+			}
+		}
+	})
+}
+
+func TestBundleMalformed(t *testing.T) {
+	good := readFixture(t, "bundle.hipfb")
+	t.Run("entry outside", func(t *testing.T) {
+		b := append([]byte(nil), good...)
+		binary.LittleEndian.PutUint64(b[32:], 1<<40) // first entry offset
+		_, err := elfx.ParseOffloadBundle(bytes.NewReader(b), 0, int64(len(b)))
+		if err == nil || !strings.Contains(err.Error(), "outside") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("count", func(t *testing.T) {
+		b := append([]byte(nil), good...)
+		binary.LittleEndian.PutUint64(b[24:], 1<<40)
+		_, err := elfx.ParseOffloadBundle(bytes.NewReader(b), 0, int64(len(b)))
+		if err == nil || !strings.Contains(err.Error(), "too large") {
+			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("not a bundle", func(t *testing.T) {
+		_, err := elfx.ParseOffloadBundle(bytes.NewReader(good[1:]), 0, int64(len(good)-1))
+		if !errors.Is(err, elfx.ErrNoBundle) {
+			t.Errorf("err = %v, want ErrNoBundle", err)
+		}
+	})
+	t.Run("truncations", func(t *testing.T) {
+		for n := 0; n < len(good); n += 7 {
+			elfx.ParseOffloadBundle(bytes.NewReader(good[:n]), 0, int64(n))
+		}
+	})
+}
