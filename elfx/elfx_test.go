@@ -174,7 +174,6 @@ func TestVersionTables(t *testing.T) {
 	}
 }
 
-
 func TestFlagsStackTextrel(t *testing.T) {
 	f := open(t, "libexecstack.so")
 	if st := f.GNUStack(); !st.Present || !st.Executable {

@@ -58,6 +58,7 @@ Exit status: 0 ok, 1 error, 2 usage error, 3 findings at or above --fail-on.`,
 		inspect.NewCmdInspect(io, nil),
 		newCmdGenDocs(io),
 	)
+	cmd.InitDefaultCompletionCmd() // so the generated docs include it
 	return cmd
 }
 
