@@ -43,15 +43,19 @@ func (s Symbol) Absolute() bool { return s.Section == elf.SHN_ABS }
 func (s Symbol) Weak() bool { return s.Bind == elf.STB_WEAK }
 
 // DefaultVersion reports whether a defined versioned symbol is the default
-// ("@@") version.
+// ("@@") version of a node this file defines. A definition whose version
+// comes from .gnu.version_r (a copy-relocated object in an executable) is
+// not a default definition.
 func (s Symbol) DefaultVersion() bool {
-	return s.Defined() && s.Version != "" && !s.HiddenVersion
+	return s.Defined() && s.Version != "" && s.Library == "" && !s.HiddenVersion
 }
 
 // VersionedName renders the symbol as nm does: "name@@VER" for a default
-// definition, "name@VER" for a hidden one or a reference, "name" otherwise.
+// definition, "name@VER" for a hidden one or a reference, "name" otherwise
+// (including the absolute symbol that names a version node itself, e.g.
+// GLIBC_2.2.5 in libc.so.6).
 func (s Symbol) VersionedName() string {
-	if s.Version == "" {
+	if s.Version == "" || (s.Absolute() && s.Name == s.Version) {
 		return s.Name
 	}
 	if s.DefaultVersion() {

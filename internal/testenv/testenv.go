@@ -61,3 +61,54 @@ func Testdata(elem ...string) string {
 	root := filepath.Join(filepath.Dir(file), "..", "..", "testdata")
 	return filepath.Join(append([]string{root}, elem...)...)
 }
+
+// Corpus gates the differential tests over system libraries: they run in
+// the CI tier (ROCMDOCTOR_REQUIRE_ALL=1) or when ROCMDOCTOR_CORPUS=1, and
+// skip otherwise so that the default `go test ./...` stays fast.
+func Corpus(t testing.TB) {
+	t.Helper()
+	if !RequireAll() && os.Getenv("ROCMDOCTOR_CORPUS") != "1" {
+		t.Skip("corpus differential: runs in the CI tier; set ROCMDOCTOR_CORPUS=1 to run it here")
+	}
+}
+
+// ELFFiles returns the regular files under root that start with the ELF
+// magic, each inode once, in walk order. Symlinks are not followed.
+func ELFFiles(t testing.TB, root string) []string {
+	t.Helper()
+	var out []string
+	seen := map[[2]uint64]bool{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable directories are not the test's subject
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if id, ok := inode(info); ok {
+			if seen[id] {
+				return nil
+			}
+			seen[id] = true
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return nil
+		}
+		var m [4]byte
+		n, _ := f.Read(m[:])
+		f.Close()
+		if n == 4 && string(m[:]) == "\x7fELF" {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
