@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/deps"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/inspect"
 )
 
@@ -56,6 +57,7 @@ Exit status: 0 ok, 1 error, 2 usage error, 3 findings at or above --fail-on.`,
 	cmd.AddCommand(
 		newCmdVersion(io),
 		inspect.NewCmdInspect(io, nil),
+		deps.NewCmdDeps(io, nil),
 		newCmdGenDocs(io),
 	)
 	cmd.InitDefaultCompletionCmd() // so the generated docs include it

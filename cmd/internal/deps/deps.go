@@ -1,0 +1,228 @@
+// Package deps implements `rocmdoctor deps`.
+package deps
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
+)
+
+// Options holds the flags of one deps run.
+type Options struct {
+	IO            *cli.IOStreams
+	Paths         []string
+	JSON          bool
+	Flat          bool
+	Why           string
+	FailOn        string
+	LDLibraryPath string
+	SetLDLibPath  bool
+	Env           bool
+	Root          string
+	LibDirs       []string
+	HWCaps        string
+	Platform      string
+}
+
+// NewCmdDeps builds the command; runF replaces Run in tests.
+func NewCmdDeps(io *cli.IOStreams, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: io}
+	cmd := &cobra.Command{
+		Use:   "deps FILE...",
+		Short: "Resolve shared-library dependencies like ld.so, and explain each one",
+		Long: `Resolve the dependency closure of each file the way glibc's ld.so does
+(DT_RPATH chain, LD_LIBRARY_PATH, DT_RUNPATH, ld.so.cache with glibc-hwcaps,
+trusted directories, DF_1_NODEFLIB, $ORIGIN/$LIB/$PLATFORM) without running
+anything. Every library shows the rule that found it; a missing library shows
+every path tried and every candidate rejected with the reason (wrong class,
+machine, data encoding or OS ABI).
+
+Nothing is read from the environment unless --env is given.
+Exit status 3 when a NEEDED library is missing (see --fail-on).`,
+		Example: `  rocmdoctor deps /usr/lib/x86_64-linux-gnu/libamd_comgr.so.2
+  rocmdoctor deps --flat --lib-dir /opt/rocm/lib libMIOpen.so
+  rocmdoctor deps --why libLLVM-15.so.1 libamd_comgr.so.2
+  rocmdoctor deps --root /sysroot --hwcaps x86-64-v3 usr/bin/app`,
+		Args: cli.MinArgs(1, "FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			opts.SetLDLibPath = cmd.Flags().Changed("ld-library-path")
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.JSON, "json", false, "print the closure as JSON")
+	f.BoolVar(&opts.Flat, "flat", false, "print a flat list like ldd instead of a tree")
+	f.StringVar(&opts.Why, "why", "", "print the chains of objects that pull in `SONAME`")
+	f.StringVar(&opts.FailOn, "fail-on", "error", "exit 3 on missing libraries: error, warning or never")
+	f.StringVar(&opts.LDLibraryPath, "ld-library-path", "", "search these colon-separated directories as LD_LIBRARY_PATH")
+	f.BoolVar(&opts.Env, "env", false, "take LD_LIBRARY_PATH from the environment")
+	f.StringVar(&opts.Root, "root", "", "resolve every absolute path inside this sysroot `DIR`")
+	f.StringArrayVar(&opts.LibDirs, "lib-dir", nil, "also search `DIR` after the object's own paths (repeatable)")
+	f.StringVar(&opts.HWCaps, "hwcaps", "auto", "glibc-hwcaps level: auto (this CPU), none, x86-64-v2, x86-64-v3, x86-64-v4")
+	f.StringVar(&opts.Platform, "platform", "", "value of $PLATFORM (default by machine, e.g. x86_64)")
+	return cmd
+}
+
+// Result is the JSON document of a deps run.
+type Result struct {
+	SchemaVersion int    `json:"schema_version"`
+	Files         []File `json:"files"`
+}
+
+// File is one resolved input.
+type File struct {
+	Path    string            `json:"path"`
+	Error   string            `json:"error,omitempty"`
+	Flat    []rpath.FlatEntry `json:"flat,omitempty"`
+	Objects []*rpath.Object   `json:"objects,omitempty"`
+	Missing []*rpath.Dep      `json:"missing,omitempty"`
+}
+
+func (o *Options) resolverOptions() (rpath.Options, error) {
+	ro := rpath.Options{Root: o.Root, LibDirs: o.LibDirs, Platform: o.Platform}
+	hw, ok := rpath.ParseHWCapsLevel(o.HWCaps)
+	if !ok {
+		return ro, &cli.UsageError{Err: fmt.Errorf("--hwcaps must be auto, none, x86-64-v2, x86-64-v3 or x86-64-v4, not %q", o.HWCaps)}
+	}
+	ro.HWCaps = hw
+	switch {
+	case o.SetLDLibPath:
+		ro.LDLibraryPath = strings.Split(o.LDLibraryPath, ":")
+	case o.Env:
+		if v, ok := os.LookupEnv("LD_LIBRARY_PATH"); ok {
+			ro.LDLibraryPath = strings.Split(v, ":")
+		}
+	}
+	switch o.FailOn {
+	case "error", "warning", "never":
+	default:
+		return ro, &cli.UsageError{Err: fmt.Errorf("--fail-on must be error, warning or never, not %q", o.FailOn)}
+	}
+	return ro, nil
+}
+
+// Run resolves every path and renders the result.
+func Run(ctx context.Context, opts *Options) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ro, err := opts.resolverOptions()
+	if err != nil {
+		return err
+	}
+	r := rpath.New(ro)
+	doc := Result{SchemaVersion: cli.SchemaVersion}
+	failed, missing := 0, 0
+	for _, p := range opts.Paths {
+		path := p
+		if opts.Root != "" && filepath.IsAbs(p) && !strings.HasPrefix(p, opts.Root) {
+			path = filepath.Join(opts.Root, p)
+		}
+		res, err := r.Resolve(ctx, path)
+		if err != nil {
+			failed++
+			fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %v\n", err)
+			doc.Files = append(doc.Files, File{Path: p, Error: err.Error()})
+			continue
+		}
+		f := File{Path: p, Flat: res.Flat(), Objects: res.Objects, Missing: res.Missing()}
+		missing += len(f.Missing)
+		doc.Files = append(doc.Files, f)
+		if !opts.JSON {
+			if err := render(opts, res); err != nil {
+				res.Close()
+				return err
+			}
+		}
+		res.Close()
+	}
+	if opts.JSON {
+		if err := cli.WriteJSON(opts.IO.Out, doc); err != nil {
+			return err
+		}
+	}
+	if failed > 0 {
+		return cli.SilentError
+	}
+	if missing > 0 && opts.FailOn != "never" {
+		return &cli.FindingsError{Count: missing}
+	}
+	return nil
+}
+
+func render(opts *Options, res *rpath.Result) error {
+	io := opts.IO
+	c := io.Colors()
+	w := io.Out
+	switch {
+	case opts.Why != "":
+		chains := rpath.Why(res, opts.Why)
+		if len(chains) == 0 {
+			fmt.Fprintf(w, "%s: nothing in the closure needs %s\n", res.Root.Path, opts.Why)
+		}
+		for _, ch := range chains {
+			fmt.Fprintln(w, strings.Join(ch, " → "))
+		}
+	case opts.Flat:
+		for _, e := range res.Flat() {
+			if e.Path == "" {
+				fmt.Fprintf(w, "\t%s => %s\n", e.Name, c.Red("not found"))
+			} else {
+				fmt.Fprintf(w, "\t%s => %s (%s)\n", e.Name, e.Path, e.Rule)
+			}
+		}
+	default:
+		fmt.Fprintln(w, c.Bold(res.Root.Path))
+		printTree(io, res.Root, "", map[*rpath.Object]bool{res.Root: true})
+	}
+	for _, d := range res.Missing() {
+		explainMissing(io, d)
+	}
+	return nil
+}
+
+func printTree(io *cli.IOStreams, o *rpath.Object, indent string, seen map[*rpath.Object]bool) {
+	c := io.Colors()
+	for i, d := range o.Deps {
+		branch, next := "├── ", "│   "
+		if i == len(o.Deps)-1 {
+			branch, next = "└── ", "    "
+		}
+		switch {
+		case d.Missing():
+			fmt.Fprintf(io.Out, "%s%s%s %s\n", indent, branch, d.Name, c.Red("not found"))
+		case seen[d.Object] || d.Rule == rpath.RuleLoaded:
+			fmt.Fprintf(io.Out, "%s%s%s %s\n", indent, branch, d.Name, c.Dim("["+string(d.Rule)+"] "+d.Path))
+		default:
+			seen[d.Object] = true
+			rule := string(d.Rule)
+			if d.Via != "" {
+				rule += " of " + d.Via
+			}
+			if d.HWCaps != "" {
+				rule += ", glibc-hwcaps " + d.HWCaps
+			}
+			fmt.Fprintf(io.Out, "%s%s%s => %s %s\n", indent, branch, d.Name, d.Path, c.Dim("["+rule+"]"))
+			printTree(io, d.Object, indent+next, seen)
+		}
+	}
+}
+
+func explainMissing(io *cli.IOStreams, d *rpath.Dep) {
+	w := io.ErrOut
+	fmt.Fprintf(w, "missing: %s\n", d.Name)
+	for _, a := range d.Tried {
+		fmt.Fprintf(w, "  tried %s (%s): %s\n", a.Path, a.Rule, a.Result)
+	}
+}

@@ -1,0 +1,739 @@
+// Package rpath resolves the dependency closure of an ELF file the way
+// glibc's ld.so does, without executing or loading anything, and records for
+// every NEEDED entry where it was found, by which rule, every path tried and
+// every candidate rejected with the reason.
+//
+// Search order for a NEEDED name without a slash (glibc elf/dl-load.c,
+// _dl_map_object), for the object X that needs it:
+//
+//  1. an object already loaded under that name or SONAME (or the same file);
+//  2. unless X has DT_RUNPATH: DT_RPATH of X, of the object that loaded X,
+//     and so on up to the root, then the root's DT_RPATH (objects with
+//     DT_RUNPATH contribute no DT_RPATH);
+//  3. LD_LIBRARY_PATH (only when the caller passes one);
+//  4. DT_RUNPATH of X;
+//  5. the caller's extra --lib-dir directories (rocmdoctor's addition);
+//  6. unless X has DF_1_NODEFLIB: ld.so.cache (glibc-hwcaps entries first);
+//  7. unless X has DF_1_NODEFLIB: the trusted default directories.
+//
+// Each directory of 2–5 and 7 is searched first in its glibc-hwcaps
+// subdirectories (x86-64-v4, -v3, -v2 as far as the CPU level allows).
+// Names containing a slash are opened as paths. Candidates whose class,
+// data encoding, machine or OS ABI differ from the root object are skipped,
+// as the loader skips them, and recorded with the reason.
+package rpath
+
+import (
+	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+)
+
+// Rule says how a NEEDED entry was resolved.
+type Rule string
+
+const (
+	RulePath          Rule = "path"            // NEEDED contains a slash
+	RuleLoaded        Rule = "already-loaded"  // satisfied by an object loaded before
+	RuleRPath         Rule = "rpath"           // DT_RPATH of Via
+	RuleLDLibraryPath Rule = "ld-library-path" // LD_LIBRARY_PATH
+	RuleRunPath       Rule = "runpath"         // DT_RUNPATH of the requesting object
+	RuleLibDir        Rule = "lib-dir"         // --lib-dir
+	RuleCache         Rule = "ld.so.cache"     // ld.so.cache
+	RuleDefault       Rule = "default"         // trusted default directory
+	RuleInterp        Rule = "interpreter"     // the dynamic loader itself (PT_INTERP), always loaded
+	RuleMissing       Rule = "missing"         // not found
+)
+
+// Options configure a Resolver. The zero value resolves against the running
+// system with no LD_LIBRARY_PATH.
+type Options struct {
+	// Root is a sysroot: every absolute path (cache, ld.so.conf, default
+	// directories, absolute RPATH/RUNPATH entries) is looked up inside it.
+	Root string
+	// LDLibraryPath is used only when non-nil.
+	LDLibraryPath []string
+	// LibDirs are searched after the object's own paths, before the cache.
+	LibDirs []string
+	// HWCaps lists the glibc-hwcaps subdirectories to search, in priority
+	// order. Nil means what the running CPU supports; an empty non-nil
+	// slice disables them.
+	HWCaps []string
+	// Platform is the value of $PLATFORM (default "x86_64" etc. by machine).
+	Platform string
+	// Lib is the value of $LIB (default: "lib/<multiarch triplet>" when the
+	// root has that directory, else "lib64"/"lib").
+	Lib string
+	// CachePath overrides <root>/etc/ld.so.cache; NoCache disables the cache.
+	CachePath string
+	NoCache   bool
+	// DefaultDirs overrides the trusted directories for the machine.
+	DefaultDirs []string
+}
+
+// Attempt is one candidate path the search looked at.
+type Attempt struct {
+	Path   string `json:"path"`
+	Rule   Rule   `json:"rule"`
+	Result string `json:"result"` // "found", "absent", or the rejection reason
+}
+
+// Dep is one NEEDED entry of an object and how it resolved.
+type Dep struct {
+	Name   string  `json:"name"`
+	Object *Object `json:"-"`
+	Path   string  `json:"path,omitempty"` // resolved path, "" when missing
+	Rule   Rule    `json:"rule"`
+	// Via names the object whose DT_RPATH supplied the directory (rule rpath).
+	Via      string    `json:"via,omitempty"`
+	HWCaps   string    `json:"hwcaps,omitempty"`
+	Tried    []Attempt `json:"tried,omitempty"`
+	Rejected []Attempt `json:"rejected,omitempty"`
+}
+
+// Missing reports whether the dependency could not be resolved.
+func (d *Dep) Missing() bool { return d.Object == nil }
+
+// Object is one loaded object of the closure.
+type Object struct {
+	Path     string      `json:"path"`
+	Soname   string      `json:"soname,omitempty"`
+	Needed   []string    `json:"needed"`
+	RPath    []string    `json:"rpath,omitempty"`
+	RunPath  []string    `json:"runpath,omitempty"`
+	NoDefLib bool        `json:"nodeflib,omitempty"`
+	Header   elfx.Header `json:"-"`
+	Deps     []*Dep      `json:"deps"`
+	Loader   *Object     `json:"-"` // object whose NEEDED loaded this one; nil for the root
+	Depth    int         `json:"depth"`
+	File     *elfx.File  `json:"-"`
+	names    []string
+	origin   string
+	id       fileID
+	loaded   bool // for the interpreter: joined the closure
+}
+
+// Result is a resolved closure.
+type Result struct {
+	Root *Object
+	// Interp is the dynamic loader (the root's PT_INTERP, or the machine's
+	// default loader for a library); it joins Objects when first needed.
+	Interp *Object
+	// Objects are in load order (breadth-first, like ld.so).
+	Objects []*Object
+}
+
+// Missing returns the unresolved dependencies in load order.
+func (r *Result) Missing() []*Dep {
+	var out []*Dep
+	for _, o := range r.Objects {
+		for _, d := range o.Deps {
+			if d.Missing() {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// Close closes the files of every object.
+func (r *Result) Close() {
+	for _, o := range r.Objects {
+		if o.File != nil {
+			o.File.Close()
+		}
+	}
+	if r.Interp != nil && !r.Interp.loaded && r.Interp.File != nil {
+		r.Interp.File.Close()
+	}
+}
+
+// FlatEntry is one line of the ldd-style flat list.
+type FlatEntry struct {
+	Name string `json:"name"`
+	Path string `json:"path,omitempty"` // "" when not found
+	Rule Rule   `json:"rule"`
+}
+
+// Flat lists each dependency once in load order, like ldd: the first
+// NEEDED name that brought each object in, then missing names.
+func (r *Result) Flat() []FlatEntry {
+	var out []FlatEntry
+	seen := map[*Object]bool{r.Root: true}
+	missing := map[string]bool{}
+	for _, o := range r.Objects {
+		for _, d := range o.Deps {
+			switch {
+			case d.Missing():
+				if !missing[d.Name] {
+					missing[d.Name] = true
+					out = append(out, FlatEntry{Name: d.Name, Rule: RuleMissing})
+				}
+			case !seen[d.Object]:
+				seen[d.Object] = true
+				out = append(out, FlatEntry{Name: d.Name, Path: d.Path, Rule: d.Rule})
+			}
+		}
+	}
+	return out
+}
+
+type fileID struct{ dev, ino uint64 }
+
+// Resolver resolves closures. It caches the cache, ld.so.conf and parsed
+// headers; it is not safe for concurrent use.
+type Resolver struct {
+	opts     Options
+	cache    *Cache
+	cacheErr error
+	cacheOK  bool
+	defaults []string
+	hwcaps   []string
+	isa      uint32
+}
+
+// New returns a Resolver for opts.
+func New(opts Options) *Resolver {
+	r := &Resolver{opts: opts}
+	if opts.HWCaps != nil {
+		r.hwcaps = opts.HWCaps
+	} else {
+		r.hwcaps = HostHWCaps()
+	}
+	r.isa = isaLevelBits(r.hwcaps)
+	return r
+}
+
+// inRoot maps an absolute path into the sysroot.
+func (r *Resolver) inRoot(p string) string {
+	if r.opts.Root == "" || !filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(r.opts.Root, p)
+}
+
+// Resolve computes the closure of the ELF file at path.
+func (r *Resolver) Resolve(ctx context.Context, path string) (*Result, error) {
+	f, err := elfx.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	root, err := r.newObject(f, path, nil)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		root.origin = filepath.Dir(real)
+	}
+	if abs, err := filepath.Abs(root.origin); err == nil {
+		root.origin = abs
+	}
+	res := &Result{Root: root, Objects: []*Object{root}}
+	if root.Soname != "" {
+		root.names = append(root.names, root.Soname)
+	}
+	res.Interp = r.loadInterp(root)
+	for i := 0; i < len(res.Objects); i++ {
+		if err := ctx.Err(); err != nil {
+			res.Close()
+			return nil, err
+		}
+		obj := res.Objects[i]
+		for _, name := range obj.Needed {
+			dep := r.resolveOne(res, obj, name)
+			obj.Deps = append(obj.Deps, dep)
+		}
+	}
+	return res, nil
+}
+
+func (r *Resolver) newObject(f *elfx.File, path string, loader *Object) (*Object, error) {
+	o := &Object{Path: path, Header: f.Header, File: f, Loader: loader, Needed: []string{}}
+	if loader != nil {
+		o.Depth = loader.Depth + 1
+	}
+	abs, err := filepath.Abs(path)
+	if err == nil {
+		o.origin = filepath.Dir(abs)
+	}
+	if st, err := os.Stat(path); err == nil {
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			o.id = fileID{uint64(sys.Dev), uint64(sys.Ino)}
+		}
+	}
+	d, err := f.Dynamic()
+	if err != nil {
+		if errors.Is(err, elfx.ErrNoDynamic) {
+			return o, nil
+		}
+		return nil, err
+	}
+	o.Soname = d.Soname
+	o.Needed = append(o.Needed, d.Needed...)
+	// glibc ignores DT_RPATH when DT_RUNPATH is present.
+	if d.HasRunPath {
+		o.RunPath = d.RunPathList()
+	} else if d.HasRPath {
+		o.RPath = d.RPathList()
+	}
+	o.NoDefLib = d.Flags1&elf.DF_1_NODEFLIB != 0
+	return o, nil
+}
+
+// loadInterp opens the dynamic loader that ld.so itself is: the root's
+// PT_INTERP, or the machine's default loader when the root has none.
+func (r *Resolver) loadInterp(root *Object) *Object {
+	p, _ := root.File.Interp()
+	if p == "" {
+		p = defaultInterp(root.Header)
+	}
+	if p == "" {
+		return nil
+	}
+	f, err := elfx.Open(r.inRoot(p))
+	if err != nil {
+		return nil
+	}
+	if Incompatible(root.Header, f.Header) != "" {
+		f.Close()
+		return nil
+	}
+	o, err := r.newObject(f, r.inRoot(p), nil)
+	if err != nil {
+		f.Close()
+		return nil
+	}
+	o.names = []string{p}
+	if o.Soname != "" {
+		o.names = append(o.names, o.Soname)
+	}
+	return o
+}
+
+func defaultInterp(h elfx.Header) string {
+	switch {
+	case h.Machine == elf.EM_X86_64 && h.Class == elf.ELFCLASS64:
+		return "/lib64/ld-linux-x86-64.so.2"
+	case h.Machine == elf.EM_386:
+		return "/lib/ld-linux.so.2"
+	case h.Machine == elf.EM_AARCH64:
+		return "/lib/ld-linux-aarch64.so.1"
+	case h.Machine == elf.EM_PPC64 && h.Data == elf.ELFDATA2LSB:
+		return "/lib64/ld64.so.2"
+	}
+	return ""
+}
+
+// matchLoaded implements _dl_name_match_p over the loaded objects.
+func matchLoaded(res *Result, name string) *Object {
+	for _, o := range res.Objects {
+		for _, n := range o.names {
+			if n == name {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
+func (r *Resolver) resolveOne(res *Result, obj *Object, name string) *Dep {
+	dep := &Dep{Name: name}
+	if o := matchLoaded(res, name); o != nil {
+		dep.Object, dep.Path, dep.Rule = o, o.Path, RuleLoaded
+		return dep
+	}
+	if in := res.Interp; in != nil && !in.loaded {
+		for _, n := range in.names {
+			if n == name {
+				in.loaded, in.Loader, in.Depth = true, obj, obj.Depth+1
+				res.Objects = append(res.Objects, in)
+				dep.Object, dep.Path, dep.Rule = in, in.Path, RuleInterp
+				return dep
+			}
+		}
+	}
+	if strings.Contains(name, "/") {
+		p := r.expand(name, obj)
+		if !filepath.IsAbs(p) {
+			// Relative paths are relative to the working directory, as in ld.so.
+			p, _ = filepath.Abs(p)
+		} else {
+			p = r.inRoot(p)
+		}
+		if r.try(res, obj, dep, p, RulePath, "", "") {
+			return dep
+		}
+		dep.Rule = RuleMissing
+		return dep
+	}
+	// 2. DT_RPATH chain, unless the requesting object has DT_RUNPATH.
+	if len(obj.RunPath) == 0 {
+		seenRoot := false
+		for l := obj; l != nil; l = l.Loader {
+			seenRoot = seenRoot || l == res.Root
+			if r.searchDirs(res, obj, dep, l.RPath, l, RuleRPath, name) {
+				return dep
+			}
+		}
+		if !seenRoot && r.searchDirs(res, obj, dep, res.Root.RPath, res.Root, RuleRPath, name) {
+			return dep
+		}
+	}
+	// 3. LD_LIBRARY_PATH.
+	if r.opts.LDLibraryPath != nil && r.searchDirs(res, obj, dep, r.opts.LDLibraryPath, nil, RuleLDLibraryPath, name) {
+		return dep
+	}
+	// 4. DT_RUNPATH of the requesting object only.
+	if r.searchDirs(res, obj, dep, obj.RunPath, obj, RuleRunPath, name) {
+		return dep
+	}
+	// 5. --lib-dir.
+	if r.searchDirs(res, obj, dep, r.opts.LibDirs, nil, RuleLibDir, name) {
+		return dep
+	}
+	if !obj.NoDefLib {
+		// 6. ld.so.cache.
+		if c := r.loadCache(); c != nil {
+			if e, ok := c.Lookup(name, cacheFlags(res.Root.Header), r.hwcaps, r.isa); ok {
+				if r.try(res, obj, dep, r.inRoot(e.Path), RuleCache, "", e.HWCaps) {
+					return dep
+				}
+			}
+		}
+		// 7. Trusted directories.
+		if r.searchDirs(res, obj, dep, r.defaultDirs(res.Root.Header), nil, RuleDefault, name) {
+			return dep
+		}
+	}
+	dep.Rule = RuleMissing
+	return dep
+}
+
+// searchDirs tries name in each directory (and its glibc-hwcaps
+// subdirectories). via is the object whose path list this is, for $ORIGIN.
+func (r *Resolver) searchDirs(res *Result, obj *Object, dep *Dep, dirs []string, via *Object, rule Rule, name string) bool {
+	for _, d := range dirs {
+		if via != nil {
+			d = r.expand(d, via)
+		}
+		if d == "" {
+			d = "." // an empty element means the current directory
+		}
+		if filepath.IsAbs(d) {
+			d = r.inRoot(d)
+		} else if abs, err := filepath.Abs(d); err == nil {
+			d = abs
+		}
+		viaPath := ""
+		if rule == RuleRPath && via != nil {
+			viaPath = via.Path
+		}
+		for _, h := range r.hwcaps {
+			if r.try(res, obj, dep, filepath.Join(d, "glibc-hwcaps", h, name), rule, viaPath, h) {
+				return true
+			}
+		}
+		if r.try(res, obj, dep, filepath.Join(d, name), rule, viaPath, "") {
+			return true
+		}
+	}
+	return false
+}
+
+// try opens p as a candidate; on success the dependency is bound to it.
+func (r *Resolver) try(res *Result, obj *Object, dep *Dep, p string, rule Rule, via, hwcaps string) bool {
+	st, err := os.Stat(p)
+	if err != nil || !st.Mode().IsRegular() {
+		// Absent candidates under glibc-hwcaps are not worth listing.
+		if hwcaps == "" || rule == RuleCache {
+			dep.Tried = append(dep.Tried, Attempt{Path: p, Rule: rule, Result: "absent"})
+		}
+		return false
+	}
+	// Same file as a loaded object (by device and inode)?
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		id := fileID{uint64(sys.Dev), uint64(sys.Ino)}
+		for _, o := range res.Objects {
+			if o.id == id {
+				o.names = append(o.names, dep.Name)
+				dep.Tried = append(dep.Tried, Attempt{Path: p, Rule: rule, Result: "found"})
+				dep.Object, dep.Path, dep.Rule, dep.Via, dep.HWCaps = o, o.Path, rule, via, hwcaps
+				return true
+			}
+		}
+	}
+	f, err := elfx.Open(p)
+	if err != nil {
+		reason := err.Error()
+		if errors.Is(err, elfx.ErrNotELF) {
+			reason = "not an ELF file"
+		}
+		a := Attempt{Path: p, Rule: rule, Result: "skipped: " + reason}
+		dep.Tried = append(dep.Tried, a)
+		dep.Rejected = append(dep.Rejected, a)
+		return false
+	}
+	if reason := Incompatible(res.Root.Header, f.Header); reason != "" {
+		f.Close()
+		a := Attempt{Path: p, Rule: rule, Result: "skipped: " + reason}
+		dep.Tried = append(dep.Tried, a)
+		dep.Rejected = append(dep.Rejected, a)
+		return false
+	}
+	o, err := r.newObject(f, p, obj)
+	if err != nil {
+		f.Close()
+		a := Attempt{Path: p, Rule: rule, Result: "skipped: " + err.Error()}
+		dep.Tried = append(dep.Tried, a)
+		dep.Rejected = append(dep.Rejected, a)
+		return false
+	}
+	o.names = append(o.names, dep.Name)
+	if o.Soname != "" && o.Soname != dep.Name {
+		o.names = append(o.names, o.Soname)
+	}
+	res.Objects = append(res.Objects, o)
+	dep.Tried = append(dep.Tried, Attempt{Path: p, Rule: rule, Result: "found"})
+	dep.Object, dep.Path, dep.Rule, dep.Via, dep.HWCaps = o, p, rule, via, hwcaps
+	return true
+}
+
+// Incompatible returns why the loader would skip a candidate with header
+// have when loading for want, or "" when it is acceptable.
+func Incompatible(want, have elfx.Header) string {
+	describe := func(h elfx.Header) string {
+		s := h.ClassName() + " " + h.MachineName()
+		if h.AMDGPU != nil {
+			s += " " + h.AMDGPU.Processor
+		}
+		return s
+	}
+	switch {
+	case have.Class != want.Class || have.Machine != want.Machine:
+		return fmt.Sprintf("%s, need %s", describe(have), describe(want))
+	case have.Data != want.Data:
+		return fmt.Sprintf("%s data, need %s", have.DataName(), want.DataName())
+	case osabiGroup(have.OSABI) != osabiGroup(want.OSABI):
+		return fmt.Sprintf("OS ABI %s, need %s", have.OSABIName(), want.OSABIName())
+	case have.Machine == elf.EM_AMDGPU && have.ABIVersion != want.ABIVersion:
+		return fmt.Sprintf("code object ABI version %d, need %d", have.ABIVersion, want.ABIVersion)
+	case have.Type != elf.ET_DYN && have.Type != elf.ET_EXEC:
+		return fmt.Sprintf("%s, only ET_DYN and ET_EXEC can be loaded", have.TypeName())
+	}
+	return ""
+}
+
+// osabiGroup treats ELFOSABI_NONE and ELFOSABI_LINUX (GNU) as one, as glibc does.
+func osabiGroup(o elf.OSABI) elf.OSABI {
+	if o == elf.ELFOSABI_LINUX {
+		return elf.ELFOSABI_NONE
+	}
+	return o
+}
+
+// expand substitutes $ORIGIN, ${ORIGIN}, $LIB, ${LIB}, $PLATFORM and
+// ${PLATFORM} in s for object o.
+func (r *Resolver) expand(s string, o *Object) string {
+	if !strings.Contains(s, "$") {
+		return s
+	}
+	lib, platform := r.libToken(o.Header), r.platform(o.Header)
+	repl := strings.NewReplacer(
+		"${ORIGIN}", o.origin, "$ORIGIN", o.origin,
+		"${LIB}", lib, "$LIB", lib,
+		"${PLATFORM}", platform, "$PLATFORM", platform,
+	)
+	return repl.Replace(s)
+}
+
+func (r *Resolver) platform(h elfx.Header) string {
+	if r.opts.Platform != "" {
+		return r.opts.Platform
+	}
+	switch h.Machine {
+	case elf.EM_X86_64:
+		return "x86_64"
+	case elf.EM_386:
+		return "i686"
+	case elf.EM_AARCH64:
+		return "aarch64"
+	case elf.EM_PPC64:
+		if h.Data == elf.ELFDATA2LSB {
+			return "ppc64le"
+		}
+		return "ppc64"
+	}
+	return strings.ToLower(strings.TrimPrefix(elfx.MachineName(h.Machine), "EM_"))
+}
+
+func (r *Resolver) libToken(h elfx.Header) string {
+	if r.opts.Lib != "" {
+		return r.opts.Lib
+	}
+	if t := triplet(h); t != "" {
+		if st, err := os.Stat(r.inRoot("/usr/lib/" + t)); err == nil && st.IsDir() {
+			return "lib/" + t
+		}
+	}
+	if h.Class == elf.ELFCLASS64 {
+		return "lib64"
+	}
+	return "lib"
+}
+
+// triplet is the Debian multiarch triplet for the header's ABI.
+func triplet(h elfx.Header) string {
+	switch h.Machine {
+	case elf.EM_X86_64:
+		if h.Class == elf.ELFCLASS32 {
+			return "x86_64-linux-gnux32"
+		}
+		return "x86_64-linux-gnu"
+	case elf.EM_386:
+		return "i386-linux-gnu"
+	case elf.EM_AARCH64:
+		return "aarch64-linux-gnu"
+	case elf.EM_PPC64:
+		if h.Data == elf.ELFDATA2LSB {
+			return "powerpc64le-linux-gnu"
+		}
+		return "powerpc64-linux-gnu"
+	case elf.EM_RISCV:
+		return "riscv64-linux-gnu"
+	}
+	return ""
+}
+
+// cacheFlags is the ld.so.cache flag value ld.so accepts for the header
+// (_DL_CACHE_DEFAULT_ID).
+func cacheFlags(h elfx.Header) uint32 {
+	switch {
+	case h.Machine == elf.EM_X86_64 && h.Class == elf.ELFCLASS64:
+		return 0x0303 // FLAG_X8664_LIB64 | FLAG_ELF_LIBC6
+	case h.Machine == elf.EM_X86_64:
+		return 0x0803 // FLAG_X8664_LIBX32
+	case h.Machine == elf.EM_AARCH64:
+		return 0x0a03
+	case h.Machine == elf.EM_PPC64:
+		return 0x0503
+	case h.Machine == elf.EM_RISCV:
+		return 0x1003
+	}
+	return flagELFLibc6
+}
+
+func (r *Resolver) loadCache() *Cache {
+	if r.cacheOK || r.opts.NoCache {
+		return r.cache
+	}
+	r.cacheOK = true
+	p := r.opts.CachePath
+	if p == "" {
+		p = r.inRoot("/etc/ld.so.cache")
+	}
+	r.cache, r.cacheErr = ReadCache(p)
+	if r.cacheErr != nil {
+		r.cache = nil
+		// Without a cache, ld.so.conf's directories stand in for it (as
+		// ldconfig would have put them there).
+		if dirs := ReadConf(r.inRoot("/etc/ld.so.conf"), r.opts.Root); len(dirs) > 0 {
+			r.defaults = append(dirs, r.defaults...)
+		}
+	}
+	return r.cache
+}
+
+// CacheError is the error reading the cache, if any (after Resolve).
+func (r *Resolver) CacheError() error { return r.cacheErr }
+
+func (r *Resolver) defaultDirs(h elfx.Header) []string {
+	if r.opts.DefaultDirs != nil {
+		return append(r.defaults[:len(r.defaults):len(r.defaults)], r.opts.DefaultDirs...)
+	}
+	var dirs []string
+	if t := triplet(h); t != "" {
+		if st, err := os.Stat(r.inRoot("/usr/lib/" + t)); err == nil && st.IsDir() {
+			dirs = append(dirs, "/lib/"+t, "/usr/lib/"+t)
+		}
+	}
+	if h.Class == elf.ELFCLASS64 && len(dirs) == 0 {
+		dirs = append(dirs, "/lib64", "/usr/lib64")
+	}
+	dirs = append(dirs, "/lib", "/usr/lib")
+	return append(r.defaults[:len(r.defaults):len(r.defaults)], dirs...)
+}
+
+// ReadConf reads an ld.so.conf with its include globs (relative to root)
+// and returns the listed directories in order.
+func ReadConf(file, root string) []string {
+	var out []string
+	seen := map[string]bool{}
+	var read func(string, int)
+	read = func(p string, depth int) {
+		if depth > 8 || seen[p] {
+			return
+		}
+		seen[p] = true
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if i := strings.IndexByte(line, '#'); i >= 0 {
+				line = line[:i]
+			}
+			line = strings.TrimSpace(line)
+			switch {
+			case line == "":
+			case strings.HasPrefix(line, "include") && len(line) > 7 && (line[7] == ' ' || line[7] == '\t'):
+				pat := strings.TrimSpace(line[8:])
+				if !path.IsAbs(pat) {
+					pat = filepath.Join(filepath.Dir(p), pat)
+				} else if root != "" {
+					pat = filepath.Join(root, pat)
+				}
+				matches, _ := filepath.Glob(pat)
+				for _, m := range matches {
+					read(m, depth+1)
+				}
+			case strings.HasPrefix(line, "hwcap"):
+			default:
+				out = append(out, line)
+			}
+		}
+	}
+	read(file, 0)
+	return out
+}
+
+// Why returns every chain of object paths from the root to an object whose
+// SONAME or NEEDED name is soname (root first).
+func Why(res *Result, soname string) [][]string {
+	var out [][]string
+	for _, o := range res.Objects {
+		for _, d := range o.Deps {
+			if d.Name != soname && (d.Object == nil || d.Object.Soname != soname) {
+				continue
+			}
+			var chain []string
+			for l := o; l != nil; l = l.Loader {
+				chain = append([]string{l.Path}, chain...)
+			}
+			target := d.Path
+			if target == "" {
+				target = d.Name + " (not found)"
+			}
+			out = append(out, append(chain, target))
+		}
+	}
+	return out
+}
