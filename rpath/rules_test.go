@@ -1,0 +1,293 @@
+package rpath_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/rpath"
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+)
+
+// tree builds small libraries and executables with gcc in a temp dir.
+type tree struct {
+	t   *testing.T
+	dir string
+	gcc string
+}
+
+func newTree(t *testing.T) *tree {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	return &tree{t: t, dir: t.TempDir(), gcc: gcc}
+}
+
+func (tr *tree) path(p string) string { return filepath.Join(tr.dir, p) }
+
+// lib builds dir/name with the given SONAME, needing the -l libraries.
+func (tr *tree) lib(out, soname, body string, args ...string) string {
+	tr.t.Helper()
+	src := tr.path(strings.ReplaceAll(out, "/", "_") + ".c")
+	if err := os.WriteFile(src, []byte(body+"\n"), 0o644); err != nil {
+		tr.t.Fatal(err)
+	}
+	dst := tr.path(out)
+	os.MkdirAll(filepath.Dir(dst), 0o755)
+	cmdArgs := []string{"-shared", "-fPIC", "-o", dst, src, "-Wl,-soname," + soname}
+	tr.run(append(cmdArgs, args...)...)
+	return dst
+}
+
+func (tr *tree) exe(out, body string, args ...string) string {
+	tr.t.Helper()
+	src := tr.path(strings.ReplaceAll(out, "/", "_") + ".c")
+	if err := os.WriteFile(src, []byte(body+"\n"), 0o644); err != nil {
+		tr.t.Fatal(err)
+	}
+	dst := tr.path(out)
+	os.MkdirAll(filepath.Dir(dst), 0o755)
+	tr.run(append([]string{"-o", dst, src}, args...)...)
+	return dst
+}
+
+func (tr *tree) run(args ...string) {
+	tr.t.Helper()
+	cmd := exec.Command(tr.gcc, args...)
+	cmd.Dir = tr.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tr.t.Fatalf("gcc %v: %v\n%s", args, err, out)
+	}
+}
+
+// hermetic options: only the tree, no cache, no system directories except
+// libc's (so executables still resolve libc like the real loader does).
+func hermetic() rpath.Options {
+	return rpath.Options{NoCache: true, HWCaps: []string{}}
+}
+
+func resolve(t *testing.T, opts rpath.Options, path string) *rpath.Result {
+	t.Helper()
+	res, err := rpath.New(opts).Resolve(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(res.Close)
+	return res
+}
+
+func depOf(t *testing.T, res *rpath.Result, name string) *rpath.Dep {
+	t.Helper()
+	for _, o := range res.Objects {
+		for _, d := range o.Deps {
+			if d.Name == name {
+				return d
+			}
+		}
+	}
+	t.Fatalf("no dependency %s in the closure", name)
+	return nil
+}
+
+const libdep = `int dep_value(void) { return 1; }`
+const usesDep = `extern int dep_value(void); int main(void) { return dep_value() - 1; }`
+
+func TestSearchRules(t *testing.T) {
+	tr := newTree(t)
+	tr.lib("a/libdep.so.1", "libdep.so.1", libdep)
+	tr.lib("b/libdep.so.1", "libdep.so.1", libdep)
+	a, b, c := tr.path("a"), tr.path("b"), tr.path("c")
+	link := []string{"-L" + a, "-l:libdep.so.1"}
+
+	t.Run("rpath beats LD_LIBRARY_PATH", func(t *testing.T) {
+		exe := tr.exe("rpath_exe", usesDep, append(link, "-Wl,--disable-new-dtags,-rpath,"+a)...)
+		opts := hermetic()
+		opts.LDLibraryPath = []string{b}
+		d := depOf(t, resolve(t, opts, exe), "libdep.so.1")
+		if d.Path != filepath.Join(a, "libdep.so.1") || d.Rule != rpath.RuleRPath || d.Via != exe {
+			t.Errorf("got %s by %s via %s; want a/ by rpath of the executable", d.Path, d.Rule, d.Via)
+		}
+		lddAgrees(t, exe, rpath.Options{LDLibraryPath: []string{b}}, "LD_LIBRARY_PATH="+b)
+	})
+	t.Run("LD_LIBRARY_PATH beats runpath", func(t *testing.T) {
+		exe := tr.exe("runpath_exe", usesDep, append(link, "-Wl,--enable-new-dtags,-rpath,"+a)...)
+		opts := hermetic()
+		opts.LDLibraryPath = []string{b}
+		d := depOf(t, resolve(t, opts, exe), "libdep.so.1")
+		if d.Path != filepath.Join(b, "libdep.so.1") || d.Rule != rpath.RuleLDLibraryPath {
+			t.Errorf("got %s by %s; want b/ by LD_LIBRARY_PATH", d.Path, d.Rule)
+		}
+		// Without LD_LIBRARY_PATH the runpath finds it.
+		d = depOf(t, resolve(t, hermetic(), exe), "libdep.so.1")
+		if d.Path != filepath.Join(a, "libdep.so.1") || d.Rule != rpath.RuleRunPath {
+			t.Errorf("got %s by %s; want a/ by runpath", d.Path, d.Rule)
+		}
+		lddAgrees(t, exe, rpath.Options{LDLibraryPath: []string{b}}, "LD_LIBRARY_PATH="+b)
+	})
+
+	// libmid (in c/) needs libdep but has no search paths of its own.
+	tr.lib("c/libmid.so", "libmid.so", `extern int dep_value(void); int mid(void) { return dep_value(); }`, link...)
+	usesMid := `extern int mid(void); int main(void) { return mid() - 1; }`
+	t.Run("rpath inherited through the chain", func(t *testing.T) {
+		exe := tr.exe("chain_rpath", usesMid, "-L"+c, "-lmid", "-Wl,--disable-new-dtags,-rpath,"+c+":"+a)
+		d := depOf(t, resolve(t, hermetic(), exe), "libdep.so.1")
+		if d.Path != filepath.Join(a, "libdep.so.1") || d.Rule != rpath.RuleRPath || d.Via != exe {
+			t.Errorf("got %q by %s via %s; want a/ by rpath of the executable", d.Path, d.Rule, d.Via)
+		}
+		lddAgrees(t, exe, rpath.Options{})
+		if out, err := exec.Command(exe).CombinedOutput(); err != nil {
+			t.Errorf("the real loader fails: %v %s", err, out)
+		}
+	})
+	t.Run("runpath not inherited", func(t *testing.T) {
+		exe := tr.exe("chain_runpath", usesMid, "-L"+c, "-lmid", "-Wl,--enable-new-dtags,-rpath,"+c+":"+a)
+		d := depOf(t, resolve(t, hermetic(), exe), "libdep.so.1")
+		if !d.Missing() {
+			t.Fatalf("libdep resolved to %s by %s; DT_RUNPATH must not apply to libmid's NEEDED", d.Path, d.Rule)
+		}
+		lddAgrees(t, exe, rpath.Options{})
+		if err := exec.Command(exe).Run(); err == nil {
+			t.Errorf("the real loader ran the executable; the oracle disagrees with the test's premise")
+		}
+	})
+	t.Run("missing library lists what was tried", func(t *testing.T) {
+		tr.lib("gone/libgone.so", "libgone.so", `int gone(void) { return 0; }`)
+		exe := tr.exe("missing_exe", `extern int gone(void); int main(void) { return gone(); }`,
+			"-L"+tr.path("gone"), "-lgone", "-Wl,--enable-new-dtags,-rpath,"+a+":"+b)
+		os.Remove(tr.path("gone/libgone.so"))
+		res := resolve(t, hermetic(), exe)
+		d := depOf(t, res, "libgone.so")
+		if !d.Missing() || len(res.Missing()) != 1 {
+			t.Fatalf("libgone.so: %+v", d)
+		}
+		var tried []string
+		for _, at := range d.Tried {
+			tried = append(tried, at.Path)
+		}
+		want := []string{filepath.Join(a, "libgone.so"), filepath.Join(b, "libgone.so")}
+		if len(tried) < 2 || tried[0] != want[0] || tried[1] != want[1] {
+			t.Errorf("tried %v, want to start with %v", tried, want)
+		}
+		lddAgrees(t, exe, rpath.Options{})
+	})
+}
+
+// lddAgrees compares the resolver (on the real system) with ldd.
+func lddAgrees(t *testing.T, path string, opts rpath.Options, env ...string) {
+	t.Helper()
+	testenv.Tool(t, "ldd", "libc-bin")
+	if err := compareWithLdd(path, opts, env); err != nil {
+		t.Errorf("disagrees with ldd: %v", err)
+	}
+}
+
+func TestWrongMachineCandidateSkipped(t *testing.T) {
+	tr := newTree(t)
+	tr.lib("w/libdep.so.1", "libdep.so.1", libdep, "-m32")
+	tr.lib("a/libdep.so.1", "libdep.so.1", libdep)
+	exe := tr.exe("exe", usesDep, "-L"+tr.path("a"), "-l:libdep.so.1",
+		"-Wl,--enable-new-dtags,-rpath,"+tr.path("w")+":"+tr.path("a"))
+	d := depOf(t, resolve(t, hermetic(), exe), "libdep.so.1")
+	if d.Path != tr.path("a/libdep.so.1") {
+		t.Fatalf("resolved to %q", d.Path)
+	}
+	if len(d.Rejected) != 1 || d.Rejected[0].Path != tr.path("w/libdep.so.1") ||
+		d.Rejected[0].Result != "skipped: ELF32 EM_386, need ELF64 EM_X86_64" {
+		t.Errorf("rejected = %+v", d.Rejected)
+	}
+	lddAgrees(t, exe, rpath.Options{})
+	if out, err := exec.Command(exe).CombinedOutput(); err != nil {
+		t.Errorf("the real loader fails: %v %s", err, out)
+	}
+}
+
+func TestOriginThroughSymlink(t *testing.T) {
+	tr := newTree(t)
+	tr.lib("lib/libdep.so.1", "libdep.so.1", libdep)
+	real := tr.exe("real/bin/app", usesDep, "-L"+tr.path("lib"), "-l:libdep.so.1",
+		"-Wl,--enable-new-dtags,-rpath,$ORIGIN/../../lib")
+	os.MkdirAll(tr.path("elsewhere/deeper"), 0o755)
+	link := tr.path("elsewhere/deeper/app")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	d := depOf(t, resolve(t, hermetic(), link), "libdep.so.1")
+	if d.Path != tr.path("real/bin/../../lib/libdep.so.1") && d.Path != tr.path("lib/libdep.so.1") {
+		t.Errorf("$ORIGIN of a symlinked executable: resolved to %q", d.Path)
+	}
+	if out, err := exec.Command(link).CombinedOutput(); err != nil {
+		t.Errorf("the real loader fails: %v %s", err, out)
+	}
+}
+
+func TestNoDefaultLib(t *testing.T) {
+	tr := newTree(t)
+	tr.lib("sys/libdep.so.1", "libdep.so.1", libdep)
+	opts := hermetic()
+	opts.DefaultDirs = []string{tr.path("sys")}
+	plain := tr.lib("plain/libuser.so", "libuser.so", `extern int dep_value(void); int u(void){return dep_value();}`,
+		"-L"+tr.path("sys"), "-l:libdep.so.1")
+	nodef := tr.lib("nodef/libuser.so", "libuser.so", `extern int dep_value(void); int u(void){return dep_value();}`,
+		"-L"+tr.path("sys"), "-l:libdep.so.1", "-Wl,-z,nodefaultlib")
+	if d := depOf(t, resolve(t, opts, plain), "libdep.so.1"); d.Rule != rpath.RuleDefault {
+		t.Errorf("without NODEFLIB: %s by %s, want default", d.Path, d.Rule)
+	}
+	if d := depOf(t, resolve(t, opts, nodef), "libdep.so.1"); !d.Missing() {
+		t.Errorf("with DF_1_NODEFLIB: resolved to %s by %s, want missing", d.Path, d.Rule)
+	}
+}
+
+func TestCycle(t *testing.T) {
+	tr := newTree(t)
+	dir := tr.path("cyc")
+	// Build libcyc2 first without its NEEDED, then libcyc1 needing it,
+	// then rebuild libcyc2 needing libcyc1.
+	tr.lib("cyc/libcyc2.so", "libcyc2.so", `int c2(void){return 2;}`)
+	tr.lib("cyc/libcyc1.so", "libcyc1.so", `extern int c2(void); int c1(void){return c2();}`,
+		"-L"+dir, "-lcyc2", "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
+	tr.lib("cyc/libcyc2.so", "libcyc2.so", `extern int c1(void); int c2(void){return 2;} int c3(void){return c1();}`,
+		"-L"+dir, "-lcyc1", "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
+	res := resolve(t, hermetic(), filepath.Join(dir, "libcyc1.so"))
+	d := depOf(t, res, "libcyc1.so")
+	if d.Rule != rpath.RuleLoaded || d.Object != res.Root {
+		t.Errorf("libcyc2's NEEDED libcyc1.so: %s by %s, want the root, already loaded", d.Path, d.Rule)
+	}
+	if len(res.Missing()) != 0 {
+		t.Errorf("missing: %v", res.Missing())
+	}
+}
+
+func TestCheckedInFixtures(t *testing.T) {
+	// hello has DT_RPATH $ORIGIN and needs libfoo.so.1 next to it.
+	opts := hermetic()
+	opts.DefaultDirs = []string{}
+	res := resolve(t, opts, testenv.Testdata("hello"))
+	d := depOf(t, res, "libfoo.so.1")
+	if d.Rule != rpath.RuleRPath || filepath.Base(d.Path) != "libfoo.so.1" {
+		t.Errorf("libfoo.so.1: %s by %s", d.Path, d.Rule)
+	}
+	// libc and libm are missing without cache and default dirs.
+	var missing []string
+	for _, m := range res.Missing() {
+		missing = append(missing, m.Name)
+	}
+	if strings.Join(missing, " ") != "libc.so.6 libm.so.6" {
+		t.Errorf("missing = %v", missing)
+	}
+	// A --lib-dir after the object's own paths.
+	opts.LibDirs = []string{testenv.Testdata()}
+	res = resolve(t, opts, testenv.Testdata("libgpu.so"))
+	if len(res.Objects) != 1 {
+		t.Errorf("libgpu.so has no NEEDED, got %d objects", len(res.Objects))
+	}
+}
+
+func TestWhy(t *testing.T) {
+	opts := hermetic()
+	res := resolve(t, opts, testenv.Testdata("hello"))
+	chains := rpath.Why(res, "libm.so.6")
+	if len(chains) != 1 || len(chains[0]) != 3 || filepath.Base(chains[0][1]) != "libfoo.so.1" {
+		t.Errorf("Why(libm.so.6) = %v", chains)
+	}
+}
