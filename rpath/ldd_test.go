@@ -48,7 +48,6 @@ func compareWithLdd(path string, opts rpath.Options, env []string) error {
 	if err != nil {
 		return fmt.Errorf("resolve: %v", err)
 	}
-	defer res.Close()
 	var got []lddEntry
 	for _, e := range res.Flat() {
 		if e.Rule == rpath.RuleInterp {

@@ -114,11 +114,11 @@ type Object struct {
 	Deps     []*Dep      `json:"deps"`
 	Loader   *Object     `json:"-"` // object whose NEEDED loaded this one; nil for the root
 	Depth    int         `json:"depth"`
-	File     *elfx.File  `json:"-"`
 	names    []string
 	origin   string
 	id       fileID
 	loaded   bool // for the interpreter: joined the closure
+	interp   string
 }
 
 // Result is a resolved closure.
@@ -144,17 +144,8 @@ func (r *Result) Missing() []*Dep {
 	return out
 }
 
-// Close closes the files of every object.
-func (r *Result) Close() {
-	for _, o := range r.Objects {
-		if o.File != nil {
-			o.File.Close()
-		}
-	}
-	if r.Interp != nil && !r.Interp.loaded && r.Interp.File != nil {
-		r.Interp.File.Close()
-	}
-}
+// Open opens the object's file for reading its symbols or sections.
+func (o *Object) Open() (*elfx.File, error) { return elfx.Open(o.Path) }
 
 // FlatEntry is one line of the ldd-style flat list.
 type FlatEntry struct {
@@ -192,6 +183,7 @@ type fileID struct{ dev, ino uint64 }
 // headers; it is not safe for concurrent use.
 type Resolver struct {
 	opts     Options
+	files    map[fileID]*parsed
 	cache    *Cache
 	cacheErr error
 	cacheOK  bool
@@ -202,7 +194,7 @@ type Resolver struct {
 
 // New returns a Resolver for opts.
 func New(opts Options) *Resolver {
-	r := &Resolver{opts: opts}
+	r := &Resolver{opts: opts, files: map[fileID]*parsed{}}
 	if opts.HWCaps != nil {
 		r.hwcaps = opts.HWCaps
 	} else {
@@ -222,15 +214,11 @@ func (r *Resolver) inRoot(p string) string {
 
 // Resolve computes the closure of the ELF file at path.
 func (r *Resolver) Resolve(ctx context.Context, path string) (*Result, error) {
-	f, err := elfx.Open(path)
+	pf, id, err := r.parse(path)
 	if err != nil {
 		return nil, err
 	}
-	root, err := r.newObject(f, path, nil)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
+	root := newObject(pf, id, path, nil)
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		root.origin = filepath.Dir(real)
 	}
@@ -244,7 +232,6 @@ func (r *Resolver) Resolve(ctx context.Context, path string) (*Result, error) {
 	res.Interp = r.loadInterp(root)
 	for i := 0; i < len(res.Objects); i++ {
 		if err := ctx.Err(); err != nil {
-			res.Close()
 			return nil, err
 		}
 		obj := res.Objects[i]
@@ -256,62 +243,88 @@ func (r *Resolver) Resolve(ctx context.Context, path string) (*Result, error) {
 	return res, nil
 }
 
-func (r *Resolver) newObject(f *elfx.File, path string, loader *Object) (*Object, error) {
-	o := &Object{Path: path, Header: f.Header, File: f, Loader: loader, Needed: []string{}}
+// parsed is what the resolver needs from a file: header and dynamic
+// section. Files are parsed once per Resolver, keyed by device and inode.
+type parsed struct {
+	hdr      elfx.Header
+	soname   string
+	needed   []string
+	rpath    []string
+	runpath  []string
+	nodeflib bool
+	interp   string
+}
+
+// parse reads the header and dynamic section of path, once per file.
+func (r *Resolver) parse(path string) (*parsed, fileID, error) {
+	var id fileID
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, id, err
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		id = fileID{uint64(sys.Dev), uint64(sys.Ino)}
+		if p, ok := r.files[id]; ok {
+			return p, id, nil
+		}
+	}
+	f, err := elfx.Open(path)
+	if err != nil {
+		return nil, id, err
+	}
+	defer f.Close()
+	p := &parsed{hdr: f.Header, needed: []string{}}
+	if p.interp, err = f.Interp(); err != nil {
+		return nil, id, err
+	}
+	d, err := f.Dynamic()
+	switch {
+	case err == nil:
+		p.soname = d.Soname
+		p.needed = append(p.needed, d.Needed...)
+		// glibc ignores DT_RPATH when DT_RUNPATH is present.
+		if d.HasRunPath {
+			p.runpath = d.RunPathList()
+		} else if d.HasRPath {
+			p.rpath = d.RPathList()
+		}
+		p.nodeflib = d.Flags1&elf.DF_1_NODEFLIB != 0
+	case !errors.Is(err, elfx.ErrNoDynamic):
+		return nil, id, err
+	}
+	if id != (fileID{}) {
+		r.files[id] = p
+	}
+	return p, id, nil
+}
+
+func newObject(p *parsed, id fileID, path string, loader *Object) *Object {
+	o := &Object{Path: path, Header: p.hdr, Loader: loader, id: id,
+		Soname: p.soname, Needed: p.needed, RPath: p.rpath, RunPath: p.runpath, NoDefLib: p.nodeflib, interp: p.interp}
 	if loader != nil {
 		o.Depth = loader.Depth + 1
 	}
-	abs, err := filepath.Abs(path)
-	if err == nil {
+	if abs, err := filepath.Abs(path); err == nil {
 		o.origin = filepath.Dir(abs)
 	}
-	if st, err := os.Stat(path); err == nil {
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			o.id = fileID{uint64(sys.Dev), uint64(sys.Ino)}
-		}
-	}
-	d, err := f.Dynamic()
-	if err != nil {
-		if errors.Is(err, elfx.ErrNoDynamic) {
-			return o, nil
-		}
-		return nil, err
-	}
-	o.Soname = d.Soname
-	o.Needed = append(o.Needed, d.Needed...)
-	// glibc ignores DT_RPATH when DT_RUNPATH is present.
-	if d.HasRunPath {
-		o.RunPath = d.RunPathList()
-	} else if d.HasRPath {
-		o.RPath = d.RPathList()
-	}
-	o.NoDefLib = d.Flags1&elf.DF_1_NODEFLIB != 0
-	return o, nil
+	return o
 }
 
 // loadInterp opens the dynamic loader that ld.so itself is: the root's
 // PT_INTERP, or the machine's default loader when the root has none.
 func (r *Resolver) loadInterp(root *Object) *Object {
-	p, _ := root.File.Interp()
+	p := root.interp
 	if p == "" {
 		p = defaultInterp(root.Header)
 	}
 	if p == "" {
 		return nil
 	}
-	f, err := elfx.Open(r.inRoot(p))
-	if err != nil {
+	pf, id, err := r.parse(r.inRoot(p))
+	if err != nil || Incompatible(root.Header, pf.hdr) != "" {
 		return nil
 	}
-	if Incompatible(root.Header, f.Header) != "" {
-		f.Close()
-		return nil
-	}
-	o, err := r.newObject(f, r.inRoot(p), nil)
-	if err != nil {
-		f.Close()
-		return nil
-	}
+	o := newObject(pf, id, r.inRoot(p), nil)
 	o.names = []string{p}
 	if o.Soname != "" {
 		o.names = append(o.names, o.Soname)
@@ -362,13 +375,7 @@ func (r *Resolver) resolveOne(res *Result, obj *Object, name string) *Dep {
 		}
 	}
 	if strings.Contains(name, "/") {
-		p := r.expand(name, obj)
-		if !filepath.IsAbs(p) {
-			// Relative paths are relative to the working directory, as in ld.so.
-			p, _ = filepath.Abs(p)
-		} else {
-			p = r.inRoot(p)
-		}
+		p := r.hostPath(name, obj)
 		if r.try(res, obj, dep, p, RulePath, "", "") {
 			return dep
 		}
@@ -423,15 +430,9 @@ func (r *Resolver) resolveOne(res *Result, obj *Object, name string) *Dep {
 func (r *Resolver) searchDirs(res *Result, obj *Object, dep *Dep, dirs []string, via *Object, rule Rule, name string) bool {
 	for _, d := range dirs {
 		if via != nil {
-			d = r.expand(d, via)
-		}
-		if d == "" {
-			d = "." // an empty element means the current directory
-		}
-		if filepath.IsAbs(d) {
-			d = r.inRoot(d)
-		} else if abs, err := filepath.Abs(d); err == nil {
-			d = abs
+			d = r.hostPath(d, via)
+		} else {
+			d = r.hostPath(d, nil)
 		}
 		viaPath := ""
 		if rule == RuleRPath && via != nil {
@@ -447,6 +448,32 @@ func (r *Resolver) searchDirs(res *Result, obj *Object, dep *Dep, dirs []string,
 		}
 	}
 	return false
+}
+
+// hostPath turns a search-path element or NEEDED path into a path on this
+// machine: dynamic string tokens are expanded (for object o when non-nil),
+// elements that were absolute in the file are placed inside the sysroot,
+// $ORIGIN-based ones already point at the object's real location, and
+// relative ones resolve against the working directory as in ld.so (an empty
+// element means the working directory).
+func (r *Resolver) hostPath(raw string, o *Object) string {
+	p := raw
+	if o != nil {
+		p = r.expand(raw, o)
+	}
+	if p == "" {
+		p = "."
+	}
+	switch {
+	case filepath.IsAbs(raw):
+		return r.inRoot(p)
+	case filepath.IsAbs(p):
+		return p
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
 }
 
 // try opens p as a candidate; on success the dependency is bound to it.
@@ -471,7 +498,7 @@ func (r *Resolver) try(res *Result, obj *Object, dep *Dep, p string, rule Rule, 
 			}
 		}
 	}
-	f, err := elfx.Open(p)
+	pf, id, err := r.parse(p)
 	if err != nil {
 		reason := err.Error()
 		if errors.Is(err, elfx.ErrNotELF) {
@@ -482,21 +509,13 @@ func (r *Resolver) try(res *Result, obj *Object, dep *Dep, p string, rule Rule, 
 		dep.Rejected = append(dep.Rejected, a)
 		return false
 	}
-	if reason := Incompatible(res.Root.Header, f.Header); reason != "" {
-		f.Close()
+	if reason := Incompatible(res.Root.Header, pf.hdr); reason != "" {
 		a := Attempt{Path: p, Rule: rule, Result: "skipped: " + reason}
 		dep.Tried = append(dep.Tried, a)
 		dep.Rejected = append(dep.Rejected, a)
 		return false
 	}
-	o, err := r.newObject(f, p, obj)
-	if err != nil {
-		f.Close()
-		a := Attempt{Path: p, Rule: rule, Result: "skipped: " + err.Error()}
-		dep.Tried = append(dep.Tried, a)
-		dep.Rejected = append(dep.Rejected, a)
-		return false
-	}
+	o := newObject(pf, id, p, obj)
 	o.names = append(o.names, dep.Name)
 	if o.Soname != "" && o.Soname != dep.Name {
 		o.names = append(o.names, o.Soname)

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rocmdoctor/rocmdoctor/rpath"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
 )
 
 // tree builds small libraries and executables with gcc in a temp dir.
@@ -73,7 +73,6 @@ func resolve(t *testing.T, opts rpath.Options, path string) *rpath.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(res.Close)
 	return res
 }
 

@@ -141,11 +141,9 @@ func Run(ctx context.Context, opts *Options) error {
 		doc.Files = append(doc.Files, f)
 		if !opts.JSON {
 			if err := render(opts, res); err != nil {
-				res.Close()
 				return err
 			}
 		}
-		res.Close()
 	}
 	if opts.JSON {
 		if err := cli.WriteJSON(opts.IO.Out, doc); err != nil {

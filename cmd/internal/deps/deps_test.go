@@ -1,0 +1,77 @@
+package deps_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/root"
+)
+
+const td = "../../../testdata/"
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	io, _, out, errOut := cli.Test()
+	code := root.Run(io, args)
+	return code, out.String(), errOut.String()
+}
+
+func TestDepsMissingExitsThree(t *testing.T) {
+	empty := t.TempDir()
+	code, out, errOut := run(t, "deps", "--root", empty, "--hwcaps", "none", td+"hello")
+	if code != cli.ExitFindings {
+		t.Fatalf("exit %d, want 3\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "libfoo.so.1 => ") || !strings.Contains(out, "[rpath of "+td+"hello]") {
+		t.Errorf("tree does not show libfoo via the executable's rpath:\n%s", out)
+	}
+	if !strings.Contains(out, "libc.so.6 not found") || !strings.Contains(errOut, "missing: libc.so.6") ||
+		!strings.Contains(errOut, "tried "+empty+"/lib/x86_64-linux-gnu/libc.so.6") && !strings.Contains(errOut, "tried "+empty+"/lib64/libc.so.6") {
+		t.Errorf("missing libc not explained:\nstdout:\n%s\nstderr:\n%s", out, errOut)
+	}
+	if code, _, _ := run(t, "deps", "--root", empty, "--fail-on", "never", td+"hello"); code != 0 {
+		t.Errorf("--fail-on never: exit %d", code)
+	}
+}
+
+func TestDepsFlatJSONWhy(t *testing.T) {
+	empty := t.TempDir()
+	code, out, _ := run(t, "deps", "--json", "--root", empty, "--lib-dir", "/", td+"hello")
+	if code != cli.ExitFindings {
+		t.Errorf("exit %d", code)
+	}
+	var doc struct {
+		SchemaVersion int `json:"schema_version"`
+		Files         []struct {
+			Flat []struct{ Name, Path, Rule string }
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.SchemaVersion != 1 || len(doc.Files) != 1 || len(doc.Files[0].Flat) < 2 ||
+		doc.Files[0].Flat[0].Name != "libfoo.so.1" || doc.Files[0].Flat[0].Rule != "rpath" {
+		t.Errorf("json = %s", out)
+	}
+	_, out, _ = run(t, "deps", "--flat", "--root", empty, td+"hello")
+	if !strings.Contains(out, "\tlibfoo.so.1 => ") || !strings.Contains(out, "\tlibc.so.6 => not found") {
+		t.Errorf("flat:\n%s", out)
+	}
+	_, out, _ = run(t, "deps", "--why", "libm.so.6", "--root", empty, td+"hello")
+	if !strings.Contains(out, td+"hello → ") || !strings.Contains(out, "libfoo.so.1 → libm.so.6 (not found)") {
+		t.Errorf("why:\n%s", out)
+	}
+}
+
+func TestDepsUsage(t *testing.T) {
+	for _, args := range [][]string{{"deps"}, {"deps", "--hwcaps", "v9", td + "hello"}, {"deps", "--fail-on", "sometimes", td + "hello"}} {
+		if code, _, _ := run(t, args...); code != cli.ExitUsage {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+	if code, _, errOut := run(t, "deps", td+"src/foo.c"); code != cli.ExitError || !strings.Contains(errOut, "foo.c: not an ELF file") {
+		t.Errorf("non-ELF: exit %d, %q", code, errOut)
+	}
+}

@@ -1,0 +1,84 @@
+package rpath_test
+
+import (
+	"debug/elf"
+	"sync"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
+)
+
+// TestCorpusAgreesWithLdd is the CI tier's differential against the real
+// loader: for every dynamic ELF file under /usr/lib/x86_64-linux-gnu (which
+// holds Debian's libamdhip64, libhsa-runtime64, librocsparse, libamd_comgr,
+// librocm_smi64, libLLVM-15, libunwind and libunwind8 in CI), the resolver
+// must bind each library to the path ldd reports, in ldd's order.
+func TestCorpusAgreesWithLdd(t *testing.T) {
+	testenv.Corpus(t)
+	testenv.Tool(t, "ldd", "libc-bin")
+	for p, pkg := range map[string]string{
+		"/usr/lib/x86_64-linux-gnu/libamdhip64.so.5":      "libamdhip64-5",
+		"/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1": "libhsa-runtime64-1",
+		"/usr/lib/x86_64-linux-gnu/librocsparse.so.0":     "librocsparse0",
+		"/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2":     "libamd-comgr2",
+		"/usr/lib/librocm_smi64.so.1":                     "librocm-smi64-1",
+		"/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1":       "libllvm15",
+		"/usr/lib/llvm-15/lib/libunwind.so.1":             "libunwind-15",
+		"/usr/lib/x86_64-linux-gnu/libunwind.so.8":        "libunwind8",
+	} {
+		testenv.File(t, p, pkg)
+	}
+	var files []string
+	for _, p := range append(testenv.ELFFiles(t, "/usr/lib/x86_64-linux-gnu"), "/usr/lib/llvm-15/lib/libunwind.so.1", "/usr/lib/librocm_smi64.so.1") {
+		f, err := elfx.Open(p)
+		if err != nil {
+			continue
+		}
+		_, derr := f.Dynamic()
+		ok := derr == nil && f.Machine == elf.EM_X86_64 && (f.Type == elf.ET_DYN || f.Type == elf.ET_EXEC)
+		f.Close()
+		if ok {
+			files = append(files, p)
+		}
+	}
+	var mu sync.Mutex
+	agree, skipped := 0, 0
+	ch := make(chan string)
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range ch {
+				want, err := ldd(p, nil)
+				if err != nil || len(want) == 0 {
+					// ldd refuses some files (the loader itself, static PIE);
+					// nothing to compare.
+					mu.Lock()
+					skipped++
+					mu.Unlock()
+					continue
+				}
+				err = compareWithLdd(p, rpath.Options{}, nil)
+				mu.Lock()
+				if err != nil {
+					t.Errorf("%s: %v", p, err)
+				} else {
+					agree++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, p := range files {
+		ch <- p
+	}
+	close(ch)
+	wg.Wait()
+	t.Logf("rpath agrees with ldd on %d of %d dynamic ELF files (%d without ldd output)", agree, len(files)-skipped, skipped)
+	if agree < 100 {
+		t.Errorf("only %d files compared; the corpus is not installed?", agree)
+	}
+}
