@@ -1,0 +1,32 @@
+package rpath_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
+)
+
+// BenchmarkResolveComgr resolves libamd_comgr.so.2's closure (libLLVM-15
+// and 17 libraries) with a fresh resolver each time.
+func BenchmarkResolveComgr(b *testing.B) {
+	p := testenv.File(b, "/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2", "libamd-comgr2")
+	for i := 0; i < b.N; i++ {
+		if _, err := rpath.New(rpath.Options{}).Resolve(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkResolveRocsparseWarm resolves librocsparse.so.0 (1.3 GB) with a
+// warm resolver: headers come from the (device, inode) cache.
+func BenchmarkResolveRocsparseWarm(b *testing.B) {
+	p := testenv.File(b, "/usr/lib/x86_64-linux-gnu/librocsparse.so.0", "librocsparse0")
+	r := rpath.New(rpath.Options{})
+	for i := 0; i < b.N; i++ {
+		if _, err := r.Resolve(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Compares `rocmdoctor deps --flat` with ldd, lddtree (pax-utils) and libtree
+# on the same files; prints wall-time and peak-RSS ratios. Target (issue 3):
+# libamd_comgr.so.2 within 2x libtree's time and at most ldd's; RSS
+# independent of library size (librocsparse.so.0 is 1.3 GB).
+#   bash scripts/bench-deps.sh [FILE...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/lib.sh
+need /usr/bin/time ldd go
+bin=$(mktemp -d)/rocmdoctor
+go build -o "$bin" ./cmd/rocmdoctor
+files=("$@")
+[ ${#files[@]} -gt 0 ] || files=(/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2 /usr/lib/x86_64-linux-gnu/librocsparse.so.0)
+status=0
+for f in "${files[@]}"; do
+  [ -e "$f" ] || { echo "skip $f (missing)"; continue; }
+  measure 5 "$bin" deps --flat "$f"; ours=$WALL ours_rss=$RSS
+  measure 5 ldd "$f"; ldd_t=$WALL ldd_rss=$RSS
+  printf '%s\n  rocmdoctor deps %6ss %6d MB\n  ldd             %6ss %6d MB   ratio %s\n' "$f" "$ours" $((ours_rss/1024)) "$ldd_t" $((ldd_rss/1024)) "$(ratio "$ours" "$ldd_t")"
+  for tool in lddtree libtree; do
+    if command -v $tool >/dev/null; then
+      measure 5 $tool "$f"; printf '  %-15s %6ss %6d MB   ratio %s\n' $tool "$WALL" $((RSS/1024)) "$(ratio "$ours" "$WALL")"
+      if [ $tool = libtree ] && [[ $(basename "$f") == libamd_comgr* ]]; then
+        awk "BEGIN{exit !($ours <= 2*$WALL + 0.01)}" || { echo "FAIL: deps slower than 2x libtree"; status=1; }
+      fi
+    fi
+  done
+  if [[ $(basename "$f") == libamd_comgr* ]]; then
+    awk "BEGIN{exit !($ours <= $ldd_t + 0.01)}" || { echo "FAIL: deps slower than ldd"; status=1; }
+  fi
+  [ "$ours_rss" -lt $((64*1024)) ] || { echo "FAIL: deps used $((ours_rss/1024)) MB"; status=1; }
+done
+exit $status
