@@ -67,5 +67,29 @@ gcc -shared -o "$out/libgpu.so" gpu_host.o -Wl,-soname,libgpu.so
 } > raw.s
 gcc -c -o raw.o raw.s
 gcc -shared -o "$out/libraw.so" raw.o -Wl,-soname,libraw.so
+# The LLVMInitialize* seed case: librockCompiler.a (a member calling the
+# AMDGPU and X86 initialisers plus members defining only the AMDGPU ones),
+# libMIOpen.so linked from it with --whole-archive, and a fake LLVM tree
+# whose archives define the initialisers the way llvm-15-dev's do.
+init() { gcc $CFLAGS -fPIC -c -DNAME="LLVMInitialize$1" -o "$2" "$src/llvm_init.c"; }
+gcc $CFLAGS -fPIC -c -o rock.o "$src/rock.c"
+for c in TargetInfo Target TargetMC; do init AMDGPU$c amdgpu_$c.o; done
+rm -f "$out/librockCompiler.a"
+ar rcsD "$out/librockCompiler.a" rock.o amdgpu_TargetInfo.o amdgpu_Target.o amdgpu_TargetMC.o
+gcc -shared -o "$out/libMIOpen.so" -Wl,-soname,libMIOpen.so.1 -Wl,--whole-archive "$out/librockCompiler.a" -Wl,--no-whole-archive
+rm -rf "$out/llvm"; mkdir -p "$out/llvm/lib"
+mkllvm() { # archive, then Target:Component pairs
+  local a=$1; shift; local objs=()
+  for tc in "$@"; do init "${tc/:/}" "${tc/:/_}.o"; objs+=("${tc/:/_}.o"); done
+  ar rcsD "$out/llvm/lib/$a" "${objs[@]}"
+}
+mkllvm libLLVMX86Info.a X86:TargetInfo
+mkllvm libLLVMX86CodeGen.a X86:Target X86:AsmPrinter
+mkllvm libLLVMX86Desc.a X86:TargetMC
+mkllvm libLLVMX86AsmParser.a X86:AsmParser
+mkllvm libLLVMX86Disassembler.a X86:Disassembler
+mkllvm libLLVMAMDGPUInfo.a AMDGPU:TargetInfo
+mkllvm libLLVMAMDGPUCodeGen.a AMDGPU:Target AMDGPU:AsmPrinter
+mkllvm libLLVMAMDGPUDesc.a AMDGPU:TargetMC
 strip --strip-unneeded "$out"/lib*.so* "$out/hello" 2>/dev/null || true
 ls -l "$out" | grep -v '^d'

@@ -4,7 +4,6 @@ package deps
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -16,19 +15,14 @@ import (
 
 // Options holds the flags of one deps run.
 type Options struct {
-	IO            *cli.IOStreams
-	Paths         []string
-	JSON          bool
-	Flat          bool
-	Why           string
-	FailOn        string
-	LDLibraryPath string
-	SetLDLibPath  bool
-	Env           bool
-	Root          string
-	LibDirs       []string
-	HWCaps        string
-	Platform      string
+	IO       *cli.IOStreams
+	Paths    []string
+	JSON     bool
+	Flat     bool
+	Why      string
+	FailOn   string
+	Resolver cli.ResolverFlags
+	resolver rpath.Options
 }
 
 // NewCmdDeps builds the command; runF replaces Run in tests.
@@ -53,7 +47,14 @@ Exit status 3 when a NEEDED library is missing (see --fail-on).`,
 		Args: cli.MinArgs(1, "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
-			opts.SetLDLibPath = cmd.Flags().Changed("ld-library-path")
+			ro, err := opts.Resolver.Options(cmd)
+			if err != nil {
+				return err
+			}
+			opts.resolver = ro
+			if err := cli.CheckFailOn(opts.FailOn); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -64,13 +65,8 @@ Exit status 3 when a NEEDED library is missing (see --fail-on).`,
 	f.BoolVar(&opts.JSON, "json", false, "print the closure as JSON")
 	f.BoolVar(&opts.Flat, "flat", false, "print a flat list like ldd instead of a tree")
 	f.StringVar(&opts.Why, "why", "", "print the chains of objects that pull in `SONAME`")
-	f.StringVar(&opts.FailOn, "fail-on", "error", "exit 3 on missing libraries: error, warning or never")
-	f.StringVar(&opts.LDLibraryPath, "ld-library-path", "", "search these colon-separated directories as LD_LIBRARY_PATH")
-	f.BoolVar(&opts.Env, "env", false, "take LD_LIBRARY_PATH from the environment")
-	f.StringVar(&opts.Root, "root", "", "resolve every absolute path inside this sysroot `DIR`")
-	f.StringArrayVar(&opts.LibDirs, "lib-dir", nil, "also search `DIR` after the object's own paths (repeatable)")
-	f.StringVar(&opts.HWCaps, "hwcaps", "auto", "glibc-hwcaps level: auto (this CPU), none, x86-64-v2, x86-64-v3, x86-64-v4")
-	f.StringVar(&opts.Platform, "platform", "", "value of $PLATFORM (default by machine, e.g. x86_64)")
+	f.StringVar(&opts.FailOn, "fail-on", "error", "exit 3 on missing libraries unless this is never (error, warning, note or never)")
+	opts.Resolver.Register(f)
 	return cmd
 }
 
@@ -89,45 +85,18 @@ type File struct {
 	Missing []*rpath.Dep      `json:"missing,omitempty"`
 }
 
-func (o *Options) resolverOptions() (rpath.Options, error) {
-	ro := rpath.Options{Root: o.Root, LibDirs: o.LibDirs, Platform: o.Platform}
-	hw, ok := rpath.ParseHWCapsLevel(o.HWCaps)
-	if !ok {
-		return ro, &cli.UsageError{Err: fmt.Errorf("--hwcaps must be auto, none, x86-64-v2, x86-64-v3 or x86-64-v4, not %q", o.HWCaps)}
-	}
-	ro.HWCaps = hw
-	switch {
-	case o.SetLDLibPath:
-		ro.LDLibraryPath = strings.Split(o.LDLibraryPath, ":")
-	case o.Env:
-		if v, ok := os.LookupEnv("LD_LIBRARY_PATH"); ok {
-			ro.LDLibraryPath = strings.Split(v, ":")
-		}
-	}
-	switch o.FailOn {
-	case "error", "warning", "never":
-	default:
-		return ro, &cli.UsageError{Err: fmt.Errorf("--fail-on must be error, warning or never, not %q", o.FailOn)}
-	}
-	return ro, nil
-}
-
 // Run resolves every path and renders the result.
 func Run(ctx context.Context, opts *Options) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ro, err := opts.resolverOptions()
-	if err != nil {
-		return err
-	}
-	r := rpath.New(ro)
+	r := rpath.New(opts.resolver)
 	doc := Result{SchemaVersion: cli.SchemaVersion}
 	failed, missing := 0, 0
 	for _, p := range opts.Paths {
 		path := p
-		if opts.Root != "" && filepath.IsAbs(p) && !strings.HasPrefix(p, opts.Root) {
-			path = filepath.Join(opts.Root, p)
+		if root := opts.resolver.Root; root != "" && filepath.IsAbs(p) && !strings.HasPrefix(p, root) {
+			path = filepath.Join(root, p)
 		}
 		res, err := r.Resolve(ctx, path)
 		if err != nil {

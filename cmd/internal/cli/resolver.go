@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/rocmdoctor/rocmdoctor/rpath"
+)
+
+// ResolverFlags are the library-resolution flags shared by every command
+// that resolves dependencies.
+type ResolverFlags struct {
+	LDLibraryPath string
+	Env           bool
+	Root          string
+	LibDirs       []string
+	HWCaps        string
+	Platform      string
+}
+
+// Register adds the flags to fs.
+func (r *ResolverFlags) Register(fs *pflag.FlagSet) {
+	fs.StringVar(&r.LDLibraryPath, "ld-library-path", "", "search these colon-separated directories as LD_LIBRARY_PATH")
+	fs.BoolVar(&r.Env, "env", false, "take LD_LIBRARY_PATH from the environment")
+	fs.StringVar(&r.Root, "root", "", "resolve every absolute path inside this sysroot `DIR`")
+	fs.StringArrayVar(&r.LibDirs, "lib-dir", nil, "also search `DIR` after the object's own paths (repeatable)")
+	fs.StringVar(&r.HWCaps, "hwcaps", "auto", "glibc-hwcaps level: auto (this CPU), none, x86-64-v2, x86-64-v3, x86-64-v4")
+	fs.StringVar(&r.Platform, "platform", "", "value of $PLATFORM (default by machine, e.g. x86_64)")
+}
+
+// Options converts the flags; cmd tells whether --ld-library-path was given.
+func (r *ResolverFlags) Options(cmd *cobra.Command) (rpath.Options, error) {
+	ro := rpath.Options{Root: r.Root, LibDirs: r.LibDirs, Platform: r.Platform}
+	hw, ok := rpath.ParseHWCapsLevel(r.HWCaps)
+	if !ok {
+		return ro, &UsageError{fmt.Errorf("--hwcaps must be auto, none, x86-64-v2, x86-64-v3 or x86-64-v4, not %q", r.HWCaps)}
+	}
+	ro.HWCaps = hw
+	switch {
+	case cmd.Flags().Changed("ld-library-path"):
+		ro.LDLibraryPath = strings.Split(r.LDLibraryPath, ":")
+	case r.Env:
+		if v, ok := os.LookupEnv("LD_LIBRARY_PATH"); ok {
+			ro.LDLibraryPath = strings.Split(v, ":")
+		}
+	}
+	return ro, nil
+}
+
+// CheckFailOn validates a --fail-on value.
+func CheckFailOn(v string) error {
+	switch v {
+	case "error", "warning", "note", "never":
+		return nil
+	}
+	return &UsageError{fmt.Errorf("--fail-on must be error, warning, note or never, not %q", v)}
+}

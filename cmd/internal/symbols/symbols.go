@@ -1,0 +1,180 @@
+// Package symbols implements `rocmdoctor symbols`.
+package symbols
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
+)
+
+// Options holds the flags of one symbols run.
+type Options struct {
+	IO       *cli.IOStreams
+	Paths    []string
+	JSON     bool
+	Demangle bool
+	FailOn   string
+	Symbols  symcheck.SymbolsOptions
+	Resolver cli.ResolverFlags
+}
+
+// NewCmdSymbols builds the command; runF replaces Run in tests.
+func NewCmdSymbols(io *cli.IOStreams, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: io}
+	cmd := &cobra.Command{
+		Use:   "symbols FILE...",
+		Short: "Explain every undefined symbol, down to the archive that should have provided it",
+		Long: `With one shared library or executable: bind every undefined dynamic symbol
+against the dependency closure the way ld.so does (load order, symbol
+versions, default and hidden versions, weak references) without running
+anything, and report what stays unresolved: symbols defined nowhere, symbols
+defined only with another version, and required version nodes a library
+lacks (` + "`GLIBCXX_3.4.32' not found" + `). --closure checks every loaded object.
+
+With archives, objects or several files: treat them as the inputs of one
+link and report the names that objects reference and no input defines, with
+the members that reference each (shared libraries given too only provide
+definitions).
+
+--index DIR (repeatable) searches a build tree or prefix for the archives and
+libraries that define each unresolved name. LLVMInitialize* gaps are grouped
+by target and component with the LLVM libraries to link.
+
+Exit status 3 when unresolved symbols remain (see --fail-on).`,
+		Example: `  rocmdoctor symbols libMIOpen.so
+  rocmdoctor symbols --index /usr/lib/llvm-15/lib libMIOpen.so
+  rocmdoctor symbols librockCompiler.a
+  rocmdoctor symbols --filter 'LLVMInitialize*' --json libMIOpen.so`,
+		Args: cli.MinArgs(1, "FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			ro, err := opts.Resolver.Options(cmd)
+			if err != nil {
+				return err
+			}
+			opts.Symbols.Resolver = ro
+			if err := cli.CheckFailOn(opts.FailOn); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	f.BoolVar(&opts.Demangle, "demangle", true, "show demangled C++/Rust names next to the raw ones")
+	f.StringVar(&opts.FailOn, "fail-on", "error", "exit 3 on findings at or above: error, warning, note or never")
+	f.BoolVar(&opts.Symbols.Closure, "closure", false, "bind the undefined symbols of every object in the closure, like ldd -r")
+	f.StringArrayVar(&opts.Symbols.IndexDirs, "index", nil, "search `DIR` for archives and libraries defining unresolved names (repeatable)")
+	f.StringVar(&opts.Symbols.Filter, "filter", "", "only symbols whose raw or demangled name matches `GLOB`")
+	opts.Resolver.Register(f)
+	return cmd
+}
+
+// Run computes and renders the report.
+func Run(ctx context.Context, opts *Options) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	rep, err := symcheck.Symbols(ctx, opts.Paths, opts.Symbols)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		if err := cli.WriteJSON(opts.IO.Out, rep); err != nil {
+			return err
+		}
+	} else if err := render(opts, rep); err != nil {
+		return err
+	}
+	n := 0
+	for _, f := range rep.Findings {
+		if f.Severity.AtLeast(opts.FailOn) {
+			n++
+		}
+	}
+	if n > 0 {
+		return &cli.FindingsError{Count: n}
+	}
+	return nil
+}
+
+func render(opts *Options, rep *symcheck.Report) error {
+	io := opts.IO
+	c := io.Colors()
+	w := io.Out
+	switch rep.Mode {
+	case "dynamic":
+		fmt.Fprintf(w, "%s: %d objects loaded, %d references bound, %d finding(s)\n", strings.Join(rep.Inputs, " "), rep.Objects, rep.Satisfied, len(rep.Findings))
+	default:
+		fmt.Fprintf(w, "%s: %d objects, %d referenced names defined inside the inputs, %d unresolved\n", strings.Join(rep.Inputs, " "), rep.Objects, rep.Satisfied, len(rep.Findings))
+	}
+	if len(rep.Findings) > 0 {
+		header := []string{"RULE", "SYMBOL"}
+		if opts.Demangle {
+			header = append(header, "DEMANGLED")
+		}
+		header = append(header, "VERSION", "REFERENCED BY")
+		if rep.IndexedFiles > 0 {
+			header = append(header, "DEFINED IN")
+		}
+		var rows [][]string
+		for _, f := range rep.Findings {
+			sym := f.Symbol
+			if sym == "" {
+				sym = f.Library
+			}
+			row := []string{c.Red(f.Rule), sym}
+			if opts.Demangle {
+				row = append(row, f.Demangled)
+			}
+			by := f.File
+			if len(f.ReferencedBy) > 0 {
+				by = strings.Join(f.ReferencedBy, " ")
+			}
+			row = append(row, f.Version, by)
+			if rep.IndexedFiles > 0 {
+				var ps []string
+				for _, p := range f.Providers {
+					s := p.String()
+					if p.InClosure {
+						s += " (in closure)"
+					}
+					ps = append(ps, s)
+				}
+				row = append(row, strings.Join(ps, " "))
+			}
+			rows = append(rows, row)
+		}
+		if err := io.Table(header, rows); err != nil {
+			return err
+		}
+		for _, f := range rep.Findings {
+			if f.Rule == symcheck.RuleMissingVersion || f.Rule == symcheck.RuleVersionMismatch || f.Rule == symcheck.RuleMissingLibrary {
+				fmt.Fprintf(w, "%s %s\n  fix: %s\n", c.Yellow("•"), f.Message, f.Fix)
+			}
+		}
+	}
+	if l := rep.LLVM; l != nil {
+		fmt.Fprintf(w, "\n%s\n", c.Bold("LLVM initialisers"))
+		for _, t := range l.Missing {
+			fmt.Fprintf(w, "  LLVM target %s is referenced but not linked: missing %s\n    link %s\n",
+				t.Target, strings.Join(t.Missing, ", "), strings.Join(t.Libraries, ", "))
+			if len(t.FoundIn) > 0 {
+				fmt.Fprintf(w, "    found in %s\n", strings.Join(t.FoundIn, ", "))
+			}
+		}
+		if len(l.Linked) > 0 {
+			fmt.Fprintf(w, "  linked targets: %s — a fat library whose dependency list was generated on a different LLVM configuration\n", strings.Join(l.Linked, ", "))
+		}
+		fmt.Fprintf(w, "  fix: %s\n", l.Fix)
+	}
+	return nil
+}

@@ -1,0 +1,269 @@
+package symcheck
+
+import (
+	"context"
+	"debug/elf"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
+)
+
+// def is one exported definition of a name in an object.
+type def struct {
+	version string
+	hidden  bool // hidden version ("name@V"), not the default
+	global  bool // version index 0/1: unversioned
+}
+
+// symtab is what binding needs from one object's .dynsym.
+type symtab struct {
+	defs    map[string][]def
+	undefs  []elfx.Symbol
+	verdefs map[string]bool
+	needs   []elfx.VersionNeed
+	hasVer  bool // the object has .gnu.version
+}
+
+// Binder binds undefined dynamic symbols against resolved closures. It
+// caches each object's symbol table by path, so checking many files that
+// share libc, libstdc++ or libLLVM reads those once.
+type Binder struct {
+	resolver *rpath.Resolver
+	tables   map[string]*symtab
+}
+
+// NewBinder returns a Binder resolving libraries with r.
+func NewBinder(r *rpath.Resolver) *Binder {
+	return &Binder{resolver: r, tables: map[string]*symtab{}}
+}
+
+func (b *Binder) table(path string) (*symtab, error) {
+	if t, ok := b.tables[path]; ok {
+		return t, nil
+	}
+	f, err := elfx.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		return nil, err
+	}
+	t := &symtab{defs: map[string][]def{}, verdefs: map[string]bool{}}
+	t.hasVer = f.ELF().SectionByType(elf.SHT_GNU_VERSYM) != nil
+	for _, s := range syms {
+		if s.Name == "" {
+			continue
+		}
+		if !s.Defined() {
+			t.undefs = append(t.undefs, s)
+			continue
+		}
+		if s.Bind == elf.STB_LOCAL || s.Visibility == elf.STV_HIDDEN || s.Visibility == elf.STV_INTERNAL {
+			continue
+		}
+		switch s.Type {
+		case elf.STT_NOTYPE, elf.STT_OBJECT, elf.STT_FUNC, elf.STT_COMMON, elf.STT_TLS, elf.STT_GNU_IFUNC:
+		default:
+			continue
+		}
+		t.defs[s.Name] = append(t.defs[s.Name], def{version: s.Version, hidden: s.HiddenVersion, global: s.VersionIndex <= 1})
+	}
+	defs, err := f.VersionDefs()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range defs {
+		t.verdefs[d.Name] = true
+	}
+	if t.needs, err = f.VersionNeeds(); err != nil {
+		return nil, err
+	}
+	b.tables[path] = t
+	return t, nil
+}
+
+// matches reports whether object table t satisfies a reference to name with
+// the required version ("" for an unversioned reference), following glibc's
+// check_match.
+func (t *symtab) matches(name, version string) bool {
+	for _, d := range t.defs[name] {
+		switch {
+		case !t.hasVer:
+			return true // an unversioned object satisfies every reference
+		case version == "":
+			if d.global || !d.hidden {
+				return true
+			}
+		case d.version == version:
+			return true
+		case d.global && !d.hidden:
+			return true
+		}
+	}
+	return false
+}
+
+// DynamicResult is the outcome of binding one file's closure.
+type DynamicResult struct {
+	Closure  *rpath.Result
+	Findings []Finding
+	// Checked counts the undefined references examined.
+	Checked int
+	// Defined is every name defined by an object of the closure (for the
+	// LLVM diagnosis).
+	Defined map[string]bool
+}
+
+// BindDynamic resolves path and binds the undefined dynamic symbols of the
+// file (of every object in its closure when closure is set).
+func (b *Binder) BindDynamic(ctx context.Context, path string, closure bool) (*DynamicResult, error) {
+	res, err := b.resolver.Resolve(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	out := &DynamicResult{Closure: res, Defined: map[string]bool{}}
+	type loaded struct {
+		obj *rpath.Object
+		tab *symtab
+	}
+	var scope []loaded
+	for _, o := range res.Objects {
+		t, err := b.table(o.Path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", o.Path, err)
+		}
+		scope = append(scope, loaded{o, t})
+		for n := range t.defs {
+			out.Defined[n] = true
+		}
+	}
+	byName := func(name string) *rpath.Object {
+		for _, d := range res.Objects {
+			for _, dep := range d.Deps {
+				if dep.Name == name && dep.Object != nil {
+					return dep.Object
+				}
+			}
+		}
+		if res.Root.Soname == name {
+			return res.Root
+		}
+		return nil
+	}
+	for i, l := range scope {
+		if i > 0 && !closure {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for _, d := range l.obj.Deps {
+			if d.Missing() {
+				out.Findings = append(out.Findings, missingLibrary(l.obj.Path, d))
+			}
+		}
+		// Version nodes (dl-version.c): every non-weak requirement must be
+		// defined by the loaded object it names.
+		for _, vn := range l.tab.needs {
+			dep := byName(vn.File)
+			if dep == nil {
+				continue // reported as a missing library
+			}
+			dt, err := b.table(dep.Path)
+			if err != nil {
+				return nil, err
+			}
+			for _, v := range vn.Versions {
+				if v.Weak || dt.verdefs[v.Name] {
+					continue
+				}
+				out.Findings = append(out.Findings, Finding{
+					Rule: RuleMissingVersion, Severity: SeverityError, File: l.obj.Path, Version: v.Name, Library: vn.File,
+					Message: fmt.Sprintf("version `%s' not found (required by %s): %s defines %s", v.Name, l.obj.Path, dep.Path, versionList(dt.verdefs)),
+					Fix:     fmt.Sprintf("run against a %s that provides %s (a newer build), or rebuild %s against the older one", vn.File, v.Name, l.obj.Path),
+				})
+			}
+		}
+		for _, u := range l.tab.undefs {
+			if u.Bind == elf.STB_LOCAL {
+				continue
+			}
+			out.Checked++
+			if u.Weak() {
+				continue // weak undefined references are allowed to stay unresolved
+			}
+			bound := false
+			var others []string
+			for _, s := range scope {
+				if s.tab.matches(u.Name, u.Version) {
+					bound = true
+					break
+				}
+				for _, d := range s.tab.defs[u.Name] {
+					v := d.version
+					if v == "" {
+						v = "(unversioned)"
+					}
+					others = append(others, v+" in "+s.obj.Path)
+				}
+			}
+			if bound {
+				continue
+			}
+			f := Finding{Rule: RuleUndefinedSymbol, Severity: SeverityError, File: l.obj.Path, Symbol: u.Name,
+				Demangled: Demangle(u.Name), Version: u.Version, Library: u.Library}
+			if len(others) > 0 {
+				f.Rule = RuleVersionMismatch
+				f.DefinedWith = others
+				f.Message = fmt.Sprintf("symbol %s version %s not defined in file %s with link time reference (%s); defined as %s",
+					u.Name, u.Version, u.Library, l.obj.Path, strings.Join(others, ", "))
+				f.Fix = fmt.Sprintf("provide the %s that %s was linked against (it defines %s@%s)", u.Library, l.obj.Path, u.Name, u.Version)
+			} else {
+				f.Message = fmt.Sprintf("undefined symbol: %s (%s)", u.VersionedName(), l.obj.Path)
+				if u.Library != "" {
+					f.Message += ", expected from " + u.Library
+				}
+				f.Fix = "link the library that defines it (see --index), or add it to NEEDED"
+			}
+			out.Findings = append(out.Findings, f)
+		}
+	}
+	return out, nil
+}
+
+func missingLibrary(file string, d *rpath.Dep) Finding {
+	var tried []string
+	for _, a := range d.Tried {
+		tried = append(tried, a.Path+" ("+a.Result+")")
+	}
+	msg := fmt.Sprintf("%s => not found (needed by %s)", d.Name, file)
+	if len(d.Rejected) > 0 {
+		var rej []string
+		for _, a := range d.Rejected {
+			rej = append(rej, a.Path+": "+strings.TrimPrefix(a.Result, "skipped: "))
+		}
+		msg += "; rejected " + strings.Join(rej, "; ")
+	}
+	return Finding{Rule: RuleMissingLibrary, Severity: SeverityError, File: file, Library: d.Name, Message: msg,
+		Fix: "install " + d.Name + " or add its directory with --lib-dir / the RUNPATH"}
+}
+
+func versionList(m map[string]bool) string {
+	if len(m) == 0 {
+		return "no versions"
+	}
+	var xs []string
+	for k := range m {
+		xs = append(xs, k)
+	}
+	sort.Strings(xs)
+	if len(xs) > 8 {
+		return strings.Join(xs[len(xs)-8:], " ") + fmt.Sprintf(" (and %d more)", len(xs)-8)
+	}
+	return strings.Join(xs, " ")
+}

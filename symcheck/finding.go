@@ -1,0 +1,88 @@
+// Package symcheck turns what elfx reads and rpath resolves into findings:
+// undefined symbols and versions bound the way ld.so binds them, symbols a
+// set of objects and archives references but never defines, where a
+// definition exists in a build tree, and what an LLVMInitialize* gap means.
+package symcheck
+
+import (
+	"strings"
+
+	"github.com/ianlancetaylor/demangle"
+)
+
+// Severity orders findings for --fail-on.
+type Severity string
+
+const (
+	SeverityError   Severity = "error"
+	SeverityWarning Severity = "warning"
+	SeverityNote    Severity = "note"
+)
+
+// AtLeast reports whether s is at or above threshold ("error", "warning",
+// "note"; "never" matches nothing).
+func (s Severity) AtLeast(threshold string) bool {
+	rank := map[string]int{"note": 1, "warning": 2, "error": 3}
+	t, ok := rank[threshold]
+	if !ok {
+		return false
+	}
+	return rank[string(s)] >= t
+}
+
+// Rule identifiers of the findings this package produces.
+const (
+	RuleMissingLibrary   = "missing-library"
+	RuleUndefinedSymbol  = "undefined-symbol"
+	RuleVersionMismatch  = "symbol-version-mismatch"
+	RuleMissingVersion   = "missing-version-node"
+	RuleUnresolvedStatic = "unresolved-in-inputs"
+)
+
+// Finding is one problem with the evidence and the fix.
+type Finding struct {
+	Rule      string   `json:"rule"`
+	Severity  Severity `json:"severity"`
+	File      string   `json:"file"` // the object with the reference
+	Symbol    string   `json:"symbol,omitempty"`
+	Demangled string   `json:"demangled,omitempty"`
+	Version   string   `json:"version,omitempty"` // required version
+	Library   string   `json:"library,omitempty"` // vn_file or the NEEDED name
+	Message   string   `json:"message"`
+	Fix       string   `json:"fix,omitempty"`
+	// ReferencedBy lists archive members or objects that reference the
+	// symbol (link-input mode).
+	ReferencedBy []string `json:"referenced_by,omitempty"`
+	// DefinedWith lists the versions the symbol is defined with elsewhere
+	// in the closure (version mismatches).
+	DefinedWith []string `json:"defined_with,omitempty"`
+	// Providers are definitions found by --index.
+	Providers []Provider `json:"providers,omitempty"`
+}
+
+// Provider is a place in an indexed tree that defines a symbol.
+type Provider struct {
+	File      string `json:"file"`             // archive, shared library or object
+	Member    string `json:"member,omitempty"` // archive member
+	InClosure bool   `json:"in_closure"`       // the file is already among the inputs or loaded objects
+}
+
+func (p Provider) String() string {
+	if p.Member != "" {
+		return p.File + "(" + p.Member + ")"
+	}
+	return p.File
+}
+
+// Demangle returns the demangled C++ or Rust name, or "" when name is not
+// mangled.
+func Demangle(name string) string {
+	if !strings.HasPrefix(name, "_Z") && !strings.HasPrefix(name, "_R") && !strings.HasPrefix(name, "__Z") {
+		return ""
+	}
+	s, err := demangle.ToString(name)
+	if err != nil || s == name {
+		return ""
+	}
+	return s
+}

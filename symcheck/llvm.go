@@ -1,0 +1,159 @@
+package symcheck
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// llvmComponents maps the suffix of an LLVMInitialize<Target><Component>
+// function to the LLVM library (LLVM<Target><Lib>) that defines it, longest
+// suffix first so that "TargetInfo" wins over "Target".
+var llvmComponents = []struct{ suffix, lib string }{
+	{"TargetInfo", "Info"},
+	{"TargetMCA", "TargetMCA"},
+	{"TargetMC", "Desc"},
+	{"AsmPrinter", "CodeGen"},
+	{"AsmParser", "AsmParser"},
+	{"Disassembler", "Disassembler"},
+	{"Target", "CodeGen"},
+}
+
+// llvmDisplayOrder is the order components are reported in.
+var llvmDisplayOrder = []string{"TargetInfo", "Target", "TargetMC", "AsmPrinter", "AsmParser", "Disassembler", "TargetMCA"}
+
+// ParseLLVMInitializer splits "LLVMInitializeX86TargetMC" into target
+// "X86" and component "TargetMC". ok is false for other names, including
+// non-target initialisers such as LLVMInitializeCore.
+func ParseLLVMInitializer(name string) (target, component string, ok bool) {
+	rest, found := strings.CutPrefix(name, "LLVMInitialize")
+	if !found {
+		return "", "", false
+	}
+	for _, c := range llvmComponents {
+		if t, found := strings.CutSuffix(rest, c.suffix); found && t != "" && t[0] >= 'A' && t[0] <= 'Z' {
+			return t, c.suffix, true
+		}
+	}
+	return "", "", false
+}
+
+// LLVMLibrary is the LLVM library that defines target's component, e.g.
+// ("X86", "TargetMC") → "LLVMX86Desc".
+func LLVMLibrary(target, component string) string {
+	for _, c := range llvmComponents {
+		if c.suffix == component {
+			return "LLVM" + target + c.lib
+		}
+	}
+	return ""
+}
+
+// LLVMTarget is one LLVM target whose initialisers are referenced but not
+// (all) defined.
+type LLVMTarget struct {
+	Target    string   `json:"target"`
+	Missing   []string `json:"missing"`   // components referenced and not defined
+	Libraries []string `json:"libraries"` // LLVM libraries to link for them
+	// FoundIn lists, per library, where --index found it.
+	FoundIn []string `json:"found_in,omitempty"`
+}
+
+// LLVMDiagnosis explains LLVMInitialize* symbols left unresolved.
+type LLVMDiagnosis struct {
+	Missing []LLVMTarget `json:"missing_targets"`
+	// Linked are targets whose referenced initialisers are all defined.
+	Linked  []string `json:"linked_targets,omitempty"`
+	Message string   `json:"message"`
+	Fix     string   `json:"fix"`
+}
+
+// DiagnoseLLVM groups unresolved LLVMInitialize* names by target and
+// component. defined holds every name defined in the closure or inputs and
+// referenced every name referenced; idx (may be nil) locates the libraries.
+func DiagnoseLLVM(unresolved []string, defined, referenced map[string]bool, idx *Index) *LLVMDiagnosis {
+	missing := map[string]map[string]bool{}
+	for _, n := range unresolved {
+		if t, c, ok := ParseLLVMInitializer(n); ok {
+			if missing[t] == nil {
+				missing[t] = map[string]bool{}
+			}
+			missing[t][c] = true
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	linked := map[string]bool{}
+	for n := range defined {
+		if t, _, ok := ParseLLVMInitializer(n); ok && missing[t] == nil {
+			linked[t] = true
+		}
+	}
+	for n := range referenced {
+		if t, _, ok := ParseLLVMInitializer(n); ok && missing[t] == nil && defined[n] {
+			linked[t] = true
+		}
+	}
+	d := &LLVMDiagnosis{}
+	var targets []string
+	for t := range missing {
+		targets = append(targets, t)
+	}
+	sort.Strings(targets)
+	var msgs, libsAll []string
+	for _, t := range targets {
+		lt := LLVMTarget{Target: t}
+		seen := map[string]bool{}
+		for _, c := range llvmDisplayOrder {
+			if !missing[t][c] {
+				continue
+			}
+			lt.Missing = append(lt.Missing, c)
+			lib := LLVMLibrary(t, c)
+			if !seen[lib] {
+				seen[lib] = true
+				lt.Libraries = append(lt.Libraries, lib)
+			}
+		}
+		for _, lib := range lt.Libraries {
+			for _, c := range lt.Missing {
+				if LLVMLibrary(t, c) != lib {
+					continue
+				}
+				for _, p := range idx.Providers("LLVMInitialize" + t + c) {
+					lt.FoundIn = append(lt.FoundIn, p.String())
+				}
+				break
+			}
+		}
+		lt.FoundIn = dedupe(lt.FoundIn)
+		d.Missing = append(d.Missing, lt)
+		m := fmt.Sprintf("LLVM target %s is referenced but not linked: missing %s — link %s",
+			t, strings.Join(lt.Missing, ", "), strings.Join(lt.Libraries, ", "))
+		if len(lt.FoundIn) > 0 {
+			m += " (found in " + strings.Join(lt.FoundIn, ", ") + ")"
+		}
+		msgs = append(msgs, m)
+		libsAll = append(libsAll, lt.Libraries...)
+	}
+	for t := range linked {
+		d.Linked = append(d.Linked, t)
+	}
+	sort.Strings(d.Linked)
+	if len(d.Linked) > 0 {
+		msgs = append(msgs, fmt.Sprintf("targets %s are linked while %s are not: the signature of a fat library whose dependency list was generated on a different LLVM configuration (LLVM_TARGETS_TO_BUILD)",
+			strings.Join(d.Linked, ", "), strings.Join(targets, ", ")))
+	}
+	d.Message = strings.Join(msgs, "; ")
+	d.Fix = fmt.Sprintf("add %s to the library's link dependencies (e.g. the generated *_deps.cmake list), or build LLVM with LLVM_TARGETS_TO_BUILD limited to %s",
+		strings.Join(libsAll, " "), orDefault(strings.Join(d.Linked, ";"), "the targets actually used"))
+	return d
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

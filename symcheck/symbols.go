@@ -1,0 +1,228 @@
+package symcheck
+
+import (
+	"context"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
+)
+
+// SymbolsSchemaVersion is the version of the Report JSON layout.
+const SymbolsSchemaVersion = 1
+
+// SymbolsOptions configure Symbols.
+type SymbolsOptions struct {
+	Resolver rpath.Options
+	// Closure binds the undefined symbols of every loaded object, not only
+	// the file's own.
+	Closure bool
+	// IndexDirs are build trees or prefixes searched for definitions of
+	// unresolved names.
+	IndexDirs []string
+	// Filter keeps only symbols whose raw or demangled name matches this
+	// glob (filepath.Match syntax); "" keeps all.
+	Filter string
+}
+
+// Report is the result of Symbols.
+type Report struct {
+	SchemaVersion int      `json:"schema_version"`
+	Mode          string   `json:"mode"` // "dynamic" (bound like ld.so) or "link-inputs"
+	Inputs        []string `json:"inputs"`
+	// Objects counts loaded objects (dynamic) or relocatable objects read.
+	Objects int `json:"objects"`
+	// Satisfied counts references bound (dynamic) or names defined inside
+	// the inputs (link-inputs).
+	Satisfied    int            `json:"satisfied"`
+	Findings     []Finding      `json:"findings"`
+	LLVM         *LLVMDiagnosis `json:"llvm,omitempty"`
+	IndexedFiles int            `json:"indexed_files,omitempty"`
+}
+
+// Errors counts findings of severity error.
+func (r *Report) Errors() int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity == SeverityError {
+			n++
+		}
+	}
+	return n
+}
+
+// Symbols explains the undefined symbols of paths. A single shared library
+// or executable is bound against its resolved closure like ld.so does; any
+// other combination (archives, objects, several files) is treated as the
+// inputs of one link: names referenced by an object and defined by no input.
+func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no input files")
+	}
+	if opts.Filter != "" {
+		if _, err := filepath.Match(opts.Filter, ""); err != nil {
+			return nil, fmt.Errorf("--filter %q: %w", opts.Filter, err)
+		}
+	}
+	rep := &Report{SchemaVersion: SymbolsSchemaVersion, Inputs: paths, Findings: []Finding{}}
+	dynamic, err := isDynamicInput(paths)
+	if err != nil {
+		return nil, err
+	}
+	var unresolved []string
+	defined, referenced := map[string]bool{}, map[string]bool{}
+	inClosure := map[string]bool{}
+	if dynamic {
+		rep.Mode = "dynamic"
+		b := NewBinder(rpath.New(opts.Resolver))
+		res, err := b.BindDynamic(ctx, paths[0], opts.Closure)
+		if err != nil {
+			return nil, err
+		}
+		rep.Objects = len(res.Closure.Objects)
+		rep.Satisfied = res.Checked
+		for _, f := range res.Findings {
+			if f.Rule == RuleUndefinedSymbol || f.Rule == RuleVersionMismatch {
+				rep.Satisfied--
+			}
+		}
+		rep.Findings = append(rep.Findings, res.Findings...)
+		defined = res.Defined
+		for _, o := range res.Closure.Objects {
+			inClosure[canonical(o.Path)] = true
+		}
+	} else {
+		rep.Mode = "link-inputs"
+		res, err := CheckLinkInputs(ctx, paths)
+		if err != nil {
+			return nil, err
+		}
+		rep.Objects, rep.Satisfied, defined = res.Objects, res.Satisfied, res.Defined
+		names := make([]string, 0, len(res.Unresolved))
+		for n := range res.Unresolved {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			by := res.Unresolved[n]
+			rep.Findings = append(rep.Findings, Finding{
+				Rule: RuleUnresolvedStatic, Severity: SeverityError, File: strings.Join(paths, " "), Symbol: n,
+				Demangled: Demangle(n), ReferencedBy: by,
+				Message: fmt.Sprintf("%s is referenced by %d object(s) (%s) and defined by none of the inputs", n, len(by), summarize(by)),
+				Fix:     "add the library or archive that defines it to the link (see --index)",
+			})
+		}
+		for _, p := range paths {
+			inClosure[canonical(p)] = true
+		}
+	}
+	for _, f := range rep.Findings {
+		if f.Symbol != "" {
+			unresolved = append(unresolved, f.Symbol)
+			referenced[f.Symbol] = true
+		}
+	}
+	var idx *Index
+	if len(opts.IndexDirs) > 0 {
+		want := map[string]bool{}
+		for _, n := range unresolved {
+			want[n] = true
+		}
+		if idx, err = BuildIndex(ctx, opts.IndexDirs, want); err != nil {
+			return nil, err
+		}
+		rep.IndexedFiles = idx.Files
+		for i := range rep.Findings {
+			f := &rep.Findings[i]
+			for _, p := range idx.Providers(f.Symbol) {
+				p.InClosure = inClosure[canonical(p.File)]
+				f.Providers = append(f.Providers, p)
+			}
+			if len(f.Providers) > 0 && f.Rule != RuleVersionMismatch {
+				f.Fix = "link " + providerFiles(f.Providers)
+			}
+		}
+	}
+	rep.LLVM = DiagnoseLLVM(unresolved, defined, referenced, idx)
+	if opts.Filter != "" {
+		kept := rep.Findings[:0]
+		for _, f := range rep.Findings {
+			if f.Symbol == "" || matchGlob(opts.Filter, f.Symbol) || (f.Demangled != "" && matchGlob(opts.Filter, f.Demangled)) {
+				kept = append(kept, f)
+			}
+		}
+		rep.Findings = kept
+	}
+	return rep, nil
+}
+
+func matchGlob(pattern, s string) bool {
+	ok, _ := filepath.Match(pattern, s)
+	return ok
+}
+
+func canonical(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		p = r
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+func providerFiles(ps []Provider) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range ps {
+		if !seen[p.File] {
+			seen[p.File] = true
+			out = append(out, p.File)
+		}
+	}
+	if len(out) > 3 {
+		return strings.Join(out[:3], ", ") + fmt.Sprintf(" (or %d more)", len(out)-3)
+	}
+	return strings.Join(out, ", ")
+}
+
+func summarize(xs []string) string {
+	if len(xs) <= 3 {
+		return strings.Join(xs, ", ")
+	}
+	return strings.Join(xs[:3], ", ") + fmt.Sprintf(", … %d more", len(xs)-3)
+}
+
+// isDynamicInput reports whether paths is a single linked ELF file (shared
+// library or executable with a dynamic section).
+func isDynamicInput(paths []string) (bool, error) {
+	for _, p := range paths {
+		fh, err := os.Open(p)
+		if err != nil {
+			return false, err
+		}
+		k := elfx.Sniff(fh)
+		fh.Close()
+		if k == elfx.KindOther {
+			return false, fmt.Errorf("%s: %w and not an ar archive", p, elfx.ErrNotELF)
+		}
+	}
+	if len(paths) != 1 {
+		return false, nil
+	}
+	f, err := elfx.Open(paths[0])
+	if err != nil {
+		if errors.Is(err, elfx.ErrNotELF) {
+			return false, nil // an archive
+		}
+		return false, err
+	}
+	defer f.Close()
+	return f.Type == elf.ET_DYN || f.Type == elf.ET_EXEC, nil
+}
