@@ -40,7 +40,7 @@ type Dynamic struct {
 	// StrTab is the file offset of the dynamic string table, StrSize its size.
 	StrTab  int64
 	StrSize uint64
-	strtab  []byte
+	f       *File
 }
 
 // Value returns the first value of tag.
@@ -53,11 +53,40 @@ func (d *Dynamic) Value(tag elf.DynTag) (uint64, bool) {
 	return 0, false
 }
 
-// String returns the string at offset off of the dynamic string table.
-func (d *Dynamic) String(off uint64) (string, bool) { return saferio.CString(d.strtab, off) }
+// String returns the string at offset off of the dynamic string table. It
+// reads only that string, so a few NEEDED names of libLLVM do not pull in
+// its 3 MB string table.
+func (d *Dynamic) String(off uint64) (string, bool) {
+	if d.f == nil || off >= d.StrSize {
+		return "", false
+	}
+	if b, ok := d.f.tables[[2]int64{d.StrTab, int64(d.StrSize)}]; ok {
+		return saferio.CString(b, off)
+	}
+	var out []byte
+	const chunk = 256
+	for pos := off; pos < d.StrSize; pos += chunk {
+		n := min(uint64(chunk), d.StrSize-pos)
+		b, err := saferio.ReadAt(d.f.r, d.f.Size, d.StrTab+int64(pos), int64(n), 0)
+		if err != nil {
+			return "", false
+		}
+		if i := indexByte(b, 0); i >= 0 {
+			return string(append(out, b[:i]...)), true
+		}
+		out = append(out, b...)
+	}
+	return "", false
+}
 
-// StrTabBytes returns the dynamic string table. The slice must not be modified.
-func (d *Dynamic) StrTabBytes() []byte { return d.strtab }
+// StrTabBytes reads the whole dynamic string table. The slice must not be
+// modified.
+func (d *Dynamic) StrTabBytes() ([]byte, error) {
+	if d.f == nil {
+		return nil, nil
+	}
+	return d.f.readStrings(d.StrTab, d.StrSize, "dynamic string table")
+}
 
 // RPathList splits DT_RPATH at colons (empty elements kept, as the loader
 // treats them as the current directory).
@@ -128,7 +157,7 @@ func (f *File) readDynamic() (*Dynamic, error) {
 	str := func(tag elf.DynTag, v uint64) (string, error) {
 		s, ok := d.String(v)
 		if !ok {
-			return "", f.formatErr(d.StrTab, "dynamic string table", fmt.Errorf("%s string offset 0x%x outside table of %d bytes", tag, v, len(d.strtab)))
+			return "", f.formatErr(d.StrTab, "dynamic string table", fmt.Errorf("%s string offset 0x%x outside table of %d bytes", tag, v, d.StrSize))
 		}
 		return s, nil
 	}
@@ -177,22 +206,20 @@ func (f *File) loadDynStr(d *Dynamic, dynSec *elf.Section) error {
 	sz, hasSz := d.Value(elf.DT_STRSZ)
 	if hasAddr && hasSz {
 		if off, avail, ok := f.vaddrToOffset(addr); ok && sz <= avail {
-			b, err := f.readRange(off, sz, "dynamic string table (DT_STRTAB)")
-			if err != nil {
-				return err
+			if err := saferio.Check(f.Size, off, int64(sz)); err != nil || sz > maxTableBytes {
+				return f.formatErr(off, "dynamic string table (DT_STRTAB)", fmt.Errorf("%d bytes do not fit in the file", sz))
 			}
-			d.StrTab, d.StrSize, d.strtab = off, sz, b
+			d.StrTab, d.StrSize, d.f = off, sz, f
 			return nil
 		}
 	}
 	if dynSec != nil && int(dynSec.Link) > 0 && int(dynSec.Link) < len(f.ef.Sections) {
 		s := f.ef.Sections[dynSec.Link]
 		if s.Type == elf.SHT_STRTAB {
-			b, err := f.readRange(int64(s.Offset), s.Size, "dynamic string table ("+s.Name+")")
-			if err != nil {
-				return err
+			if err := saferio.Check(f.Size, int64(s.Offset), int64(s.Size)); err != nil || s.Size > maxTableBytes {
+				return f.formatErr(int64(s.Offset), "dynamic string table ("+s.Name+")", fmt.Errorf("%d bytes do not fit in the file", s.Size))
 			}
-			d.StrTab, d.StrSize, d.strtab = int64(s.Offset), s.Size, b
+			d.StrTab, d.StrSize, d.f = int64(s.Offset), s.Size, f
 			return nil
 		}
 	}

@@ -118,6 +118,10 @@ type File struct {
 
 	dyn    *Dynamic
 	dynErr error
+	// tables caches string tables by (offset, size): .dynstr is shared by
+	// the dynamic section, .dynsym and the version sections, and is
+	// several megabytes in libLLVM.
+	tables map[[2]int64][]byte
 }
 
 // Open opens the named file. The caller must Close it.
@@ -347,6 +351,23 @@ func (f *File) vaddrToOffset(addr uint64) (off int64, avail uint64, ok bool) {
 		}
 	}
 	return 0, 0, false
+}
+
+// readStrings reads a string table through the per-file cache.
+func (f *File) readStrings(off int64, n uint64, what string) ([]byte, error) {
+	key := [2]int64{off, int64(n)}
+	if b, ok := f.tables[key]; ok {
+		return b, nil
+	}
+	b, err := f.readRange(off, n, what)
+	if err != nil {
+		return nil, err
+	}
+	if f.tables == nil {
+		f.tables = map[[2]int64][]byte{}
+	}
+	f.tables[key] = b
+	return b, nil
 }
 
 // readRange reads a table of n bytes at off, bounded by the file size and

@@ -12,7 +12,7 @@ import (
 
 func FuzzNewFile(f *testing.F) {
 	for _, n := range []string{"libfoo.so.1", "hello", "libi386.so", "libbe.so", "be.o", "i386.o",
-		"k-gfx803.o", "k-gfx90a_xnackoff.co", "libgpu.so", "libraw.so", "libexecstack.so"} {
+		"k-gfx803.o", "k-gfx90a_xnackoff.co", "libgpu.so", "libraw.so", "libexecstack.so", "libsysv.so", "libMIOpen.so"} {
 		f.Add(readFixture(f, n))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -33,6 +33,15 @@ func exercise(f *elfx.File) {
 	f.VersionNeeds()
 	f.GPUCodeObjects()
 	elfx.InspectELF(f)
+	if t, err := f.DynamicSymbolTable(); err == nil {
+		t.Lookup("foo_api")
+		t.Lookup("")
+		t.Undefined()
+		t.DefinedWithPrefix("foo")
+	}
+	if d, err := f.Dynamic(); err == nil {
+		d.StrTabBytes()
+	}
 }
 
 func wantFormatError(t *testing.T, err error, wantOff int64, wantText string) {

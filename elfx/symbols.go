@@ -4,6 +4,8 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
 )
 
 // Symbol is a symbol table entry with its GNU version.
@@ -176,49 +178,129 @@ const (
 	verFlgWeak = 0x2
 )
 
-// VersionDefs returns .gnu.version_d, or nil when absent.
-func (f *File) VersionDefs() (out []VersionDef, err error) {
-	if f.ef.SectionByType(elf.SHT_GNU_VERDEF) == nil {
-		return nil, nil
+// versionSection reads a version section and its linked string table.
+func (f *File) versionSection(t elf.SectionType, what string) (*elf.Section, []byte, []byte, error) {
+	sec := f.ef.SectionByType(t)
+	if sec == nil {
+		return nil, nil, nil, nil
 	}
-	var raw []elf.DynamicVersion
-	func() {
-		defer guard(f.Path, "version definitions", &err)
-		raw, err = f.ef.DynamicVersions()
-	}()
+	b, err := f.readRange(int64(sec.Offset), sec.Size, what)
 	if err != nil {
-		return nil, f.wrapSectionErr(elf.SHT_GNU_VERDEF, "version definitions (.gnu.version_d)", err)
+		return nil, nil, nil, err
 	}
-	for _, v := range raw {
-		out = append(out, VersionDef{
-			Index: v.Index, Name: v.Name, Deps: v.Deps,
-			Base: v.Flags&verFlgBase != 0, Weak: v.Flags&verFlgWeak != 0,
-		})
+	if int(sec.Link) <= 0 || int(sec.Link) >= len(f.ef.Sections) {
+		return nil, nil, nil, f.formatErr(int64(sec.Offset), what, fmt.Errorf("string table link %d out of range", sec.Link))
 	}
-	return out, nil
+	ss := f.ef.Sections[sec.Link]
+	strs, err := f.readStrings(int64(ss.Offset), ss.Size, what+" strings")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return sec, b, strs, nil
 }
 
-// VersionNeeds returns .gnu.version_r, or nil when absent.
-func (f *File) VersionNeeds() (out []VersionNeed, err error) {
-	if f.ef.SectionByType(elf.SHT_GNU_VERNEED) == nil {
-		return nil, nil
+// VersionDefs returns .gnu.version_d (Elf_Verdef/Elf_Verdaux chains), or
+// nil when absent.
+func (f *File) VersionDefs() ([]VersionDef, error) {
+	const what = "version definitions (.gnu.version_d)"
+	sec, b, strs, err := f.versionSection(elf.SHT_GNU_VERDEF, what)
+	if sec == nil || err != nil {
+		return nil, err
 	}
-	var raw []elf.DynamicVersionNeed
-	func() {
-		defer guard(f.Path, "version requirements", &err)
-		raw, err = f.ef.DynamicVersionNeeds()
-	}()
-	if err != nil {
-		return nil, f.wrapSectionErr(elf.SHT_GNU_VERNEED, "version requirements (.gnu.version_r)", err)
+	bo := f.bo
+	var out []VersionDef
+	off := uint64(0)
+	for n := 0; n < len(b)/20+1; n++ {
+		if off+20 > uint64(len(b)) {
+			return nil, f.formatErr(int64(sec.Offset+off), what, fmt.Errorf("entry truncated"))
+		}
+		e := b[off:]
+		flags, ndx, cnt := bo.Uint16(e[2:]), bo.Uint16(e[4:]), bo.Uint16(e[6:])
+		aux, next := uint64(bo.Uint32(e[12:])), uint64(bo.Uint32(e[16:]))
+		d := VersionDef{Index: ndx, Base: flags&verFlgBase != 0, Weak: flags&verFlgWeak != 0}
+		a := off + aux
+		for i := 0; i < int(cnt); i++ {
+			if a+8 > uint64(len(b)) {
+				return nil, f.formatErr(int64(sec.Offset+a), what, fmt.Errorf("auxiliary entry truncated"))
+			}
+			name, ok := saferio.CString(strs, uint64(bo.Uint32(b[a:])))
+			if !ok {
+				return nil, f.formatErr(int64(sec.Offset+a), what, fmt.Errorf("name outside the string table"))
+			}
+			if i == 0 {
+				d.Name = name
+			} else {
+				d.Deps = append(d.Deps, name)
+			}
+			an := uint64(bo.Uint32(b[a+4:]))
+			if an == 0 {
+				break
+			}
+			a += an
+		}
+		out = append(out, d)
+		if next == 0 {
+			return out, nil
+		}
+		off += next
 	}
-	for _, n := range raw {
-		vn := VersionNeed{File: n.Name}
-		for _, a := range n.Needs {
-			vn.Versions = append(vn.Versions, VersionAux{Name: a.Dep, Index: a.Index, Weak: a.Flags&verFlgWeak != 0})
+	return nil, f.formatErr(int64(sec.Offset), what, fmt.Errorf("chain does not end"))
+}
+
+// VersionNeeds returns .gnu.version_r (Elf_Verneed/Elf_Vernaux chains), or
+// nil when absent.
+func (f *File) VersionNeeds() ([]VersionNeed, error) {
+	const what = "version requirements (.gnu.version_r)"
+	sec, b, strs, err := f.versionSection(elf.SHT_GNU_VERNEED, what)
+	if sec == nil || err != nil {
+		return nil, err
+	}
+	bo := f.bo
+	str := func(at, v uint64) (string, error) {
+		s, ok := saferio.CString(strs, v)
+		if !ok {
+			return "", f.formatErr(int64(sec.Offset+at), what, fmt.Errorf("name outside the string table"))
+		}
+		return s, nil
+	}
+	var out []VersionNeed
+	off := uint64(0)
+	for n := 0; n < len(b)/16+1; n++ {
+		if off+16 > uint64(len(b)) {
+			return nil, f.formatErr(int64(sec.Offset+off), what, fmt.Errorf("entry truncated"))
+		}
+		e := b[off:]
+		cnt := bo.Uint16(e[2:])
+		file, err := str(off, uint64(bo.Uint32(e[4:])))
+		if err != nil {
+			return nil, err
+		}
+		aux, next := uint64(bo.Uint32(e[8:])), uint64(bo.Uint32(e[12:]))
+		vn := VersionNeed{File: file}
+		a := off + aux
+		for i := 0; i < int(cnt); i++ {
+			if a+16 > uint64(len(b)) {
+				return nil, f.formatErr(int64(sec.Offset+a), what, fmt.Errorf("auxiliary entry truncated"))
+			}
+			x := b[a:]
+			name, err := str(a, uint64(bo.Uint32(x[8:])))
+			if err != nil {
+				return nil, err
+			}
+			vn.Versions = append(vn.Versions, VersionAux{Name: name, Index: bo.Uint16(x[6:]) & 0x7fff, Weak: bo.Uint16(x[4:])&verFlgWeak != 0})
+			an := uint64(bo.Uint32(x[12:]))
+			if an == 0 {
+				break
+			}
+			a += an
 		}
 		out = append(out, vn)
+		if next == 0 {
+			return out, nil
+		}
+		off += next
 	}
-	return out, nil
+	return nil, f.formatErr(int64(sec.Offset), what, fmt.Errorf("chain does not end"))
 }
 
 // Summary counts the dynamic symbols by state.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"debug/elf"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -11,20 +12,13 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 )
 
-// def is one exported definition of a name in an object.
-type def struct {
-	version string
-	hidden  bool // hidden version ("name@V"), not the default
-	global  bool // version index 0/1: unversioned
-}
-
-// symtab is what binding needs from one object's .dynsym.
+// symtab is what binding needs from one object's .dynsym: hashed lookups,
+// its undefined references and its version tables.
 type symtab struct {
-	defs    map[string][]def
+	tab     *elfx.SymbolTable
 	undefs  []elfx.Symbol
 	verdefs map[string]bool
 	needs   []elfx.VersionNeed
-	hasVer  bool // the object has .gnu.version
 }
 
 // Binder binds undefined dynamic symbols against resolved closures. It
@@ -44,35 +38,25 @@ func (b *Binder) table(path string) (*symtab, error) {
 	if t, ok := b.tables[path]; ok {
 		return t, nil
 	}
+	t, err := readTable(path)
+	if err != nil {
+		return nil, err
+	}
+	b.tables[path] = t
+	return t, nil
+}
+
+func readTable(path string) (*symtab, error) {
 	f, err := elfx.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	syms, err := f.DynamicSymbols()
-	if err != nil {
+	t := &symtab{verdefs: map[string]bool{}}
+	if t.tab, err = f.DynamicSymbolTable(); err != nil {
 		return nil, err
 	}
-	t := &symtab{defs: map[string][]def{}, verdefs: map[string]bool{}}
-	t.hasVer = f.ELF().SectionByType(elf.SHT_GNU_VERSYM) != nil
-	for _, s := range syms {
-		if s.Name == "" {
-			continue
-		}
-		if !s.Defined() {
-			t.undefs = append(t.undefs, s)
-			continue
-		}
-		if s.Bind == elf.STB_LOCAL || s.Visibility == elf.STV_HIDDEN || s.Visibility == elf.STV_INTERNAL {
-			continue
-		}
-		switch s.Type {
-		case elf.STT_NOTYPE, elf.STT_OBJECT, elf.STT_FUNC, elf.STT_COMMON, elf.STT_TLS, elf.STT_GNU_IFUNC:
-		default:
-			continue
-		}
-		t.defs[s.Name] = append(t.defs[s.Name], def{version: s.Version, hidden: s.HiddenVersion, global: s.VersionIndex <= 1})
-	}
+	t.undefs = t.tab.Undefined()
 	defs, err := f.VersionDefs()
 	if err != nil {
 		return nil, err
@@ -83,25 +67,87 @@ func (b *Binder) table(path string) (*symtab, error) {
 	if t.needs, err = f.VersionNeeds(); err != nil {
 		return nil, err
 	}
-	b.tables[path] = t
 	return t, nil
 }
 
-// matches reports whether object table t satisfies a reference to name with
+// loadTables reads the symbol tables of objs that are not cached yet, two
+// at a time (the machine's cores; the work is reading and decoding).
+func (b *Binder) loadTables(objs []*rpath.Object) error {
+	var todo []string
+	for _, o := range objs {
+		if _, ok := b.tables[o.Path]; !ok {
+			todo = append(todo, o.Path)
+		}
+	}
+	type result struct {
+		path string
+		t    *symtab
+		err  error
+	}
+	ch := make(chan result, len(todo))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for _, p := range todo {
+		sem <- struct{}{}
+		go func(p string) {
+			defer func() { <-sem }()
+			t, err := readTable(p)
+			ch <- result{p, t, err}
+		}(p)
+	}
+	var first error
+	for range todo {
+		r := <-ch
+		if r.err != nil {
+			if first == nil {
+				first = fmt.Errorf("%s: %w", r.path, r.err)
+			}
+			continue
+		}
+		b.tables[r.path] = r.t
+	}
+	return first
+}
+
+// exportable reports whether a definition can satisfy references from
+// other objects (glibc do_lookup: type, binding and visibility).
+func exportable(s elfx.Symbol) bool {
+	if !s.Defined() || s.Bind == elf.STB_LOCAL || s.Visibility == elf.STV_HIDDEN || s.Visibility == elf.STV_INTERNAL {
+		return false
+	}
+	switch s.Type {
+	case elf.STT_NOTYPE, elf.STT_OBJECT, elf.STT_FUNC, elf.STT_COMMON, elf.STT_TLS, elf.STT_GNU_IFUNC:
+		return true
+	}
+	return false
+}
+
+// definitions returns the exportable definitions of name.
+func (t *symtab) definitions(name string) []elfx.Symbol {
+	var out []elfx.Symbol
+	for _, s := range t.tab.Lookup(name) {
+		if exportable(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// matches reports whether the object satisfies a reference to name with
 // the required version ("" for an unversioned reference), following glibc's
 // check_match.
 func (t *symtab) matches(name, version string) bool {
-	for _, d := range t.defs[name] {
+	for _, d := range t.definitions(name) {
+		global := d.VersionIndex <= 1
 		switch {
-		case !t.hasVer:
+		case !t.tab.HasVersions():
 			return true // an unversioned object satisfies every reference
 		case version == "":
-			if d.global || !d.hidden {
+			if global || !d.HiddenVersion {
 				return true
 			}
-		case d.version == version:
+		case d.Version == version:
 			return true
-		case d.global && !d.hidden:
+		case global && !d.HiddenVersion:
 			return true
 		}
 	}
@@ -112,11 +158,21 @@ func (t *symtab) matches(name, version string) bool {
 type DynamicResult struct {
 	Closure  *rpath.Result
 	Findings []Finding
-	// Checked counts the undefined references examined.
-	Checked int
-	// Defined is every name defined by an object of the closure (for the
-	// LLVM diagnosis).
-	Defined map[string]bool
+	// Checked counts the undefined references examined; Bound those that
+	// bound to a definition (weak references that stay unresolved are
+	// neither bound nor findings).
+	Checked, Bound int
+	scope          []*symtab
+}
+
+// Defined reports whether some object of the closure exports name.
+func (r *DynamicResult) Defined(name string) bool {
+	for _, t := range r.scope {
+		if len(t.definitions(name)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // BindDynamic resolves path and binds the undefined dynamic symbols of the
@@ -126,21 +182,19 @@ func (b *Binder) BindDynamic(ctx context.Context, path string, closure bool) (*D
 	if err != nil {
 		return nil, err
 	}
-	out := &DynamicResult{Closure: res, Defined: map[string]bool{}}
+	out := &DynamicResult{Closure: res}
 	type loaded struct {
 		obj *rpath.Object
 		tab *symtab
 	}
+	if err := b.loadTables(res.Objects); err != nil {
+		return nil, err
+	}
 	var scope []loaded
 	for _, o := range res.Objects {
-		t, err := b.table(o.Path)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", o.Path, err)
-		}
+		t := b.tables[o.Path]
 		scope = append(scope, loaded{o, t})
-		for n := range t.defs {
-			out.Defined[n] = true
-		}
+		out.scope = append(out.scope, t)
 	}
 	byName := func(name string) *rpath.Object {
 		for _, d := range res.Objects {
@@ -194,9 +248,6 @@ func (b *Binder) BindDynamic(ctx context.Context, path string, closure bool) (*D
 				continue
 			}
 			out.Checked++
-			if u.Weak() {
-				continue // weak undefined references are allowed to stay unresolved
-			}
 			bound := false
 			var others []string
 			for _, s := range scope {
@@ -204,8 +255,8 @@ func (b *Binder) BindDynamic(ctx context.Context, path string, closure bool) (*D
 					bound = true
 					break
 				}
-				for _, d := range s.tab.defs[u.Name] {
-					v := d.version
+				for _, d := range s.tab.definitions(u.Name) {
+					v := d.Version
 					if v == "" {
 						v = "(unversioned)"
 					}
@@ -213,7 +264,11 @@ func (b *Binder) BindDynamic(ctx context.Context, path string, closure bool) (*D
 				}
 			}
 			if bound {
+				out.Bound++
 				continue
+			}
+			if u.Weak() {
+				continue // weak undefined references are allowed to stay unresolved
 			}
 			f := Finding{Rule: RuleUndefinedSymbol, Severity: SeverityError, File: l.obj.Path, Symbol: u.Name,
 				Demangled: Demangle(u.Name), Version: u.Version, Library: u.Library}

@@ -68,10 +68,16 @@ type LLVMDiagnosis struct {
 	Fix     string   `json:"fix"`
 }
 
+// llvmTargets are LLVM's target names (LLVM_ALL_TARGETS and experimental
+// ones), used to find which targets a closure does link.
+var llvmTargets = []string{"AArch64", "AMDGPU", "ARC", "ARM", "AVR", "BPF", "CSKY", "DirectX", "Hexagon", "Lanai",
+	"LoongArch", "M68k", "MSP430", "Mips", "NVPTX", "PowerPC", "RISCV", "SPIRV", "Sparc", "SystemZ", "VE",
+	"WebAssembly", "X86", "XCore", "Xtensa"}
+
 // DiagnoseLLVM groups unresolved LLVMInitialize* names by target and
-// component. defined holds every name defined in the closure or inputs and
-// referenced every name referenced; idx (may be nil) locates the libraries.
-func DiagnoseLLVM(unresolved []string, defined, referenced map[string]bool, idx *Index) *LLVMDiagnosis {
+// component. defined reports whether a name is defined in the closure or
+// inputs; idx (may be nil) locates the libraries.
+func DiagnoseLLVM(unresolved []string, defined func(string) bool, idx *Index) *LLVMDiagnosis {
 	missing := map[string]map[string]bool{}
 	for _, n := range unresolved {
 		if t, c, ok := ParseLLVMInitializer(n); ok {
@@ -85,14 +91,15 @@ func DiagnoseLLVM(unresolved []string, defined, referenced map[string]bool, idx 
 		return nil
 	}
 	linked := map[string]bool{}
-	for n := range defined {
-		if t, _, ok := ParseLLVMInitializer(n); ok && missing[t] == nil {
-			linked[t] = true
+	for _, t := range llvmTargets {
+		if missing[t] != nil {
+			continue
 		}
-	}
-	for n := range referenced {
-		if t, _, ok := ParseLLVMInitializer(n); ok && missing[t] == nil && defined[n] {
-			linked[t] = true
+		for _, c := range llvmDisplayOrder {
+			if defined("LLVMInitialize" + t + c) {
+				linked[t] = true
+				break
+			}
 		}
 	}
 	d := &LLVMDiagnosis{}

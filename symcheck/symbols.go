@@ -76,7 +76,7 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 		return nil, err
 	}
 	var unresolved []string
-	defined, referenced := map[string]bool{}, map[string]bool{}
+	var defined func(string) bool
 	inClosure := map[string]bool{}
 	if dynamic {
 		rep.Mode = "dynamic"
@@ -86,12 +86,7 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 			return nil, err
 		}
 		rep.Objects = len(res.Closure.Objects)
-		rep.Satisfied = res.Checked
-		for _, f := range res.Findings {
-			if f.Rule == RuleUndefinedSymbol || f.Rule == RuleVersionMismatch {
-				rep.Satisfied--
-			}
-		}
+		rep.Satisfied = res.Bound
 		rep.Findings = append(rep.Findings, res.Findings...)
 		defined = res.Defined
 		for _, o := range res.Closure.Objects {
@@ -103,7 +98,8 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 		if err != nil {
 			return nil, err
 		}
-		rep.Objects, rep.Satisfied, defined = res.Objects, res.Satisfied, res.Defined
+		rep.Objects, rep.Satisfied = res.Objects, res.Satisfied
+		defined = func(n string) bool { return res.Defined[n] }
 		names := make([]string, 0, len(res.Unresolved))
 		for n := range res.Unresolved {
 			names = append(names, n)
@@ -125,7 +121,6 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 	for _, f := range rep.Findings {
 		if f.Symbol != "" {
 			unresolved = append(unresolved, f.Symbol)
-			referenced[f.Symbol] = true
 		}
 	}
 	var idx *Index
@@ -149,7 +144,7 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 			}
 		}
 	}
-	rep.LLVM = DiagnoseLLVM(unresolved, defined, referenced, idx)
+	rep.LLVM = DiagnoseLLVM(unresolved, defined, idx)
 	if opts.Filter != "" {
 		kept := rep.Findings[:0]
 		for _, f := range rep.Findings {

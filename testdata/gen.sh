@@ -33,6 +33,9 @@ llvm-ar-15 --format=bsd rcsD "$out/libbsd.a" archive_a.o archive_member_with_a_l
 gcc -m32 $CFLAGS -c -o "$out/i386.o" "$src/archive_a.c"
 gcc -m32 $CFLAGS -fPIC -shared -o "$out/libi386.so" "$src/foo.c" -Wl,-soname,libi386.so \
   -Wl,--version-script="$src/foo.map" -lm
+# Only a SysV .hash table (no .gnu.hash), for the hashed-lookup fallback.
+gcc $CFLAGS -fPIC -shared -o "$out/libsysv.so" "$src/foo.c" -Wl,-soname,libsysv.so \
+  -Wl,--version-script="$src/foo.map" -Wl,--hash-style=sysv -lm
 # Big-endian powerpc64 object and shared library.
 clang-15 --target=powerpc64-linux-gnu -O1 -fPIC -c -o "$out/be.o" "$src/be.c"
 ld.lld-15 -shared -soname libbe.so -o "$out/libbe.so" "$out/be.o"

@@ -1,0 +1,163 @@
+package symcheck_test
+
+import (
+	"context"
+	"debug/elf"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
+)
+
+// TestCorpusComgrNegativeControl: Debian's libamd_comgr.so.2 has 94
+// undefined LLVMInitialize*@LLVM_15, all defined by its NEEDED
+// libLLVM-15.so.1 — no finding.
+func TestCorpusComgrNegativeControl(t *testing.T) {
+	testenv.Corpus(t)
+	p := testenv.File(t, "/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2", "libamd-comgr2")
+	rep := check(t, []string{p}, symcheck.SymbolsOptions{})
+	if len(rep.Findings) != 0 || rep.LLVM != nil {
+		t.Errorf("findings on libamd_comgr.so.2: %+v", rep.Findings)
+	}
+	f, err := elfx.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, _ := f.DynamicSymbols()
+	n := 0
+	for _, s := range syms {
+		if !s.Defined() && strings.HasPrefix(s.Name, "LLVMInitialize") && s.Version == "LLVM_15" {
+			n++
+		}
+	}
+	if n != 94 {
+		t.Errorf("%d undefined LLVMInitialize*@LLVM_15, want 94", n)
+	}
+}
+
+var lddUndef = regexp.MustCompile(`^undefined symbol: ([^,\t]+)(?:, version (\S+))?\t\((.*)\)$`)
+var lddVersion = regexp.MustCompile("^\\s*(?:\\S+: )?version `([^']+)' not found \\(required by (.*)\\)$")
+
+// lddR returns "symbol (file)" and "version V (file)" entries from ldd -r.
+func lddR(path string) ([]string, error) {
+	out, err := exec.Command("ldd", "-r", path).CombinedOutput()
+	if err != nil && len(out) == 0 {
+		return nil, err
+	}
+	var got []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if m := lddUndef.FindStringSubmatch(l); m != nil {
+			got = append(got, m[1]+" ("+canon(m[3])+")")
+		} else if m := lddVersion.FindStringSubmatch(l); m != nil {
+			got = append(got, "version "+m[1]+" ("+canon(m[2])+")")
+		}
+	}
+	sort.Strings(got)
+	return dedup(got), nil
+}
+
+func canon(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+func dedup(xs []string) []string {
+	var out []string
+	for i, x := range xs {
+		if i == 0 || x != xs[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// TestCorpusAgreesWithLddR: on every dynamic ELF file under
+// /usr/lib/x86_64-linux-gnu, the unresolved symbols and versions of the
+// whole closure equal what ldd -r reports. Documented difference: ldd -r
+// only sees references that have relocations, so an undefined .dynsym entry
+// without one is reported by rocmdoctor alone; such entries are counted,
+// not failed.
+func TestCorpusAgreesWithLddR(t *testing.T) {
+	testenv.Corpus(t)
+	testenv.Tool(t, "ldd", "libc-bin")
+	b := symcheck.NewBinder(rpath.New(rpath.Options{}))
+	files := testenv.ELFFiles(t, "/usr/lib/x86_64-linux-gnu")
+	agree, compared, extra := 0, 0, 0
+	for _, p := range files {
+		f, err := elfx.Open(p)
+		if err != nil {
+			continue
+		}
+		_, derr := f.Dynamic()
+		ok := derr == nil && f.Machine == elf.EM_X86_64 && (f.Type == elf.ET_DYN || f.Type == elf.ET_EXEC)
+		f.Close()
+		if !ok {
+			continue
+		}
+		want, err := lddR(p)
+		if err != nil {
+			continue
+		}
+		res, err := b.BindDynamic(context.Background(), p, true)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		var got []string
+		for _, fd := range res.Findings {
+			switch fd.Rule {
+			case symcheck.RuleUndefinedSymbol, symcheck.RuleVersionMismatch:
+				got = append(got, fd.Symbol+" ("+canon(fd.File)+")")
+			case symcheck.RuleMissingVersion:
+				got = append(got, "version "+fd.Version+" ("+canon(fd.File)+")")
+			}
+		}
+		sort.Strings(got)
+		got = dedup(got)
+		compared++
+		missing, more := diff(want, got)
+		if len(missing) > 0 {
+			t.Errorf("%s: ldd -r reports %v that rocmdoctor does not (rocmdoctor also: %v)", p, missing, more)
+			continue
+		}
+		if len(more) > 0 {
+			extra++
+			t.Logf("%s: rocmdoctor alone reports %v (references without relocations)", p, more)
+		}
+		agree++
+	}
+	t.Logf("symbols agrees with ldd -r on %d of %d files (libthread_db, libunwind-ptrace and libunwind-coredump among them have real findings) (%d with extra unrelocated references)", agree, compared, extra)
+	if compared < 100 {
+		t.Errorf("only %d files compared", compared)
+	}
+}
+
+func diff(want, got []string) (missing, extra []string) {
+	w := map[string]bool{}
+	for _, x := range want {
+		w[x] = true
+	}
+	g := map[string]bool{}
+	for _, x := range got {
+		g[x] = true
+		if !w[x] {
+			extra = append(extra, x)
+		}
+	}
+	for _, x := range want {
+		if !g[x] {
+			missing = append(missing, x)
+		}
+	}
+	return missing, extra
+}

@@ -1,0 +1,295 @@
+package symcheck_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
+)
+
+var x86Five = []string{
+	"LLVMInitializeX86AsmParser", "LLVMInitializeX86AsmPrinter", "LLVMInitializeX86Target",
+	"LLVMInitializeX86TargetInfo", "LLVMInitializeX86TargetMC",
+}
+
+func symbolsOf(fs []symcheck.Finding, rule string) []string {
+	var out []string
+	for _, f := range fs {
+		if f.Rule == rule {
+			out = append(out, f.Symbol)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func check(t *testing.T, paths []string, opts symcheck.SymbolsOptions) *symcheck.Report {
+	t.Helper()
+	rep, err := symcheck.Symbols(context.Background(), paths, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// wantSeedDiagnosis checks the LLVM explanation of the seed case.
+func wantSeedDiagnosis(t *testing.T, rep *symcheck.Report, indexed bool) {
+	t.Helper()
+	l := rep.LLVM
+	if l == nil || len(l.Missing) != 1 {
+		t.Fatalf("LLVM diagnosis = %+v", l)
+	}
+	x := l.Missing[0]
+	if x.Target != "X86" || strings.Join(x.Missing, ",") != "TargetInfo,Target,TargetMC,AsmPrinter,AsmParser" ||
+		strings.Join(x.Libraries, ",") != "LLVMX86Info,LLVMX86CodeGen,LLVMX86Desc,LLVMX86AsmParser" {
+		t.Errorf("X86 diagnosis = %+v", x)
+	}
+	if !reflect.DeepEqual(l.Linked, []string{"AMDGPU"}) {
+		t.Errorf("linked targets = %v, want [AMDGPU]", l.Linked)
+	}
+	if !strings.Contains(l.Message, "LLVM target X86 is referenced but not linked: missing TargetInfo, Target, TargetMC, AsmPrinter, AsmParser — link LLVMX86Info, LLVMX86CodeGen, LLVMX86Desc, LLVMX86AsmParser") ||
+		!strings.Contains(l.Message, "different LLVM configuration") {
+		t.Errorf("message = %q", l.Message)
+	}
+	if indexed && len(x.FoundIn) != 4 {
+		t.Errorf("found in = %v, want the four X86 archives", x.FoundIn)
+	}
+}
+
+func TestSeedCaseFixtures(t *testing.T) {
+	t.Run("shared library with --index", func(t *testing.T) {
+		rep := check(t, []string{testenv.Testdata("libMIOpen.so")}, symcheck.SymbolsOptions{IndexDirs: []string{testenv.Testdata("llvm")}})
+		if rep.Mode != "dynamic" {
+			t.Errorf("mode = %s", rep.Mode)
+		}
+		if got := symbolsOf(rep.Findings, symcheck.RuleUndefinedSymbol); !reflect.DeepEqual(got, x86Five) {
+			t.Fatalf("undefined = %v, want %v", got, x86Five)
+		}
+		wantArchive := map[string]string{
+			"LLVMInitializeX86TargetInfo": "libLLVMX86Info.a", "LLVMInitializeX86Target": "libLLVMX86CodeGen.a",
+			"LLVMInitializeX86AsmPrinter": "libLLVMX86CodeGen.a", "LLVMInitializeX86TargetMC": "libLLVMX86Desc.a",
+			"LLVMInitializeX86AsmParser": "libLLVMX86AsmParser.a",
+		}
+		for _, f := range rep.Findings {
+			if len(f.Providers) != 1 || filepath.Base(f.Providers[0].File) != wantArchive[f.Symbol] || f.Providers[0].InClosure {
+				t.Errorf("%s providers = %+v, want %s (not in closure)", f.Symbol, f.Providers, wantArchive[f.Symbol])
+			}
+		}
+		wantSeedDiagnosis(t, rep, true)
+	})
+	t.Run("archive alone", func(t *testing.T) {
+		rep := check(t, []string{testenv.Testdata("librockCompiler.a")}, symcheck.SymbolsOptions{})
+		if rep.Mode != "link-inputs" || rep.Objects != 4 || rep.Satisfied != 3 {
+			t.Errorf("mode %s, %d objects, %d satisfied; want link-inputs, 4, 3 (the AMDGPU initialisers)", rep.Mode, rep.Objects, rep.Satisfied)
+		}
+		if got := symbolsOf(rep.Findings, symcheck.RuleUnresolvedStatic); !reflect.DeepEqual(got, x86Five) {
+			t.Fatalf("unresolved = %v", got)
+		}
+		for _, f := range rep.Findings {
+			if len(f.ReferencedBy) != 1 || !strings.HasSuffix(f.ReferencedBy[0], "librockCompiler.a(rock.o)") {
+				t.Errorf("%s referenced by %v", f.Symbol, f.ReferencedBy)
+			}
+		}
+		wantSeedDiagnosis(t, rep, false)
+	})
+	t.Run("archive with the LLVM archives on the link line", func(t *testing.T) {
+		paths := []string{testenv.Testdata("librockCompiler.a")}
+		libs, _ := filepath.Glob(testenv.Testdata("llvm", "lib", "libLLVMX86*.a"))
+		rep := check(t, append(paths, libs...), symcheck.SymbolsOptions{})
+		if len(rep.Findings) != 0 || rep.LLVM != nil {
+			t.Errorf("with the X86 archives linked nothing should remain: %+v", rep.Findings)
+		}
+	})
+	t.Run("filter", func(t *testing.T) {
+		rep := check(t, []string{testenv.Testdata("librockCompiler.a")}, symcheck.SymbolsOptions{Filter: "*TargetMC"})
+		if got := symbolsOf(rep.Findings, symcheck.RuleUnresolvedStatic); !reflect.DeepEqual(got, []string{"LLVMInitializeX86TargetMC"}) {
+			t.Errorf("filtered = %v", got)
+		}
+	})
+}
+
+// TestSeedCaseFromScratch rebuilds the seed case with gcc and ar: an
+// object calling the AMDGPU and X86 initialisers, an archive of it plus an
+// archive defining only the AMDGPU ones, and a shared library linked from
+// both with --whole-archive.
+func TestSeedCaseFromScratch(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	ar := testenv.Tool(t, "ar", "binutils")
+	dir := t.TempDir()
+	run := func(name string, args ...string) {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+	}
+	src, _ := os.ReadFile(testenv.Testdata("src", "rock.c"))
+	os.WriteFile(filepath.Join(dir, "rock.c"), src, 0o644)
+	var defs strings.Builder
+	for _, c := range []string{"TargetInfo", "Target", "TargetMC", "AsmPrinter", "AsmParser"} {
+		defs.WriteString("void LLVMInitializeAMDGPU" + c + "(void) {}\n")
+	}
+	os.WriteFile(filepath.Join(dir, "amdgpu.c"), []byte(defs.String()), 0o644)
+	run(gcc, "-fPIC", "-c", "rock.c", "amdgpu.c")
+	run(ar, "rcs", "librock.a", "rock.o")
+	run(ar, "rcs", "libamdgpu.a", "amdgpu.o")
+	run(gcc, "-shared", "-o", "libMIOpen.so", "-Wl,--whole-archive", "librock.a", "libamdgpu.a", "-Wl,--no-whole-archive")
+	opts := symcheck.SymbolsOptions{}
+	if llvm := "/usr/lib/llvm-15/lib"; testenv.RequireAll() || dirExists(llvm) {
+		opts.IndexDirs = []string{testenv.File(t, llvm+"/libLLVMX86CodeGen.a", "llvm-15-dev")[:len(llvm)]}
+	}
+	rep := check(t, []string{filepath.Join(dir, "libMIOpen.so")}, opts)
+	if got := symbolsOf(rep.Findings, symcheck.RuleUndefinedSymbol); !reflect.DeepEqual(got, x86Five) {
+		t.Fatalf("undefined = %v, want %v", got, x86Five)
+	}
+	wantSeedDiagnosis(t, rep, len(opts.IndexDirs) > 0)
+	if len(opts.IndexDirs) > 0 {
+		// The real llvm-15-dev archives (DOMAIN §1's table).
+		want := map[string]string{
+			"LLVMInitializeX86TargetInfo": "libLLVMX86Info.a", "LLVMInitializeX86Target": "libLLVMX86CodeGen.a",
+			"LLVMInitializeX86AsmPrinter": "libLLVMX86CodeGen.a", "LLVMInitializeX86TargetMC": "libLLVMX86Desc.a",
+			"LLVMInitializeX86AsmParser": "libLLVMX86AsmParser.a",
+		}
+		for _, f := range rep.Findings {
+			found := false
+			for _, p := range f.Providers {
+				found = found || filepath.Base(p.File) == want[f.Symbol]
+			}
+			if !found {
+				t.Errorf("%s: providers %v lack %s", f.Symbol, f.Providers, want[f.Symbol])
+			}
+		}
+	}
+	// The archives given together: the same five, referenced by rock.o.
+	rep = check(t, []string{filepath.Join(dir, "librock.a"), filepath.Join(dir, "libamdgpu.a")}, symcheck.SymbolsOptions{})
+	if got := symbolsOf(rep.Findings, symcheck.RuleUnresolvedStatic); !reflect.DeepEqual(got, x86Five) {
+		t.Errorf("link inputs: unresolved = %v", got)
+	}
+}
+
+func dirExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// TestVersions builds a library with version nodes V1 and V2, links an
+// executable against it, then swaps in a build that lacks V2, and checks
+// the findings against the real loader's error.
+func TestVersions(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	write := func(name, s string) { os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644) }
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(gcc, args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("gcc %v: %v\n%s", args, err, out)
+		}
+	}
+	write("v.c", "int foo(void){return 1;} int bar(void){return 2;}\n")
+	write("v2.map", "V1 { global: foo; local: *; };\nV2 { global: bar; } V1;\n")
+	write("v1.map", "V1 { global: foo; bar; local: *; };\n")
+	write("main.c", "extern int foo(void); extern int bar(void); int main(void){return foo()+bar()-3;}\n")
+	os.MkdirAll(filepath.Join(dir, "new"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "old"), 0o755)
+	run("-shared", "-fPIC", "-o", "new/libv.so.1", "v.c", "-Wl,-soname,libv.so.1", "-Wl,--version-script=v2.map")
+	run("-shared", "-fPIC", "-o", "old/libv.so.1", "v.c", "-Wl,-soname,libv.so.1", "-Wl,--version-script=v1.map")
+	run("-o", "app", "main.c", "new/libv.so.1", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib")
+	app := filepath.Join(dir, "app")
+	link := func(which string) {
+		os.Remove(filepath.Join(dir, "lib"))
+		if err := os.Symlink(which, filepath.Join(dir, "lib")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link("new")
+	rep := check(t, []string{app}, symcheck.SymbolsOptions{})
+	if len(rep.Findings) != 0 {
+		t.Fatalf("against the library it was linked with: %+v", rep.Findings)
+	}
+	if out, err := exec.Command(app).CombinedOutput(); err != nil {
+		t.Fatalf("oracle: app fails with the new library: %v %s", err, out)
+	}
+	link("old")
+	rep = check(t, []string{app}, symcheck.SymbolsOptions{})
+	var rules []string
+	for _, f := range rep.Findings {
+		rules = append(rules, f.Rule+":"+f.Symbol+"@"+f.Version)
+	}
+	sort.Strings(rules)
+	want := []string{"missing-version-node:@V2", "symbol-version-mismatch:bar@V2"}
+	if !reflect.DeepEqual(rules, want) {
+		t.Errorf("findings = %v, want %v", rules, want)
+	}
+	out, err := exec.Command(app).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "version `V2' not found (required by "+app+")") {
+		t.Errorf("oracle: the loader should refuse with version `V2' not found, got %v %s", err, out)
+	}
+	for _, f := range rep.Findings {
+		if f.Rule == symcheck.RuleMissingVersion && !strings.Contains(f.Message, "version `V2' not found (required by "+app+")") {
+			t.Errorf("message %q does not say what the loader says", f.Message)
+		}
+	}
+}
+
+func TestWeakAndVersionedFixture(t *testing.T) {
+	// libfoo.so.1 has a weak undefined optional_hook and versioned references
+	// to libm: nothing is unresolved on a normal system.
+	rep := check(t, []string{testenv.Testdata("libfoo.so.1")}, symcheck.SymbolsOptions{})
+	for _, f := range rep.Findings {
+		if f.Symbol == "optional_hook" {
+			t.Errorf("weak undefined reported: %+v", f)
+		}
+	}
+	// Without libm the library is missing and its symbols are undefined.
+	rep = check(t, []string{testenv.Testdata("libfoo.so.1")}, symcheck.SymbolsOptions{
+		Resolver: rpath.Options{NoCache: true, DefaultDirs: []string{}}})
+	var rules []string
+	for _, f := range rep.Findings {
+		rules = append(rules, f.Rule+":"+f.Symbol+f.Library)
+	}
+	sort.Strings(rules)
+	if !reflect.DeepEqual(rules, []string{"missing-library:libm.so.6", "undefined-symbol:sqrtlibm.so.6"}) {
+		t.Errorf("findings = %v", rules)
+	}
+}
+
+func TestParseLLVMInitializer(t *testing.T) {
+	for _, tt := range []struct{ name, target, comp, lib string }{
+		{"LLVMInitializeX86TargetInfo", "X86", "TargetInfo", "LLVMX86Info"},
+		{"LLVMInitializeX86Target", "X86", "Target", "LLVMX86CodeGen"},
+		{"LLVMInitializeX86TargetMC", "X86", "TargetMC", "LLVMX86Desc"},
+		{"LLVMInitializeAMDGPUAsmPrinter", "AMDGPU", "AsmPrinter", "LLVMAMDGPUCodeGen"},
+		{"LLVMInitializeAMDGPUTargetMCA", "AMDGPU", "TargetMCA", "LLVMAMDGPUTargetMCA"},
+		{"LLVMInitializeAArch64Disassembler", "AArch64", "Disassembler", "LLVMAArch64Disassembler"},
+	} {
+		target, comp, ok := symcheck.ParseLLVMInitializer(tt.name)
+		if !ok || target != tt.target || comp != tt.comp || symcheck.LLVMLibrary(target, comp) != tt.lib {
+			t.Errorf("%s → %s %s %v (%s)", tt.name, target, comp, ok, symcheck.LLVMLibrary(target, comp))
+		}
+	}
+	for _, n := range []string{"LLVMInitializeCore", "foo", "LLVMInitializeTarget", "LLVMInitializex86Target"} {
+		if tg, c, ok := symcheck.ParseLLVMInitializer(n); ok {
+			t.Errorf("%s parsed as %s %s", n, tg, c)
+		}
+	}
+}
+
+func TestDemangle(t *testing.T) {
+	if got := symcheck.Demangle("_ZN4llvm3sys2fs16createUniqueFileERKNS_5TwineERiRNS_15SmallVectorImplIcEENS1_9OpenFlagsEj"); !strings.HasPrefix(got, "llvm::sys::fs::createUniqueFile(") {
+		t.Errorf("C++: %q", got)
+	}
+	if got := symcheck.Demangle("LLVMInitializeX86Target"); got != "" {
+		t.Errorf("C name demangled to %q", got)
+	}
+}
