@@ -32,11 +32,16 @@ func (s Severity) AtLeast(threshold string) bool {
 
 // Rule identifiers of the findings this package produces.
 const (
-	RuleMissingLibrary   = "missing-library"
-	RuleUndefinedSymbol  = "undefined-symbol"
-	RuleVersionMismatch  = "symbol-version-mismatch"
-	RuleMissingVersion   = "missing-version-node"
-	RuleUnresolvedStatic = "unresolved-in-inputs"
+	RuleMissingLibrary    = "missing-library"
+	RuleUndefinedSymbol   = "undefined-symbol"
+	RuleVersionMismatch   = "symbol-version-mismatch"
+	RuleMissingVersion    = "missing-version-node"
+	RuleUnresolvedStatic  = "unresolved-in-inputs"
+	RuleIncompatibleInput = "incompatible-link-input"
+	RuleMultipleUnwinders = "multiple-unwinders"
+	RuleUnwinderFlavour   = "unwinder-flavour-mismatch"
+	RuleUnwinderMachine   = "unwinder-wrong-machine"
+	RuleExportsUnwinder   = "exports-unwinder"
 )
 
 // Finding is one problem with the evidence and the fix.

@@ -14,6 +14,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/deps"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/inspect"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/symbols"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/unwind"
 )
 
 // Version is set at link time (-ldflags "-X …/root.Version=v1.2.3"); when
@@ -60,6 +61,7 @@ Exit status: 0 ok, 1 error, 2 usage error, 3 findings at or above --fail-on.`,
 		inspect.NewCmdInspect(io, nil),
 		deps.NewCmdDeps(io, nil),
 		symbols.NewCmdSymbols(io, nil),
+		unwind.NewCmdUnwind(io, nil),
 		newCmdGenDocs(io),
 	)
 	cmd.InitDefaultCompletionCmd() // so the generated docs include it

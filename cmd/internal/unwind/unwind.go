@@ -1,0 +1,178 @@
+// Package unwind implements `rocmdoctor unwind`.
+package unwind
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
+)
+
+// Options holds the flags of one unwind run.
+type Options struct {
+	IO       *cli.IOStreams
+	Args     []string
+	Link     bool
+	JSON     bool
+	FailOn   string
+	Resolver cli.ResolverFlags
+	resolver rpath.Options
+}
+
+// NewCmdUnwind builds the command; runF replaces Run in tests.
+func NewCmdUnwind(io *cli.IOStreams, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: io}
+	cmd := &cobra.Command{
+		Use:   "unwind FILE... | unwind --link -- ARGS...",
+		Short: "Catch ABI-mismatched libunwind on a link line and mixed unwinders in a process",
+		Long: `With --link, read a compiler-driver or linker command line (after --) the
+way lld and GNU ld do: objects, archives, -L, -l, -l:name, -Wl, forwarding,
+-Bstatic/-Bdynamic, --sysroot, -target, -m32. Every -l is resolved like lld
+(directory order, .so before .a unless static) and every input is compared
+with the objects being linked (class, data encoding, machine, OS ABI). An
+x86-64 libunwind.so on the link line of an amdgcn object is named with the
+fix, together with the candidate GNU ld would have skipped to.
+
+With files, resolve each closure and identify every unwinder in it by what
+it exports (LLVM libunwind, nongnu libunwind, libgcc_s, static copies), then
+report two providers of _Unwind_RaiseException/_Unwind_Resume in one process,
+a NEEDED libunwind.so.1/.so.8 resolving to the other flavour, unwinder
+candidates of the wrong machine, and libraries exporting _Unwind_* they should
+only import.
+
+Exit status 3 on findings (see --fail-on).`,
+		Example: `  rocmdoctor unwind --link -- clang++ -x assembler -target amdgcn-amdhsa -mcpu=gfx803 test.s -o test -L/opt/llvm/lib -lunwind
+  rocmdoctor unwind --link -- ld.lld k.o -L/usr/lib/llvm-15/lib -lunwind
+  rocmdoctor unwind /opt/rocm/lib/libMIOpen.so`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return &cli.UsageError{Err: fmt.Errorf("unwind needs FILE arguments, or --link -- followed by a link command line")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Args = args
+			ro, err := opts.Resolver.Options(cmd)
+			if err != nil {
+				return err
+			}
+			opts.resolver = ro
+			if err := cli.CheckFailOn(opts.FailOn); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.Link, "link", false, "check the link command line given after --")
+	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	f.StringVar(&opts.FailOn, "fail-on", "error", "exit 3 on findings at or above: error, warning, note or never")
+	opts.Resolver.Register(f)
+	return cmd
+}
+
+// Result is the JSON document of an unwind run.
+type Result struct {
+	SchemaVersion int                      `json:"schema_version"`
+	Mode          string                   `json:"mode"` // "link" or "closure"
+	Link          *symcheck.LinkLine       `json:"link,omitempty"`
+	Files         []*symcheck.UnwindResult `json:"files,omitempty"`
+	Findings      []symcheck.Finding       `json:"findings"`
+}
+
+// Run checks and renders.
+func Run(ctx context.Context, opts *Options) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	res := Result{SchemaVersion: cli.SchemaVersion, Findings: []symcheck.Finding{}}
+	if opts.Link {
+		res.Mode = "link"
+		ll, err := symcheck.ParseLinkLine(opts.Args)
+		if err != nil {
+			return &cli.UsageError{Err: fmt.Errorf("link line: %w", err)}
+		}
+		res.Link = ll
+		res.Findings = append(res.Findings, symcheck.LinkFindings(ll)...)
+	} else {
+		res.Mode = "closure"
+		files, err := symcheck.CheckUnwindFiles(ctx, opts.Args, opts.resolver)
+		if err != nil {
+			return err
+		}
+		res.Files = files
+		for _, f := range files {
+			res.Findings = append(res.Findings, f.Findings...)
+		}
+	}
+	if opts.JSON {
+		if err := cli.WriteJSON(opts.IO.Out, res); err != nil {
+			return err
+		}
+	} else if err := render(opts.IO, &res); err != nil {
+		return err
+	}
+	n := 0
+	for _, f := range res.Findings {
+		if f.Severity.AtLeast(opts.FailOn) {
+			n++
+		}
+	}
+	if n > 0 {
+		return &cli.FindingsError{Count: n}
+	}
+	return nil
+}
+
+func render(io *cli.IOStreams, res *Result) error {
+	c := io.Colors()
+	w := io.Out
+	if res.Link != nil {
+		fmt.Fprintf(w, "link for %s (from %s)\n", res.Link.TargetText, res.Link.Target.From)
+		var rows [][]string
+		for _, in := range res.Link.Inputs {
+			ok := c.Green("ok")
+			if !in.Compatible {
+				ok = c.Red("INCOMPATIBLE")
+			}
+			rows = append(rows, []string{in.Arg, in.Kind, in.Path, in.Identity, ok})
+		}
+		if err := io.Table([]string{"INPUT", "KIND", "PATH", "IDENTITY", "STATUS"}, rows); err != nil {
+			return err
+		}
+	}
+	for _, f := range res.Files {
+		fmt.Fprintln(w, c.Bold(f.File))
+		if len(f.Unwinders) == 0 {
+			fmt.Fprintln(w, "  no unwinder in the closure")
+			continue
+		}
+		var rows [][]string
+		for _, u := range f.Unwinders {
+			fl := u.Flavour
+			if u.Static {
+				fl += " (static copy)"
+			}
+			rows = append(rows, []string{u.Path, fl, u.Machine, strings.Join(u.BoundBy, " ")})
+		}
+		if err := io.Table([]string{"UNWINDER", "FLAVOUR", "MACHINE", "USED BY"}, rows); err != nil {
+			return err
+		}
+	}
+	for _, f := range res.Findings {
+		sev := c.Red(string(f.Severity))
+		if f.Severity != symcheck.SeverityError {
+			sev = c.Yellow(string(f.Severity))
+		}
+		fmt.Fprintf(w, "%s %s: %s\n  fix: %s\n", sev, f.Rule, f.Message, f.Fix)
+	}
+	return nil
+}

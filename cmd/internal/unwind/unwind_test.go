@@ -1,0 +1,64 @@
+package unwind_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/root"
+)
+
+const td = "../../../testdata/"
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	io, _, out, errOut := cli.Test()
+	code := root.Run(io, args)
+	return code, out.String(), errOut.String()
+}
+
+func hostLibunwindDir(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "lib")
+	os.MkdirAll(dir, 0o755)
+	b, _ := os.ReadFile(td + "libfoo.so.1")
+	os.WriteFile(filepath.Join(dir, "libunwind.so"), b, 0o644)
+	return dir
+}
+
+func TestUnwindLink(t *testing.T) {
+	dir := hostLibunwindDir(t)
+	code, out, _ := run(t, "unwind", "--link", "--", "clang++", "-x", "assembler", "-target", "amdgcn-amdhsa", "-mcpu=gfx803", "test.s", "-o", "test", "-L"+dir, "-lunwind")
+	if code != cli.ExitFindings {
+		t.Errorf("exit %d, want 3", code)
+	}
+	for _, want := range []string{"link for EM_AMDGPU gfx803 (from -target amdgcn-amdhsa)", "INCOMPATIBLE",
+		"`-lunwind` resolves to " + dir + "/libunwind.so (ELF64 EM_X86_64)", "remove -lunwind or the -L" + dir + " injected by the wrapper"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = run(t, "unwind", "--json", "--link", "--", td+"k-gfx803.o", "-L"+dir, "-lunwind")
+	var res struct {
+		SchemaVersion int `json:"schema_version"`
+		Mode          string
+		Findings      []struct{ Rule string }
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if code != cli.ExitFindings || res.Mode != "link" || len(res.Findings) != 1 || res.Findings[0].Rule != "incompatible-link-input" {
+		t.Errorf("json: exit %d %+v", code, res)
+	}
+}
+
+func TestUnwindUsage(t *testing.T) {
+	if code, _, _ := run(t, "unwind"); code != cli.ExitUsage {
+		t.Errorf("no args: exit %d", code)
+	}
+	if code, _, _ := run(t, "unwind", "--link", "--", "-L"); code != cli.ExitUsage {
+		t.Errorf("bad link line: exit %d", code)
+	}
+}

@@ -1,0 +1,214 @@
+package symcheck
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
+)
+
+// Unwinder flavours, told apart by what they export (not by file name).
+const (
+	FlavourLLVM    = "llvm-libunwind"   // libunwind.so.1: __unw_*/unw_* and unversioned _Unwind_*
+	FlavourNonGNU  = "nongnu-libunwind" // libunwind.so.8: _U<arch>_* (and unversioned _Unwind_*)
+	FlavourLibgcc  = "libgcc_s"         // _Unwind_*@GCC_3.0
+	FlavourUnknown = "unknown"          // exports _Unwind_* but none of the signatures
+)
+
+// Unwinder is an object of a closure that exports the unwinding ABI.
+type Unwinder struct {
+	Path    string `json:"path"`
+	Soname  string `json:"soname,omitempty"`
+	Flavour string `json:"flavour"`
+	Machine string `json:"machine"`
+	// Static is set when the object is not an unwinder library but carries
+	// (and exports) a statically linked copy.
+	Static bool `json:"static_copy,omitempty"`
+	// BoundBy lists the objects whose _Unwind_RaiseException/_Unwind_Resume
+	// references bind to this unwinder.
+	BoundBy []string `json:"bound_by,omitempty"`
+}
+
+var unwindABI = []string{"_Unwind_RaiseException", "_Unwind_Resume"}
+
+// classifyUnwinder reports the flavour of an object that exports the
+// unwinding ABI, or "" when it exports none of it.
+func classifyUnwinder(t *symtab) string {
+	exports := false
+	versioned := false
+	for _, n := range unwindABI {
+		for _, d := range t.definitions(n) {
+			exports = true
+			versioned = versioned || d.Version == "GCC_3.0"
+		}
+	}
+	if !exports {
+		return ""
+	}
+	switch {
+	case len(t.tab.DefinedWithPrefix("__unw_")) > 0 || len(t.definitions("unw_step")) > 0:
+		return FlavourLLVM
+	case len(t.tab.DefinedWithPrefix("_Ux86_64_")) > 0 || len(t.tab.DefinedWithPrefix("_ULx86_64_")) > 0 ||
+		len(t.tab.DefinedWithPrefix("_Uaarch64_")) > 0 || len(t.tab.DefinedWithPrefix("_Ux86_")) > 0:
+		return FlavourNonGNU
+	case versioned:
+		return FlavourLibgcc
+	}
+	return FlavourUnknown
+}
+
+// isUnwinderLibrary reports whether an object is meant to provide the
+// unwinder (by SONAME), as opposed to carrying a copy.
+func isUnwinderLibrary(soname, path string) bool {
+	n := soname
+	if n == "" {
+		n = path[strings.LastIndex(path, "/")+1:]
+	}
+	return strings.HasPrefix(n, "libunwind") || strings.HasPrefix(n, "libgcc_s") || strings.HasPrefix(n, "libgcc_eh") ||
+		strings.HasPrefix(n, "libc++abi")
+}
+
+// UnwindResult is the outcome of CheckUnwind for one file.
+type UnwindResult struct {
+	File      string     `json:"file"`
+	Unwinders []Unwinder `json:"unwinders"`
+	Findings  []Finding  `json:"findings"`
+}
+
+// CheckUnwind resolves path's closure and reports the unwinders in it and
+// the problems they cause: two providers of the unwinding ABI in one
+// process, a NEEDED libunwind.so.1/.so.8 that resolves to the other
+// flavour, an unwinder candidate of the wrong machine, and libraries that
+// export _Unwind_* they should only import.
+func (b *Binder) CheckUnwind(ctx context.Context, path string) (*UnwindResult, error) {
+	res, err := b.resolver.Resolve(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.loadTables(res.Objects); err != nil {
+		return nil, err
+	}
+	out := &UnwindResult{File: path, Unwinders: []Unwinder{}, Findings: []Finding{}}
+	byPath := map[string]int{}
+	for _, o := range res.Objects {
+		t := b.tables[o.Path]
+		fl := classifyUnwinder(t)
+		if fl == "" {
+			continue
+		}
+		byPath[o.Path] = len(out.Unwinders)
+		out.Unwinders = append(out.Unwinders, Unwinder{Path: o.Path, Soname: o.Soname, Flavour: fl,
+			Machine: elfx.MachineName(o.Header.Machine), Static: !isUnwinderLibrary(o.Soname, o.Path)})
+	}
+	// Who binds to which provider, in load order like ld.so.
+	for _, o := range res.Objects {
+		t := b.tables[o.Path]
+		for _, u := range t.undefs {
+			if u.Name != unwindABI[0] && u.Name != unwindABI[1] {
+				continue
+			}
+			for _, p := range res.Objects {
+				if b.tables[p.Path].matches(u.Name, u.Version) {
+					if i, ok := byPath[p.Path]; ok {
+						out.Unwinders[i].BoundBy = appendUnique(out.Unwinders[i].BoundBy, o.Path)
+					}
+					break
+				}
+			}
+		}
+	}
+	if len(out.Unwinders) > 1 {
+		var parts []string
+		for _, u := range out.Unwinders {
+			s := fmt.Sprintf("%s (%s", u.Path, u.Flavour)
+			if u.Static {
+				s += ", static copy"
+			}
+			s += ")"
+			if len(u.BoundBy) > 0 {
+				s += " used by " + strings.Join(u.BoundBy, ", ")
+			} else {
+				s += " used by nothing (the first provider in load order wins)"
+			}
+			parts = append(parts, s)
+		}
+		out.Findings = append(out.Findings, Finding{
+			Rule: RuleMultipleUnwinders, Severity: SeverityError, File: path, Symbol: "_Unwind_RaiseException",
+			Message: fmt.Sprintf("%d providers of the unwinding ABI in one process: %s; exceptions thrown through frames registered with one and caught with the other crash",
+				len(out.Unwinders), strings.Join(parts, "; ")),
+			Fix: "link every component against one unwinder (all libgcc_s, or all LLVM libunwind via -unwindlib=libunwind); rebuild the odd one out",
+		})
+	}
+	for _, o := range res.Objects {
+		for _, d := range o.Deps {
+			if !strings.HasPrefix(d.Name, "libunwind.so.") && !strings.HasPrefix(d.Name, "libgcc_s.so.") {
+				continue
+			}
+			for _, r := range d.Rejected {
+				out.Findings = append(out.Findings, Finding{
+					Rule: RuleUnwinderMachine, Severity: SeverityWarning, File: o.Path, Library: d.Name,
+					Message: fmt.Sprintf("%s needs %s; %s was skipped: %s", o.Path, d.Name, r.Path, strings.TrimPrefix(r.Result, "skipped: ")),
+					Fix:     "remove the directory with the foreign-architecture unwinder from the search path (RUNPATH, LD_LIBRARY_PATH, -L)",
+				})
+			}
+			if d.Object == nil {
+				continue
+			}
+			i, ok := byPath[d.Object.Path]
+			if !ok {
+				continue
+			}
+			want := ""
+			switch d.Name {
+			case "libunwind.so.1":
+				want = FlavourLLVM
+			case "libunwind.so.8":
+				want = FlavourNonGNU
+			}
+			if got := out.Unwinders[i].Flavour; want != "" && got != want {
+				out.Findings = append(out.Findings, Finding{
+					Rule: RuleUnwinderFlavour, Severity: SeverityError, File: o.Path, Library: d.Name,
+					Message: fmt.Sprintf("%s needs %s (%s) but it resolves to %s, which is %s", o.Path, d.Name, want, d.Object.Path, got),
+					Fix:     fmt.Sprintf("install the %s build of %s, or fix the search path so the right one comes first", want, d.Name),
+				})
+			}
+		}
+	}
+	for _, u := range out.Unwinders {
+		if u.Static {
+			out.Findings = append(out.Findings, Finding{
+				Rule: RuleExportsUnwinder, Severity: SeverityWarning, File: u.Path, Symbol: "_Unwind_RaiseException",
+				Message: fmt.Sprintf("%s exports _Unwind_* from a statically linked %s copy; every process that loads it gets a second unwinder", u.Path, u.Flavour),
+				Fix:     "link the unwinder dynamically, or hide it (-Wl,--exclude-libs,ALL or a version script with local: _Unwind_*)",
+			})
+		}
+	}
+	sort.SliceStable(out.Findings, func(i, j int) bool { return out.Findings[i].Rule < out.Findings[j].Rule })
+	return out, nil
+}
+
+func appendUnique(xs []string, x string) []string {
+	for _, y := range xs {
+		if y == x {
+			return xs
+		}
+	}
+	return append(xs, x)
+}
+
+// CheckUnwindFiles runs CheckUnwind for each path with one resolver.
+func CheckUnwindFiles(ctx context.Context, paths []string, opts rpath.Options) ([]*UnwindResult, error) {
+	b := NewBinder(rpath.New(opts))
+	var out []*UnwindResult
+	for _, p := range paths {
+		r, err := b.CheckUnwind(ctx, p)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

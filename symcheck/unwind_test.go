@@ -1,0 +1,252 @@
+package symcheck_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
+)
+
+func copyFile(t *testing.T, src, dst string) {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Dir(dst), 0o755)
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func findingRules(fs []symcheck.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Rule)
+	}
+	return out
+}
+
+func TestLinkLineAMDGPUWithHostLibunwind(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(dir, "host", "libunwind.so"))
+	ll, err := symcheck.ParseLinkLine([]string{"ld.lld", testenv.Testdata("k-gfx803.o"), "-L" + filepath.Join(dir, "host"), "-lunwind", "-o", "out"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ll.TargetText != "EM_AMDGPU gfx803" || ll.Target.CodeObject != 4 {
+		t.Errorf("target = %q (v%d)", ll.TargetText, ll.Target.CodeObject)
+	}
+	fs := symcheck.LinkFindings(ll)
+	if len(fs) != 1 {
+		t.Fatalf("findings = %+v", fs)
+	}
+	f := fs[0]
+	want := "`-lunwind` resolves to " + filepath.Join(dir, "host", "libunwind.so") + " (ELF64 EM_X86_64), but the link is for EM_AMDGPU gfx803 (" + testenv.Testdata("k-gfx803.o") + ", code object v4)"
+	if f.Rule != symcheck.RuleIncompatibleInput || !strings.HasPrefix(f.Message, want) {
+		t.Errorf("message = %q\nwant prefix %q", f.Message, want)
+	}
+	if !strings.Contains(f.Fix, "the device link must not get host -l flags; remove -lunwind or the -L"+filepath.Join(dir, "host")) {
+		t.Errorf("fix = %q", f.Fix)
+	}
+}
+
+func TestLinkLine32On64WithGNUPick(t *testing.T) {
+	dir := t.TempDir()
+	d64, d32 := filepath.Join(dir, "lib64"), filepath.Join(dir, "lib32")
+	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(d64, "libunwind.so"))
+	copyFile(t, testenv.Testdata("libi386.so"), filepath.Join(d32, "libunwind.so"))
+	ll, err := symcheck.ParseLinkLine([]string{"gcc", "-m32", testenv.Testdata("i386.o"), "-Wl,-L," + d64, "-Xlinker", "-L" + d32, "-lunwind"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := symcheck.LinkFindings(ll)
+	if len(fs) != 1 || !strings.Contains(fs[0].Message, "(ELF64 EM_X86_64), but the link is for ELF32 EM_386") ||
+		!strings.Contains(fs[0].Message, "GNU ld would skip it and use "+filepath.Join(d32, "libunwind.so")) {
+		t.Errorf("findings = %+v", fs)
+	}
+	// With the right directory first nothing is wrong.
+	ll, _ = symcheck.ParseLinkLine([]string{testenv.Testdata("i386.o"), "-L" + d32, "-L" + d64, "-lunwind"})
+	if fs := symcheck.LinkFindings(ll); len(fs) != 0 {
+		t.Errorf("compatible link: %+v", fs)
+	}
+}
+
+func TestLinkLineParsing(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, testenv.Testdata("libgnu.a"), filepath.Join(dir, "a", "libx.a"))
+	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(dir, "a", "libx.so"))
+	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(dir, "sys", "usr", "lib", "libfoo.so.1"))
+	for _, tt := range []struct {
+		name string
+		args []string
+		want []string // kind:path-suffix per input
+	}{
+		{"dynamic prefers .so", []string{"-L" + dir + "/a", "-lx"}, []string{"shared:a/libx.so"}},
+		{"Bstatic takes .a", []string{"-L" + dir + "/a", "-Wl,-Bstatic", "-lx", "-Wl,-Bdynamic", "-lx"}, []string{"archive:a/libx.a", "shared:a/libx.so"}},
+		{"-l:exact", []string{"-L", dir + "/sys/usr/lib", "-l:libfoo.so.1"}, []string{"shared:usr/lib/libfoo.so.1"}},
+		{"sysroot =", []string{"--sysroot=" + dir + "/sys", "-L=/usr/lib", "-l:libfoo.so.1"}, []string{"shared:usr/lib/libfoo.so.1"}},
+		{"missing", []string{"-L" + dir + "/a", "-lnothere", "-o", "out.o"}, []string{"missing:"}},
+		{"values are not inputs", []string{"-o", "libx.a", "-x", "c", "-T", "script.ld", "-L" + dir + "/a", "-lx"}, []string{"shared:a/libx.so"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ll, err := symcheck.ParseLinkLine(tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, in := range ll.Inputs {
+				got = append(got, in.Kind+":"+in.Path)
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("inputs = %v, want %v", got, tt.want)
+			}
+			for i := range got {
+				k, suffix, _ := strings.Cut(tt.want[i], ":")
+				if !strings.HasPrefix(got[i], k+":") || !strings.HasSuffix(got[i], suffix) {
+					t.Errorf("input %d = %s, want %s", i, got[i], tt.want[i])
+				}
+			}
+		})
+	}
+	if _, err := symcheck.ParseLinkLine([]string{"-L"}); err == nil {
+		t.Errorf("-L without a value accepted")
+	}
+	ll, _ := symcheck.ParseLinkLine([]string{"-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a:xnack-", "k.s"})
+	if ll.TargetText != "EM_AMDGPU gfx90a:xnack-" {
+		t.Errorf("target from flags = %q", ll.TargetText)
+	}
+}
+
+// TestLinkLineRealLLD reproduces DOMAIN §2 with clang-15 and ld.lld-15:
+// lld fails with "incompatible", and rocmdoctor names the same input.
+func TestLinkLineRealLLD(t *testing.T) {
+	clang := testenv.Tool(t, "clang-15", "clang-15")
+	lld := testenv.Tool(t, "ld.lld-15", "lld-15")
+	unwind := testenv.File(t, "/usr/lib/llvm-15/lib/libunwind.so.1", "libunwind-15")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "test.s"), []byte("\t.text\n\ts_endpgm\n"), 0o644)
+	if out, err := exec.Command(clang, "-x", "assembler", "-target", "amdgcn-amdhsa", "-mcpu=gfx803", "-c", filepath.Join(dir, "test.s"), "-o", filepath.Join(dir, "test.o")).CombinedOutput(); err != nil {
+		t.Fatalf("clang: %v %s", err, out)
+	}
+	lib := filepath.Join(dir, "llvm-runtimes", "lib")
+	os.MkdirAll(lib, 0o755)
+	os.Symlink(unwind, filepath.Join(lib, "libunwind.so"))
+	args := []string{filepath.Join(dir, "test.o"), "-L" + lib, "-lunwind", "-o", filepath.Join(dir, "test")}
+	out, err := exec.Command(lld, args...).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "incompatible") || !strings.Contains(string(out), "libunwind.so") {
+		t.Fatalf("oracle: ld.lld should fail with incompatible, got %v %s", err, out)
+	}
+	ll, err := symcheck.ParseLinkLine(append([]string{lld}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := symcheck.LinkFindings(ll)
+	if len(fs) != 1 || fs[0].File != filepath.Join(lib, "libunwind.so") || !strings.Contains(fs[0].Message, "EM_AMDGPU gfx803") {
+		t.Errorf("rocmdoctor: %+v (lld said %s)", fs, out)
+	}
+	// The 32/64-bit case with gcc and GNU ld: ld skips the 64-bit library
+	// ("skipping incompatible") and rocmdoctor says which one it skipped to.
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	os.WriteFile(filepath.Join(dir, "m.c"), []byte("int main(void){return 0;}\n"), 0o644)
+	if out, err := exec.Command(gcc, "-m32", "-c", filepath.Join(dir, "m.c"), "-o", filepath.Join(dir, "m.o")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc -m32: %v %s", err, out)
+	}
+	args = []string{"-m32", filepath.Join(dir, "m.o"), "-L" + lib, "-lunwind", "-o", filepath.Join(dir, "m")}
+	out, _ = exec.Command(gcc, args...).CombinedOutput()
+	if !strings.Contains(string(out), "skipping incompatible") {
+		t.Fatalf("oracle: GNU ld should skip the incompatible library, said %s", out)
+	}
+	ll, _ = symcheck.ParseLinkLine(append([]string{gcc}, args...))
+	if fs := symcheck.LinkFindings(ll); len(fs) != 1 || !strings.Contains(fs[0].Message, "but the link is for ELF32 EM_386") {
+		t.Errorf("rocmdoctor on the -m32 link: %+v", fs)
+	}
+}
+
+// TestUnwindClosure builds a library that needs both LLVM's libunwind.so.1
+// and libgcc_s.so.1, one whose NEEDED libunwind.so.1 resolves to the nongnu
+// libunwind, and one exporting a static copy of _Unwind_*.
+func TestUnwindClosure(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	llvmUnwind := testenv.File(t, "/usr/lib/llvm-15/lib/libunwind.so.1", "libunwind-15")
+	nongnu := testenv.File(t, "/usr/lib/x86_64-linux-gnu/libunwind.so.8", "libunwind8")
+	dir := t.TempDir()
+	build := func(out, src string, args ...string) string {
+		t.Helper()
+		c := filepath.Join(dir, filepath.Base(out)+".c")
+		os.WriteFile(c, []byte(src), 0o644)
+		p := filepath.Join(dir, out)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		cmd := exec.Command(gcc, append([]string{"-shared", "-fPIC", "-o", p, c}, args...)...)
+		if o, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v %s", err, o)
+		}
+		return p
+	}
+	uses := "extern void _Unwind_Resume(void*); void *keep = (void*)_Unwind_Resume;\n"
+	// 1. Both unwinders: LLVM libunwind first, libgcc_s second.
+	os.MkdirAll(filepath.Join(dir, "llvm"), 0o755)
+	os.Symlink(llvmUnwind, filepath.Join(dir, "llvm", "libunwind.so.1"))
+	both := build("both/libboth.so", uses, "-L"+filepath.Join(dir, "llvm"), "-Wl,--no-as-needed", "-l:libunwind.so.1", "-lgcc_s",
+		"-Wl,--enable-new-dtags,-rpath,"+filepath.Join(dir, "llvm"))
+	rs, err := symcheck.CheckUnwindFiles(context.Background(), []string{both}, rpath.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rs[0]
+	flavours := map[string]bool{}
+	for _, u := range r.Unwinders {
+		flavours[u.Flavour] = true
+	}
+	if !flavours[symcheck.FlavourLLVM] || !flavours[symcheck.FlavourLibgcc] {
+		t.Errorf("unwinders = %+v", r.Unwinders)
+	}
+	if rules := findingRules(r.Findings); len(rules) == 0 || rules[0] != symcheck.RuleMultipleUnwinders {
+		t.Errorf("findings = %v", rules)
+	} else if !strings.Contains(r.Findings[0].Message, "used by "+both) {
+		t.Errorf("the message should say which object binds to which: %s", r.Findings[0].Message)
+	}
+	// 2. NEEDED libunwind.so.1 that is really the nongnu flavour.
+	os.MkdirAll(filepath.Join(dir, "wrong"), 0o755)
+	os.Symlink(nongnu, filepath.Join(dir, "wrong", "libunwind.so.1"))
+	wrong := build("w/libwrong.so", uses, "-L"+filepath.Join(dir, "llvm"), "-l:libunwind.so.1",
+		"-Wl,--enable-new-dtags,-rpath,"+filepath.Join(dir, "wrong"))
+	rs, err = symcheck.CheckUnwindFiles(context.Background(), []string{wrong}, rpath.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range rs[0].Findings {
+		found = found || (f.Rule == symcheck.RuleUnwinderFlavour && strings.Contains(f.Message, "which is nongnu-libunwind"))
+	}
+	if !found {
+		t.Errorf("flavour mismatch not found: %+v", rs[0].Findings)
+	}
+	// 3. A library that exports its own copy of the unwinding ABI.
+	static := build("s/libstatic.so", "void _Unwind_RaiseException(void){} void _Unwind_Resume(void){}\n")
+	rs, err = symcheck.CheckUnwindFiles(context.Background(), []string{static}, rpath.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rules := strings.Join(findingRules(rs[0].Findings), ","); !strings.Contains(rules, symcheck.RuleExportsUnwinder) {
+		t.Errorf("static copy: %v", rules)
+	}
+	// A plain C++ library with only libgcc_s is fine.
+	if p := "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"; fileExists(p) {
+		rs, _ = symcheck.CheckUnwindFiles(context.Background(), []string{p}, rpath.Options{})
+		if len(rs) == 1 && len(rs[0].Findings) != 0 {
+			t.Errorf("libstdc++: %+v", rs[0].Findings)
+		}
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
