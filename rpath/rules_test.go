@@ -290,3 +290,44 @@ func TestWhy(t *testing.T) {
 		t.Errorf("Why(libm.so.6) = %v", chains)
 	}
 }
+
+func TestDynamicStringTokens(t *testing.T) {
+	tr := newTree(t)
+	tr.lib("plat/haswell/libdep.so.1", "libdep.so.1", libdep)
+	tr.lib("l/lib/x86_64-linux-gnu/libdep.so.1", "libdep.so.1", libdep)
+	exe := tr.exe("bin/app", usesDep, "-L"+tr.path("plat/haswell"), "-l:libdep.so.1",
+		"-Wl,--enable-new-dtags,-rpath,${ORIGIN}/../plat/$PLATFORM:$ORIGIN/../l/$LIB")
+	opts := hermetic()
+	opts.Platform = "haswell"
+	if d := depOf(t, resolve(t, opts, exe), "libdep.so.1"); d.Path != tr.path("bin/../plat/haswell/libdep.so.1") && d.Path != tr.path("plat/haswell/libdep.so.1") {
+		t.Errorf("$PLATFORM: %s", d.Path)
+	}
+	opts.Platform = "zen4"
+	opts.Lib = "lib/x86_64-linux-gnu"
+	if d := depOf(t, resolve(t, opts, exe), "libdep.so.1"); !strings.HasSuffix(d.Path, "l/lib/x86_64-linux-gnu/libdep.so.1") {
+		t.Errorf("$LIB: %s by %s", d.Path, d.Rule)
+	}
+}
+
+func TestFirstLoadedSonameWins(t *testing.T) {
+	tr := newTree(t)
+	tr.lib("a/libdep.so.1", "libdep.so.1", libdep)
+	tr.lib("b/libdep.so.1", "libdep.so.1", libdep)
+	// libmid looks in b/, but the executable already loaded libdep.so.1 from a/.
+	tr.lib("m/libmid.so", "libmid.so", `extern int dep_value(void); int mid(void){return dep_value();}`,
+		"-L"+tr.path("b"), "-l:libdep.so.1", "-Wl,--enable-new-dtags,-rpath,"+tr.path("b"))
+	exe := tr.exe("app", `extern int dep_value(void); extern int mid(void); int main(void){return dep_value()+mid()-2;}`,
+		"-L"+tr.path("a"), "-l:libdep.so.1", "-L"+tr.path("m"), "-lmid",
+		"-Wl,--enable-new-dtags,-rpath,"+tr.path("a")+":"+tr.path("m"))
+	res := resolve(t, hermetic(), exe)
+	var fromMid *rpath.Dep
+	for _, o := range res.Objects {
+		if filepath.Base(o.Path) == "libmid.so" {
+			fromMid = o.Deps[0]
+		}
+	}
+	if fromMid == nil || fromMid.Rule != rpath.RuleLoaded || fromMid.Path != tr.path("a/libdep.so.1") {
+		t.Fatalf("libmid's libdep.so.1: %+v", fromMid)
+	}
+	lddAgrees(t, exe, rpath.Options{})
+}
