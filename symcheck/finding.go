@@ -42,6 +42,9 @@ const (
 	RuleUnwinderFlavour   = "unwinder-flavour-mismatch"
 	RuleUnwinderMachine   = "unwinder-wrong-machine"
 	RuleExportsUnwinder   = "exports-unwinder"
+	RuleGPUTargetMissing  = "gpu-target-missing"
+	RuleTensileMissing    = "tensile-kernels-missing"
+	RuleGPUTargetsDiffer  = "gpu-targets-differ"
 )
 
 // Finding is one problem with the evidence and the fix.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/deps"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/gpus"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/inspect"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/symbols"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/unwind"
@@ -62,6 +63,7 @@ Exit status: 0 ok, 1 error, 2 usage error, 3 findings at or above --fail-on.`,
 		deps.NewCmdDeps(io, nil),
 		symbols.NewCmdSymbols(io, nil),
 		unwind.NewCmdUnwind(io, nil),
+		gpus.NewCmdGPUs(io, nil),
 		newCmdGenDocs(io),
 	)
 	cmd.InitDefaultCompletionCmd() // so the generated docs include it

@@ -1,0 +1,194 @@
+// Package gpus implements `rocmdoctor gpus`.
+package gpus
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
+)
+
+// Options holds the flags of one gpus run.
+type Options struct {
+	IO      *cli.IOStreams
+	Paths   []string
+	Require []string
+	JSON    bool
+	Format  string
+	FailOn  string
+	Expect  string
+}
+
+// NewCmdGPUs builds the command; runF replaces Run in tests.
+func NewCmdGPUs(io *cli.IOStreams, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: io}
+	cmd := &cobra.Command{
+		Use:   "gpus PATH...",
+		Short: "Which GPUs can this build run on? A coverage matrix of device code",
+		Long: `List the AMDGPU code objects every ELF file, archive member and standalone
+code object under the paths carries (offload bundles in .hip_fatbin, raw
+embedded images, .co/.hsaco files) as target IDs, and print a matrix of
+libraries × GPU targets: ✓ exact, ~ compatible through the target-ID rules
+(features left unset run in both modes, generic targets cover their family),
+✗ none. Libraries without device code are listed apart.
+
+--require (repeatable, comma-separated; default from ROCMDOCTOR_GPU_TARGETS)
+fails with exit 3 for each library with device code but none usable on a
+required target. rocBLAS/hipBLASLt Tensile kernel directories are checked per
+required architecture (and a rocBLAS without them is flagged: GEMM returns
+rocblas_status_excluded_from_build). --expect-from CMakeCache.txt compares
+the built targets with GPU_TARGETS/AMDGPU_TARGETS (the INSTANCES_ONLY trap).`,
+		Example: `  rocmdoctor gpus /opt/rocm/lib
+  rocmdoctor gpus --require gfx1030,gfx90a:xnack+ /opt/rocm/lib
+  rocmdoctor gpus --format markdown --expect-from build/CMakeCache.txt install/lib`,
+		Args: cli.MinArgs(1, "PATH"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			if !cmd.Flags().Changed("require") {
+				if v := os.Getenv("ROCMDOCTOR_GPU_TARGETS"); v != "" {
+					opts.Require = []string{v}
+				}
+			}
+			switch opts.Format {
+			case "table", "markdown":
+			default:
+				return &cli.UsageError{Err: fmt.Errorf("--format must be table or markdown, not %q", opts.Format)}
+			}
+			if err := cli.CheckFailOn(opts.FailOn); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&opts.Require, "require", nil, "required GPU target IDs, comma-separated (repeatable), e.g. gfx1030,gfx90a:xnack+")
+	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
+	f.StringVar(&opts.Format, "format", "table", "table or markdown")
+	f.StringVar(&opts.FailOn, "fail-on", "error", "exit 3 on findings at or above: error, warning, note or never")
+	f.StringVar(&opts.Expect, "expect-from", "", "compare with the targets a build directory's CMakeCache.txt asked for")
+	return cmd
+}
+
+// Run computes and renders the report.
+func Run(ctx context.Context, opts *Options) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var req []string
+	for _, r := range opts.Require {
+		for _, t := range strings.Split(r, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				req = append(req, t)
+			}
+		}
+	}
+	rep, err := symcheck.GPUs(ctx, opts.Paths, symcheck.GPUOptions{Require: req, ExpectFrom: opts.Expect})
+	if err != nil {
+		if strings.Contains(err.Error(), "target ID") {
+			return &cli.UsageError{Err: err}
+		}
+		return err
+	}
+	if opts.JSON {
+		if err := cli.WriteJSON(opts.IO.Out, rep); err != nil {
+			return err
+		}
+	} else if err := render(opts, rep); err != nil {
+		return err
+	}
+	n := 0
+	for _, f := range rep.Findings {
+		if f.Severity.AtLeast(opts.FailOn) {
+			n++
+		}
+	}
+	if n > 0 {
+		return &cli.FindingsError{Count: n}
+	}
+	return nil
+}
+
+var marks = map[symcheck.Coverage]string{symcheck.CoverageExact: "✓", symcheck.CoverageCompatible: "~", symcheck.CoverageNone: "✗"}
+
+func render(opts *Options, rep *symcheck.GPUReport) error {
+	io := opts.IO
+	w := io.Out
+	header := append([]string{"LIBRARY"}, rep.Columns...)
+	var rows [][]string
+	for _, l := range rep.Libraries {
+		row := []string{l.Path}
+		for _, c := range rep.Columns {
+			row = append(row, marks[l.Coverage[c]])
+		}
+		rows = append(rows, row)
+	}
+	if opts.Format == "markdown" {
+		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
+		for _, r := range rows {
+			fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+		}
+	} else if len(rows) > 0 {
+		if err := io.Table(header, rows); err != nil {
+			return err
+		}
+	}
+	if len(rep.Libraries) == 0 {
+		fmt.Fprintln(w, "no device code found")
+	}
+	for _, l := range rep.Libraries {
+		var parts []string
+		for _, c := range l.Code {
+			s := fmt.Sprintf("%s ×%d", c.TargetID, c.Count)
+			if c.Kind != "" {
+				s += " " + c.Kind
+			} else {
+				s += " " + c.Container
+			}
+			if c.CodeObjectVersion > 0 {
+				s += fmt.Sprintf(" v%d", c.CodeObjectVersion)
+			}
+			parts = append(parts, s)
+		}
+		fmt.Fprintf(w, "%s: %s\n", l.Path, strings.Join(parts, ", "))
+		for _, n := range l.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+	}
+	if len(rep.NoDeviceCode) > 0 {
+		fmt.Fprintf(w, "no device code (%d): %s\n", len(rep.NoDeviceCode), strings.Join(rep.NoDeviceCode, " "))
+	}
+	for _, t := range rep.Tensile {
+		var archs []string
+		for a, files := range t.Archs {
+			archs = append(archs, fmt.Sprintf("%s (%d files)", a, len(files)))
+		}
+		sort.Strings(archs)
+		if t.Dir == "" {
+			fmt.Fprintf(w, "%s: no Tensile library directory\n", t.Library)
+		} else {
+			fmt.Fprintf(w, "%s Tensile kernels in %s: %s\n", t.Library, t.Dir, strings.Join(archs, ", "))
+		}
+	}
+	if len(rep.MIOpenKDB) > 0 {
+		var archs []string
+		for a, n := range rep.MIOpenKDB {
+			archs = append(archs, fmt.Sprintf("%s (%d)", a, n))
+		}
+		sort.Strings(archs)
+		fmt.Fprintf(w, "MIOpen kernel databases: %s\n", strings.Join(archs, ", "))
+	}
+	c := io.Colors()
+	for _, f := range rep.Findings {
+		fmt.Fprintf(w, "%s %s: %s\n  fix: %s\n", c.Red(string(f.Severity)), f.Rule, f.Message, f.Fix)
+	}
+	return nil
+}

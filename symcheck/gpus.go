@@ -1,0 +1,535 @@
+package symcheck
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+)
+
+// GPU coverage: which GPUs the device code of a build can run on.
+
+// Coverage of a required target by a library's code objects.
+type Coverage string
+
+const (
+	CoverageExact      Coverage = "exact"      // a code object with exactly that target ID
+	CoverageCompatible Coverage = "compatible" // usable through the target-ID rules
+	CoverageNone       Coverage = "none"
+)
+
+// genericFamilies lists the processors each generic target covers
+// (AMDGPUUsage, "Generic Processors").
+var genericFamilies = map[string][]string{
+	"gfx9-generic":    {"gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"},
+	"gfx9-4-generic":  {"gfx940", "gfx941", "gfx942", "gfx950"},
+	"gfx10-1-generic": {"gfx1010", "gfx1011", "gfx1012", "gfx1013"},
+	"gfx10-3-generic": {"gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036"},
+	"gfx11-generic":   {"gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153"},
+	"gfx12-generic":   {"gfx1200", "gfx1201"},
+	"gfx12-5-generic": {"gfx1250", "gfx1251"},
+}
+
+// featureOK applies the target-ID rule for one feature: a code object
+// built without a setting runs in both modes; "+" needs the feature on and
+// "-" needs it off. A requirement without a setting accepts either.
+func featureOK(code, want elfx.Feature) bool {
+	if code == elfx.FeatureAny || code == elfx.FeatureUnsupported || want == elfx.FeatureAny || want == elfx.FeatureUnsupported {
+		return true
+	}
+	return code == want
+}
+
+// TargetCoverage says whether a code object for target ID code can run on
+// the required target ID want.
+func TargetCoverage(code, want elfx.TargetID) Coverage {
+	if code.String() == want.String() {
+		return CoverageExact
+	}
+	procOK := code.Processor == want.Processor
+	for _, p := range genericFamilies[code.Processor] {
+		procOK = procOK || p == want.Processor
+	}
+	if procOK && featureOK(code.Xnack, want.Xnack) && featureOK(code.SRAMECC, want.SRAMECC) {
+		return CoverageCompatible
+	}
+	return CoverageNone
+}
+
+// GPUCodeSummary counts a library's code objects for one target.
+type GPUCodeSummary struct {
+	TargetID          string `json:"target_id"`
+	Kind              string `json:"kind,omitempty"`
+	Container         string `json:"container"`
+	CodeObjectVersion int    `json:"code_object_version,omitempty"`
+	Count             int    `json:"count"`
+}
+
+// GPULibrary is one file with device code.
+type GPULibrary struct {
+	Path    string           `json:"path"`
+	Targets []string         `json:"targets"`
+	Code    []GPUCodeSummary `json:"code_objects"`
+	// Coverage maps each matrix column to the library's coverage.
+	Coverage map[string]Coverage `json:"coverage"`
+	Notes    []string            `json:"notes,omitempty"`
+}
+
+// TensileReport describes a rocBLAS/hipBLASLt kernel library directory.
+type TensileReport struct {
+	Library string `json:"library"` // "rocblas", "hipblaslt"
+	Dir     string `json:"dir"`     // the library/ directory, "" when absent
+	// Archs maps each architecture found in file names to its files.
+	Archs map[string][]string `json:"archs"`
+	// Bad lists kernel files that do not parse as code objects for their
+	// architecture.
+	Bad []string `json:"bad,omitempty"`
+}
+
+// GPUReport is the result of GPUs.
+type GPUReport struct {
+	SchemaVersion int             `json:"schema_version"`
+	Columns       []string        `json:"columns"`
+	Libraries     []GPULibrary    `json:"libraries"`
+	NoDeviceCode  []string        `json:"no_device_code"`
+	Tensile       []TensileReport `json:"tensile,omitempty"`
+	MIOpenKDB     map[string]int  `json:"miopen_kdb,omitempty"` // arch → kernel databases
+	Expected      []string        `json:"expected,omitempty"`   // from --expect-from
+	Findings      []Finding       `json:"findings"`
+}
+
+// GPUOptions configure GPUs.
+type GPUOptions struct {
+	// Require lists target IDs the build must run on.
+	Require []string
+	// ExpectFrom is a CMakeCache.txt whose GPU_TARGETS/AMDGPU_TARGETS the
+	// built code is compared with.
+	ExpectFrom string
+}
+
+// GPUs walks paths and reports the AMDGPU code objects every ELF file,
+// archive member and standalone code object carries, a coverage matrix
+// against the required (or found) targets, rocBLAS/hipBLASLt Tensile
+// libraries and MIOpen kernel databases.
+func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, error) {
+	rep := &GPUReport{SchemaVersion: 1, Libraries: []GPULibrary{}, NoDeviceCode: []string{}, Findings: []Finding{}}
+	var required []elfx.TargetID
+	for _, r := range opts.Require {
+		id, err := elfx.ParseTargetID(r)
+		if err != nil {
+			return nil, err
+		}
+		required = append(required, id)
+	}
+	tensileDirs := map[string]string{}
+	rocblasLibs := map[string]string{} // prefix → librocblas path
+	kdb := map[string]int{}
+	visit := func(p string) error {
+		base := filepath.Base(p)
+		switch {
+		case strings.HasSuffix(base, ".kdb") || strings.HasSuffix(base, ".kdb.bz2"):
+			if a := archOf(base); a != "" {
+				kdb[a]++
+			}
+			return nil
+		case strings.HasPrefix(base, "librocblas.so") || strings.HasPrefix(base, "libhipblaslt.so"):
+			lib := "rocblas"
+			if strings.HasPrefix(base, "libhipblaslt") {
+				lib = "hipblaslt"
+			}
+			rocblasLibs[filepath.Join(filepath.Dir(p), lib)] = p
+		}
+		if d := filepath.Dir(p); filepath.Base(d) == "library" {
+			if lib := filepath.Base(filepath.Dir(d)); lib == "rocblas" || lib == "hipblaslt" {
+				tensileDirs[d] = lib
+			}
+		}
+		lib, ok, err := gpuLibrary(p)
+		if err != nil || !ok {
+			return err
+		}
+		if len(lib.Code) == 0 {
+			rep.NoDeviceCode = append(rep.NoDeviceCode, p)
+		} else {
+			rep.Libraries = append(rep.Libraries, lib)
+		}
+		return nil
+	}
+	for _, root := range paths {
+		st, err := os.Stat(root)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			if err := visit(root); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if d.Type().IsRegular() {
+				return visit(p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	// Matrix columns.
+	if len(required) > 0 {
+		for _, r := range required {
+			rep.Columns = append(rep.Columns, r.String())
+		}
+	} else {
+		seen := map[string]bool{}
+		for _, l := range rep.Libraries {
+			for _, t := range l.Targets {
+				if !seen[t] {
+					seen[t] = true
+					rep.Columns = append(rep.Columns, t)
+				}
+			}
+		}
+		sort.Strings(rep.Columns)
+	}
+	for i := range rep.Libraries {
+		l := &rep.Libraries[i]
+		l.Coverage = map[string]Coverage{}
+		for _, col := range rep.Columns {
+			want, _ := elfx.ParseTargetID(col)
+			best := CoverageNone
+			for _, t := range l.Targets {
+				code, err := elfx.ParseTargetID(t)
+				if err != nil {
+					continue
+				}
+				switch TargetCoverage(code, want) {
+				case CoverageExact:
+					best = CoverageExact
+				case CoverageCompatible:
+					if best == CoverageNone {
+						best = CoverageCompatible
+					}
+				}
+			}
+			l.Coverage[col] = best
+		}
+		for _, r := range required {
+			if l.Coverage[r.String()] == CoverageNone {
+				rep.Findings = append(rep.Findings, Finding{
+					Rule: RuleGPUTargetMissing, Severity: SeverityError, File: l.Path,
+					Message: fmt.Sprintf("%s has device code for %s but none usable on %s (hipErrorNoBinaryForGpu at run time)", l.Path, strings.Join(l.Targets, ", "), r),
+					Fix:     fmt.Sprintf("rebuild it with %s in GPU_TARGETS/AMDGPU_TARGETS (check INSTANCES_ONLY, which ignores GPU_TARGETS)", r.Processor),
+				})
+			}
+		}
+	}
+	rep.Findings = append(rep.Findings, checkTensile(rep, tensileDirs, rocblasLibs, required)...)
+	if len(kdb) > 0 {
+		rep.MIOpenKDB = kdb
+	}
+	if opts.ExpectFrom != "" {
+		if err := checkExpected(rep, opts.ExpectFrom); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+// gpuLibrary reads the device code of one file; ok is false for files that
+// are neither ELF nor archives.
+func gpuLibrary(p string) (GPULibrary, bool, error) {
+	lib := GPULibrary{Path: p, Targets: []string{}, Code: []GPUCodeSummary{}}
+	fh, err := os.Open(p)
+	if err != nil {
+		return lib, false, nil
+	}
+	kind := elfx.Sniff(fh)
+	fh.Close()
+	var cos []elfx.CodeObject
+	switch kind {
+	case elfx.KindELF:
+		f, err := elfx.Open(p)
+		if err != nil {
+			lib.Notes = append(lib.Notes, err.Error())
+			return lib, true, nil
+		}
+		cos, err = f.GPUCodeObjects()
+		f.Close()
+		if err != nil {
+			lib.Notes = append(lib.Notes, err.Error())
+		}
+	case elfx.KindArchive, elfx.KindThinArchive:
+		a, err := elfx.OpenArchive(p)
+		if err != nil {
+			lib.Notes = append(lib.Notes, err.Error())
+			return lib, true, nil
+		}
+		for i := range a.Members {
+			f, err := a.OpenELF(i)
+			if err != nil {
+				continue
+			}
+			c, err := f.GPUCodeObjects()
+			if err != nil {
+				lib.Notes = append(lib.Notes, err.Error())
+			}
+			cos = append(cos, c...)
+		}
+		a.Close()
+	default:
+		return lib, false, nil
+	}
+	for _, s := range elfx.TargetStats(cos) {
+		lib.Code = append(lib.Code, GPUCodeSummary(s))
+		if s.TargetID != "unknown" && !contains(lib.Targets, s.TargetID) {
+			lib.Targets = append(lib.Targets, s.TargetID)
+		}
+	}
+	for _, c := range cos {
+		if c.Note != "" && c.Container == "compressed-bundle" {
+			lib.Notes = appendUnique(lib.Notes, c.Note)
+		}
+	}
+	return lib, true, nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// archOf extracts "gfx90a" from names like "TensileLibrary_lazy_gfx90a.dat",
+// "Kernels.so-000-gfx1030.hsaco" or "gfx90a6e.kdb".
+func archOf(name string) string {
+	i := strings.Index(name, "gfx")
+	if i < 0 {
+		return ""
+	}
+	j := i + 3
+	for j < len(name) && (name[j] >= '0' && name[j] <= '9' || name[j] >= 'a' && name[j] <= 'f') {
+		j++
+	}
+	arch := name[i:j]
+	// MIOpen's kdb names append the CU count in hex (gfx90a6e, gfx1030_36):
+	// the processor is gfx plus 3 or 4 characters.
+	for _, n := range []int{7, 6} {
+		if len(arch) >= n && knownProcessor(arch[:n]) {
+			return arch[:n]
+		}
+	}
+	if knownProcessor(arch) {
+		return arch
+	}
+	return ""
+}
+
+func knownProcessor(s string) bool {
+	for m := 0; m < 256; m++ {
+		if elfx.DecodeAMDGPU(uint32(m), elfx.ELFOSABI_AMDGPU_HSA, 2).Processor == s {
+			return true
+		}
+	}
+	return false
+}
+
+func checkTensile(rep *GPUReport, dirs, libs map[string]string, required []elfx.TargetID) []Finding {
+	var out []Finding
+	for prefixDir, libPath := range libs {
+		found := false
+		for d := range dirs {
+			found = found || filepath.Dir(d) == prefixDir
+		}
+		if !found {
+			name := filepath.Base(prefixDir)
+			rep.Tensile = append(rep.Tensile, TensileReport{Library: name, Archs: map[string][]string{}})
+			out = append(out, Finding{
+				Rule: RuleTensileMissing, Severity: SeverityError, File: libPath,
+				Message: fmt.Sprintf("%s has no %s/library directory: it was built without Tensile, and GEMM calls return rocblas_status_excluded_from_build (14)", libPath, prefixDir),
+				Fix:     "rebuild with BUILD_WITH_TENSILE=ON (and Tensile_ARCHITECTURE/GPU_TARGETS for your GPUs), or install the library/ directory",
+			})
+		}
+	}
+	var names []string
+	for d := range dirs {
+		names = append(names, d)
+	}
+	sort.Strings(names)
+	for _, d := range names {
+		tr := TensileReport{Library: dirs[d], Dir: d, Archs: map[string][]string{}}
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			a := archOf(e.Name())
+			if a == "" || e.IsDir() {
+				continue
+			}
+			tr.Archs[a] = append(tr.Archs[a], e.Name())
+			ext := filepath.Ext(e.Name())
+			if ext == ".co" || ext == ".hsaco" {
+				if ok := codeObjectFor(filepath.Join(d, e.Name()), a); !ok {
+					tr.Bad = append(tr.Bad, e.Name())
+				}
+			}
+		}
+		rep.Tensile = append(rep.Tensile, tr)
+		for _, r := range required {
+			if len(tr.Archs[r.Processor]) == 0 {
+				var have []string
+				for a := range tr.Archs {
+					have = append(have, a)
+				}
+				sort.Strings(have)
+				out = append(out, Finding{
+					Rule: RuleTensileMissing, Severity: SeverityError, File: d,
+					Message: fmt.Sprintf("%s has Tensile kernels for %s but none for %s: GEMM calls on that GPU return rocblas_status_excluded_from_build (14)", d, strings.Join(have, ", "), r.Processor),
+					Fix:     fmt.Sprintf("rebuild %s with %s in its GPU targets", tr.Library, r.Processor),
+				})
+			}
+		}
+		for _, b := range tr.Bad {
+			out = append(out, Finding{Rule: RuleTensileMissing, Severity: SeverityWarning, File: filepath.Join(d, b),
+				Message: fmt.Sprintf("%s does not parse as a code object for the architecture in its name", filepath.Join(d, b)),
+				Fix:     "reinstall the Tensile library files"})
+		}
+	}
+	return out
+}
+
+// codeObjectFor reports whether p is an AMDGPU code object (or a bundle of
+// them) containing code for arch.
+func codeObjectFor(p, arch string) bool {
+	fh, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer fh.Close()
+	st, _ := fh.Stat()
+	if elfx.Sniff(fh) == elfx.KindELF {
+		f, err := elfx.NewFileSize(fh, st.Size(), p)
+		return err == nil && f.AMDGPU != nil && f.AMDGPU.Processor == arch
+	}
+	b, err := elfx.ParseOffloadBundle(fh, 0, st.Size())
+	if err != nil {
+		return false
+	}
+	for _, e := range b.Entries {
+		if id, err := elfx.ParseTargetID(e.TargetID); err == nil && id.Processor == arch {
+			return true
+		}
+	}
+	return b.Compressed
+}
+
+// checkExpected compares the targets a CMakeCache.txt asked for with the
+// targets found.
+func checkExpected(rep *GPUReport, cache string) error {
+	vars, err := readCMakeCache(cache)
+	if err != nil {
+		return err
+	}
+	var want []string
+	for _, k := range []string{"GPU_TARGETS", "AMDGPU_TARGETS"} {
+		for _, t := range strings.Split(vars[k], ";") {
+			if t = strings.TrimSpace(t); t != "" && !contains(want, t) {
+				want = append(want, t)
+			}
+		}
+	}
+	rep.Expected = want
+	built := map[string]bool{}
+	for _, l := range rep.Libraries {
+		for _, t := range l.Targets {
+			id, _ := elfx.ParseTargetID(t)
+			built[id.Processor] = true
+		}
+	}
+	instancesOnly := isOn(vars["INSTANCES_ONLY"])
+	var missing, extra []string
+	for _, t := range want {
+		id, err := elfx.ParseTargetID(t)
+		if err == nil && !built[id.Processor] {
+			missing = append(missing, t)
+		}
+	}
+	for p := range built {
+		found := false
+		for _, t := range want {
+			id, _ := elfx.ParseTargetID(t)
+			found = found || id.Processor == p
+		}
+		if !found {
+			extra = append(extra, p)
+		}
+	}
+	sort.Strings(extra)
+	if len(missing) == 0 && len(extra) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("%s asked for %s", cache, strings.Join(want, ";"))
+	if len(missing) > 0 {
+		msg += "; no device code was built for " + strings.Join(missing, ", ")
+	}
+	if len(extra) > 0 {
+		msg += "; code was built for " + strings.Join(extra, ", ") + " that was not asked for"
+	}
+	fix := "check that GPU_TARGETS reached every component"
+	if instancesOnly {
+		msg += "; INSTANCES_ONLY=ON builds composable_kernel's default target list regardless of GPU_TARGETS"
+		fix = "set INSTANCES_ONLY=OFF, or pass the targets the way the component expects"
+	}
+	if !isOn(vars["DL_KERNELS"]) && len(missing) > 0 {
+		msg += "; DL_KERNELS is off, so targets that only have DL instances get none"
+	}
+	rep.Findings = append(rep.Findings, Finding{Rule: RuleGPUTargetsDiffer, Severity: SeverityError, File: cache, Message: msg, Fix: fix})
+	return nil
+}
+
+func isOn(v string) bool {
+	switch strings.ToUpper(strings.TrimSpace(v)) {
+	case "ON", "1", "TRUE", "YES", "Y":
+		return true
+	}
+	return false
+}
+
+// readCMakeCache reads NAME:TYPE=VALUE lines.
+func readCMakeCache(p string) (map[string]string, error) {
+	fh, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	vars := map[string]string{}
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "//") {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		name, _, _ := strings.Cut(k, ":")
+		vars[name] = v
+	}
+	return vars, sc.Err()
+}

@@ -1,0 +1,242 @@
+package symcheck_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
+)
+
+func TestTargetCoverage(t *testing.T) {
+	for _, tt := range []struct {
+		code, want string
+		cov        symcheck.Coverage
+	}{
+		{"gfx90a:xnack-", "gfx90a:xnack-", symcheck.CoverageExact},
+		{"gfx90a", "gfx90a:xnack+", symcheck.CoverageCompatible},  // no setting: runs in both modes
+		{"gfx90a", "gfx90a:xnack-", symcheck.CoverageCompatible},  //
+		{"gfx90a:xnack-", "gfx90a:xnack+", symcheck.CoverageNone}, // xnack- only with XNACK off
+		{"gfx90a:xnack+", "gfx90a", symcheck.CoverageCompatible},  // requirement without a setting
+		{"gfx906:sramecc+:xnack-", "gfx906:sramecc-", symcheck.CoverageNone},
+		{"gfx906:sramecc+:xnack-", "gfx906:sramecc+", symcheck.CoverageCompatible},
+		{"gfx10-3-generic", "gfx1030", symcheck.CoverageCompatible}, // generic covers its family
+		{"gfx10-3-generic", "gfx1036", symcheck.CoverageCompatible},
+		{"gfx11-generic", "gfx1030", symcheck.CoverageNone}, // no cross-family compatibility
+		{"gfx1030", "gfx1031", symcheck.CoverageNone},       // nor between processors
+		{"gfx9-generic", "gfx90a", symcheck.CoverageNone},   // gfx90a is not in gfx9-generic
+		{"gfx9-4-generic", "gfx942:xnack+", symcheck.CoverageCompatible},
+	} {
+		t.Run(tt.code+"→"+tt.want, func(t *testing.T) {
+			c, _ := elfx.ParseTargetID(tt.code)
+			w, _ := elfx.ParseTargetID(tt.want)
+			if got := symcheck.TargetCoverage(c, w); got != tt.cov {
+				t.Errorf("got %s, want %s", got, tt.cov)
+			}
+		})
+	}
+}
+
+func gpus(t *testing.T, paths []string, opts symcheck.GPUOptions) *symcheck.GPUReport {
+	t.Helper()
+	rep, err := symcheck.GPUs(context.Background(), paths, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func TestGPUMatrixFixture(t *testing.T) {
+	rep := gpus(t, []string{testenv.Testdata("libgpu.so")}, symcheck.GPUOptions{Require: []string{"gfx1030", "gfx90a", "gfx90a:xnack+", "gfx1031"}})
+	if len(rep.Libraries) != 1 {
+		t.Fatalf("libraries = %+v", rep.Libraries)
+	}
+	got := rep.Libraries[0].Coverage
+	want := map[string]symcheck.Coverage{"gfx1030": "exact", "gfx90a": "compatible", "gfx90a:xnack+": "none", "gfx1031": "none"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %s, want %s", k, got[k], v)
+		}
+	}
+	var missing []string
+	for _, f := range rep.Findings {
+		if f.Rule == symcheck.RuleGPUTargetMissing {
+			missing = append(missing, f.Message[strings.LastIndex(f.Message, " on ")+4:])
+		}
+	}
+	sort.Strings(missing)
+	if strings.Join(missing, "|") != "gfx1031 (hipErrorNoBinaryForGpu at run time)|gfx90a:xnack+ (hipErrorNoBinaryForGpu at run time)" {
+		t.Errorf("missing = %q", missing)
+	}
+	// Without --require the columns are the targets found.
+	rep = gpus(t, []string{testenv.Testdata()}, symcheck.GPUOptions{})
+	if strings.Join(rep.Columns, " ") != "gfx1030 gfx803 gfx906:sramecc+:xnack- gfx90a:xnack-" || len(rep.Findings) != 0 {
+		t.Errorf("columns %v, findings %v", rep.Columns, rep.Findings)
+	}
+	if len(rep.Libraries) != 4 || len(rep.NoDeviceCode) < 10 {
+		t.Errorf("%d libraries with device code, %d without", len(rep.Libraries), len(rep.NoDeviceCode))
+	}
+}
+
+func TestTensileAndMIOpen(t *testing.T) {
+	prefix := t.TempDir()
+	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(prefix, "lib", "librocblas.so.4"))
+	lib := filepath.Join(prefix, "lib", "rocblas", "library")
+	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(lib, "Kernels.so-000-gfx90a.hsaco"))
+	os.WriteFile(filepath.Join(lib, "TensileLibrary_lazy_gfx90a.dat"), []byte("x"), 0o644)
+	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(lib, "TensileLibrary_Type_HH_gfx1030.co")) // wrong arch inside
+	os.MkdirAll(filepath.Join(prefix, "share", "miopen", "db"), 0o755)
+	os.WriteFile(filepath.Join(prefix, "share", "miopen", "db", "gfx90a6e.kdb"), []byte("SQLite format 3\x00"), 0o644)
+	os.WriteFile(filepath.Join(prefix, "share", "miopen", "db", "gfx1030_36.kdb"), []byte("SQLite format 3\x00"), 0o644)
+
+	rep := gpus(t, []string{prefix}, symcheck.GPUOptions{Require: []string{"gfx90a", "gfx1100"}})
+	if len(rep.Tensile) != 1 || len(rep.Tensile[0].Archs["gfx90a"]) != 2 {
+		t.Fatalf("tensile = %+v", rep.Tensile)
+	}
+	var msgs []string
+	for _, f := range rep.Findings {
+		msgs = append(msgs, f.Rule+": "+f.Message)
+	}
+	all := strings.Join(msgs, "\n")
+	if !strings.Contains(all, "but none for gfx1100") || strings.Contains(all, "none for gfx90a") ||
+		!strings.Contains(all, "TensileLibrary_Type_HH_gfx1030.co does not parse as a code object for the architecture") {
+		t.Errorf("findings:\n%s", all)
+	}
+	if rep.MIOpenKDB["gfx90a"] != 1 || rep.MIOpenKDB["gfx1030"] != 1 {
+		t.Errorf("kdb = %v", rep.MIOpenKDB)
+	}
+	// rocBLAS built without Tensile: no library directory at all.
+	os.RemoveAll(filepath.Join(prefix, "lib", "rocblas"))
+	rep = gpus(t, []string{prefix}, symcheck.GPUOptions{})
+	if len(rep.Findings) != 1 || !strings.Contains(rep.Findings[0].Message, "built without Tensile") {
+		t.Errorf("without Tensile: %+v", rep.Findings)
+	}
+}
+
+func TestExpectFromCMakeCache(t *testing.T) {
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "CMakeCache.txt")
+	os.WriteFile(cache, []byte("# cache\nGPU_TARGETS:STRING=gfx90a;gfx1100\nINSTANCES_ONLY:BOOL=ON\nDL_KERNELS:BOOL=OFF\n"), 0o644)
+	rep := gpus(t, []string{testenv.Testdata("libgpu.so")}, symcheck.GPUOptions{ExpectFrom: cache})
+	if len(rep.Findings) != 1 {
+		t.Fatalf("findings = %+v", rep.Findings)
+	}
+	m := rep.Findings[0].Message
+	for _, want := range []string{"no device code was built for gfx1100", "code was built for gfx1030, gfx906 that was not asked for", "INSTANCES_ONLY=ON"} {
+		if !strings.Contains(m, want) {
+			t.Errorf("message lacks %q: %s", want, m)
+		}
+	}
+	os.WriteFile(cache, []byte("AMDGPU_TARGETS:STRING=gfx90a:xnack-;gfx1030;gfx906:sramecc+:xnack-\n"), 0o644)
+	if rep = gpus(t, []string{testenv.Testdata("libgpu.so")}, symcheck.GPUOptions{ExpectFrom: cache}); len(rep.Findings) != 0 {
+		t.Errorf("matching build: %+v", rep.Findings)
+	}
+}
+
+// TestCorpusGPUsAgreeWithBundler checks every offload bundle of Debian's
+// librocsparse.so.0 against clang-offload-bundler --list: each bundle's
+// header is written into a sparse file of the bundle's size.
+func TestCorpusGPUsAgreeWithBundler(t *testing.T) {
+	testenv.Corpus(t)
+	bundler := testenv.Tool(t, "clang-offload-bundler-15", "clang-tools-15")
+	path := testenv.File(t, "/usr/lib/x86_64-linux-gnu/librocsparse.so.0", "librocsparse0")
+	f, err := elfx.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cos, err := f.GPUCodeObjects()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type bundle struct {
+		start, end int64
+		ids        []string
+	}
+	bundles := map[int]*bundle{}
+	for _, c := range cos {
+		b := bundles[c.Bundle]
+		if b == nil {
+			b = &bundle{start: -1}
+			bundles[c.Bundle] = b
+		}
+		b.ids = append(b.ids, c.BundleID)
+		if b.end < c.Offset+c.Size {
+			b.end = c.Offset + c.Size
+		}
+	}
+	sec := f.ELF().Section(".hip_fatbin")
+	dir := t.TempDir()
+	checked := 0
+	for i := 0; i < len(bundles); i++ {
+		b := bundles[i]
+		// Find the bundle start: the header precedes its first entry.
+		start := int64(sec.Offset)
+		if i > 0 {
+			start = bundles[i-1].end
+		}
+		bs, err := findBundle(f, start, int64(sec.Offset+sec.Size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		parsed, err := elfx.ParseOffloadBundle(f.ReaderAt(), bs, int64(sec.Offset+sec.Size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hdr := make([]byte, parsed.Entries[0].Offset-bs)
+		for _, e := range parsed.Entries {
+			if e.Offset-bs < int64(len(hdr)) {
+				hdr = hdr[:e.Offset-bs]
+			}
+		}
+		f.ReaderAt().ReadAt(hdr, bs)
+		p := filepath.Join(dir, "b.hipfb")
+		fh, _ := os.Create(p)
+		fh.Write(hdr)
+		fh.Truncate(parsed.Size)
+		fh.Close()
+		out, err := exec.Command(bundler, "--list", "--type=o", "--input="+p).Output()
+		if err != nil {
+			t.Fatalf("bundle %d: clang-offload-bundler: %v", i, err)
+		}
+		var want []string
+		for _, l := range strings.Fields(string(out)) {
+			if !strings.HasPrefix(l, "host-") {
+				want = append(want, l)
+			}
+		}
+		sort.Strings(want)
+		got := append([]string(nil), b.ids...)
+		sort.Strings(got)
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("bundle %d: rocmdoctor %v, clang-offload-bundler %v", i, got, want)
+		}
+		checked++
+	}
+	if checked != 111 {
+		t.Errorf("checked %d bundles, want 111", checked)
+	}
+	t.Logf("%d bundles of %s agree with clang-offload-bundler --list", checked, path)
+}
+
+func findBundle(f *elfx.File, from, end int64) (int64, error) {
+	buf := make([]byte, 24)
+	for pos := from; pos < end; pos++ {
+		if _, err := f.ReaderAt().ReadAt(buf, pos); err != nil {
+			return 0, err
+		}
+		if string(buf) == "__CLANG_OFFLOAD_BUNDLE__" {
+			return pos, nil
+		}
+		if pos%4096 != 0 { // bundles are page-aligned: jump to the next page
+			pos = (pos/4096+1)*4096 - 1
+		}
+	}
+	return 0, os.ErrNotExist
+}
