@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
@@ -26,23 +27,58 @@ type symtab struct {
 // share libc, libstdc++ or libLLVM reads those once.
 type Binder struct {
 	resolver *rpath.Resolver
-	tables   map[string]*symtab
+	tables   *TableCache
+}
+
+// TableCache holds symbol tables by path; it is safe for concurrent use,
+// so parallel Binders (one per worker, each with its own resolver) read
+// every library once.
+type TableCache struct {
+	mu sync.Mutex
+	m  map[string]*symtab
+}
+
+// NewTableCache returns an empty cache.
+func NewTableCache() *TableCache { return &TableCache{m: map[string]*symtab{}} }
+
+func (c *TableCache) get(path string) (*symtab, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.m[path]
+	return t, ok
+}
+
+func (c *TableCache) put(path string, t *symtab) {
+	c.mu.Lock()
+	c.m[path] = t
+	c.mu.Unlock()
 }
 
 // NewBinder returns a Binder resolving libraries with r.
 func NewBinder(r *rpath.Resolver) *Binder {
-	return &Binder{resolver: r, tables: map[string]*symtab{}}
+	return &Binder{resolver: r, tables: NewTableCache()}
+}
+
+// NewBinderWithCache returns a Binder sharing cache with others.
+func NewBinderWithCache(r *rpath.Resolver, cache *TableCache) *Binder {
+	return &Binder{resolver: r, tables: cache}
+}
+
+// tab returns a table loaded by loadTables or table.
+func (b *Binder) tab(path string) *symtab {
+	t, _ := b.tables.get(path)
+	return t
 }
 
 func (b *Binder) table(path string) (*symtab, error) {
-	if t, ok := b.tables[path]; ok {
+	if t, ok := b.tables.get(path); ok {
 		return t, nil
 	}
 	t, err := readTable(path)
 	if err != nil {
 		return nil, err
 	}
-	b.tables[path] = t
+	b.tables.put(path, t)
 	return t, nil
 }
 
@@ -75,7 +111,7 @@ func readTable(path string) (*symtab, error) {
 func (b *Binder) loadTables(objs []*rpath.Object) error {
 	var todo []string
 	for _, o := range objs {
-		if _, ok := b.tables[o.Path]; !ok {
+		if _, ok := b.tables.get(o.Path); !ok {
 			todo = append(todo, o.Path)
 		}
 	}
@@ -103,7 +139,7 @@ func (b *Binder) loadTables(objs []*rpath.Object) error {
 			}
 			continue
 		}
-		b.tables[r.path] = r.t
+		b.tables.put(r.path, r.t)
 	}
 	return first
 }
@@ -192,7 +228,7 @@ func (b *Binder) BindDynamic(ctx context.Context, path string, closure bool) (*D
 	}
 	var scope []loaded
 	for _, o := range res.Objects {
-		t := b.tables[o.Path]
+		t := b.tab(o.Path)
 		scope = append(scope, loaded{o, t})
 		out.scope = append(out.scope, t)
 	}

@@ -49,15 +49,19 @@ const (
 
 // Finding is one problem with the evidence and the fix.
 type Finding struct {
-	Rule      string   `json:"rule"`
-	Severity  Severity `json:"severity"`
-	File      string   `json:"file"` // the object with the reference
-	Symbol    string   `json:"symbol,omitempty"`
-	Demangled string   `json:"demangled,omitempty"`
-	Version   string   `json:"version,omitempty"` // required version
-	Library   string   `json:"library,omitempty"` // vn_file or the NEEDED name
-	Message   string   `json:"message"`
-	Fix       string   `json:"fix,omitempty"`
+	// ID is the check rule ID ("RD1001"), set by Check.
+	ID       string   `json:"id,omitempty"`
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	File     string   `json:"file"` // the object with the reference
+	// RelPath is File relative to the scanned root (Check only).
+	RelPath   string `json:"rel_path,omitempty"`
+	Symbol    string `json:"symbol,omitempty"`
+	Demangled string `json:"demangled,omitempty"`
+	Version   string `json:"version,omitempty"` // required version
+	Library   string `json:"library,omitempty"` // vn_file or the NEEDED name
+	Message   string `json:"message"`
+	Fix       string `json:"fix,omitempty"`
 	// ReferencedBy lists archive members or objects that reference the
 	// symbol (link-input mode).
 	ReferencedBy []string `json:"referenced_by,omitempty"`

@@ -88,13 +88,17 @@ func (b *Binder) CheckUnwind(ctx context.Context, path string) (*UnwindResult, e
 	if err != nil {
 		return nil, err
 	}
+	return b.unwindFindings(res, path)
+}
+
+func (b *Binder) unwindFindings(res *rpath.Result, path string) (*UnwindResult, error) {
 	if err := b.loadTables(res.Objects); err != nil {
 		return nil, err
 	}
 	out := &UnwindResult{File: path, Unwinders: []Unwinder{}, Findings: []Finding{}}
 	byPath := map[string]int{}
 	for _, o := range res.Objects {
-		t := b.tables[o.Path]
+		t := b.tab(o.Path)
 		fl := classifyUnwinder(t)
 		if fl == "" {
 			continue
@@ -105,13 +109,13 @@ func (b *Binder) CheckUnwind(ctx context.Context, path string) (*UnwindResult, e
 	}
 	// Who binds to which provider, in load order like ld.so.
 	for _, o := range res.Objects {
-		t := b.tables[o.Path]
+		t := b.tab(o.Path)
 		for _, u := range t.undefs {
 			if u.Name != unwindABI[0] && u.Name != unwindABI[1] {
 				continue
 			}
 			for _, p := range res.Objects {
-				if b.tables[p.Path].matches(u.Name, u.Version) {
+				if b.tab(p.Path).matches(u.Name, u.Version) {
 					if i, ok := byPath[p.Path]; ok {
 						out.Unwinders[i].BoundBy = appendUnique(out.Unwinders[i].BoundBy, o.Path)
 					}

@@ -94,5 +94,6 @@ mkllvm libLLVMX86Disassembler.a X86:Disassembler
 mkllvm libLLVMAMDGPUInfo.a AMDGPU:TargetInfo
 mkllvm libLLVMAMDGPUCodeGen.a AMDGPU:Target AMDGPU:AsmPrinter
 mkllvm libLLVMAMDGPUDesc.a AMDGPU:TargetMC
+. "$src/checktree.sh"
 strip --strip-unneeded "$out"/lib*.so* "$out/hello" 2>/dev/null || true
 ls -l "$out" | grep -v '^d'

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra/doc"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
 // GenerateDocs writes the markdown reference into dir/cli and man pages into
@@ -26,6 +27,9 @@ func GenerateDocs(dir string) error {
 	}
 	if err := doc.GenMarkdownTree(root, md); err != nil {
 		return fmt.Errorf("markdown: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rules.md"), []byte(symcheck.RulesMarkdown()), 0o644); err != nil {
+		return err
 	}
 	hdr := &doc.GenManHeader{Title: "ROCMDOCTOR", Section: "1", Source: "rocmdoctor", Manual: "rocmdoctor manual"}
 	if err := doc.GenManTree(root, hdr, man); err != nil {

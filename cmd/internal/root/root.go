@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/check"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/deps"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/gpus"
@@ -64,6 +65,7 @@ Exit status: 0 ok, 1 error, 2 usage error, 3 findings at or above --fail-on.`,
 		symbols.NewCmdSymbols(io, nil),
 		unwind.NewCmdUnwind(io, nil),
 		gpus.NewCmdGPUs(io, nil),
+		check.NewCmdCheck(io, version(), nil),
 		newCmdGenDocs(io),
 	)
 	cmd.InitDefaultCompletionCmd() // so the generated docs include it

@@ -1,0 +1,243 @@
+// Package check implements `rocmdoctor check`, the post-build CI gate.
+package check
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
+)
+
+// Options holds the flags of one check run.
+type Options struct {
+	IO            *cli.IOStreams
+	Paths         []string
+	JSON          bool
+	Format        string
+	FailOn        string
+	Config        string
+	Baseline      string
+	WriteBaseline string
+	ListRules     bool
+	Workers       int
+	Glibc         string
+	Glibcxx       string
+	ExpectRunpath bool
+	Version       string
+	Resolver      cli.ResolverFlags
+	check         symcheck.CheckOptions
+}
+
+// NewCmdCheck builds the command; runF replaces Run in tests.
+func NewCmdCheck(io *cli.IOStreams, version string, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: io, Version: version}
+	cmd := &cobra.Command{
+		Use:   "check [PATH...]",
+		Short: "One post-build gate over a whole prefix, with SARIF, JUnit and JSON output",
+		Long: `Scan files and directories (ELF files, static archives, wheels) with every
+check rocmdoctor has: missing libraries, unresolved symbols and versions,
+LLVMInitialize* gaps, unwinder problems, and hygiene rules (RPATH/RUNPATH
+into build directories, file-name and relative entries, missing SONAME,
+executable stack, TEXTREL, GLIBC/GLIBCXX newer than a baseline). Every
+finding has a rule ID (rocmdoctor check --list-rules; docs/rules.md).
+
+PATH defaults to $ROCM_PATH, else /opt/rocm. Settings come from
+.rocmdoctor.toml, found upward from the first PATH, or --config: severity
+overrides, ignores per rule, path, symbol and SONAME, the baselines and a
+baseline file of accepted findings (--baseline, --write-baseline).
+
+Output: a table on a terminal, plain text otherwise, --json (docs/check-json.md),
+--format sarif (SARIF 2.1.0 for GitHub code scanning) or junit. Exit status 3
+when findings at or above --fail-on remain; Ctrl-C stops with a partial report.`,
+		Example: `  rocmdoctor check /opt/rocm
+  rocmdoctor check --format sarif --glibc 2.28 $out > rocmdoctor.sarif
+  rocmdoctor check --write-baseline baseline.json build/install
+  rocmdoctor check --list-rules`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			ro, err := opts.Resolver.Options(cmd)
+			if err != nil {
+				return err
+			}
+			opts.check.Resolver = ro
+			if err := cli.CheckFailOn(opts.FailOn); err != nil {
+				return err
+			}
+			if opts.JSON {
+				opts.Format = "json"
+			}
+			switch opts.Format {
+			case "", "table", "plain", "json", "sarif", "junit":
+			default:
+				return &cli.UsageError{Err: fmt.Errorf("--format must be table, plain, json, sarif or junit, not %q", opts.Format)}
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON (same as --format json)")
+	f.StringVar(&opts.Format, "format", "", "table, plain, json, sarif or junit (default: table on a terminal, plain otherwise)")
+	f.StringVar(&opts.FailOn, "fail-on", "error", "exit 3 on findings at or above: error, warning, note or never")
+	f.StringVar(&opts.Config, "config", "", "read settings from `FILE` instead of the nearest .rocmdoctor.toml")
+	f.StringVar(&opts.Baseline, "baseline", "", "ignore findings recorded in `FILE`")
+	f.StringVar(&opts.WriteBaseline, "write-baseline", "", "record the current findings in `FILE` (and exit 0)")
+	f.BoolVar(&opts.ListRules, "list-rules", false, "list the rules and exit")
+	f.IntVar(&opts.Workers, "workers", 0, "files checked in parallel (default: one per CPU)")
+	f.StringVar(&opts.Glibc, "glibc", "", "fail on files needing a GLIBC_ version newer than `VERSION` (e.g. 2.28)")
+	f.StringVar(&opts.Glibcxx, "glibcxx", "", "fail on files needing a GLIBCXX_ version newer than `VERSION` (e.g. 3.4.25)")
+	f.BoolVar(&opts.ExpectRunpath, "expect-runpath", false, "report DT_RPATH where DT_RUNPATH is expected (RD1204)")
+	opts.Resolver.Register(f)
+	return cmd
+}
+
+// Run scans and renders.
+func Run(ctx context.Context, opts *Options) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if opts.ListRules {
+		return listRules(opts)
+	}
+	if len(opts.Paths) == 0 {
+		p := os.Getenv("ROCM_PATH")
+		if p == "" {
+			p = "/opt/rocm"
+		}
+		if _, err := os.Stat(p); err != nil {
+			return &cli.UsageError{Err: errors.New("no PATH given, and neither $ROCM_PATH nor /opt/rocm exists: name the prefix or files to check")}
+		}
+		opts.Paths = []string{p}
+	}
+	co := &opts.check
+	co.Glibc, co.Glibcxx, co.ExpectRunpath, co.Workers = opts.Glibc, opts.Glibcxx, opts.ExpectRunpath, opts.Workers
+	cfg := opts.Config
+	if cfg == "" {
+		cfg = symcheck.FindConfig(opts.Paths[0])
+	}
+	baseline := opts.Baseline
+	if cfg != "" {
+		b, err := symcheck.LoadConfig(cfg, co)
+		if err != nil {
+			return err
+		}
+		if baseline == "" && opts.WriteBaseline == "" {
+			baseline = b
+		}
+	}
+	if baseline != "" {
+		m, err := symcheck.ReadBaseline(baseline)
+		if err != nil {
+			return err
+		}
+		co.Baseline = m
+	}
+	if opts.IO.IsStderrTerminal() {
+		co.Progress = func(done, total int, path string) {
+			if len(path) > 60 {
+				path = "…" + path[len(path)-59:]
+			}
+			fmt.Fprintf(opts.IO.ErrOut, "\r\x1b[K[%d/%d] %s", done, total, path)
+			if done == total {
+				fmt.Fprint(opts.IO.ErrOut, "\r\x1b[K")
+			}
+		}
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rep, err := symcheck.Check(ctx, opts.Paths, *co)
+	if err != nil {
+		return err
+	}
+	if rep.Interrupted {
+		fmt.Fprintln(opts.IO.ErrOut, "rocmdoctor: interrupted; the report covers the files checked so far")
+	}
+	for _, e := range rep.Errors {
+		fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %s: %s\n", e.Path, e.Error)
+	}
+	if opts.WriteBaseline != "" {
+		if err := symcheck.WriteBaseline(opts.WriteBaseline, rep); err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "wrote %d finding(s) to %s\n", len(rep.Findings), opts.WriteBaseline)
+		return nil
+	}
+	if err := render(opts, rep); err != nil {
+		return err
+	}
+	if n := rep.Count(opts.FailOn); n > 0 && opts.FailOn != "never" {
+		return &cli.FindingsError{Count: n}
+	}
+	if len(rep.Errors) > 0 || rep.Interrupted {
+		return cli.SilentError
+	}
+	return nil
+}
+
+func listRules(opts *Options) error {
+	if opts.JSON || opts.Format == "json" {
+		return cli.WriteJSON(opts.IO.Out, map[string]any{"schema_version": cli.SchemaVersion, "rules": symcheck.Rules})
+	}
+	var rows [][]string
+	for _, r := range symcheck.Rules {
+		rows = append(rows, []string{r.ID, r.Name, string(r.Severity), r.Description})
+	}
+	return opts.IO.Table([]string{"ID", "NAME", "SEVERITY", "DESCRIPTION"}, rows)
+}
+
+func render(opts *Options, rep *symcheck.CheckReport) error {
+	io := opts.IO
+	switch opts.Format {
+	case "json":
+		return cli.WriteJSON(io.Out, rep)
+	case "sarif":
+		return symcheck.WriteSARIF(io.Out, rep, opts.Version)
+	case "junit":
+		return symcheck.WriteJUnit(io.Out, rep, opts.FailOn)
+	case "plain":
+		io.SetTerminal(false)
+	}
+	c := io.Colors()
+	if len(rep.Findings) > 0 {
+		var rows [][]string
+		for _, f := range rep.Findings {
+			sev := string(f.Severity)
+			switch f.Severity {
+			case symcheck.SeverityError:
+				sev = c.Red(sev)
+			case symcheck.SeverityWarning:
+				sev = c.Yellow(sev)
+			}
+			rows = append(rows, []string{f.ID, sev, f.RelPath, f.Message, f.Fix})
+		}
+		if err := io.Table([]string{"ID", "SEVERITY", "FILE", "MESSAGE", "FIX"}, rows); err != nil {
+			return err
+		}
+	}
+	var parts []string
+	for _, s := range []symcheck.Severity{symcheck.SeverityError, symcheck.SeverityWarning, symcheck.SeverityNote} {
+		n := 0
+		for _, f := range rep.Findings {
+			if f.Severity == s {
+				n++
+			}
+		}
+		parts = append(parts, fmt.Sprintf("%d %s(s)", n, s))
+	}
+	extra := ""
+	if rep.Ignored+rep.Baselined > 0 {
+		extra = fmt.Sprintf(" (%d ignored by configuration, %d in the baseline)", rep.Ignored, rep.Baselined)
+	}
+	_, err := fmt.Fprintf(io.Out, "checked %d file(s): %s%s\n", len(rep.Files), strings.Join(parts, ", "), extra)
+	return err
+}

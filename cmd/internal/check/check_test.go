@@ -1,0 +1,202 @@
+package check_test
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/root"
+	"github.com/rocmdoctor/rocmdoctor/internal/golden"
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
+)
+
+const tree = "../../../testdata/checktree"
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	io, _, out, errOut := cli.Test()
+	code := root.Run(io, args)
+	return code, normalize(out.String()), errOut.String()
+}
+
+// normalize replaces the checkout's absolute path, which differs between
+// clones, so golden files are portable.
+func normalize(s string) string {
+	abs, _ := filepath.Abs("../../../testdata")
+	return strings.ReplaceAll(s, abs, "$TESTDATA")
+}
+
+func TestCheckGoldenEveryFormat(t *testing.T) {
+	for _, format := range []string{"plain", "json", "sarif", "junit"} {
+		t.Run(format, func(t *testing.T) {
+			code, out, errOut := run(t, "check", "--workers", "2", "--format", format, tree)
+			if code != cli.ExitFindings {
+				t.Errorf("exit %d, want 3 (stderr %q)", code, errOut)
+			}
+			golden.Assert(t, "check."+format, []byte(out))
+		})
+	}
+}
+
+func TestCheckEveryRuleFires(t *testing.T) {
+	_, out, _ := run(t, "check", "--json", tree)
+	var rep symcheck.CheckReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, f := range rep.Findings {
+		seen[f.ID] = true
+		if f.ID == "" || f.Message == "" || f.Fix == "" || f.Severity == "" || f.RelPath == "" {
+			t.Errorf("incomplete finding %+v", f)
+		}
+	}
+	for _, r := range symcheck.Rules {
+		if !seen[r.ID] {
+			t.Errorf("the fixture tree has no instance of %s %s", r.ID, r.Name)
+		}
+	}
+	// Deterministic across runs.
+	_, again, _ := run(t, "check", "--json", "--workers", "1", tree)
+	if again != out {
+		t.Errorf("two runs differ")
+	}
+}
+
+func TestCheckSARIFAndJUnitParseBack(t *testing.T) {
+	_, out, _ := run(t, "check", "--format", "sarif", tree)
+	var log struct {
+		Version string `json:"version"`
+		Runs    []struct {
+			Tool struct {
+				Driver struct {
+					Rules []struct{ ID string }
+				}
+			}
+			Results []struct {
+				RuleID    string `json:"ruleId"`
+				Level     string `json:"level"`
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct{ URI string }
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &log); err != nil {
+		t.Fatal(err)
+	}
+	if log.Version != "2.1.0" || len(log.Runs) != 1 || len(log.Runs[0].Tool.Driver.Rules) != len(symcheck.Rules) || len(log.Runs[0].Results) < len(symcheck.Rules) {
+		t.Errorf("sarif: version %s, %d runs", log.Version, len(log.Runs))
+	}
+	for _, r := range log.Runs[0].Results {
+		if r.RuleID == "" || r.Level == "" || len(r.Locations) != 1 || strings.HasPrefix(r.Locations[0].PhysicalLocation.ArtifactLocation.URI, "/") {
+			t.Errorf("result %+v", r)
+		}
+	}
+	_, out, _ = run(t, "check", "--format", "junit", tree)
+	var suites symcheck.JUnitSuites
+	if err := xml.Unmarshal([]byte(out), &suites); err != nil {
+		t.Fatal(err)
+	}
+	s := suites.Suites[0]
+	if s.Tests < 19 || s.Failures < 10 || s.Tests != len(s.Cases) {
+		t.Errorf("junit: %d tests, %d failures", s.Tests, s.Failures)
+	}
+}
+
+// TestSARIFValidates validates the SARIF output against the 2.1.0 schema
+// with python3-jsonschema (the CI tier installs it).
+func TestSARIFValidates(t *testing.T) {
+	py := testenv.Tool(t, "python3", "python3")
+	if exec.Command(py, "-c", "import jsonschema").Run() != nil {
+		testenv.Missing(t, "python3 module jsonschema", "apt-get install python3-jsonschema")
+	}
+	_, out, _ := run(t, "check", "--format", "sarif", tree)
+	f := filepath.Join(t.TempDir(), "out.sarif")
+	os.WriteFile(f, []byte(out), 0o644)
+	script := `import json,sys,jsonschema
+schema=json.load(open(sys.argv[1])); doc=json.load(open(sys.argv[2]))
+jsonschema.Draft4Validator(schema).validate(doc)`
+	if o, err := exec.Command(py, "-c", script, "../../../testdata/sarif/sarif-2.1.0-rtm.5.json", f).CombinedOutput(); err != nil {
+		t.Errorf("SARIF does not validate: %v\n%s", err, o)
+	}
+}
+
+func TestCheckConfigIgnoreSeverityBaseline(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "gate.toml")
+	os.WriteFile(cfg, []byte(`glibc = "2.40"
+glibcxx = "3.4.40"
+[severity]
+textrel = "off"
+RD1205 = "error"
+[[ignore]]
+rules = ["RD1001", "RD1005"]
+symbol = "LLVMInitialize*"
+[[ignore]]
+path = "lib/libbuilddir.so"
+`), 0o644)
+	_, out, _ := run(t, "check", "--json", "--config", cfg, tree)
+	var rep symcheck.CheckReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		switch {
+		case f.ID == "RD1207", f.ID == "RD1201", f.ID == "RD1208", f.ID == "RD1209", f.ID == "RD1204":
+			t.Errorf("%s should be off or ignored: %+v", f.ID, f)
+		case f.ID == "RD1005", f.ID == "RD1001" && strings.HasPrefix(f.Symbol, "LLVMInitialize"):
+			t.Errorf("ignored symbol reported: %+v", f)
+		case f.ID == "RD1205" && f.Severity != "error":
+			t.Errorf("severity override not applied: %+v", f)
+		}
+	}
+	if rep.Ignored == 0 {
+		t.Errorf("nothing counted as ignored")
+	}
+	// Baseline: record, then the same tree passes.
+	base := filepath.Join(dir, "baseline.json")
+	if code, _, _ := run(t, "check", "--write-baseline", base, tree); code != 0 {
+		t.Errorf("--write-baseline exit %d", code)
+	}
+	code, out, _ := run(t, "check", "--baseline", base, tree)
+	if code != 0 || !strings.Contains(out, "0 error(s), 0 warning(s), 0 note(s)") {
+		t.Errorf("with the baseline: exit %d\n%s", code, out)
+	}
+	// A bad config names the file and line.
+	os.WriteFile(cfg, []byte("[severity]\nRD9999 = \"off\"\n"), 0o644)
+	if code, _, errOut := run(t, "check", "--config", cfg, tree); code != cli.ExitError || !strings.Contains(errOut, "gate.toml") || !strings.Contains(errOut, "RD9999") {
+		t.Errorf("bad config: exit %d %q", code, errOut)
+	}
+}
+
+func TestCheckListRulesAndUsage(t *testing.T) {
+	code, out, _ := run(t, "check", "--list-rules")
+	if code != 0 || !strings.Contains(out, "RD1001\tundefined-symbol\terror") || !strings.Contains(out, "RD1209") {
+		t.Errorf("--list-rules: exit %d\n%s", code, out)
+	}
+	t.Setenv("ROCM_PATH", filepath.Join(t.TempDir(), "nonexistent"))
+	if _, err := os.Stat("/opt/rocm"); err != nil {
+		if code, _, errOut := run(t, "check"); code != cli.ExitUsage || !strings.Contains(errOut, "ROCM_PATH") {
+			t.Errorf("no path: exit %d %q", code, errOut)
+		}
+	}
+	if code, _, _ := run(t, "check", "--format", "xml", tree); code != cli.ExitUsage {
+		t.Errorf("--format xml: exit %d", code)
+	}
+}
+
+func TestRulesDocCurrent(t *testing.T) {
+	b, err := os.ReadFile("../../../docs/rules.md")
+	if err != nil || string(b) != symcheck.RulesMarkdown() {
+		t.Errorf("docs/rules.md is stale: run go run ./cmd/rocmdoctor gen-docs docs")
+	}
+}

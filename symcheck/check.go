@@ -1,0 +1,607 @@
+package symcheck
+
+import (
+	"archive/zip"
+	"context"
+	"debug/elf"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
+)
+
+// CheckSchemaVersion is the version of the CheckReport JSON layout
+// (documented in docs/check-json.md).
+const CheckSchemaVersion = 1
+
+// Ignore suppresses findings; every non-empty field must match. Globs use
+// `*`, `?` and `**` (across directories); a path glob without a slash
+// matches the file's base name.
+type Ignore struct {
+	Rules  []string // rule IDs or names; empty means every rule
+	Path   string
+	Symbol string // raw or demangled name
+	Soname string // the library a finding names (NEEDED, vn_file)
+}
+
+// CheckOptions configure Check.
+type CheckOptions struct {
+	Resolver rpath.Options
+	// Workers bounds the parallel scan (0: one per CPU).
+	Workers int
+	// Glibc and Glibcxx are baselines ("2.28", "3.4.25"); "" disables.
+	Glibc, Glibcxx string
+	// ExpectRunpath enables RD1204 (DT_RPATH where DT_RUNPATH is expected).
+	ExpectRunpath bool
+	Ignores       []Ignore
+	// Severity overrides by rule ID or name; SeverityOff drops the rule.
+	Severity map[string]Severity
+	// Baseline holds fingerprints of accepted findings.
+	Baseline map[string]bool
+	// Progress, when set, is called after each file.
+	Progress func(done, total int, path string)
+	// WorkDir is the directory whose appearance in an RPATH counts as a
+	// build directory (default: the working directory).
+	WorkDir string
+}
+
+// SeverityOff disables a rule in CheckOptions.Severity.
+const SeverityOff Severity = "off"
+
+// FileError is an input that could not be checked.
+type FileError struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+// CheckReport is the result of Check.
+type CheckReport struct {
+	SchemaVersion int         `json:"schema_version"`
+	Roots         []string    `json:"roots"`
+	Files         []string    `json:"files"` // every file checked, sorted
+	Findings      []Finding   `json:"findings"`
+	Ignored       int         `json:"ignored"`
+	Baselined     int         `json:"baselined"`
+	Interrupted   bool        `json:"interrupted"`
+	Errors        []FileError `json:"errors"`
+}
+
+// Count returns the number of findings at or above threshold.
+func (r *CheckReport) Count(threshold string) int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity.AtLeast(threshold) {
+			n++
+		}
+	}
+	return n
+}
+
+// Fingerprint identifies a finding across runs for baselines: rule, file
+// (relative to its scan root), symbol, library and version.
+func (f Finding) Fingerprint() string {
+	return strings.Join([]string{f.ID, f.RelPath, f.Symbol, f.Library, f.Version}, "|")
+}
+
+type candidate struct {
+	path, root string
+	kind       string // "elf", "archive", "wheel"
+}
+
+// Check scans roots (files or directories) with every applicable check and
+// returns the findings. Cancelling ctx stops promptly and returns the
+// partial report with Interrupted set.
+func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport, error) {
+	rep := &CheckReport{SchemaVersion: CheckSchemaVersion, Roots: roots, Files: []string{}, Findings: []Finding{}, Errors: []FileError{}}
+	if opts.WorkDir == "" {
+		opts.WorkDir, _ = os.Getwd()
+	}
+	cands, err := collect(ctx, roots)
+	if err != nil && ctx.Err() == nil {
+		return nil, err
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	type result struct {
+		c        candidate
+		findings []Finding
+		err      error
+	}
+	jobs := make(chan candidate)
+	results := make(chan result)
+	var wg sync.WaitGroup
+	cache := NewTableCache()
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := NewBinderWithCache(rpath.New(opts.Resolver), cache)
+			for c := range jobs {
+				fs, err := checkFile(ctx, b, c, &opts)
+				results <- result{c, fs, err}
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for _, c := range cands {
+			select {
+			case jobs <- c:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+	done := 0
+	for r := range results {
+		done++
+		if opts.Progress != nil {
+			opts.Progress(done, len(cands), r.c.path)
+		}
+		if r.err != nil {
+			if ctx.Err() != nil {
+				continue
+			}
+			rep.Errors = append(rep.Errors, FileError{Path: r.c.path, Error: r.err.Error()})
+		}
+		rep.Files = append(rep.Files, r.c.path)
+		for _, f := range r.findings {
+			f.RelPath = relTo(r.c.root, f.File)
+			rep.Findings = append(rep.Findings, f)
+		}
+	}
+	rep.Interrupted = ctx.Err() != nil
+	rep.Findings = applyPolicy(rep, rep.Findings, &opts)
+	sort.Strings(rep.Files)
+	sort.Slice(rep.Errors, func(i, j int) bool { return rep.Errors[i].Path < rep.Errors[j].Path })
+	sort.SliceStable(rep.Findings, func(i, j int) bool {
+		a, b := rep.Findings[i], rep.Findings[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.ID != b.ID {
+			return a.ID < b.ID
+		}
+		return a.Symbol+a.Library+a.Version+a.Message < b.Symbol+b.Library+b.Version+b.Message
+	})
+	return rep, nil
+}
+
+func relTo(root, p string) string {
+	if r, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(r, "..") {
+		if r == "." {
+			return filepath.Base(p)
+		}
+		return r
+	}
+	return p
+}
+
+// collect lists the files to check, each inode once.
+func collect(ctx context.Context, roots []string) ([]candidate, error) {
+	var out []candidate
+	seen := map[[2]uint64]bool{}
+	add := func(p, root string) {
+		st, err := os.Stat(p)
+		if err != nil || !st.Mode().IsRegular() {
+			return
+		}
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			id := [2]uint64{uint64(sys.Dev), uint64(sys.Ino)}
+			if seen[id] {
+				return
+			}
+			seen[id] = true
+		}
+		fh, err := os.Open(p)
+		if err != nil {
+			return
+		}
+		var m [8]byte
+		n, _ := fh.Read(m[:])
+		fh.Close()
+		switch {
+		case n >= 4 && string(m[:4]) == elf.ELFMAG:
+			out = append(out, candidate{p, root, "elf"})
+		case n == 8 && (string(m[:]) == "!<arch>\n" || string(m[:]) == "!<thin>\n"):
+			out = append(out, candidate{p, root, "archive"})
+		case n >= 4 && string(m[:4]) == "PK\x03\x04" && strings.HasSuffix(p, ".whl"):
+			out = append(out, candidate{p, root, "wheel"})
+		}
+	}
+	for _, root := range roots {
+		st, err := os.Stat(root)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			add(root, filepath.Dir(root))
+			continue
+		}
+		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if d.Type().IsRegular() {
+				add(p, root)
+			}
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) ([]Finding, error) {
+	switch c.kind {
+	case "archive":
+		// The LLVMInitialize* diagnosis is the one archive check in a
+		// prefix scan; it runs on archives that hold LLVM or MLIR code.
+		if related, err := llvmRelated(c.path); err != nil || !related {
+			return nil, err
+		}
+		res, err := CheckLinkInputs(ctx, []string{c.path})
+		if err != nil {
+			return nil, err
+		}
+		var names []string
+		for n := range res.Unresolved {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return llvmFinding(c.path, DiagnoseLLVM(names, func(n string) bool { return res.Defined[n] }, nil)), nil
+	case "wheel":
+		return checkWheel(c.path, opts)
+	}
+	f, err := elfx.Open(c.path)
+	if err != nil {
+		return nil, err
+	}
+	out, err := hygiene(f, c.path, opts)
+	f.Close()
+	if err != nil {
+		return out, err
+	}
+	if f.Type != elf.ET_DYN && f.Type != elf.ET_EXEC {
+		return out, nil
+	}
+	if _, derr := f.Dynamic(); derr != nil {
+		return out, nil
+	}
+	dr, err := b.BindDynamic(ctx, c.path, false)
+	if err != nil {
+		return out, err
+	}
+	out = append(out, dr.Findings...)
+	var unresolved []string
+	for _, fd := range dr.Findings {
+		if fd.Rule == RuleUndefinedSymbol {
+			unresolved = append(unresolved, fd.Symbol)
+		}
+	}
+	out = append(out, llvmFinding(c.path, DiagnoseLLVM(unresolved, dr.Defined, nil))...)
+	uw, err := b.unwindFindings(dr.Closure, c.path)
+	if err != nil {
+		return out, err
+	}
+	// Unwinder problems are reported for the file whose closure has them;
+	// a static copy is reported once, on the library that carries it.
+	for _, fd := range uw.Findings {
+		if fd.Rule == RuleExportsUnwinder && fd.File != c.path {
+			continue
+		}
+		out = append(out, fd)
+	}
+	return out, nil
+}
+
+// llvmRelated reports whether an archive's symbol index defines LLVM or
+// MLIR code (C API, llvm::, mlir:: names): only such archives can carry the
+// LLVMInitialize* gap, and reading the index is cheap.
+func llvmRelated(path string) (bool, error) {
+	a, err := elfx.OpenArchive(path)
+	if err != nil {
+		return false, err
+	}
+	defer a.Close()
+	for _, sym := range a.Symbols {
+		n := sym.Name
+		if strings.HasPrefix(n, "LLVM") || strings.HasPrefix(n, "_ZN4llvm") || strings.HasPrefix(n, "_ZN4mlir") || strings.HasPrefix(n, "mlir") {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+func llvmFinding(path string, d *LLVMDiagnosis) []Finding {
+	if d == nil {
+		return nil
+	}
+	var targets []string
+	for _, t := range d.Missing {
+		targets = append(targets, t.Target)
+	}
+	return []Finding{{Rule: RuleLLVMTargets, Severity: SeverityError, File: path, Symbol: "LLVMInitialize" + strings.Join(targets, ",") + "*",
+		Message: d.Message, Fix: d.Fix}}
+}
+
+var soFile = regexp.MustCompile(`(^lib.*\.so(\.[0-9.]+)?$)|(\.so(\.[0-9]+)*$)`)
+
+// hygiene runs the file-level rules RD1201–RD1209.
+func hygiene(f *elfx.File, path string, opts *CheckOptions) ([]Finding, error) {
+	var out []Finding
+	add := func(rule, msg, sym, lib string) {
+		r, _ := LookupRule(rule)
+		out = append(out, Finding{Rule: rule, Severity: r.Severity, File: path, Symbol: sym, Library: lib, Message: msg, Fix: r.Fix})
+	}
+	if f.Type != elf.ET_DYN && f.Type != elf.ET_EXEC {
+		return nil, nil
+	}
+	interp, err := f.Interp()
+	if err != nil {
+		return nil, err
+	}
+	d, err := f.Dynamic()
+	if err != nil && !strings.Contains(err.Error(), elfx.ErrNoDynamic.Error()) {
+		return nil, err
+	}
+	if st := f.GNUStack(); st.Executable && f.Machine != elf.EM_AMDGPU {
+		why := "PT_GNU_STACK has PF_X"
+		if !st.Present {
+			why = "there is no PT_GNU_STACK, so the stack defaults to executable"
+		}
+		add(RuleExecStack, fmt.Sprintf("%s: executable stack (%s)", path, why), "", "")
+	}
+	if d == nil {
+		return out, nil
+	}
+	check := func(tag string, entries []string) {
+		for _, e := range entries {
+			switch {
+			case e == "":
+				add(RuleRelativeRunpath, fmt.Sprintf("%s: %s has an empty entry, which means the working directory", path, tag), "", e)
+			case strings.HasPrefix(e, "$ORIGIN") || strings.HasPrefix(e, "${ORIGIN}"):
+			case soFile.MatchString(filepath.Base(e)) && !strings.HasSuffix(e, "/"):
+				add(RuleFileNameRunpath, fmt.Sprintf("%s: %s entry %q is a file name, not a directory", path, tag, e), "", e)
+			case !strings.HasPrefix(e, "/") && !strings.HasPrefix(e, "$"):
+				add(RuleRelativeRunpath, fmt.Sprintf("%s: %s entry %q is relative to the working directory", path, tag, e), "", e)
+			case isBuildDir(e, opts.WorkDir):
+				add(RuleBuildDirRunpath, fmt.Sprintf("%s: %s entry %q points into a build or temporary directory", path, tag, e), "", e)
+			}
+		}
+	}
+	check("RPATH", d.RPathList())
+	check("RUNPATH", d.RunPathList())
+	if opts.ExpectRunpath && d.HasRPath && !d.HasRunPath {
+		add(RuleRPathNotRunpath, fmt.Sprintf("%s: DT_RPATH %q where DT_RUNPATH is expected", path, d.RPath), "", "")
+	}
+	base := filepath.Base(path)
+	if f.Type == elf.ET_DYN && interp == "" && !d.HasSoname && strings.HasPrefix(base, "lib") && strings.Contains(base, ".so") {
+		add(RuleMissingSoname, fmt.Sprintf("%s: shared library without DT_SONAME", path), "", "")
+	}
+	if d.TextRel {
+		add(RuleTextRel, fmt.Sprintf("%s: text relocations (DT_TEXTREL)", path), "", "")
+	}
+	if opts.Glibc != "" || opts.Glibcxx != "" {
+		needs, err := f.VersionNeeds()
+		if err != nil {
+			return out, err
+		}
+		var glibc, glibcxx string
+		for _, n := range needs {
+			for _, v := range n.Versions {
+				if s, ok := strings.CutPrefix(v.Name, "GLIBC_"); ok && opts.Glibc != "" && versionLess(opts.Glibc, s) && (glibc == "" || versionLess(glibc, s)) {
+					glibc = s
+				}
+				if s, ok := strings.CutPrefix(v.Name, "GLIBCXX_"); ok && opts.Glibcxx != "" && versionLess(opts.Glibcxx, s) && (glibcxx == "" || versionLess(glibcxx, s)) {
+					glibcxx = s
+				}
+			}
+		}
+		if glibc != "" {
+			add(RuleGlibcTooNew, fmt.Sprintf("%s requires GLIBC_%s, newer than the baseline %s", path, glibc, opts.Glibc), "", "GLIBC_"+glibc)
+		}
+		if glibcxx != "" {
+			add(RuleGlibcxxTooNew, fmt.Sprintf("%s requires GLIBCXX_%s, newer than the baseline %s", path, glibcxx, opts.Glibcxx), "", "GLIBCXX_"+glibcxx)
+		}
+	}
+	return out, nil
+}
+
+func isBuildDir(e, workdir string) bool {
+	e = filepath.Clean(e)
+	for _, p := range []string{"/tmp", "/var/tmp", "/nix/var", "/build"} {
+		if e == p || strings.HasPrefix(e, p+"/") {
+			return true
+		}
+	}
+	if strings.Contains(e, "/build/") || strings.Contains(e, "/tmp/nix-build-") {
+		return true
+	}
+	return workdir != "" && workdir != "/" && (e == workdir || strings.HasPrefix(e, workdir+"/"))
+}
+
+// versionLess compares dotted numeric versions ("2.28" < "2.34").
+func versionLess(a, b string) bool {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) || i < len(bs); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}
+
+// checkWheel runs the file-level rules on the ELF files inside a wheel.
+func checkWheel(path string, opts *CheckOptions) ([]Finding, error) {
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer zr.Close()
+	var out []Finding
+	for _, zf := range zr.File {
+		if zf.FileInfo().IsDir() || zf.UncompressedSize64 < 64 {
+			continue
+		}
+		rc, err := zf.Open()
+		if err != nil {
+			return out, fmt.Errorf("%s!/%s: %w", path, zf.Name, err)
+		}
+		var m [4]byte
+		n, _ := io.ReadFull(rc, m[:])
+		if n < 4 || string(m[:]) != elf.ELFMAG {
+			rc.Close()
+			continue
+		}
+		tmp, err := os.CreateTemp("", "rocmdoctor-wheel-*.so")
+		if err != nil {
+			rc.Close()
+			return out, err
+		}
+		_, err = io.Copy(tmp, io.MultiReader(strings.NewReader(string(m[:])), rc))
+		rc.Close()
+		tmp.Close()
+		if err == nil {
+			var f *elfx.File
+			if f, err = elfx.Open(tmp.Name()); err == nil {
+				name := path + "!/" + zf.Name
+				var fs []Finding
+				fs, err = hygiene(f, name, opts)
+				f.Close()
+				out = append(out, fs...)
+			}
+		}
+		os.Remove(tmp.Name())
+		if err != nil {
+			return out, fmt.Errorf("%s!/%s: %w", path, zf.Name, err)
+		}
+	}
+	return out, nil
+}
+
+// applyPolicy sets rule IDs, applies severity overrides, ignores and the
+// baseline, and counts what was dropped.
+func applyPolicy(rep *CheckReport, in []Finding, opts *CheckOptions) []Finding {
+	out := in[:0]
+	for _, f := range in {
+		r, ok := LookupRule(f.Rule)
+		if ok {
+			f.ID = r.ID
+		}
+		if s, ok := opts.Severity[f.ID]; ok {
+			f.Severity = s
+		} else if s, ok := opts.Severity[f.Rule]; ok {
+			f.Severity = s
+		}
+		if f.Severity == SeverityOff {
+			rep.Ignored++
+			continue
+		}
+		if ignored(f, opts.Ignores) {
+			rep.Ignored++
+			continue
+		}
+		if opts.Baseline[f.Fingerprint()] {
+			rep.Baselined++
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func ignored(f Finding, igs []Ignore) bool {
+	for _, ig := range igs {
+		if len(ig.Rules) > 0 {
+			hit := false
+			for _, r := range ig.Rules {
+				hit = hit || r == f.ID || r == f.Rule
+			}
+			if !hit {
+				continue
+			}
+		}
+		if ig.Path != "" && !GlobMatch(ig.Path, f.File) && !GlobMatch(ig.Path, f.RelPath) {
+			continue
+		}
+		if ig.Symbol != "" && !GlobMatch(ig.Symbol, f.Symbol) && (f.Demangled == "" || !GlobMatch(ig.Symbol, f.Demangled)) {
+			continue
+		}
+		if ig.Soname != "" && !GlobMatch(ig.Soname, f.Library) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// GlobMatch matches s against a glob with `*` (within a path element), `?`
+// and `**` (across elements). A pattern without "/" is matched against
+// the base name when s is a path.
+func GlobMatch(pattern, s string) bool {
+	if pattern == "" {
+		return false
+	}
+	if !strings.Contains(pattern, "/") && strings.Contains(s, "/") && globRegexp(pattern).MatchString(filepath.Base(s)) {
+		return true
+	}
+	return globRegexp(pattern).MatchString(s)
+}
+
+var globCache sync.Map
+
+func globRegexp(p string) *regexp.Regexp {
+	if r, ok := globCache.Load(p); ok {
+		return r.(*regexp.Regexp)
+	}
+	var b strings.Builder
+	b.WriteString("^")
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '*' && i+1 < len(p) && p[i+1] == '*':
+			b.WriteString(".*")
+			i++
+			if i+1 < len(p) && p[i+1] == '/' {
+				i++
+				b.WriteString("/?")
+			}
+		case c == '*':
+			b.WriteString("[^/]*")
+		case c == '?':
+			b.WriteString("[^/]")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	b.WriteString("$")
+	r := regexp.MustCompile(b.String())
+	globCache.Store(p, r)
+	return r
+}

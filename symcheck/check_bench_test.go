@@ -1,0 +1,19 @@
+package symcheck_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
+)
+
+// BenchmarkCheckSystemLibs runs every check over /usr/lib/x86_64-linux-gnu.
+func BenchmarkCheckSystemLibs(b *testing.B) {
+	testenv.File(b, "/usr/lib/x86_64-linux-gnu/libc.so.6", "libc6")
+	for i := 0; i < b.N; i++ {
+		if _, err := symcheck.Check(context.Background(), []string{"/usr/lib/x86_64-linux-gnu"}, symcheck.CheckOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package symcheck_test
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
+)
+
+func TestGlobMatch(t *testing.T) {
+	for _, tt := range []struct {
+		pat, s string
+		want   bool
+	}{
+		{"libcuda*.so*", "/opt/x/lib/libcuda.so.1", true},
+		{"**/libcuda*.so*", "a/b/libcuda.so.1", true},
+		{"lib/*.so", "lib/libx.so", true},
+		{"lib/*.so", "lib/sub/libx.so", false},
+		{"lib/**/*.so", "lib/sub/deep/libx.so", true},
+		{"LLVMInitialize*", "LLVMInitializeX86Target", true},
+		{"libamdhip64.so.?", "libamdhip64.so.6", true},
+		{"", "x", false},
+	} {
+		if got := symcheck.GlobMatch(tt.pat, tt.s); got != tt.want {
+			t.Errorf("GlobMatch(%q, %q) = %v", tt.pat, tt.s, got)
+		}
+	}
+}
+
+func TestCheckInterruptedAndProgress(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rep, err := symcheck.Check(ctx, []string{testenv.Testdata("checktree")}, symcheck.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Interrupted {
+		t.Errorf("a cancelled context must give a partial report marked interrupted")
+	}
+	var mu sync.Mutex
+	calls, lastTotal := 0, 0
+	rep, err = symcheck.Check(context.Background(), []string{testenv.Testdata("checktree")}, symcheck.CheckOptions{
+		Progress: func(done, total int, p string) { mu.Lock(); calls++; lastTotal = total; mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != len(rep.Files) || lastTotal != len(rep.Files) || rep.Interrupted {
+		t.Errorf("progress called %d times (total %d) for %d files", calls, lastTotal, len(rep.Files))
+	}
+}
+
+var lddRUndef = regexp.MustCompile(`^undefined symbol: ([^,\t]+)(?:, version \S+)?\t\((.*)\)$`)
+
+// TestCorpusCheckSystemLibs: check over /usr/lib/x86_64-linux-gnu completes,
+// is deterministic across two runs, and its missing-library and
+// undefined-symbol findings for each file are exactly ldd -r's for it.
+func TestCorpusCheckSystemLibs(t *testing.T) {
+	testenv.Corpus(t)
+	testenv.Tool(t, "ldd", "libc-bin")
+	root := "/usr/lib/x86_64-linux-gnu"
+	run := func() (*symcheck.CheckReport, string) {
+		rep, err := symcheck.Check(context.Background(), []string{root}, symcheck.CheckOptions{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(rep)
+		return rep, string(b)
+	}
+	rep, first := run()
+	if _, second := run(); first != second {
+		t.Fatalf("two runs over %s differ", root)
+	}
+	ours := map[string]map[string]bool{}
+	for _, f := range rep.Findings {
+		if f.ID != "RD1001" && f.ID != "RD1004" {
+			continue
+		}
+		if ours[f.File] == nil {
+			ours[f.File] = map[string]bool{}
+		}
+		key := f.Symbol
+		if f.ID == "RD1004" {
+			key = "lib:" + f.Library
+		}
+		ours[f.File][key] = true
+	}
+	compared := 0
+	for _, p := range rep.Files {
+		out, _ := exec.Command("ldd", "-r", p).CombinedOutput()
+		if strings.Contains(string(out), "not a dynamic executable") || strings.Contains(string(out), "statically linked") && !strings.Contains(string(out), "undefined symbol") {
+			continue
+		}
+		theirs := map[string]bool{}
+		for _, l := range strings.Split(string(out), "\n") {
+			if m := lddRUndef.FindStringSubmatch(l); m != nil && canon(m[2]) == canon(p) {
+				theirs[m[1]] = true
+			}
+		}
+		// Direct NEEDED entries that ldd cannot find.
+		direct := map[string]bool{}
+		if f, err := elfx.Open(p); err == nil {
+			if d, err := f.Dynamic(); err == nil {
+				for _, n := range d.Needed {
+					direct[n] = true
+				}
+			}
+			f.Close()
+		}
+		for _, l := range strings.Split(string(out), "\n") {
+			if name, ok := strings.CutSuffix(strings.TrimSpace(l), " => not found"); ok && direct[name] {
+				theirs["lib:"+name] = true
+			}
+		}
+		compared++
+		for k := range theirs {
+			if !ours[p][k] {
+				t.Errorf("%s: ldd -r reports %s, check does not", p, k)
+			}
+		}
+		for k := range ours[p] {
+			if !theirs[k] {
+				t.Errorf("%s: check reports %s, ldd -r does not", p, k)
+			}
+		}
+	}
+	t.Logf("check over %s: %d files, %d findings, deterministic; RD1001/RD1004 agree with ldd -r on %d files", root, len(rep.Files), len(rep.Findings), compared)
+}

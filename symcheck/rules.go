@@ -1,0 +1,72 @@
+package symcheck
+
+import "strings"
+
+// RuleInfo documents one finding rule of `rocmdoctor check`.
+type RuleInfo struct {
+	ID          string   `json:"id"`   // "RD1001"
+	Name        string   `json:"name"` // "undefined-symbol"
+	Severity    Severity `json:"default_severity"`
+	Description string   `json:"description"`
+	Fix         string   `json:"fix"`
+}
+
+// Rules is every rule, in ID order. docs/rules.md is generated from it.
+var Rules = []RuleInfo{
+	{"RD1001", RuleUndefinedSymbol, SeverityError, "An undefined dynamic symbol that no object of the dependency closure defines (what `ldd -r` calls \"undefined symbol\"); the library fails to load or the call fails at run time.", "Link the library that defines it (`rocmdoctor symbols --index DIR` finds it) or add it to NEEDED."},
+	{"RD1002", RuleVersionMismatch, SeverityError, "A versioned reference (`foo@V`) to a symbol that the closure defines only with other versions.", "Run against the library version the file was linked with, or rebuild the file."},
+	{"RD1003", RuleMissingVersion, SeverityError, "A library lacks a version node the file requires (``version `GLIBCXX_3.4.32' not found``).", "Provide a newer build of the library, or rebuild the file against the older one."},
+	{"RD1004", RuleMissingLibrary, SeverityError, "A NEEDED library cannot be found by the loader's rules (the rejected candidates and every path tried are listed).", "Install it, or add its directory to the RUNPATH or with --lib-dir."},
+	{"RD1005", RuleLLVMTargets, SeverityError, "LLVMInitialize<Target>* functions are referenced but not linked: a fat library's dependency list was generated for a different LLVM_TARGETS_TO_BUILD.", "Add the named LLVM<Target>* libraries to the link, or build LLVM for the targets actually used."},
+	{"RD1101", RuleMultipleUnwinders, SeverityError, "Two providers of `_Unwind_RaiseException`/`_Unwind_Resume` (LLVM libunwind, nongnu libunwind, libgcc_s, static copies) in one process.", "Link every component against one unwinder."},
+	{"RD1102", RuleUnwinderFlavour, SeverityError, "NEEDED libunwind.so.1 resolves to the nongnu libunwind, or libunwind.so.8 to LLVM's.", "Fix the search path so the right flavour comes first."},
+	{"RD1103", RuleUnwinderMachine, SeverityWarning, "An unwinder candidate of another machine was skipped while resolving libunwind/libgcc_s.", "Remove the foreign-architecture directory from the search path."},
+	{"RD1104", RuleExportsUnwinder, SeverityWarning, "A library exports `_Unwind_*` from a statically linked copy of an unwinder.", "Link the unwinder dynamically or hide it (-Wl,--exclude-libs,ALL)."},
+	{"RD1201", RuleBuildDirRunpath, SeverityError, "An RPATH/RUNPATH entry points into a build or temporary directory (`/build/`, `/tmp/`, `/var/tmp/`, `/nix/var/`, the scan's working directory).", "Set the install RPATH (CMAKE_INSTALL_RPATH, `$ORIGIN`-relative) or strip the build one (`rocmdoctor patchelf --shrink-rpath`)."},
+	{"RD1202", RuleFileNameRunpath, SeverityError, "An RPATH/RUNPATH entry is a library file name rather than a directory (what patchelf 0.14.3's combined `--set-rpath X --replace-needed A B` wrote).", "Set the RUNPATH again with the intended directories."},
+	{"RD1203", RuleRelativeRunpath, SeverityWarning, "A relative RPATH/RUNPATH entry that does not start with `$ORIGIN` resolves against the working directory of whoever runs the program.", "Use `$ORIGIN/...` or an absolute directory."},
+	{"RD1204", RuleRPathNotRunpath, SeverityNote, "DT_RPATH where DT_RUNPATH is expected (enabled with expect_runpath): DT_RPATH overrides LD_LIBRARY_PATH and is inherited by dependencies.", "Link with --enable-new-dtags, or `rocmdoctor patchelf --set-rpath`."},
+	{"RD1205", RuleMissingSoname, SeverityWarning, "A shared library (lib*.so*) without DT_SONAME: consumers record its path instead of a name.", "Link with -Wl,-soname,libfoo.so.N (`rocmdoctor patchelf --set-soname`)."},
+	{"RD1206", RuleExecStack, SeverityError, "PT_GNU_STACK is executable (or missing): every process that loads the file gets an executable stack; glibc 2.41 refuses to dlopen such libraries.", "Build with -Wl,-z,noexecstack and mark assembly with .note.GNU-stack."},
+	{"RD1207", RuleTextRel, SeverityWarning, "The file has text relocations (DT_TEXTREL): code pages are written at load time; hardened systems refuse them.", "Compile with -fPIC."},
+	{"RD1208", RuleGlibcTooNew, SeverityError, "The file requires a GLIBC_ version newer than the configured baseline (--glibc).", "Build against the baseline's glibc (an older sysroot or container)."},
+	{"RD1209", RuleGlibcxxTooNew, SeverityError, "The file requires a GLIBCXX_ version newer than the configured baseline (--glibcxx).", "Build with the baseline's libstdc++ or link libstdc++ statically."},
+}
+
+// More rule names used by check.
+const (
+	RuleLLVMTargets     = "llvm-target-not-linked"
+	RuleBuildDirRunpath = "runpath-build-dir"
+	RuleFileNameRunpath = "runpath-file-name"
+	RuleRelativeRunpath = "runpath-relative"
+	RuleRPathNotRunpath = "rpath-not-runpath"
+	RuleMissingSoname   = "missing-soname"
+	RuleExecStack       = "executable-stack"
+	RuleTextRel         = "textrel"
+	RuleGlibcTooNew     = "glibc-too-new"
+	RuleGlibcxxTooNew   = "glibcxx-too-new"
+)
+
+// LookupRule finds a rule by ID ("RD1001") or name ("undefined-symbol").
+func LookupRule(s string) (RuleInfo, bool) {
+	for _, r := range Rules {
+		if strings.EqualFold(r.ID, s) || r.Name == s {
+			return r, true
+		}
+	}
+	return RuleInfo{}, false
+}
+
+// RulesMarkdown renders the rule table for docs/rules.md.
+func RulesMarkdown() string {
+	var b strings.Builder
+	b.WriteString("# rocmdoctor check rules\n\n")
+	b.WriteString("Generated from `symcheck.Rules` (`go run ./cmd/rocmdoctor gen-docs docs`). Severities can be changed\n")
+	b.WriteString("and findings ignored in `.rocmdoctor.toml`; see `rocmdoctor check --help`.\n\n")
+	b.WriteString("| ID | name | default severity | what it means | fix |\n|---|---|---|---|---|\n")
+	for _, r := range Rules {
+		b.WriteString("| " + r.ID + " | `" + r.Name + "` | " + string(r.Severity) + " | " + strings.ReplaceAll(r.Description, "|", "\\|") +
+			" | " + strings.ReplaceAll(r.Fix, "|", "\\|") + " |\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,207 @@
+package symcheck
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+)
+
+// SARIF 2.1.0 and JUnit renderings of a CheckReport.
+
+type sarifLog struct {
+	Schema  string     `json:"$schema"`
+	Version string     `json:"version"`
+	Runs    []sarifRun `json:"runs"`
+}
+
+type sarifRun struct {
+	Tool    sarifTool     `json:"tool"`
+	Results []sarifResult `json:"results"`
+}
+
+type sarifTool struct {
+	Driver sarifDriver `json:"driver"`
+}
+
+type sarifDriver struct {
+	Name           string      `json:"name"`
+	Version        string      `json:"version,omitempty"`
+	InformationURI string      `json:"informationUri"`
+	Rules          []sarifRule `json:"rules"`
+}
+
+type sarifText struct {
+	Text string `json:"text"`
+}
+
+type sarifRule struct {
+	ID                   string      `json:"id"`
+	Name                 string      `json:"name"`
+	ShortDescription     sarifText   `json:"shortDescription"`
+	FullDescription      sarifText   `json:"fullDescription"`
+	Help                 sarifText   `json:"help"`
+	DefaultConfiguration sarifConfig `json:"defaultConfiguration"`
+}
+
+type sarifConfig struct {
+	Level string `json:"level"`
+}
+
+type sarifResult struct {
+	RuleID              string            `json:"ruleId"`
+	RuleIndex           int               `json:"ruleIndex"`
+	Level               string            `json:"level"`
+	Message             sarifText         `json:"message"`
+	Locations           []sarifLocation   `json:"locations"`
+	PartialFingerprints map[string]string `json:"partialFingerprints"`
+}
+
+type sarifLocation struct {
+	PhysicalLocation sarifPhysical `json:"physicalLocation"`
+}
+
+type sarifPhysical struct {
+	ArtifactLocation sarifArtifact `json:"artifactLocation"`
+}
+
+type sarifArtifact struct {
+	URI string `json:"uri"`
+}
+
+func sarifLevel(s Severity) string {
+	switch s {
+	case SeverityError:
+		return "error"
+	case SeverityWarning:
+		return "warning"
+	}
+	return "note"
+}
+
+// WriteSARIF writes rep as a SARIF 2.1.0 log that GitHub code scanning
+// accepts: every rule in the driver, one result per finding with a relative
+// artifact URI and a fingerprint.
+func WriteSARIF(w io.Writer, rep *CheckReport, toolVersion string) error {
+	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{
+		Name: "rocmdoctor", Version: toolVersion, InformationURI: "https://github.com/rocmdoctor/rocmdoctor",
+	}}, Results: []sarifResult{}}
+	index := map[string]int{}
+	for i, r := range Rules {
+		index[r.ID] = i
+		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{
+			ID: r.ID, Name: r.Name, ShortDescription: sarifText{r.Name}, FullDescription: sarifText{r.Description},
+			Help: sarifText{r.Fix}, DefaultConfiguration: sarifConfig{sarifLevel(r.Severity)},
+		})
+	}
+	for _, f := range rep.Findings {
+		msg := f.Message
+		if f.Fix != "" {
+			msg += " Fix: " + f.Fix
+		}
+		uri := f.RelPath
+		if uri == "" {
+			uri = f.File
+		}
+		run.Results = append(run.Results, sarifResult{
+			RuleID: f.ID, RuleIndex: index[f.ID], Level: sarifLevel(f.Severity), Message: sarifText{msg},
+			Locations:           []sarifLocation{{sarifPhysical{sarifArtifact{URI: filepath.ToSlash(uri)}}}},
+			PartialFingerprints: map[string]string{"rocmdoctor/v1": f.Fingerprint()},
+		})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(sarifLog{Schema: "https://json.schemastore.org/sarif-2.1.0.json", Version: "2.1.0", Runs: []sarifRun{run}})
+}
+
+// JUnit types, exported so tests and callers can parse reports back.
+type JUnitSuites struct {
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []JUnitSuite `xml:"testsuite"`
+}
+
+// JUnitSuite is one <testsuite>.
+type JUnitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Cases    []JUnitCase `xml:"testcase"`
+}
+
+// JUnitCase is one file.
+type JUnitCase struct {
+	Classname string         `xml:"classname,attr"`
+	Name      string         `xml:"name,attr"`
+	Failures  []JUnitFailure `xml:"failure"`
+	Error     *JUnitFailure  `xml:"error"`
+}
+
+// JUnitFailure is one finding.
+type JUnitFailure struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes one testcase per checked file and a failure per finding
+// at or above threshold (lower ones are listed in the failure text of
+// nothing: they do not fail the case).
+func WriteJUnit(w io.Writer, rep *CheckReport, threshold string) error {
+	suite := JUnitSuite{Name: "rocmdoctor check"}
+	byFile := map[string][]Finding{}
+	for _, f := range rep.Findings {
+		byFile[f.File] = append(byFile[f.File], f)
+	}
+	files := append([]string(nil), rep.Files...)
+	for f := range byFile {
+		if !contains(files, f) {
+			files = append(files, f) // wheel members and the like
+		}
+	}
+	errs := map[string]string{}
+	for _, e := range rep.Errors {
+		errs[e.Path] = e.Error
+	}
+	for _, p := range files {
+		c := JUnitCase{Classname: "rocmdoctor.check", Name: p}
+		for _, f := range byFile[p] {
+			if !f.Severity.AtLeast(threshold) {
+				continue
+			}
+			c.Failures = append(c.Failures, JUnitFailure{Message: f.Message, Type: f.ID + " " + f.Rule,
+				Text: fmt.Sprintf("%s %s (%s)\n%s\nfix: %s", f.ID, f.Rule, f.Severity, f.Message, f.Fix)})
+		}
+		if e, ok := errs[p]; ok {
+			c.Error = &JUnitFailure{Message: e, Type: "read-error", Text: e}
+			suite.Errors++
+		}
+		if len(c.Failures) > 0 {
+			suite.Failures++
+		}
+		suite.Cases = append(suite.Cases, c)
+	}
+	suite.Tests = len(suite.Cases)
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(JUnitSuites{Suites: []JUnitSuite{suite}}); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+// ParseSeverity parses a severity name for configuration.
+func ParseSeverity(s string) (Severity, error) {
+	switch v := Severity(strings.ToLower(s)); v {
+	case SeverityError, SeverityWarning, SeverityNote, SeverityOff:
+		return v, nil
+	}
+	return "", fmt.Errorf("severity must be error, warning, note or off, not %q", s)
+}

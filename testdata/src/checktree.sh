@@ -1,0 +1,57 @@
+# Sourced by gen.sh: builds testdata/checktree, a prefix with one instance of
+# every `rocmdoctor check` rule. Everything is linked with -nostdlib against
+# in-tree stubs so that checking it needs nothing from the host.
+ct=$out/checktree
+rm -rf "$ct"; mkdir -p "$ct/lib" "$ct/lib32" "$ct/share"
+so() { # out soname src [ld args...]
+  local o=$1 s=$2 c=$3; shift 3
+  printf '%s\n' "$c" > so.c
+  gcc -O1 -fPIC -shared -nostdlib -o "$o" so.c ${s:+-Wl,-soname,$s} "$@"
+}
+L="-L$ct/lib"
+# Stubs: a fake libc with GLIBC_2.34/GLIBCXX_3.4.30 nodes, two fake unwinders.
+printf 'GLIBC_2.2.5 { global: old_fn; };\nGLIBC_2.34 { global: new_fn; } GLIBC_2.2.5;\nGLIBCXX_3.4.30 { global: cxx_fn; };\n' > fakec.map
+so "$ct/lib/libfakec.so.1" libfakec.so.1 'void old_fn(void){} void new_fn(void){} void cxx_fn(void){}' -Wl,--version-script=fakec.map
+so "$ct/lib/libunwind.so.1" libunwind.so.1 'void __unw_getcontext(void){} void unw_step(void){} void _Unwind_RaiseException(void){} void _Unwind_Resume(void){}'
+printf 'GCC_3.0 { global: _Unwind_RaiseException; _Unwind_Resume; local: *; };\n' > gcc.map
+so "$ct/lib/libgcc_s.so.1" libgcc_s.so.1 'void _Unwind_RaiseException(void){} void _Unwind_Resume(void){}' -Wl,--version-script=gcc.map
+so "$ct/lib32/libunwind.so.1" libunwind.so.1 'void __unw_getcontext(void){} void _Unwind_Resume(void){}' -m32
+# An LLVM-flavour file under the nongnu name.
+so "$ct/lib/libunwind.so.8" libunwind.so.8 'void __unw_getcontext(void){} void unw_step(void){} void _Unwind_RaiseException(void){} void _Unwind_Resume(void){}'
+uses='extern void _Unwind_Resume(void); void use(void){ _Unwind_Resume(); }'
+# RD1001 undefined symbol; RD1004 missing library (stub removed after linking).
+so "$ct/lib/libundef.so" libundef.so 'extern int nothere(void); int f(void){ return nothere(); }'
+so gone.so libgone.so.1 'int gone(void){return 0;}'
+so "$ct/lib/libmissing.so" libmissing.so 'extern int gone(void); int f(void){ return gone(); }' ./gone.so -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+# RD1002/RD1003: linked against a libv with V1 and V2; the tree ships one with V1 only.
+printf 'V1 { global: foo; local: *; };\nV2 { global: bar; } V1;\n' > v2.map
+printf 'V1 { global: foo; bar; local: *; };\n' > v1.map
+so v2.so libv.so.1 'int foo(void){return 1;} int bar(void){return 2;}' -Wl,--version-script=v2.map
+so "$ct/lib/libv.so.1" libv.so.1 'int foo(void){return 1;} int bar(void){return 2;}' -Wl,--version-script=v1.map
+so "$ct/lib/libvuser.so" libvuser.so 'extern int bar(void); int f(void){ return bar(); }' ./v2.so -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+# RD1005: the seed-case archive.
+cp "$out/librockCompiler.a" "$ct/lib/"
+# RD1101 two unwinders (and RD1103: a 32-bit libunwind.so.1 is skipped first).
+so "$ct/lib/libtwounwinders.so" libtwounwinders.so "$uses" -Wl,--no-as-needed $L -l:libunwind.so.1 -l:libgcc_s.so.1 \
+  -Wl,--enable-new-dtags,-rpath,'$ORIGIN/../lib32:$ORIGIN'
+# RD1102: NEEDED libunwind.so.8 that is the LLVM flavour.
+so "$ct/lib/libflavour.so" libflavour.so "$uses" $L -l:libunwind.so.8 -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+# RD1104: a library exporting its own copy of the unwinding ABI.
+so "$ct/lib/libstaticunwind.so" libstaticunwind.so 'void _Unwind_RaiseException(void){} void _Unwind_Resume(void){}'
+# RD1201–RD1205 run paths and SONAME.
+so "$ct/lib/libbuilddir.so" libbuilddir.so 'int f(void){return 0;}' -Wl,--enable-new-dtags,-rpath,/build/rocm/lib
+so "$ct/lib/libfilename.so" libfilename.so 'int f(void){return 0;}' -Wl,--enable-new-dtags,-rpath,libamdhip64.so.6
+so "$ct/lib/librelative.so" librelative.so 'int f(void){return 0;}' -Wl,--enable-new-dtags,-rpath,../lib
+so "$ct/lib/librpath.so" librpath.so 'int f(void){return 0;}' -Wl,--disable-new-dtags,-rpath,'$ORIGIN'
+so "$ct/lib/libnosoname.so" "" 'int f(void){return 0;}'
+# RD1206/RD1207 executable stack and TEXTREL.
+cp "$out/libexecstack.so" "$ct/lib/"
+# RD1208/RD1209 newer GLIBC/GLIBCXX than the tree's baseline.
+so "$ct/lib/libnewglibc.so" libnewglibc.so 'extern void new_fn(void); extern void cxx_fn(void); void f(void){ new_fn(); cxx_fn(); }' \
+  $L -l:libfakec.so.1 -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+cat > "$ct/.rocmdoctor.toml" <<'TOML'
+# Settings for the check fixture tree (see rocmdoctor check --help).
+glibc = "2.28"
+glibcxx = "3.4.25"
+expect_runpath = true
+TOML
