@@ -54,6 +54,8 @@ type CheckOptions struct {
 	// WorkDir is the directory whose appearance in an RPATH counts as a
 	// build directory (default: the working directory).
 	WorkDir string
+
+	consumers []string // ELF files of the scan, for CK consumer checks
 }
 
 // SeverityOff disables a rule in CheckOptions.Severity.
@@ -120,6 +122,13 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 		findings []Finding
 		err      error
 	}
+	var elfs []string
+	for _, c := range cands {
+		if c.kind == "elf" {
+			elfs = append(elfs, c.path)
+		}
+	}
+	opts.consumers = elfs
 	jobs := make(chan candidate)
 	results := make(chan result)
 	var wg sync.WaitGroup
@@ -182,6 +191,12 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 }
 
 func relTo(root, p string) string {
+	if a, err := filepath.Abs(root); err == nil {
+		root = a
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		p = a
+	}
 	if r, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(r, "..") {
 		if r == "." {
 			return filepath.Base(p)
@@ -221,6 +236,8 @@ func collect(ctx context.Context, roots []string) ([]candidate, error) {
 			out = append(out, candidate{p, root, "archive"})
 		case n >= 4 && string(m[:4]) == "PK\x03\x04" && strings.HasSuffix(p, ".whl"):
 			out = append(out, candidate{p, root, "wheel"})
+		case filepath.Base(p) == "composable_kernelConfig.cmake":
+			out = append(out, candidate{p, root, "ck"})
 		}
 	}
 	for _, root := range roots {
@@ -271,6 +288,19 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		return llvmFinding(c.path, DiagnoseLLVM(names, func(n string) bool { return res.Defined[n] }, nil)), nil
 	case "wheel":
 		return checkWheel(c.path, opts)
+	case "ck":
+		// The ELF files of the scan are the consumers of the CK install.
+		var consumers []string
+		for _, p := range opts.consumers {
+			if refs, err := ckReferences(p); err == nil && len(refs) > 0 {
+				consumers = append(consumers, p)
+			}
+		}
+		rep, err := CheckCK(c.path, CKOptions{MissingSeverity: SeverityWarning, Consumers: consumers})
+		if err != nil {
+			return nil, err
+		}
+		return rep.Findings, nil
 	}
 	f, err := elfx.Open(c.path)
 	if err != nil {

@@ -79,7 +79,7 @@ func TestGPUMatrixFixture(t *testing.T) {
 	if strings.Join(rep.Columns, " ") != "gfx1030 gfx803 gfx906:sramecc+:xnack- gfx90a:xnack-" || len(rep.Findings) != 0 {
 		t.Errorf("columns %v, findings %v", rep.Columns, rep.Findings)
 	}
-	if len(rep.Libraries) != 4 || len(rep.NoDeviceCode) < 10 {
+	if len(rep.Libraries) < 4 || len(rep.NoDeviceCode) < 10 {
 		t.Errorf("%d libraries with device code, %d without", len(rep.Libraries), len(rep.NoDeviceCode))
 	}
 }

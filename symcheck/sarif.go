@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -157,11 +158,14 @@ func WriteJUnit(w io.Writer, rep *CheckReport, threshold string) error {
 		byFile[f.File] = append(byFile[f.File], f)
 	}
 	files := append([]string(nil), rep.Files...)
+	var extra []string
 	for f := range byFile {
 		if !contains(files, f) {
-			files = append(files, f) // wheel members and the like
+			extra = append(extra, f) // wheel members, CK Targets files
 		}
 	}
+	sort.Strings(extra)
+	files = append(files, extra...)
 	errs := map[string]string{}
 	for _, e := range rep.Errors {
 		errs[e.Path] = e.Error

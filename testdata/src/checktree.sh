@@ -55,3 +55,15 @@ glibc = "2.28"
 glibcxx = "3.4.25"
 expect_runpath = true
 TOML
+# composable_kernel: the miniature CK install (testdata/ck) with one instance
+# of every CK rule, and a consumer calling an instance function nobody has.
+ck=$ct/ck
+cp -r "$out/ck" "$ck"
+cmdir=$ck/lib/cmake/composable_kernel
+rm "$cmdir"/composable_kerneldevice_contraction_operationsTargets*.cmake                      # RD1301
+sed -i 's#libdevice_gemm_operations.a#libdevice_gemm_operations_gone.a#' "$cmdir"/composable_kerneldevice_gemm_operationsTargets-release.cmake  # RD1302
+printf '!<arch>\n' > "$ck/lib/libdevice_reduction_operations.a"                              # RD1303
+sed -i 's#^add_library(composable_kernel::device_other_operations STATIC IMPORTED)#&\nset_target_properties(composable_kernel::device_other_operations PROPERTIES INTERFACE_LINK_LIBRARIES "composable_kernel::device_jit_library")#' \
+  "$cmdir"/composable_kerneldevice_other_operationsTargets.cmake  # RD1304
+g++ -O1 -fPIC -shared -nostdlib -o "$ck/lib/libconsumer.so" "$src/ck/consumer.cpp" -Wl,-soname,libconsumer.so  # RD1305
+rm -f "$ck/consumer.o"

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/check"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/ck"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/deps"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/gpus"
@@ -66,6 +67,7 @@ Exit status: 0 ok, 1 error, 2 usage error, 3 findings at or above --fail-on.`,
 		unwind.NewCmdUnwind(io, nil),
 		gpus.NewCmdGPUs(io, nil),
 		check.NewCmdCheck(io, version(), nil),
+		ck.NewCmdCK(io, nil),
 		newCmdGenDocs(io),
 	)
 	cmd.InitDefaultCompletionCmd() // so the generated docs include it

@@ -1,0 +1,504 @@
+package symcheck
+
+import (
+	"debug/elf"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/cmake"
+)
+
+// composable_kernel install checks (DOMAIN §3).
+
+// CK rule names.
+const (
+	RuleCKComponentMissing = "ck-component-missing"
+	RuleCKBadLocation      = "ck-bad-imported-location"
+	RuleCKNoInstances      = "ck-no-instances"
+	RuleCKMissingTarget    = "ck-missing-link-target"
+	RuleCKMissingInstance  = "ck-missing-instance"
+)
+
+// CKPresets are the components MIOpen's find_package(composable_kernel …)
+// asks for, by release. Sources: ROCm/MIOpen#2526 (ROCm 6.1) replaced
+// `COMPONENTS device_operations` with the five split libraries, and
+// DOMAIN §3 quotes the same list for MIOpen 6.2.2; for 6.3 and 6.4 the
+// contraction component was dropped and device_mha_operations added, and
+// MIOpen 6.4.1 only warns when it is absent ("CK component
+// 'device_mha_operations' not found", ROCm/composable_kernel#1646), so it
+// is optional there.
+var CKPresets = map[string]struct{ Required, Optional []string }{
+	"miopen-6.0": {Required: []string{"device_operations"}},
+	"miopen-6.1": {Required: []string{"device_other_operations", "device_gemm_operations", "device_conv_operations", "device_contraction_operations", "device_reduction_operations"}},
+	"miopen-6.2": {Required: []string{"device_other_operations", "device_gemm_operations", "device_conv_operations", "device_contraction_operations", "device_reduction_operations"}},
+	"miopen-6.3": {Required: []string{"device_other_operations", "device_gemm_operations", "device_conv_operations", "device_reduction_operations"}, Optional: []string{"device_mha_operations"}},
+	"miopen-6.4": {Required: []string{"device_other_operations", "device_gemm_operations", "device_conv_operations", "device_reduction_operations"}, Optional: []string{"device_mha_operations"}},
+}
+
+// ckInstancePrefix is the mangled prefix of
+// ck::tensor_operation::device::instance:: functions.
+const ckInstancePrefix = "_ZN2ck16tensor_operation6device8instance"
+
+func isCKInstance(name string) bool {
+	return strings.HasPrefix(name, ckInstancePrefix) && strings.Contains(name, "add_device_")
+}
+
+// CKOptions configure CheckCK.
+type CKOptions struct {
+	// Require lists components that must be present; Preset adds a MIOpen
+	// release's list ("miopen-6.2"). With neither, every advertised
+	// component is checked.
+	Require []string
+	Preset  string
+	// Consumers are files (libMIOpen.so, objects) whose undefined
+	// add_device_…_instances references must be defined by the install.
+	Consumers []string
+	// MissingSeverity is the severity of a missing required component
+	// (default error; check uses warning when it only knows what the
+	// config advertises).
+	MissingSeverity Severity
+}
+
+// CKTarget is one IMPORTED target of an installed component.
+type CKTarget struct {
+	Name          string   `json:"name"`
+	Location      string   `json:"location,omitempty"`
+	Config        string   `json:"config,omitempty"`
+	Kind          string   `json:"kind,omitempty"` // archive, shared, missing, other
+	Members       int      `json:"members,omitempty"`
+	Instances     int      `json:"instance_functions"`
+	GPUTargets    []string `json:"gpu_targets,omitempty"`
+	LinkLibraries []string `json:"link_libraries,omitempty"`
+}
+
+// CKComponent is one component the config knows or was asked for.
+type CKComponent struct {
+	Name        string     `json:"name"`
+	TargetsFile string     `json:"targets_file"`
+	Present     bool       `json:"present"`
+	Required    bool       `json:"required"`
+	Targets     []CKTarget `json:"targets,omitempty"`
+}
+
+// CKReport is the result of CheckCK.
+type CKReport struct {
+	SchemaVersion int           `json:"schema_version"`
+	Prefix        string        `json:"prefix"`
+	Config        string        `json:"config"`
+	Advertised    []string      `json:"advertised_components"`
+	Requested     []string      `json:"requested_components"`
+	Components    []CKComponent `json:"components"`
+	GPUTargets    []string      `json:"gpu_targets"`
+	CMakeErrors   []string      `json:"cmake_errors,omitempty"`
+	Findings      []Finding     `json:"findings"`
+}
+
+// FindCKConfig locates composable_kernelConfig.cmake under prefix.
+func FindCKConfig(prefix string) (string, error) {
+	var tried []string
+	for _, d := range []string{"lib", "lib64", "share"} {
+		p := filepath.Join(prefix, d, "cmake", "composable_kernel", "composable_kernelConfig.cmake")
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		tried = append(tried, p)
+	}
+	return "", fmt.Errorf("no composable_kernel install under %s (looked for %s)", prefix, strings.Join(tried, ", "))
+}
+
+// CheckCK verifies a composable_kernel install: the components its config
+// advertises and includes, every IMPORTED_LOCATION, the archives' machines,
+// instance functions and GPU targets, link targets, and consumers'
+// references. prefix may also name the config file itself.
+func CheckCK(prefix string, opts CKOptions) (*CKReport, error) {
+	cfg := prefix
+	if st, err := os.Stat(prefix); err != nil {
+		return nil, err
+	} else if st.IsDir() {
+		if cfg, err = FindCKConfig(prefix); err != nil {
+			return nil, err
+		}
+	} else {
+		prefix = filepath.Clean(filepath.Join(filepath.Dir(cfg), "..", "..", ".."))
+	}
+	rep := &CKReport{SchemaVersion: 1, Prefix: prefix, Config: cfg, Findings: []Finding{}, GPUTargets: []string{}}
+	// First pass: what the config advertises.
+	probe := cmake.New()
+	if err := probe.EvalFile(cfg); err != nil {
+		return nil, err
+	}
+	for k, v := range probe.Vars {
+		if strings.Contains(k, "supported_components") {
+			rep.Advertised = cmake.SplitList(v)
+		}
+	}
+	required := map[string]bool{}
+	var requested []string
+	add := func(c string, req bool) {
+		if !contains(requested, c) {
+			requested = append(requested, c)
+		}
+		if req {
+			required[c] = true
+		}
+	}
+	for _, r := range opts.Require {
+		add(r, true)
+	}
+	if opts.Preset != "" {
+		p, ok := CKPresets[opts.Preset]
+		if !ok {
+			var names []string
+			for k := range CKPresets {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			return nil, fmt.Errorf("unknown preset %q (known: %s)", opts.Preset, strings.Join(names, ", "))
+		}
+		for _, c := range p.Required {
+			add(c, true)
+		}
+		for _, c := range p.Optional {
+			add(c, false)
+		}
+	}
+	if len(requested) == 0 {
+		for _, c := range rep.Advertised {
+			add(c, true)
+		}
+	}
+	rep.Requested = requested
+	// Second pass: find_package(composable_kernel COMPONENTS …) as cmake runs it.
+	in := cmake.New()
+	in.Vars["composable_kernel_FIND_COMPONENTS"] = strings.Join(requested, ";")
+	in.Vars["CMAKE_FIND_PACKAGE_NAME"] = "composable_kernel"
+	for _, c := range requested {
+		in.Vars["composable_kernel_FIND_REQUIRED_"+c] = map[bool]string{true: "1", false: "0"}[required[c]]
+	}
+	if err := in.EvalFile(cfg); err != nil {
+		return nil, err
+	}
+	rep.CMakeErrors = in.Errors
+	dir := filepath.Dir(cfg)
+	included := map[string]bool{}
+	for _, inc := range in.Includes {
+		included[inc.Path] = inc.Exists
+	}
+	for _, c := range requested {
+		comp := CKComponent{Name: c, Required: required[c], TargetsFile: filepath.Join(dir, "composable_kernel"+c+"Targets.cmake")}
+		_, err := os.Stat(comp.TargetsFile)
+		comp.Present = err == nil
+		if len(rep.Advertised) > 0 && !contains(rep.Advertised, c) {
+			rep.Findings = append(rep.Findings, Finding{Rule: RuleCKComponentMissing, Severity: SeverityError, File: cfg, Library: c,
+				Message: fmt.Sprintf("component %s is not among the components %s advertises (%s): find_package fails with \"Unsupported component: %s\"", c, filepath.Base(cfg), strings.Join(rep.Advertised, ", "), c),
+				Fix:     "use a composable_kernel release that has this component, or pick the consumer preset matching this CK release"})
+		} else if !comp.Present {
+			sev := SeverityError
+			if opts.MissingSeverity != "" {
+				sev = opts.MissingSeverity
+			}
+			if !required[c] {
+				sev = SeverityWarning
+			}
+			rep.Findings = append(rep.Findings, Finding{Rule: RuleCKComponentMissing, Severity: sev, File: cfg, Library: c,
+				Message: fmt.Sprintf("%s is missing: find_package(composable_kernel COMPONENTS %s) fails with \"include could not find requested file\"; CK skips a component that has no kernel instances for its GPU targets", comp.TargetsFile, c),
+				Fix:     "rebuild composable_kernel with GPU targets that have instances for this component (see the cause below)"})
+		}
+		rep.Components = append(rep.Components, comp)
+	}
+	// Targets: attribute each to its component by the file that defined it.
+	gpu := map[string]bool{}
+	for i := range rep.Components {
+		comp := &rep.Components[i]
+		for name, tg := range in.Targets {
+			base := filepath.Base(tg.DefinedIn)
+			if base != "composable_kernel"+comp.Name+"Targets.cmake" {
+				continue
+			}
+			ct := CKTarget{Name: name}
+			for _, l := range cmake.SplitList(tg.Properties["INTERFACE_LINK_LIBRARIES"]) {
+				// $<LINK_ONLY:x> is how static libraries export private deps.
+				l = strings.TrimSuffix(strings.TrimPrefix(l, "$<LINK_ONLY:"), ">")
+				ct.LinkLibraries = append(ct.LinkLibraries, l)
+				if strings.HasPrefix(l, "composable_kernel::") && in.Targets[l] == nil {
+					rep.Findings = append(rep.Findings, Finding{Rule: RuleCKMissingTarget, Severity: SeverityError, File: tg.DefinedIn, Library: l,
+						Message: fmt.Sprintf("%s links %s, which no installed Targets file defines", name, l),
+						Fix:     "install the component that exports " + l + " (request it in find_package as well)"})
+				}
+			}
+			loc, cfgName := importedLocation(tg.Properties)
+			ct.Location, ct.Config = loc, cfgName
+			if tg.Type != "INTERFACE" {
+				checkCKLocation(rep, comp, name, tg.DefinedIn, &ct, gpu)
+			}
+			comp.Targets = append(comp.Targets, ct)
+		}
+		sort.Slice(comp.Targets, func(a, b int) bool { return comp.Targets[a].Name < comp.Targets[b].Name })
+	}
+	for t := range gpu {
+		rep.GPUTargets = append(rep.GPUTargets, t)
+	}
+	sort.Strings(rep.GPUTargets)
+	if len(opts.Consumers) > 0 {
+		if err := checkCKConsumers(rep, opts.Consumers); err != nil {
+			return nil, err
+		}
+	}
+	explainCK(rep)
+	return rep, nil
+}
+
+// importedLocation returns IMPORTED_LOCATION_<CONFIG> for the first
+// configuration listed, or IMPORTED_LOCATION.
+func importedLocation(props map[string]string) (string, string) {
+	for _, c := range cmake.SplitList(props["IMPORTED_CONFIGURATIONS"]) {
+		if v := props["IMPORTED_LOCATION_"+c]; v != "" {
+			return v, c
+		}
+	}
+	if v := props["IMPORTED_LOCATION"]; v != "" {
+		return v, ""
+	}
+	var keys []string
+	for k := range props {
+		if strings.HasPrefix(k, "IMPORTED_LOCATION_") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	if len(keys) > 0 {
+		return props[keys[0]], strings.TrimPrefix(keys[0], "IMPORTED_LOCATION_")
+	}
+	return "", ""
+}
+
+func checkCKLocation(rep *CKReport, comp *CKComponent, name, definedIn string, ct *CKTarget, gpu map[string]bool) {
+	bad := func(msg string) {
+		rep.Findings = append(rep.Findings, Finding{Rule: RuleCKBadLocation, Severity: SeverityError, File: definedIn, Library: name,
+			Message: msg, Fix: "reinstall composable_kernel (the Targets files and the libraries must come from the same install)"})
+	}
+	if ct.Location == "" {
+		bad(fmt.Sprintf("%s has no IMPORTED_LOCATION", name))
+		return
+	}
+	fh, err := os.Open(ct.Location)
+	if err != nil {
+		ct.Kind = "missing"
+		bad(fmt.Sprintf("%s: IMPORTED_LOCATION_%s %s does not exist", name, ct.Config, ct.Location))
+		return
+	}
+	kind := elfx.Sniff(fh)
+	fh.Close()
+	switch kind {
+	case elfx.KindArchive, elfx.KindThinArchive:
+		ct.Kind = "archive"
+		a, err := elfx.OpenArchive(ct.Location)
+		if err != nil {
+			bad(fmt.Sprintf("%s: %v", name, err))
+			return
+		}
+		defer a.Close()
+		ct.Members = len(a.Members)
+		for _, s := range a.Symbols {
+			if isCKInstance(s.Name) {
+				ct.Instances++
+			}
+		}
+		var wrong []string
+		for i := range a.Members {
+			f, err := a.OpenELF(i)
+			if err != nil {
+				continue
+			}
+			if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 {
+				wrong = append(wrong, a.Members[i].Name+" ("+identity(f.Header)+")")
+			}
+			cos, _ := f.GPUCodeObjects()
+			for _, c := range cos {
+				if c.TargetID != "" {
+					gpu[c.TargetID] = true
+					if !contains(ct.GPUTargets, c.TargetID) {
+						ct.GPUTargets = append(ct.GPUTargets, c.TargetID)
+					}
+				}
+			}
+		}
+		sort.Strings(ct.GPUTargets)
+		if len(wrong) > 0 {
+			bad(fmt.Sprintf("%s: %s has members that are not x86-64 host objects: %s", name, ct.Location, strings.Join(wrong, ", ")))
+		}
+		if ct.Instances == 0 && strings.HasPrefix(comp.Name, "device_") {
+			rep.Findings = append(rep.Findings, Finding{Rule: RuleCKNoInstances, Severity: SeverityError, File: ct.Location, Library: comp.Name,
+				Message: fmt.Sprintf("%s defines no ck::tensor_operation::device::instance::add_device_…_instances functions: the component was built without kernel instances", ct.Location),
+				Fix:     "rebuild composable_kernel with GPU targets that have instances for " + comp.Name})
+		}
+	case elfx.KindELF:
+		ct.Kind = "shared"
+	default:
+		ct.Kind = "other"
+		bad(fmt.Sprintf("%s: %s is neither an archive nor an ELF library", name, ct.Location))
+	}
+}
+
+// componentFor guesses which component provides an instance function.
+func componentFor(demangled string) string {
+	n := demangled
+	if i := strings.Index(n, "add_device_"); i >= 0 {
+		n = n[i:]
+	}
+	switch {
+	case strings.Contains(n, "conv"):
+		return "device_conv_operations"
+	case strings.Contains(n, "contraction"):
+		return "device_contraction_operations"
+	case strings.Contains(n, "reduce") || strings.Contains(n, "pool"):
+		return "device_reduction_operations"
+	case strings.Contains(n, "mha") || strings.Contains(n, "fmha") || strings.Contains(n, "softmax_gemm"):
+		return "device_mha_operations"
+	case strings.Contains(n, "gemm"):
+		return "device_gemm_operations"
+	}
+	return "device_other_operations"
+}
+
+func checkCKConsumers(rep *CKReport, consumers []string) error {
+	defined := map[string]bool{}
+	for _, c := range rep.Components {
+		for _, t := range c.Targets {
+			if t.Kind != "archive" {
+				continue
+			}
+			a, err := elfx.OpenArchive(t.Location)
+			if err != nil {
+				continue
+			}
+			for _, s := range a.Symbols {
+				defined[s.Name] = true
+			}
+			a.Close()
+		}
+	}
+	for _, p := range consumers {
+		refs, err := ckReferences(p)
+		if err != nil {
+			return err
+		}
+		for _, r := range refs {
+			if defined[r] {
+				continue
+			}
+			d := Demangle(r)
+			comp := componentFor(d)
+			rep.Findings = append(rep.Findings, Finding{Rule: RuleCKMissingInstance, Severity: SeverityError, File: p, Symbol: r, Demangled: d, Library: comp,
+				Message: fmt.Sprintf("%s calls %s, which no installed composable_kernel archive defines (expected in %s)", p, shortName(d, r), comp),
+				Fix:     fmt.Sprintf("rebuild composable_kernel so that %s has instances for the consumer's data types and GPU targets", comp)})
+		}
+	}
+	return nil
+}
+
+func shortName(demangled, raw string) string {
+	if demangled == "" {
+		return raw
+	}
+	if i := strings.Index(demangled, "("); i > 0 {
+		return demangled[:i]
+	}
+	return demangled
+}
+
+// ckReferences returns the undefined CK instance functions a file (shared
+// library, executable, object or archive) references.
+func ckReferences(p string) ([]string, error) {
+	fh, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	kind := elfx.Sniff(fh)
+	fh.Close()
+	var out []string
+	collect := func(f *elfx.File) error {
+		var syms []elfx.Symbol
+		var err error
+		if f.Type == elf.ET_REL {
+			syms, err = f.Symbols()
+		} else {
+			var t *elfx.SymbolTable
+			if t, err = f.DynamicSymbolTable(); err == nil {
+				syms = t.Undefined()
+			}
+		}
+		for _, s := range syms {
+			if !s.Defined() && isCKInstance(s.Name) && !contains(out, s.Name) {
+				out = append(out, s.Name)
+			}
+		}
+		return err
+	}
+	switch kind {
+	case elfx.KindELF:
+		f, err := elfx.Open(p)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		err = collect(f)
+		return out, err
+	case elfx.KindArchive, elfx.KindThinArchive:
+		a, err := elfx.OpenArchive(p)
+		if err != nil {
+			return nil, err
+		}
+		defer a.Close()
+		for i := range a.Members {
+			if f, err := a.OpenELF(i); err == nil {
+				collect(f)
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%s: %w and not an ar archive", p, elfx.ErrNotELF)
+}
+
+// explainCK adds the likely cause to component findings, from the GPU
+// targets the installed archives were built for.
+func explainCK(rep *CKReport) {
+	has := func(pred func(string) bool) bool {
+		for _, t := range rep.GPUTargets {
+			if pred(t) {
+				return true
+			}
+		}
+		return false
+	}
+	proc := func(t string) string { id, _ := elfx.ParseTargetID(t); return id.Processor }
+	xdl := has(func(t string) bool {
+		p := proc(t)
+		return p == "gfx908" || p == "gfx90a" || strings.HasPrefix(p, "gfx94") || p == "gfx950"
+	})
+	wmma := has(func(t string) bool { return strings.HasPrefix(proc(t), "gfx11") || strings.HasPrefix(proc(t), "gfx12") })
+	var causes []string
+	if len(rep.GPUTargets) > 0 {
+		causes = append(causes, "the archives hold device code for "+strings.Join(rep.GPUTargets, ", "))
+	}
+	if !xdl {
+		causes = append(causes, "no gfx908/gfx90a/gfx94x target, so no XDL instances (most conv and contraction kernels)")
+	}
+	if !wmma {
+		causes = append(causes, "no gfx11/gfx12 target, so no WMMA instances")
+	}
+	causes = append(causes, "DL instances (the gfx103x fallback) are only built with DL_KERNELS=ON", "INSTANCES_ONLY=ON builds CK's default target list regardless of GPU_TARGETS")
+	cause := strings.Join(causes, "; ")
+	fix := `cmake -DGPU_TARGETS="gfx90a;gfx1100" -DDL_KERNELS=ON -DINSTANCES_ONLY=OFF … (list the GPUs you need; include a gfx9 XDL target for conv/contraction)`
+	for i := range rep.Findings {
+		f := &rep.Findings[i]
+		if f.Rule == RuleCKComponentMissing || f.Rule == RuleCKNoInstances || f.Rule == RuleCKMissingInstance {
+			f.Message += ". Likely cause: " + cause
+			f.Fix = fix
+		}
+	}
+}

@@ -1,0 +1,1 @@
+namespace ck { namespace utils { int ck_utility_version() { return 1; } } }
