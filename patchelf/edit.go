@@ -1,0 +1,111 @@
+// Package patchelf edits the dynamic linking information of ELF files —
+// RPATH/RUNPATH, NEEDED, SONAME, interpreter, OS ABI, GNU_STACK, DT_FLAGS_1,
+// DT_DEBUG, symbol versions — without ever corrupting them.
+//
+// An edit is computed as a Plan first (pure: byte patches at known offsets
+// plus, when tables must grow, one new PT_LOAD appended at the end of the
+// file), verified by re-reading the would-be result through an overlay with
+// elfx, and only then written: into a temporary file in the same directory
+// that replaces the original atomically, or (InPlace) as patches to the
+// original. A failed verification is an error and leaves the file
+// byte-identical. The file is never read into memory as a whole.
+//
+// Layout rules: strings are reused where they already exist and overwritten
+// in place when a shorter one replaces a string nothing else references;
+// the dynamic section is rewritten in place while its entries fit. Growth
+// moves .dynstr (and .dynamic, .interp when needed) into a new PT_LOAD whose
+// file offset and address keep the distance of the first PT_LOAD, aligned to
+// max(page size, largest p_align); the program header table moves into that
+// segment with one more entry, PT_PHDR follows it, .dynamic stays writable
+// and never executable, PT_GNU_RELRO is not touched, and the section headers
+// are updated so strip and objcopy keep working.
+package patchelf
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Kind names an edit.
+type Kind string
+
+// The edits, spelled like patchelf's options.
+const (
+	SetRPath           Kind = "set-rpath"
+	AddRPath           Kind = "add-rpath"
+	RemoveRPath        Kind = "remove-rpath"
+	ShrinkRPath        Kind = "shrink-rpath"
+	AddNeeded          Kind = "add-needed"
+	RemoveNeeded       Kind = "remove-needed"
+	ReplaceNeeded      Kind = "replace-needed"
+	SetSoname          Kind = "set-soname"
+	SetInterpreter     Kind = "set-interpreter"
+	SetOSABI           Kind = "set-os-abi"
+	ClearExecStack     Kind = "clear-execstack"
+	SetExecStack       Kind = "set-execstack"
+	NoDefaultLib       Kind = "no-default-lib"
+	AddDebugTag        Kind = "add-debug-tag"
+	ClearSymbolVersion Kind = "clear-symbol-version"
+)
+
+// Edit is one change. Arg is the value (path, name, OS ABI), Arg2 the
+// replacement of ReplaceNeeded; Allowed lists the prefixes ShrinkRPath may
+// keep (empty: any).
+type Edit struct {
+	Kind    Kind     `json:"kind"`
+	Arg     string   `json:"arg,omitempty"`
+	Arg2    string   `json:"arg2,omitempty"`
+	Allowed []string `json:"allowed_prefixes,omitempty"`
+}
+
+func (e Edit) String() string {
+	s := "--" + string(e.Kind)
+	if e.Arg != "" {
+		s += " " + e.Arg
+	}
+	if e.Arg2 != "" {
+		s += " " + e.Arg2
+	}
+	return s
+}
+
+// Options configure planning.
+type Options struct {
+	// PageSize overrides the machine's page size (4 KiB on x86, 64 KiB on
+	// aarch64, ppc64 and loongarch).
+	PageSize uint64
+	// ForceRPath makes set/add-rpath write DT_RPATH instead of converting
+	// to DT_RUNPATH (patchelf's --force-rpath).
+	ForceRPath bool
+}
+
+// Error is an edit that cannot be applied to a file.
+type Error struct {
+	Path string
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Path + ": " + e.Msg }
+
+func errorf(path, format string, args ...any) error {
+	return &Error{Path: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+// osabiNames are the values --set-os-abi accepts (patchelf's spelling).
+var osabiNames = map[string]byte{
+	"none": 0, "sysv": 0, "system v": 0, "hp-ux": 1, "hpux": 1, "netbsd": 2, "gnu": 3, "linux": 3, "gnu/linux": 3,
+	"solaris": 6, "aix": 7, "irix": 8, "freebsd": 9, "tru64": 10, "openbsd": 12, "openvms": 13, "arm": 97,
+	"standalone": 255, "amdgpu_hsa": 64, "amdgpu-hsa": 64, "amdgpu_pal": 65, "amdgpu_mesa3d": 66,
+}
+
+// ParseOSABI parses an OS ABI name or number.
+func ParseOSABI(s string) (byte, error) {
+	if v, ok := osabiNames[strings.ToLower(s)]; ok {
+		return v, nil
+	}
+	var n int
+	if _, err := fmt.Sscanf(s, "%d", &n); err == nil && n >= 0 && n < 256 {
+		return byte(n), nil
+	}
+	return 0, fmt.Errorf("unrecognized OS ABI %q", s)
+}

@@ -1,0 +1,537 @@
+package patchelf
+
+import (
+	"bytes"
+	"debug/elf"
+	"sort"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
+)
+
+// dtForSection maps the sections that may move to the dynamic tag that
+// holds their address.
+var dtForSection = map[string]elf.DynTag{
+	".gnu.hash": elf.DT_GNU_HASH, ".hash": elf.DT_HASH, ".dynsym": elf.DT_SYMTAB, ".dynstr": elf.DT_STRTAB,
+	".gnu.version": elf.DT_VERSYM, ".gnu.version_d": elf.DT_VERDEF, ".gnu.version_r": elf.DT_VERNEED,
+	".rela.dyn": elf.DT_RELA, ".rel.dyn": elf.DT_REL, ".rela.plt": elf.DT_JMPREL, ".rel.plt": elf.DT_JMPREL,
+	".relr.dyn": elf.DynTag(36), // DT_RELR
+}
+
+// moved is a section relocated into the new segment.
+type moved struct {
+	name            string
+	index           int
+	oldOff, size    uint64
+	oldAddr, newOff uint64
+	data            []byte
+}
+
+// layout turns the edited model into byte patches and, when needed, an
+// appended segment.
+func (m *model) layout() (*Plan, error) {
+	p := &Plan{Path: m.path, OldSize: m.f.Size, NewSize: m.f.Size}
+	var patches []Patch
+	patch := func(off int64, data []byte, what string) {
+		patches = append(patches, Patch{Offset: off, Size: len(data), What: what, Data: data})
+	}
+	// Values --print-* report (after the edits, like patchelf prints them).
+	if m.dyn != nil {
+		rp, _, _ := m.rpath()
+		m.output["rpath"] = rp
+		var needed []string
+		for _, e := range m.ents {
+			if e.tag == elf.DT_NEEDED {
+				needed = append(needed, e.str)
+			}
+			if e.tag == elf.DT_SONAME {
+				m.output["soname"] = e.str
+			}
+		}
+		m.output["needed"] = joinLines(needed)
+	}
+	interp, _ := m.f.Interp()
+	if m.interp != nil {
+		interp = *m.interp
+	}
+	m.output["interpreter"] = interp
+
+	entsz := 16
+	if !m.is64 {
+		entsz = 8
+	}
+	strMoves, dynMoves, interpMoves := false, false, false
+	if m.dyn != nil {
+		strMoves = len(m.str) > len(m.orig)
+		dynMoves = len(m.ents)+1 > m.dyn.Slots
+	}
+	interpIdx := -1
+	for i := range m.phdrs {
+		if m.phdrs[i].Type == elf.PT_INTERP {
+			interpIdx = i
+		}
+	}
+	if m.interp != nil && interpIdx >= 0 && uint64(len(*m.interp)+1) > m.phdrs[interpIdx].Filesz {
+		interpMoves = true
+	}
+	needSegment := m.addGNUStack || dynMoves || strMoves || interpMoves
+
+	phdrs := append([]phdr(nil), m.phdrs...)
+	if m.stack != nil {
+		for i := range phdrs {
+			if phdrs[i].Type == elf.PT_GNU_STACK {
+				phdrs[i].Flags = elf.ProgFlag(*m.stack)
+			}
+		}
+		if m.addGNUStack {
+			phdrs = append(phdrs, phdr{elf.ProgHeader{Type: elf.PT_GNU_STACK, Flags: elf.ProgFlag(*m.stack), Align: 16}})
+		}
+	}
+
+	var app appender
+	var segOff, segVaddr, segAlign uint64
+	var movedSecs []moved
+	newLoad := -1
+	if needSegment {
+		// Place the new segment after the file's end and the memory image's
+		// end, keeping the first PT_LOAD's distance between address and
+		// offset, aligned to the page size and every PT_LOAD's alignment.
+		var first *phdr
+		var vEnd uint64
+		segAlign = m.pageSize()
+		for i := range m.phdrs {
+			ph := &m.phdrs[i]
+			if ph.Type != elf.PT_LOAD {
+				continue
+			}
+			if first == nil {
+				first = ph
+			}
+			if ph.Align > segAlign {
+				segAlign = ph.Align
+			}
+			if e := ph.Vaddr + ph.Memsz; e > vEnd {
+				vEnd = e
+			}
+		}
+		if first == nil {
+			return nil, m.errf("no PT_LOAD segment; cannot add one")
+		}
+		if first.Vaddr < first.Off {
+			return nil, m.errf("first PT_LOAD maps offset 0x%x at address 0x%x; not supported", first.Off, first.Vaddr)
+		}
+		delta := first.Vaddr - first.Off
+		start := uint64(m.f.Size)
+		if vEnd-delta > start {
+			start = vEnd - delta
+		}
+		segOff = align(start, segAlign)
+		segVaddr = segOff + delta
+		app.base = segOff
+
+		// One more PT_LOAD after the last one.
+		last := -1
+		for i := range phdrs {
+			if phdrs[i].Type == elf.PT_LOAD {
+				last = i
+			}
+		}
+		phdrs = append(phdrs, phdr{})
+		copy(phdrs[last+2:], phdrs[last+1:])
+		phdrs[last+1] = phdr{elf.ProgHeader{Type: elf.PT_LOAD, Flags: elf.PF_R, Align: segAlign}}
+		newLoad = last + 1
+
+		// The program header table grows in place; the sections that
+		// follow it move into the new segment (as patchelf does).
+		var err error
+		if movedSecs, err = m.makeRoom(uint64(len(phdrs)*m.phent), first); err != nil {
+			return nil, err
+		}
+	}
+	vaddrOf := func(off uint64) uint64 { return off - segOff + segVaddr }
+	isMoved := func(name string) *moved {
+		for i := range movedSecs {
+			if movedSecs[i].name == name {
+				return &movedSecs[i]
+			}
+		}
+		return nil
+	}
+	if m.dyn != nil && isMoved(".dynstr") != nil {
+		strMoves = true
+	}
+	if interpIdx >= 0 && isMoved(".interp") != nil {
+		interpMoves = true
+	}
+	// Moved sections keep their alignment.
+	for i := range movedSecs {
+		ms := &movedSecs[i]
+		if ms.name == ".dynstr" && strMoves || ms.name == ".interp" && interpMoves {
+			continue // written below with their new contents
+		}
+		s := m.f.ELF().Sections[ms.index]
+		al := int(max(s.Addralign, 1))
+		ms.newOff = app.add(ms.data, al)
+		if tag, ok := dtForSection[ms.name]; ok {
+			m.setValIf(tag, ms.oldAddr, vaddrOf(ms.newOff))
+		}
+		p.Moved = append(p.Moved, ms.name)
+	}
+	// Dynamic string table.
+	var strOff uint64
+	if m.dyn != nil {
+		if strMoves {
+			strOff = app.add(m.str, 1)
+			p.Moved = append(p.Moved, ".dynstr")
+			m.setVal(elf.DT_STRTAB, vaddrOf(strOff))
+			m.setVal(elf.DT_STRSZ, uint64(len(m.str)))
+		} else {
+			for _, r := range diffRanges(m.orig, m.str) {
+				patch(m.dyn.StrTab+int64(r[0]), append([]byte(nil), m.str[r[0]:r[1]]...), ".dynstr")
+			}
+		}
+	}
+	// Interpreter.
+	var interpOff uint64
+	if interpIdx >= 0 && (m.interp != nil || interpMoves) {
+		b := append([]byte(interp), 0)
+		ip := m.phdrs[interpIdx]
+		if interpMoves {
+			interpOff = app.add(b, 1)
+			p.Moved = append(p.Moved, ".interp")
+		} else if old, _ := m.f.Interp(); old != interp {
+			buf := make([]byte, ip.Filesz)
+			copy(buf, b)
+			patch(int64(ip.Off), buf, "PT_INTERP")
+		}
+	}
+	// Dynamic section.
+	var dynOff uint64
+	var dynSlots int
+	if m.dyn != nil {
+		if dynMoves {
+			dynSlots = len(m.ents) + 1 + 4 // spare DT_NULL slots for later edits
+			dynOff = app.reserve(dynSlots*entsz, 8)
+			p.Moved = append(p.Moved, ".dynamic")
+			phdrs[newLoad].Flags |= elf.PF_W
+		} else {
+			dynSlots = m.dyn.Slots
+		}
+		enc := m.encodeDynamic(dynSlots)
+		if dynMoves {
+			app.set(dynOff, enc)
+		} else if old, err := readAt(m.f, m.dyn.Offset, len(enc)); err != nil {
+			return nil, m.errf("reading .dynamic: %v", err)
+		} else if !bytes.Equal(old, enc) {
+			patch(m.dyn.Offset, enc, ".dynamic")
+		}
+	}
+	// Program headers.
+	phSize := uint64(len(phdrs) * m.phent)
+	for i := range phdrs {
+		ph := &phdrs[i]
+		switch {
+		case i == newLoad:
+			ph.Off, ph.Vaddr, ph.Paddr = segOff, segVaddr, segVaddr
+			ph.Filesz = uint64(len(app.buf))
+			ph.Memsz = ph.Filesz
+		case ph.Type == elf.PT_PHDR:
+			ph.Filesz, ph.Memsz = phSize, phSize
+		case ph.Type == elf.PT_DYNAMIC && dynMoves:
+			sz := uint64(dynSlots * entsz)
+			ph.Off, ph.Vaddr, ph.Paddr, ph.Filesz, ph.Memsz = dynOff, vaddrOf(dynOff), vaddrOf(dynOff), sz, sz
+		case ph.Type == elf.PT_INTERP && interpMoves:
+			sz := uint64(len(interp) + 1)
+			ph.Off, ph.Vaddr, ph.Paddr, ph.Filesz, ph.Memsz = interpOff, vaddrOf(interpOff), vaddrOf(interpOff), sz, sz
+		case (ph.Type == elf.PT_NOTE || ph.Type == elf.PT_GNU_PROPERTY) && len(movedSecs) > 0:
+			// A note segment whose sections all moved follows them.
+			lo, hi, all := ^uint64(0), uint64(0), true
+			for _, s := range m.f.ELF().Sections {
+				if s.Type != elf.SHT_NOTE || s.Offset < ph.Off || s.Offset+s.Size > ph.Off+ph.Filesz {
+					continue
+				}
+				ms := isMoved(s.Name)
+				if ms == nil {
+					all = false
+					continue
+				}
+				lo, hi = min(lo, ms.newOff), max(hi, ms.newOff+ms.size)
+			}
+			if lo != ^uint64(0) {
+				if !all {
+					return nil, m.errf("a note segment would be split by the move; not supported")
+				}
+				ph.Off, ph.Vaddr, ph.Paddr, ph.Filesz, ph.Memsz = lo, vaddrOf(lo), vaddrOf(lo), hi-lo, hi-lo
+			}
+		}
+	}
+	table := m.encodePhdrs(phdrs)
+	old := m.encodePhdrs(m.phdrs)
+	if !bytes.Equal(old, table) {
+		patch(int64(m.phoff), table, "program headers")
+	}
+	eh := append([]byte(nil), m.ehdr...)
+	if m.is64 {
+		m.bo.PutUint16(eh[56:], uint16(len(phdrs)))
+	} else {
+		m.bo.PutUint16(eh[44:], uint16(len(phdrs)))
+	}
+	if m.osabi != nil {
+		eh[elf.EI_OSABI] = *m.osabi
+	}
+	if !bytes.Equal(eh, m.ehdr) {
+		patch(0, eh, "ELF header")
+	}
+	// Section headers of moved sections, so strip and objcopy still work.
+	if needSegment {
+		upd := map[int][2]uint64{} // index → new offset, size
+		for _, ms := range movedSecs {
+			if ms.newOff != 0 {
+				upd[ms.index] = [2]uint64{ms.newOff, ms.size}
+			}
+		}
+		for i, s := range m.f.ELF().Sections {
+			switch {
+			case strMoves && s.Type == elf.SHT_STRTAB && m.dyn != nil && int64(s.Offset) == m.dyn.StrTab:
+				upd[i] = [2]uint64{strOff, uint64(len(m.str))}
+			case dynMoves && s.Type == elf.SHT_DYNAMIC:
+				upd[i] = [2]uint64{dynOff, uint64(dynSlots * entsz)}
+			case interpMoves && s.Name == ".interp":
+				upd[i] = [2]uint64{interpOff, uint64(len(interp) + 1)}
+			}
+		}
+		m.patchSections(patch, upd, vaddrOf)
+	}
+	// .gnu.version_r file names, .gnu.version entries.
+	for field, name := range m.verneedFile {
+		off := m.intern(name, 0, false)
+		if !strMoves && off >= uint64(len(m.orig)) {
+			return nil, m.errf("internal error: version requirement name %q not in the string table", name)
+		}
+		b := make([]byte, 4)
+		m.bo.PutUint32(b, uint32(off))
+		patch(field, b, ".gnu.version_r")
+	}
+	for off, v := range m.versym {
+		b := make([]byte, 2)
+		m.bo.PutUint16(b, v)
+		patch(off, b, ".gnu.version")
+	}
+	// Patches that fall into a moved section go to its new copy.
+	for _, pt := range patches {
+		redirected := false
+		for _, ms := range movedSecs {
+			if ms.newOff != 0 && uint64(pt.Offset) >= ms.oldOff && uint64(pt.Offset)+uint64(len(pt.Data)) <= ms.oldOff+ms.size {
+				app.set(ms.newOff+uint64(pt.Offset)-ms.oldOff, pt.Data)
+				redirected = true
+			}
+		}
+		if !redirected {
+			p.Patches = append(p.Patches, pt)
+		}
+	}
+	if needSegment {
+		// The new PT_LOAD's size is final only now.
+		phdrs[newLoad].Filesz = uint64(len(app.buf))
+		phdrs[newLoad].Memsz = phdrs[newLoad].Filesz
+		table = m.encodePhdrs(phdrs)
+		for i := range p.Patches {
+			if p.Patches[i].What == "program headers" {
+				p.Patches[i].Data = table
+			}
+		}
+	}
+	sort.SliceStable(p.Patches, func(i, j int) bool { return p.Patches[i].Offset < p.Patches[j].Offset })
+	if needSegment {
+		p.AppendOffset = int64(segOff)
+		p.Append = app.buf
+		p.AppendSize = len(app.buf)
+		p.NewSize = int64(segOff) + int64(len(app.buf))
+	}
+	p.Changed = len(p.Patches) > 0 || len(p.Append) > 0
+	p.expect = expectation{dyn: m.ents, interp: m.interp, osabi: m.osabi, stack: m.stack, needs: map[string]bool{}}
+	for _, name := range m.verneedFile {
+		p.expect.needs[name] = true
+	}
+	return p, nil
+}
+
+// makeRoom returns the sections that must move so that a program header
+// table of size bytes fits at e_phoff inside the first PT_LOAD.
+func (m *model) makeRoom(size uint64, first *phdr) ([]moved, error) {
+	need := m.phoff + size
+	var out []moved
+	for i, s := range m.f.ELF().Sections {
+		if s.Type == elf.SHT_NULL || s.Flags&elf.SHF_ALLOC == 0 || s.Offset < m.phoff || s.Offset >= need {
+			continue
+		}
+		if s.Offset+s.Size > first.Off+first.Filesz {
+			return nil, m.errf("no room for another program header: %s follows the table and is not in the first segment", s.Name)
+		}
+		_, known := dtForSection[s.Name]
+		if !known && s.Type != elf.SHT_NOTE && s.Name != ".interp" {
+			return nil, m.errf("no room for another program header: %s follows the table and cannot be moved", s.Name)
+		}
+		data, err := readAt(m.f, int64(s.Offset), int(s.Size))
+		if err != nil {
+			return nil, m.errf("reading %s: %v", s.Name, err)
+		}
+		out = append(out, moved{name: s.Name, index: i, oldOff: s.Offset, size: s.Size, oldAddr: s.Addr, data: data})
+	}
+	return out, nil
+}
+
+func (m *model) setValIf(tag elf.DynTag, old, v uint64) {
+	for i := range m.ents {
+		if m.ents[i].tag == tag && m.ents[i].val == old {
+			m.ents[i].val = v
+		}
+	}
+}
+
+func joinLines(xs []string) string {
+	var b bytes.Buffer
+	for _, x := range xs {
+		b.WriteString(x)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func (m *model) setVal(tag elf.DynTag, v uint64) {
+	for i := range m.ents {
+		if m.ents[i].tag == tag {
+			m.ents[i].val = v
+		}
+	}
+}
+
+// diffRanges returns [start,end) ranges where a and b differ (len(b) ≥ len(a) prefix compared).
+func diffRanges(a, b []byte) [][2]int {
+	var out [][2]int
+	n := min(len(a), len(b))
+	for i := 0; i < n; {
+		if a[i] == b[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < n && a[j] != b[j] {
+			j++
+		}
+		out = append(out, [2]int{i, j})
+		i = j
+	}
+	return out
+}
+
+func readAt(f *elfx.File, off int64, n int) ([]byte, error) {
+	return saferio.ReadAt(f.ReaderAt(), f.Size, off, int64(n), 0)
+}
+
+func (m *model) encodeDynamic(slots int) []byte {
+	entsz := 16
+	if !m.is64 {
+		entsz = 8
+	}
+	b := make([]byte, slots*entsz)
+	for i, e := range m.ents {
+		o := i * entsz
+		if m.is64 {
+			m.bo.PutUint64(b[o:], uint64(e.tag))
+			m.bo.PutUint64(b[o+8:], e.val)
+		} else {
+			m.bo.PutUint32(b[o:], uint32(e.tag))
+			m.bo.PutUint32(b[o+4:], uint32(e.val))
+		}
+	}
+	return b // the rest stays DT_NULL
+}
+
+func (m *model) encodePhdrs(ps []phdr) []byte {
+	b := make([]byte, len(ps)*m.phent)
+	for i, p := range ps {
+		o := b[i*m.phent:]
+		if m.is64 {
+			m.bo.PutUint32(o[0:], uint32(p.Type))
+			m.bo.PutUint32(o[4:], uint32(p.Flags))
+			m.bo.PutUint64(o[8:], p.Off)
+			m.bo.PutUint64(o[16:], p.Vaddr)
+			m.bo.PutUint64(o[24:], p.Paddr)
+			m.bo.PutUint64(o[32:], p.Filesz)
+			m.bo.PutUint64(o[40:], p.Memsz)
+			m.bo.PutUint64(o[48:], p.Align)
+		} else {
+			m.bo.PutUint32(o[0:], uint32(p.Type))
+			m.bo.PutUint32(o[4:], uint32(p.Off))
+			m.bo.PutUint32(o[8:], uint32(p.Vaddr))
+			m.bo.PutUint32(o[12:], uint32(p.Paddr))
+			m.bo.PutUint32(o[16:], uint32(p.Filesz))
+			m.bo.PutUint32(o[20:], uint32(p.Memsz))
+			m.bo.PutUint32(o[24:], uint32(p.Flags))
+			m.bo.PutUint32(o[28:], uint32(p.Align))
+		}
+	}
+	return b
+}
+
+// patchSections points the section headers of moved sections at their new
+// place (sh_addr, sh_offset, sh_size).
+func (m *model) patchSections(patch func(int64, []byte, string), upd map[int][2]uint64, vaddrOf func(uint64) uint64) {
+	var shoff uint64
+	var shentsize int
+	if m.is64 {
+		shoff, shentsize = m.bo.Uint64(m.ehdr[40:]), int(m.bo.Uint16(m.ehdr[58:]))
+	} else {
+		shoff, shentsize = uint64(m.bo.Uint32(m.ehdr[32:])), int(m.bo.Uint16(m.ehdr[46:]))
+	}
+	if shoff == 0 {
+		return // no section headers: nothing to keep in sync
+	}
+	for i, s := range m.f.ELF().Sections {
+		u, ok := upd[i]
+		if !ok {
+			continue
+		}
+		pos := int64(shoff) + int64(i*shentsize)
+		if m.is64 {
+			b := make([]byte, 24)
+			m.bo.PutUint64(b[0:], vaddrOf(u[0]))
+			m.bo.PutUint64(b[8:], u[0])
+			m.bo.PutUint64(b[16:], u[1])
+			patch(pos+16, b, "section header "+s.Name)
+		} else {
+			b := make([]byte, 12)
+			m.bo.PutUint32(b[0:], uint32(vaddrOf(u[0])))
+			m.bo.PutUint32(b[4:], uint32(u[0]))
+			m.bo.PutUint32(b[8:], uint32(u[1]))
+			patch(pos+12, b, "section header "+s.Name)
+		}
+	}
+}
+
+// appender builds the new segment's bytes.
+type appender struct {
+	base uint64
+	buf  []byte
+}
+
+// reserve returns the absolute offset of n zero bytes aligned to a.
+func (a *appender) reserve(n int, al int) uint64 {
+	for len(a.buf)%al != 0 {
+		a.buf = append(a.buf, 0)
+	}
+	off := a.base + uint64(len(a.buf))
+	a.buf = append(a.buf, make([]byte, n)...)
+	return off
+}
+
+func (a *appender) add(b []byte, al int) uint64 {
+	off := a.reserve(len(b), al)
+	a.set(off, b)
+	return off
+}
+
+func (a *appender) set(off uint64, b []byte) {
+	copy(a.buf[off-a.base:], b)
+}

@@ -1,0 +1,609 @@
+package patchelf
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
+)
+
+// Patch is a byte range to write.
+type Patch struct {
+	Offset int64  `json:"offset"`
+	Size   int    `json:"size"`
+	What   string `json:"what"`
+	Data   []byte `json:"-"`
+}
+
+// Plan is a computed edit: patches at known offsets and, when something
+// grows, one appended segment.
+type Plan struct {
+	Path    string  `json:"path"`
+	Edits   []Edit  `json:"edits"`
+	Changed bool    `json:"changed"`
+	Patches []Patch `json:"patches"`
+	// AppendOffset and Append describe the new PT_LOAD's bytes (Append is
+	// empty when nothing grows).
+	AppendOffset int64    `json:"append_offset,omitempty"`
+	Append       []byte   `json:"-"`
+	AppendSize   int      `json:"append_size,omitempty"`
+	Moved        []string `json:"moved,omitempty"` // ".dynstr", ".dynamic", ".interp", "program headers"
+	OldSize      int64    `json:"old_size"`
+	NewSize      int64    `json:"new_size"`
+	// Output holds what --print-* options report after the edits.
+	Output map[string]string `json:"-"`
+
+	expect expectation
+}
+
+type expectation struct {
+	dyn     []ent
+	interp  *string
+	osabi   *byte
+	stack   *uint32
+	symbols []string
+	needs   map[string]bool
+}
+
+// ent is one dynamic entry of the model.
+type ent struct {
+	tag elf.DynTag
+	val uint64
+	str string
+	ok  bool // str is valid (string tag)
+}
+
+func isStrTag(t elf.DynTag) bool {
+	switch t {
+	case elf.DT_NEEDED, elf.DT_SONAME, elf.DT_RPATH, elf.DT_RUNPATH, elf.DT_AUXILIARY, elf.DT_FILTER:
+		return true
+	}
+	return false
+}
+
+type phdr struct {
+	elf.ProgHeader
+}
+
+// model is the file's dynamic linking information being edited.
+type model struct {
+	f           *elfx.File
+	path        string
+	bo          binary.ByteOrder
+	is64        bool
+	ehdr        []byte
+	phoff       uint64
+	phent       int
+	phdrs       []phdr
+	dyn         *elfx.Dynamic
+	ents        []ent
+	str         []byte // current dynstr (original bytes, possibly overwritten, plus appended)
+	orig        []byte // original dynstr
+	refs        map[uint64]int
+	refOff      []uint64
+	interp      *string
+	osabi       *byte
+	stack       *uint32 // new PT_GNU_STACK flags
+	addGNUStack bool
+	verneedFile map[int64]string // file offset of a vn_file field → new name
+	versym      map[int64]uint16 // file offset of a .gnu.version entry → value
+	opts        Options
+	output      map[string]string
+}
+
+func (m *model) errf(format string, args ...any) error { return errorf(m.path, format, args...) }
+
+// PlanFile computes the plan for edits on f without writing anything.
+func PlanFile(f *elfx.File, edits []Edit, opts Options) (*Plan, error) {
+	m := &model{f: f, path: f.Path, bo: f.ByteOrder(), is64: f.Class == elf.ELFCLASS64, opts: opts, output: map[string]string{},
+		verneedFile: map[int64]string{}, versym: map[int64]uint16{}}
+	if err := m.load(); err != nil {
+		return nil, err
+	}
+	for _, e := range edits {
+		if err := m.apply(e); err != nil {
+			return nil, err
+		}
+	}
+	p, err := m.layout()
+	if err != nil {
+		return nil, err
+	}
+	p.Edits = edits
+	p.Output = m.output
+	return p, nil
+}
+
+func (m *model) load() error {
+	f := m.f
+	hsz := int64(52)
+	if m.is64 {
+		hsz = 64
+	}
+	var err error
+	if m.ehdr, err = saferio.ReadAt(f.ReaderAt(), f.Size, 0, hsz, 0); err != nil {
+		return m.errf("reading the ELF header: %v", err)
+	}
+	if m.is64 {
+		m.phoff = m.bo.Uint64(m.ehdr[32:])
+		m.phent = int(m.bo.Uint16(m.ehdr[54:]))
+	} else {
+		m.phoff = uint64(m.bo.Uint32(m.ehdr[28:]))
+		m.phent = int(m.bo.Uint16(m.ehdr[42:]))
+	}
+	for _, p := range f.Progs() {
+		m.phdrs = append(m.phdrs, phdr{p})
+	}
+	if f.Type == elf.ET_REL {
+		return m.errf("not a linked file (relocatable object); only executables and shared libraries can be patched")
+	}
+	d, err := f.Dynamic()
+	if err != nil {
+		if errors.Is(err, elfx.ErrNoDynamic) {
+			return nil // interpreter, OS ABI and stack edits still work
+		}
+		return err
+	}
+	m.dyn = d
+	if m.orig, err = d.StrTabBytes(); err != nil {
+		return err
+	}
+	m.str = append([]byte(nil), m.orig...)
+	for _, e := range d.Entries {
+		x := ent{tag: e.Tag, val: e.Value}
+		if isStrTag(e.Tag) {
+			s, ok := d.String(e.Value)
+			if !ok {
+				return m.errf("%v string offset 0x%x outside the dynamic string table", e.Tag, e.Value)
+			}
+			x.str, x.ok = s, true
+		}
+		m.ents = append(m.ents, x)
+	}
+	return m.countRefs()
+}
+
+// countRefs records every reference into .dynstr: dynamic entries,
+// .dynsym names and the version sections.
+func (m *model) countRefs() error {
+	m.refs = map[uint64]int{}
+	add := func(o uint64) { m.refs[o]++ }
+	for _, e := range m.ents {
+		if e.ok {
+			add(e.val)
+		}
+	}
+	ef := m.f.ELF()
+	read := func(s *elf.Section) ([]byte, error) {
+		return saferio.ReadAt(m.f.ReaderAt(), m.f.Size, int64(s.Offset), int64(s.Size), 1<<30)
+	}
+	if s := ef.SectionByType(elf.SHT_DYNSYM); s != nil && s.Type != elf.SHT_NOBITS {
+		b, err := read(s)
+		if err != nil {
+			return m.errf(".dynsym: %v", err)
+		}
+		sz := 16
+		if m.is64 {
+			sz = 24
+		}
+		for i := 0; i+sz <= len(b); i += sz {
+			add(uint64(m.bo.Uint32(b[i:])))
+		}
+	}
+	walk := func(t elf.SectionType, entsz, auxsz int, nameAt func(e []byte) []uint64, auxName func(a []byte) uint64, cntAt, auxAt, nextAt, auxNextAt int) error {
+		s := ef.SectionByType(t)
+		if s == nil {
+			return nil
+		}
+		b, err := read(s)
+		if err != nil {
+			return m.errf("%s: %v", s.Name, err)
+		}
+		off := 0
+		for n := 0; n < len(b)/entsz+1 && off+entsz <= len(b); n++ {
+			e := b[off:]
+			for _, o := range nameAt(e) {
+				add(o)
+			}
+			cnt := int(m.bo.Uint16(e[cntAt:]))
+			a := off + int(m.bo.Uint32(e[auxAt:]))
+			for i := 0; i < cnt && a >= 0 && a+auxsz <= len(b); i++ {
+				add(auxName(b[a:]))
+				an := int(m.bo.Uint32(b[a+auxNextAt:]))
+				if an == 0 {
+					break
+				}
+				a += an
+			}
+			next := int(m.bo.Uint32(e[nextAt:]))
+			if next == 0 {
+				break
+			}
+			off += next
+		}
+		return nil
+	}
+	if err := walk(elf.SHT_GNU_VERDEF, 20, 8, func([]byte) []uint64 { return nil },
+		func(a []byte) uint64 { return uint64(m.bo.Uint32(a)) }, 6, 12, 16, 4); err != nil {
+		return err
+	}
+	if err := walk(elf.SHT_GNU_VERNEED, 16, 16, func(e []byte) []uint64 { return []uint64{uint64(m.bo.Uint32(e[4:]))} },
+		func(a []byte) uint64 { return uint64(m.bo.Uint32(a[8:])) }, 2, 8, 12, 12); err != nil {
+		return err
+	}
+	for o := range m.refs {
+		m.refOff = append(m.refOff, o)
+	}
+	sort.Slice(m.refOff, func(i, j int) bool { return m.refOff[i] < m.refOff[j] })
+	return nil
+}
+
+// intern returns the dynstr offset of s, reusing an existing occurrence,
+// overwriting the string at old (when only this reference uses it and s
+// fits), or appending.
+func (m *model) intern(s string, old uint64, hasOld bool) uint64 {
+	needle := append([]byte(s), 0)
+	if i := bytes.Index(m.str, needle); i >= 0 {
+		return uint64(i)
+	}
+	if hasOld && old < uint64(len(m.orig)) {
+		oldLen := uint64(bytes.IndexByte(m.str[old:], 0))
+		if uint64(len(s)) <= oldLen && m.refs[old] == 1 && !m.referencedInside(old, old+oldLen) {
+			copy(m.str[old:], needle)
+			for i := old + uint64(len(s)); i <= old+oldLen; i++ {
+				m.str[i] = 0
+			}
+			return old
+		}
+	}
+	off := uint64(len(m.str))
+	m.str = append(m.str, needle...)
+	return off
+}
+
+// referencedInside reports a reference strictly inside (lo, hi].
+func (m *model) referencedInside(lo, hi uint64) bool {
+	i := sort.Search(len(m.refOff), func(i int) bool { return m.refOff[i] > lo })
+	return i < len(m.refOff) && m.refOff[i] <= hi
+}
+
+func (m *model) needDynamic(what string) error {
+	if m.dyn == nil {
+		return m.errf("cannot find section '.dynamic'. The input file is most likely statically linked (%s)", what)
+	}
+	return nil
+}
+
+// setStr sets entry i to string s.
+func (m *model) setStr(i int, s string) {
+	e := &m.ents[i]
+	if e.ok && e.str == s {
+		return
+	}
+	old, had := e.val, e.ok
+	nv := m.intern(s, old, had)
+	e.str, e.ok = s, true
+	if had && nv == old {
+		return // overwritten in place
+	}
+	if had {
+		m.refs[old]--
+	}
+	e.val = nv
+	m.addRef(nv)
+}
+
+// addRef records a new reference so later in-place overwrites respect it.
+func (m *model) addRef(o uint64) {
+	if m.refs[o] == 0 {
+		i := sort.Search(len(m.refOff), func(i int) bool { return m.refOff[i] >= o })
+		if i == len(m.refOff) || m.refOff[i] != o {
+			m.refOff = append(m.refOff, 0)
+			copy(m.refOff[i+1:], m.refOff[i:])
+			m.refOff[i] = o
+		}
+	}
+	m.refs[o]++
+}
+
+func (m *model) find(tag elf.DynTag) int {
+	for i, e := range m.ents {
+		if e.tag == tag {
+			return i
+		}
+	}
+	return -1
+}
+
+func (m *model) insert(at int, e ent) {
+	m.ents = append(m.ents, ent{})
+	copy(m.ents[at+1:], m.ents[at:])
+	m.ents[at] = e
+}
+
+func (m *model) addStr(at int, tag elf.DynTag, s string) {
+	off := m.intern(s, 0, false)
+	m.addRef(off)
+	m.insert(at, ent{tag: tag, val: off, str: s, ok: true})
+}
+
+func (m *model) remove(pred func(ent) bool) {
+	out := m.ents[:0]
+	for _, e := range m.ents {
+		if pred(e) {
+			if e.ok {
+				m.refs[e.val]--
+			}
+			continue
+		}
+		out = append(out, e)
+	}
+	m.ents = out
+}
+
+// rpath returns the current run path and its tag.
+func (m *model) rpath() (string, elf.DynTag, int) {
+	if i := m.find(elf.DT_RUNPATH); i >= 0 {
+		return m.ents[i].str, elf.DT_RUNPATH, i
+	}
+	if i := m.find(elf.DT_RPATH); i >= 0 {
+		return m.ents[i].str, elf.DT_RPATH, i
+	}
+	return "", 0, -1
+}
+
+func (m *model) setRPath(v string) {
+	_, tag, i := m.rpath()
+	want := elf.DT_RUNPATH
+	if m.opts.ForceRPath {
+		want = elf.DT_RPATH
+		m.remove(func(e ent) bool { return e.tag == elf.DT_RUNPATH })
+		_, tag, i = m.rpath()
+	}
+	if i < 0 {
+		m.addStr(m.stringInsertPoint(), want, v)
+		return
+	}
+	if tag != want {
+		m.ents[i].tag = want
+	}
+	m.setStr(i, v)
+	// A leftover DT_RPATH next to the new DT_RUNPATH would be ignored by the
+	// loader but confuses readers; drop it.
+	if want == elf.DT_RUNPATH {
+		m.remove(func(e ent) bool { return e.tag == elf.DT_RPATH })
+	}
+}
+
+// stringInsertPoint is where new string entries go: after the last
+// DT_NEEDED/DT_SONAME/DT_RUNPATH group, like linkers order them.
+func (m *model) stringInsertPoint() int {
+	at := 0
+	for i, e := range m.ents {
+		if e.tag == elf.DT_NEEDED || e.tag == elf.DT_SONAME || e.tag == elf.DT_RPATH || e.tag == elf.DT_RUNPATH {
+			at = i + 1
+		}
+	}
+	return at
+}
+
+func (m *model) apply(e Edit) error {
+	switch e.Kind {
+	case SetOSABI:
+		v, err := ParseOSABI(e.Arg)
+		if err != nil {
+			return m.errf("%v", err)
+		}
+		m.osabi = &v
+		return nil
+	case SetInterpreter:
+		if e.Arg == "" {
+			return m.errf("--set-interpreter needs a path")
+		}
+		has := false
+		for _, p := range m.phdrs {
+			has = has || p.Type == elf.PT_INTERP
+		}
+		if !has {
+			return m.errf("cannot find section '.interp'. The input file is most likely statically linked")
+		}
+		v := e.Arg
+		m.interp = &v
+		return nil
+	case ClearExecStack, SetExecStack:
+		flags := uint32(elf.PF_R | elf.PF_W)
+		if e.Kind == SetExecStack {
+			flags |= uint32(elf.PF_X)
+		}
+		found := false
+		for _, p := range m.phdrs {
+			found = found || p.Type == elf.PT_GNU_STACK
+		}
+		m.stack = &flags
+		m.addGNUStack = !found
+		return nil
+	}
+	if err := m.needDynamic(string(e.Kind)); err != nil {
+		return err
+	}
+	switch e.Kind {
+	case SetRPath:
+		m.setRPath(e.Arg)
+	case AddRPath:
+		old, _, i := m.rpath()
+		if i < 0 || old == "" {
+			m.setRPath(e.Arg)
+		} else {
+			m.setRPath(old + ":" + e.Arg)
+		}
+	case RemoveRPath:
+		m.remove(func(x ent) bool { return x.tag == elf.DT_RPATH || x.tag == elf.DT_RUNPATH })
+	case ShrinkRPath:
+		old, _, i := m.rpath()
+		if i < 0 {
+			return nil
+		}
+		m.setRPath(m.shrink(old, e.Allowed))
+	case AddNeeded:
+		for _, x := range m.ents {
+			if x.tag == elf.DT_NEEDED && x.str == e.Arg {
+				return nil
+			}
+		}
+		m.addStr(0, elf.DT_NEEDED, e.Arg) // patchelf puts new NEEDED entries first
+	case RemoveNeeded:
+		m.remove(func(x ent) bool { return x.tag == elf.DT_NEEDED && x.str == e.Arg })
+	case ReplaceNeeded:
+		for i, x := range m.ents {
+			if x.tag == elf.DT_NEEDED && x.str == e.Arg {
+				m.setStr(i, e.Arg2)
+			}
+		}
+		if err := m.replaceVerneedFile(e.Arg, e.Arg2); err != nil {
+			return err
+		}
+	case SetSoname:
+		if i := m.find(elf.DT_SONAME); i >= 0 {
+			m.setStr(i, e.Arg)
+		} else {
+			m.addStr(m.stringInsertPoint(), elf.DT_SONAME, e.Arg)
+		}
+	case NoDefaultLib:
+		if i := m.find(elf.DT_FLAGS_1); i >= 0 {
+			m.ents[i].val |= uint64(elf.DF_1_NODEFLIB)
+		} else {
+			m.insert(len(m.ents), ent{tag: elf.DT_FLAGS_1, val: uint64(elf.DF_1_NODEFLIB)})
+		}
+	case AddDebugTag:
+		if m.find(elf.DT_DEBUG) < 0 {
+			m.insert(len(m.ents), ent{tag: elf.DT_DEBUG})
+		}
+	case ClearSymbolVersion:
+		return m.clearSymbolVersion(e.Arg)
+	default:
+		return m.errf("unknown edit %q", e.Kind)
+	}
+	return nil
+}
+
+// shrink keeps the run-path directories that hold a NEEDED library of the
+// file's class and machine (and, when allowed is set, start with one of
+// those prefixes). Relative and $ORIGIN entries are kept, as patchelf does.
+func (m *model) shrink(rp string, allowed []string) string {
+	var needed []string
+	for _, e := range m.ents {
+		if e.tag == elf.DT_NEEDED {
+			needed = append(needed, e.str)
+		}
+	}
+	var keep []string
+	found := map[string]bool{}
+	for _, dir := range strings.Split(rp, ":") {
+		if dir == "" {
+			continue
+		}
+		if !strings.HasPrefix(dir, "/") {
+			keep = append(keep, dir)
+			continue
+		}
+		if len(allowed) > 0 {
+			ok := false
+			for _, a := range allowed {
+				ok = ok || strings.HasPrefix(dir, a)
+			}
+			if !ok {
+				continue
+			}
+		}
+		useful := false
+		for _, n := range needed {
+			if found[n] {
+				continue
+			}
+			f, err := elfx.Open(filepath.Join(dir, n))
+			if err != nil {
+				continue
+			}
+			if f.Class == m.f.Class && f.Machine == m.f.Machine && f.Data == m.f.Data {
+				found[n] = true
+				useful = true
+			}
+			f.Close()
+		}
+		if useful {
+			keep = append(keep, dir)
+		}
+	}
+	return strings.Join(keep, ":")
+}
+
+func (m *model) replaceVerneedFile(old, repl string) error {
+	s := m.f.ELF().SectionByType(elf.SHT_GNU_VERNEED)
+	if s == nil {
+		return nil
+	}
+	b, err := saferio.ReadAt(m.f.ReaderAt(), m.f.Size, int64(s.Offset), int64(s.Size), 1<<24)
+	if err != nil {
+		return m.errf(".gnu.version_r: %v", err)
+	}
+	off := 0
+	for n := 0; n < len(b)/16+1 && off+16 <= len(b); n++ {
+		fo := uint64(m.bo.Uint32(b[off+4:]))
+		name, ok := saferio.CString(m.orig, fo)
+		field := int64(s.Offset) + int64(off) + 4
+		if cur, done := m.verneedFile[field]; done {
+			name, ok = cur, true
+		}
+		if ok && name == old {
+			m.verneedFile[field] = repl
+		}
+		next := int(m.bo.Uint32(b[off+12:]))
+		if next == 0 {
+			break
+		}
+		off += next
+	}
+	return nil
+}
+
+func (m *model) clearSymbolVersion(name string) error {
+	ef := m.f.ELF()
+	ds, vs := ef.SectionByType(elf.SHT_DYNSYM), ef.SectionByType(elf.SHT_GNU_VERSYM)
+	if ds == nil || vs == nil {
+		return nil
+	}
+	t, err := m.f.DynamicSymbolTable()
+	if err != nil {
+		return err
+	}
+	for i := 1; i < t.Len(); i++ {
+		if t.Symbol(i).Name == name {
+			m.versym[int64(vs.Offset)+int64(2*i)] = 1 // VER_NDX_GLOBAL
+		}
+	}
+	return nil
+}
+
+func (m *model) pageSize() uint64 {
+	if m.opts.PageSize != 0 {
+		return m.opts.PageSize
+	}
+	switch m.f.Machine {
+	case elf.EM_AARCH64, elf.EM_PPC64, elf.EM_LOONGARCH:
+		return 65536
+	}
+	return 4096
+}
+
+func align(v, a uint64) uint64 {
+	if a <= 1 {
+		return v
+	}
+	return (v + a - 1) / a * a
+}

@@ -1,0 +1,349 @@
+package patchelf
+
+import (
+	"debug/elf"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+)
+
+// overlay presents the file as it will be after a plan is applied, without
+// writing: reads merge the base, the patches and the appended segment.
+type overlay struct {
+	base    io.ReaderAt
+	size    int64
+	patches []Patch
+	appOff  int64
+	app     []byte
+}
+
+func (p *Plan) overlay(base io.ReaderAt, size int64) *overlay {
+	o := &overlay{base: base, size: size, patches: p.Patches, appOff: p.AppendOffset, app: p.Append}
+	if len(p.Append) > 0 && p.AppendOffset+int64(len(p.Append)) > o.size {
+		o.size = p.AppendOffset + int64(len(p.Append))
+	}
+	return o
+}
+
+func (o *overlay) Size() int64 { return o.size }
+
+func (o *overlay) ReadAt(b []byte, off int64) (int, error) {
+	if off >= o.size {
+		return 0, io.EOF
+	}
+	n := len(b)
+	if int64(n) > o.size-off {
+		n = int(o.size - off)
+	}
+	for i := range b[:n] {
+		b[i] = 0
+	}
+	// Base bytes (the gap between the old end and the new segment is zero).
+	if off < p0(o) {
+		m := n
+		if int64(m) > p0(o)-off {
+			m = int(p0(o) - off)
+		}
+		if _, err := o.base.ReadAt(b[:m], off); err != nil && err != io.EOF {
+			return 0, err
+		}
+	}
+	apply := func(at int64, data []byte) {
+		lo, hi := max(at, off), min(at+int64(len(data)), off+int64(n))
+		if lo < hi {
+			copy(b[lo-off:hi-off], data[lo-at:hi-at])
+		}
+	}
+	for _, p := range o.patches {
+		apply(p.Offset, p.Data)
+	}
+	if len(o.app) > 0 {
+		apply(o.appOff, o.app)
+	}
+	if n < len(b) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// p0 is the size of the original data.
+func p0(o *overlay) int64 {
+	type sizer interface{ Size() int64 }
+	if s, ok := o.base.(sizer); ok {
+		return s.Size()
+	}
+	return o.size
+}
+
+// Verify re-reads the planned result through an overlay and checks that
+// every edit is visible and the structures are consistent.
+func (p *Plan) Verify(before *elfx.File) error {
+	ov := p.overlay(io.NewSectionReader(before.ReaderAt(), 0, before.Size), before.Size)
+	after, err := elfx.NewFileSize(ov, ov.Size(), before.Path+" (after edit)")
+	if err != nil {
+		return fmt.Errorf("verification: the result does not parse: %w", err)
+	}
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("verification of %s failed: %s", before.Path, fmt.Sprintf(format, args...))
+	}
+	// Segments: PT_LOADs sorted, congruent, not overlapping.
+	var loads []elf.ProgHeader
+	for _, ph := range after.Progs() {
+		if ph.Type == elf.PT_LOAD {
+			loads = append(loads, ph)
+			if ph.Align > 1 && ph.Off%ph.Align != ph.Vaddr%ph.Align {
+				return fail("PT_LOAD at 0x%x: offset and address not congruent modulo 0x%x", ph.Off, ph.Align)
+			}
+			if ph.Off+ph.Filesz > uint64(ov.Size()) {
+				return fail("PT_LOAD at 0x%x extends past the end of the file", ph.Off)
+			}
+		}
+	}
+	for i := 1; i < len(loads); i++ {
+		if loads[i].Vaddr < loads[i-1].Vaddr+loads[i-1].Memsz {
+			return fail("PT_LOAD segments overlap or are out of order at 0x%x", loads[i].Vaddr)
+		}
+	}
+	if p.expect.osabi != nil && byte(after.OSABI) != *p.expect.osabi {
+		return fail("OS ABI is %d, want %d", after.OSABI, *p.expect.osabi)
+	}
+	if p.expect.interp != nil {
+		got, err := after.Interp()
+		if err != nil || got != *p.expect.interp {
+			return fail("interpreter is %q (%v), want %q", got, err, *p.expect.interp)
+		}
+	}
+	if p.expect.stack != nil {
+		found := false
+		for _, ph := range after.Progs() {
+			if ph.Type == elf.PT_GNU_STACK {
+				found = true
+				if uint32(ph.Flags) != *p.expect.stack {
+					return fail("PT_GNU_STACK flags %v, want %v", ph.Flags, elf.ProgFlag(*p.expect.stack))
+				}
+			}
+		}
+		if !found {
+			return fail("no PT_GNU_STACK")
+		}
+	}
+	if p.expect.dyn == nil {
+		return nil
+	}
+	d, err := after.Dynamic()
+	if err != nil {
+		return fail("dynamic section: %v", err)
+	}
+	if len(d.Entries) != len(p.expect.dyn) {
+		return fail("%d dynamic entries, want %d", len(d.Entries), len(p.expect.dyn))
+	}
+	for i, e := range p.expect.dyn {
+		g := d.Entries[i]
+		if g.Tag != e.tag {
+			return fail("dynamic entry %d is %v, want %v", i, g.Tag, e.tag)
+		}
+		if e.ok {
+			s, ok := d.String(g.Value)
+			if !ok || s != e.str {
+				return fail("%v is %q, want %q", e.tag, s, e.str)
+			}
+		} else if g.Value != e.val {
+			return fail("%v is 0x%x, want 0x%x", e.tag, g.Value, e.val)
+		}
+	}
+	// .dynamic must be in a writable PT_LOAD and not executable.
+	var dynPh *elf.ProgHeader
+	for _, ph := range after.Progs() {
+		if ph.Type == elf.PT_DYNAMIC {
+			ph := ph
+			dynPh = &ph
+		}
+	}
+	if dynPh != nil {
+		ok := false
+		for _, l := range loads {
+			if dynPh.Vaddr >= l.Vaddr && dynPh.Vaddr+dynPh.Memsz <= l.Vaddr+l.Memsz {
+				ok = l.Flags&elf.PF_W != 0 && l.Flags&elf.PF_X == 0 || before.Machine == elf.EM_AMDGPU
+				if !ok {
+					return fail("PT_DYNAMIC lies in a PT_LOAD with flags %v (must be writable, not executable)", l.Flags)
+				}
+			}
+		}
+		if !ok {
+			return fail("PT_DYNAMIC is not inside any PT_LOAD")
+		}
+	}
+	// Symbol names and version requirements still read the same.
+	bs, err := symbolNames(before)
+	if err != nil {
+		return err
+	}
+	as, err := symbolNames(after)
+	if err != nil {
+		return fail("dynamic symbols: %v", err)
+	}
+	if !equalStrings(bs, as) {
+		return fail("dynamic symbol names changed")
+	}
+	needs, err := after.VersionNeeds()
+	if err != nil {
+		return fail("version requirements: %v", err)
+	}
+	files := map[string]bool{}
+	for _, n := range needs {
+		files[n.File] = true
+	}
+	for name := range p.expect.needs {
+		if !files[name] {
+			return fail(".gnu.version_r does not name %s", name)
+		}
+	}
+	return nil
+}
+
+func symbolNames(f *elfx.File) ([]string, error) {
+	t, err := f.DynamicSymbolTable()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i := 1; i < t.Len(); i++ {
+		out = append(out, t.Symbol(i).Name)
+	}
+	return out, nil
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// WriteOptions say where the result goes.
+type WriteOptions struct {
+	// Output writes to another path instead of replacing the input.
+	Output string
+	// InPlace writes the patches into the file itself (keeping its inode and
+	// hard links) instead of replacing it with a new file.
+	InPlace bool
+	// DryRun plans and verifies but writes nothing.
+	DryRun bool
+}
+
+// EditFile plans, verifies and writes edits to path. Symlinks are followed
+// to their target. On any error the file is unchanged.
+func EditFile(path string, edits []Edit, opts Options, wo WriteOptions) (*Plan, error) {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := elfx.Open(real)
+	if err != nil {
+		return nil, err
+	}
+	f.Path = path
+	defer f.Close()
+	p, err := PlanFile(f, edits, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Verify(f); err != nil {
+		return nil, err
+	}
+	if wo.DryRun || (!p.Changed && wo.Output == "") {
+		return p, nil
+	}
+	if wo.InPlace && wo.Output == "" {
+		fh, err := os.OpenFile(real, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.Apply(fh); err != nil {
+			fh.Close()
+			return nil, err
+		}
+		if err := fh.Sync(); err != nil {
+			fh.Close()
+			return nil, err
+		}
+		return p, fh.Close()
+	}
+	dst := real
+	if wo.Output != "" {
+		dst = wo.Output
+	}
+	return p, writeReplacing(real, dst, p)
+}
+
+// Apply writes the plan's patches and appended segment to w, which holds
+// the original bytes.
+func (p *Plan) Apply(w io.WriterAt) error {
+	patches := append([]Patch(nil), p.Patches...)
+	sort.Slice(patches, func(i, j int) bool { return patches[i].Offset < patches[j].Offset })
+	for _, pt := range patches {
+		if _, err := w.WriteAt(pt.Data, pt.Offset); err != nil {
+			return fmt.Errorf("writing %s at 0x%x: %w", pt.What, pt.Offset, err)
+		}
+	}
+	if len(p.Append) > 0 {
+		if _, err := w.WriteAt(p.Append, p.AppendOffset); err != nil {
+			return fmt.Errorf("writing the new segment at 0x%x: %w", p.AppendOffset, err)
+		}
+	}
+	return nil
+}
+
+// writeReplacing copies src to a temporary file next to dst, applies the
+// plan, syncs, copies mode and ownership, and renames it over dst.
+func writeReplacing(src, dst string, p *Plan) (err error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".rocmdoctor-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	buf := make([]byte, 1<<20)
+	if _, err = io.CopyBuffer(tmp, in, buf); err != nil {
+		return err
+	}
+	if err = p.Apply(tmp); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Chmod(st.Mode().Perm()); err != nil {
+		return err
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		_ = tmp.Chown(int(sys.Uid), int(sys.Gid)) // best effort, as cp -p does
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), dst)
+}
