@@ -16,6 +16,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/deps"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/gpus"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/inspect"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/patchelfcmd"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/symbols"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/unwind"
 )
@@ -68,6 +69,8 @@ Exit status: 0 ok, 1 error, 2 usage error, 3 findings at or above --fail-on.`,
 		gpus.NewCmdGPUs(io, nil),
 		check.NewCmdCheck(io, version(), nil),
 		ck.NewCmdCK(io, nil),
+		patchelfcmd.NewCmdPatchelf(io, version(), false),
+		patchelfcmd.NewCmdPatchelf(io, version(), true),
 		newCmdGenDocs(io),
 	)
 	cmd.InitDefaultCompletionCmd() // so the generated docs include it
@@ -97,6 +100,16 @@ func Run(io *cli.IOStreams, args []string) int {
 	cmd := NewCmdRoot(io)
 	cmd.SetArgs(args)
 	err := cmd.Execute()
+	if err != nil && (err.Error() == "help" || err.Error() == "version") {
+		// `rocmdoctor patchelf --help/--version`, parsed by the command itself.
+		if err.Error() == "version" {
+			fmt.Fprintf(io.Out, "patchelf 0.19.0 (rocmdoctor %s)\n", version())
+		} else {
+			sub, _, _ := cmd.Find(args)
+			fmt.Fprintln(io.Out, sub.Long)
+		}
+		return cli.ExitOK
+	}
 	if err != nil && isCobraUsage(err) {
 		err = &cli.UsageError{Err: err}
 	}

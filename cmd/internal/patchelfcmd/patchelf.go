@@ -1,0 +1,440 @@
+// Package patchelfcmd implements `rocmdoctor patchelf`, a drop-in for NixOS
+// patchelf, and `rocmdoctor patch`, the same edits with a dry run.
+package patchelfcmd
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/patchelf"
+)
+
+// Options is a parsed command line.
+type Options struct {
+	IO      *cli.IOStreams
+	Files   []string
+	Output  string
+	Debug   bool
+	DryRun  bool
+	JSON    bool
+	InPlace bool
+	Native  bool // `rocmdoctor patch`
+
+	PageSize uint64
+	Force    bool
+	Allowed  []string
+
+	printInterp, printOSABI, printSoname, printRPath, printNeeded, printExecstack bool
+	setOSABI, setSoname, setInterp                                                *string
+	rpathOp                                                                       *patchelf.Edit
+	remove, add                                                                   []string
+	replace                                                                       [][2]string
+	clearVersions                                                                 []string
+	noDefaultLib, debugTag                                                        bool
+	stackOp                                                                       *patchelf.Kind
+	renameSymbols                                                                 string
+}
+
+const usage = `syntax: %s
+  [--page-size SIZE]
+  [--set-interpreter FILENAME]
+  [--set-os-abi ABI]
+  [--print-interpreter]
+  [--print-os-abi]
+  [--print-soname]
+  [--set-soname SONAME]
+  [--set-rpath RPATH]
+  [--add-rpath RPATH]
+  [--remove-rpath]
+  [--shrink-rpath]
+  [--allowed-rpath-prefixes PREFIXES]
+  [--print-rpath]
+  [--force-rpath]
+  [--add-needed LIBRARY]
+  [--remove-needed LIBRARY]
+  [--replace-needed LIBRARY NEW_LIBRARY]
+  [--print-needed]
+  [--no-default-lib]
+  [--clear-symbol-version SYMBOL]
+  [--add-debug-tag]
+  [--print-execstack]
+  [--clear-execstack]
+  [--set-execstack]
+  [--output FILE]
+  [--in-place]          keep the inode (hard links) instead of replacing the file
+  [--debug]
+  [--version]
+  FILENAME...
+
+Values may be given as @FILE to read them from FILE.
+`
+
+// NewCmdPatchelf builds `patchelf` (native=false) or `patch` (native=true).
+func NewCmdPatchelf(io *cli.IOStreams, version string, native bool) *cobra.Command {
+	name := "patchelf"
+	short := "Drop-in replacement for NixOS patchelf that never corrupts a file"
+	if native {
+		name = "patch"
+		short = "Edit RPATH/RUNPATH, NEEDED, SONAME, interpreter; --dry-run shows the plan"
+	}
+	cmd := &cobra.Command{
+		Use:                name + " [OPTIONS] FILENAME...",
+		Short:              short,
+		Long:               short + ".\n\n" + fmt.Sprintf(usage, "rocmdoctor "+name) + extraHelp(native),
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := Parse(args, native)
+			if err != nil {
+				return err
+			}
+			opts.IO = io
+			if opts == nil {
+				return nil
+			}
+			return Run(opts, version)
+		},
+	}
+	return cmd
+}
+
+func extraHelp(native bool) string {
+	if !native {
+		return `
+Edits are planned, verified by re-reading the result, and written to a
+temporary file that replaces the original (or the file itself with --in-place).
+On any error the file is left byte-identical. Exit status 1 on errors.`
+	}
+	return `
+--dry-run      print the plan (patched ranges, moved sections, growth) and write nothing
+--json         print the plan as JSON`
+}
+
+// Parse reads patchelf-style arguments.
+func Parse(args []string, native bool) (*Options, error) {
+	o := &Options{Native: native}
+	val := func(i *int, name string) (string, error) {
+		if *i+1 >= len(args) {
+			return "", &cli.UsageError{Err: fmt.Errorf("%s needs an argument", name)}
+		}
+		*i++
+		v := args[*i]
+		if strings.HasPrefix(v, "@") {
+			b, err := os.ReadFile(v[1:])
+			if err != nil {
+				return "", err
+			}
+			v = strings.TrimRight(string(b), "\n")
+		}
+		return v, nil
+	}
+	setRP := func(k patchelf.Kind, arg string) { e := patchelf.Edit{Kind: k, Arg: arg}; o.rpathOp = &e }
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		var err error
+		var v string
+		switch a {
+		case "--help", "-h":
+			return nil, &helpError{}
+		case "--version":
+			return nil, &versionError{}
+		case "--page-size":
+			if v, err = val(&i, a); err == nil {
+				var n uint64
+				n, err = strconv.ParseUint(v, 0, 64)
+				if err != nil || n == 0 || n&(n-1) != 0 {
+					err = &cli.UsageError{Err: fmt.Errorf("invalid argument to --page-size: %s", v)}
+				}
+				o.PageSize = n
+			}
+		case "--set-interpreter", "--interpreter":
+			if v, err = val(&i, a); err == nil {
+				o.setInterp = &v
+			}
+		case "--set-os-abi":
+			if v, err = val(&i, a); err == nil {
+				if _, perr := patchelf.ParseOSABI(v); perr != nil {
+					err = &cli.UsageError{Err: perr}
+				}
+				o.setOSABI = &v
+			}
+		case "--print-interpreter":
+			o.printInterp = true
+		case "--print-os-abi":
+			o.printOSABI = true
+		case "--print-soname":
+			o.printSoname = true
+		case "--set-soname":
+			if v, err = val(&i, a); err == nil {
+				o.setSoname = &v
+			}
+		case "--set-rpath":
+			if v, err = val(&i, a); err == nil {
+				setRP(patchelf.SetRPath, v)
+			}
+		case "--add-rpath":
+			if v, err = val(&i, a); err == nil {
+				setRP(patchelf.AddRPath, v)
+			}
+		case "--remove-rpath":
+			setRP(patchelf.RemoveRPath, "")
+		case "--shrink-rpath":
+			setRP(patchelf.ShrinkRPath, "")
+		case "--allowed-rpath-prefixes":
+			if v, err = val(&i, a); err == nil {
+				o.Allowed = append(o.Allowed, strings.Split(v, ":")...)
+			}
+		case "--print-rpath":
+			o.printRPath = true
+		case "--force-rpath":
+			o.Force = true
+		case "--add-needed":
+			if v, err = val(&i, a); err == nil {
+				o.add = append(o.add, v)
+			}
+		case "--remove-needed":
+			if v, err = val(&i, a); err == nil {
+				o.remove = append(o.remove, v)
+			}
+		case "--replace-needed":
+			var w string
+			if v, err = val(&i, a); err == nil {
+				if w, err = val(&i, a); err == nil {
+					o.replace = append(o.replace, [2]string{v, w})
+				}
+			}
+		case "--print-needed":
+			o.printNeeded = true
+		case "--no-default-lib":
+			o.noDefaultLib = true
+		case "--no-sort":
+			// Segments are never reordered; accepted for compatibility.
+		case "--clear-symbol-version":
+			if v, err = val(&i, a); err == nil {
+				o.clearVersions = append(o.clearVersions, v)
+			}
+		case "--add-debug-tag":
+			o.debugTag = true
+		case "--print-execstack":
+			o.printExecstack = true
+		case "--clear-execstack":
+			k := patchelf.ClearExecStack
+			o.stackOp = &k
+		case "--set-execstack":
+			k := patchelf.SetExecStack
+			o.stackOp = &k
+		case "--rename-dynamic-symbols":
+			if v, err = val(&i, a); err == nil {
+				o.renameSymbols = v
+			}
+		case "--output":
+			o.Output, err = val(&i, a)
+		case "--debug":
+			o.Debug = true
+		case "--in-place":
+			o.InPlace = true
+		case "--dry-run":
+			o.DryRun = true
+		case "--json":
+			o.JSON = true
+		default:
+			if strings.HasPrefix(a, "-") && a != "-" {
+				return nil, &cli.UsageError{Err: fmt.Errorf("unknown option %s", a)}
+			}
+			o.Files = append(o.Files, a)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(o.Files) == 0 {
+		return nil, &cli.UsageError{Err: errors.New("missing filename")}
+	}
+	if o.Output != "" && len(o.Files) > 1 {
+		return nil, &cli.UsageError{Err: errors.New("--output option only allowed with single input file")}
+	}
+	if o.renameSymbols != "" {
+		return nil, &cli.UsageError{Err: errors.New("--rename-dynamic-symbols is not supported yet")}
+	}
+	return o, nil
+}
+
+type helpError struct{}
+
+func (*helpError) Error() string { return "help" }
+
+type versionError struct{}
+
+func (*versionError) Error() string { return "version" }
+
+// Edits returns the edits in patchelf's fixed order.
+func (o *Options) Edits() []patchelf.Edit {
+	var es []patchelf.Edit
+	if o.setOSABI != nil {
+		es = append(es, patchelf.Edit{Kind: patchelf.SetOSABI, Arg: *o.setOSABI})
+	}
+	if o.setSoname != nil {
+		es = append(es, patchelf.Edit{Kind: patchelf.SetSoname, Arg: *o.setSoname})
+	}
+	if o.setInterp != nil {
+		es = append(es, patchelf.Edit{Kind: patchelf.SetInterpreter, Arg: *o.setInterp})
+	}
+	if o.rpathOp != nil {
+		e := *o.rpathOp
+		e.Allowed = o.Allowed
+		es = append(es, e)
+	}
+	for _, n := range o.remove {
+		es = append(es, patchelf.Edit{Kind: patchelf.RemoveNeeded, Arg: n})
+	}
+	for _, r := range o.replace {
+		es = append(es, patchelf.Edit{Kind: patchelf.ReplaceNeeded, Arg: r[0], Arg2: r[1]})
+	}
+	for _, n := range o.add {
+		es = append(es, patchelf.Edit{Kind: patchelf.AddNeeded, Arg: n})
+	}
+	for _, s := range o.clearVersions {
+		es = append(es, patchelf.Edit{Kind: patchelf.ClearSymbolVersion, Arg: s})
+	}
+	if o.noDefaultLib {
+		es = append(es, patchelf.Edit{Kind: patchelf.NoDefaultLib})
+	}
+	if o.debugTag {
+		es = append(es, patchelf.Edit{Kind: patchelf.AddDebugTag})
+	}
+	if o.stackOp != nil {
+		es = append(es, patchelf.Edit{Kind: *o.stackOp})
+	}
+	return es
+}
+
+var osabiPrint = map[elf.OSABI]string{0: "System V", 1: "HP-UX", 2: "NetBSD", 3: "Linux", 6: "Solaris", 7: "AIX", 8: "IRIX",
+	9: "FreeBSD", 10: "Tru64", 12: "OpenBSD", 13: "OpenVMS", 64: "AMDGPU HSA", 65: "AMDGPU PAL", 66: "AMDGPU Mesa3D", 97: "ARM", 255: "Stand-alone (embedded)"}
+
+// Run applies the options to every file.
+func Run(o *Options, version string) error {
+	failed := 0
+	for _, path := range o.Files {
+		if err := o.one(path); err != nil {
+			failed++
+			fmt.Fprintf(o.IO.ErrOut, "patchelf: %s\n", describe(path, err))
+		}
+	}
+	if failed > 0 {
+		return cli.SilentError
+	}
+	return nil
+}
+
+func describe(path string, err error) string {
+	switch {
+	case errors.Is(err, elfx.ErrNotELF):
+		return path + ": not an ELF executable"
+	case os.IsNotExist(err):
+		return "getting info about '" + path + "': No such file or directory"
+	}
+	return err.Error()
+}
+
+func (o *Options) one(path string) error {
+	f, err := elfx.Open(path)
+	if err != nil {
+		return err
+	}
+	d, derr := f.Dynamic()
+	out := o.IO.Out
+	if o.printInterp {
+		s, _ := f.Interp()
+		if s == "" {
+			f.Close()
+			return fmt.Errorf("%s: cannot find section '.interp'. The input file is most likely statically linked", path)
+		}
+		fmt.Fprintln(out, s)
+	}
+	if o.printOSABI {
+		name, ok := osabiPrint[f.OSABI]
+		if !ok {
+			name = strconv.Itoa(int(f.OSABI))
+		}
+		fmt.Fprintln(out, name)
+	}
+	needDyn := func() error {
+		if derr != nil {
+			return fmt.Errorf("%s: cannot find section '.dynamic'. The input file is most likely statically linked", path)
+		}
+		return nil
+	}
+	if o.printSoname {
+		if err := needDyn(); err != nil {
+			f.Close()
+			return err
+		}
+		fmt.Fprintln(out, d.Soname)
+	}
+	if o.printRPath {
+		if err := needDyn(); err != nil {
+			f.Close()
+			return err
+		}
+		if d.HasRunPath {
+			fmt.Fprintln(out, d.RunPath)
+		} else {
+			fmt.Fprintln(out, d.RPath)
+		}
+	}
+	if o.printNeeded {
+		if err := needDyn(); err != nil {
+			f.Close()
+			return err
+		}
+		for _, n := range d.Needed {
+			fmt.Fprintln(out, n)
+		}
+	}
+	if o.printExecstack {
+		st := f.GNUStack()
+		mark := "-"
+		switch {
+		case !st.Present:
+			mark = "?"
+		case st.Executable:
+			mark = "X"
+		}
+		fmt.Fprintf(out, "execstack: %s\n", mark)
+	}
+	f.Close()
+	edits := o.Edits()
+	if len(edits) == 0 && o.Output == "" {
+		return nil
+	}
+	plan, err := patchelf.EditFile(path, edits, patchelf.Options{PageSize: o.PageSize, ForceRPath: o.Force},
+		patchelf.WriteOptions{Output: o.Output, InPlace: o.InPlace, DryRun: o.DryRun})
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		return cli.WriteJSON(out, plan)
+	}
+	if o.Debug || o.DryRun {
+		w := o.IO.ErrOut
+		if o.DryRun {
+			w = out
+		}
+		fmt.Fprintf(w, "%s: %d patch(es)", path, len(plan.Patches))
+		if plan.AppendSize > 0 {
+			fmt.Fprintf(w, ", new PT_LOAD of %d bytes at 0x%x (moves %s)", plan.AppendSize, plan.AppendOffset, strings.Join(plan.Moved, ", "))
+		}
+		fmt.Fprintf(w, "; size %d -> %d bytes\n", plan.OldSize, plan.NewSize)
+		for _, p := range plan.Patches {
+			fmt.Fprintf(w, "  write %d bytes at 0x%x: %s\n", p.Size, p.Offset, p.What)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,361 @@
+package patchelf_test
+
+import (
+	"bytes"
+	"debug/elf"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/patchelf"
+)
+
+func copyFixture(t testing.TB, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(testenv.Testdata(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func edit(t *testing.T, path string, edits ...patchelf.Edit) *patchelf.Plan {
+	t.Helper()
+	p, err := patchelf.EditFile(path, edits, patchelf.Options{}, patchelf.WriteOptions{})
+	if err != nil {
+		t.Fatalf("%v: %v", edits, err)
+	}
+	return p
+}
+
+type state struct {
+	needed           []string
+	soname, rpath    string
+	hasRPath, hasRun bool
+	interp           string
+	flags1           elf.DynFlag1
+	debug            bool
+	osabi            elf.OSABI
+	stack            elfx.Stack
+	size             int64
+}
+
+func read(t *testing.T, path string) state {
+	t.Helper()
+	f, err := elfx.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var s state
+	s.interp, _ = f.Interp()
+	s.osabi, s.stack, s.size = f.OSABI, f.GNUStack(), f.Size
+	d, err := f.Dynamic()
+	if err != nil {
+		return s
+	}
+	s.needed, s.soname = d.Needed, d.Soname
+	s.hasRPath, s.hasRun = d.HasRPath, d.HasRunPath
+	s.rpath = d.RunPath
+	if d.HasRPath {
+		s.rpath = d.RPath
+	}
+	s.flags1 = d.Flags1
+	_, s.debug = d.Value(elf.DT_DEBUG)
+	return s
+}
+
+const long = "/opt/rocm-6.2.2/lib:/opt/rocm-6.2.2/llvm/lib:/nix/store/0123456789abcdefghijklmnopqrstuv-rocm-runtime/lib"
+
+func TestEditsVisibleOnEveryFixture(t *testing.T) {
+	for _, name := range []string{"libfoo.so.1", "hello", "libi386.so", "libbe.so", "libsysv.so", "libgpu.so"} {
+		t.Run(name, func(t *testing.T) {
+			p := copyFixture(t, name)
+			before := read(t, p)
+			edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
+			if s := read(t, p); s.rpath != long || !s.hasRun || s.hasRPath {
+				t.Errorf("set-rpath: %+v", s)
+			}
+			edit(t, p, patchelf.Edit{Kind: patchelf.AddNeeded, Arg: "libamdhip64.so.6"})
+			if s := read(t, p); len(s.needed) != len(before.needed)+1 || s.needed[0] != "libamdhip64.so.6" {
+				t.Errorf("add-needed: %v", s.needed)
+			}
+			edit(t, p, patchelf.Edit{Kind: patchelf.ReplaceNeeded, Arg: "libamdhip64.so.6", Arg2: "libamdhip64.so.5"})
+			if s := read(t, p); s.needed[0] != "libamdhip64.so.5" {
+				t.Errorf("replace-needed: %v", s.needed)
+			}
+			edit(t, p, patchelf.Edit{Kind: patchelf.SetSoname, Arg: "librenamed-with-a-much-longer-name.so.42"})
+			if s := read(t, p); s.soname != "librenamed-with-a-much-longer-name.so.42" {
+				t.Errorf("set-soname: %q", s.soname)
+			}
+			edit(t, p, patchelf.Edit{Kind: patchelf.NoDefaultLib}, patchelf.Edit{Kind: patchelf.AddDebugTag})
+			if s := read(t, p); s.flags1&elf.DF_1_NODEFLIB == 0 || !s.debug {
+				t.Errorf("nodeflib/debug: %+v", s)
+			}
+			edit(t, p, patchelf.Edit{Kind: patchelf.RemoveNeeded, Arg: "libamdhip64.so.5"}, patchelf.Edit{Kind: patchelf.RemoveRPath})
+			if s := read(t, p); len(s.needed) != len(before.needed) || s.rpath != "" || s.hasRun {
+				t.Errorf("remove: %+v", s)
+			}
+			edit(t, p, patchelf.Edit{Kind: patchelf.SetExecStack})
+			if s := read(t, p); !s.stack.Present || !s.stack.Executable {
+				t.Errorf("set-execstack: %+v", s.stack)
+			}
+			edit(t, p, patchelf.Edit{Kind: patchelf.ClearExecStack}, patchelf.Edit{Kind: patchelf.SetOSABI, Arg: "linux"})
+			if s := read(t, p); s.stack.Executable || s.osabi != elf.ELFOSABI_LINUX {
+				t.Errorf("clear-execstack/os-abi: %+v", s)
+			}
+			if before.interp != "" {
+				edit(t, p, patchelf.Edit{Kind: patchelf.SetInterpreter, Arg: "/lib64/../lib64/../lib64/ld-linux-x86-64.so.2"})
+				if s := read(t, p); s.interp != "/lib64/../lib64/../lib64/ld-linux-x86-64.so.2" {
+					t.Errorf("set-interpreter: %q", s.interp)
+				}
+			}
+		})
+	}
+}
+
+func TestRepeatedEditsDoNotGrow(t *testing.T) {
+	p := copyFixture(t, "libfoo.so.1")
+	edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long}, patchelf.Edit{Kind: patchelf.AddNeeded, Arg: "libx.so.1"})
+	size := read(t, p).size
+	for i := 0; i < 3; i++ {
+		plan := edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long}, patchelf.Edit{Kind: patchelf.AddNeeded, Arg: "libx.so.1"})
+		if plan.Changed || read(t, p).size != size {
+			t.Fatalf("repeat %d: changed=%v size %d → %d", i, plan.Changed, size, read(t, p).size)
+		}
+	}
+	// A shorter run path is written in place: no growth, no new segment.
+	q := copyFixture(t, "libfoo.so.1")
+	plan := edit(t, q, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "$ORIGIN"})
+	if plan.AppendSize != 0 || read(t, q).size != plan.OldSize || read(t, q).rpath != "$ORIGIN" {
+		t.Errorf("shorter rpath grew the file: %+v", plan)
+	}
+}
+
+func TestCombinedEqualsSequential(t *testing.T) {
+	edits := []patchelf.Edit{
+		{Kind: patchelf.SetRPath, Arg: long},
+		{Kind: patchelf.ReplaceNeeded, Arg: "libm.so.6", Arg2: "libmvec.so.1"},
+		{Kind: patchelf.AddNeeded, Arg: "libhipblas.so.2"},
+		{Kind: patchelf.SetSoname, Arg: "libcombined.so.9"},
+	}
+	a, b := copyFixture(t, "libfoo.so.1"), copyFixture(t, "libfoo.so.1")
+	edit(t, a, edits...)
+	for _, e := range edits {
+		edit(t, b, e)
+	}
+	sa, sb := read(t, a), read(t, b)
+	sa.size, sb.size = 0, 0
+	if strings.Join(sa.needed, ",") != strings.Join(sb.needed, ",") || sa.rpath != sb.rpath || sa.soname != sb.soname {
+		t.Errorf("combined %+v\nsequential %+v", sa, sb)
+	}
+	// The patchelf 0.14.3 bug: --set-rpath X --replace-needed A B wrote RUNPATH = B.
+	if sa.rpath != long {
+		t.Errorf("RUNPATH = %q after a combined set-rpath/replace-needed, want %q", sa.rpath, long)
+	}
+	// .gnu.version_r follows the renamed NEEDED entry.
+	f, _ := elfx.Open(a)
+	defer f.Close()
+	needs, _ := f.VersionNeeds()
+	if len(needs) != 1 || needs[0].File != "libmvec.so.1" {
+		t.Errorf(".gnu.version_r = %+v", needs)
+	}
+}
+
+func TestForceRPathAndConversion(t *testing.T) {
+	p := copyFixture(t, "hello") // has DT_RPATH
+	edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "/x"})
+	if s := read(t, p); !s.hasRun || s.hasRPath {
+		t.Errorf("set-rpath should convert DT_RPATH to DT_RUNPATH: %+v", s)
+	}
+	q := copyFixture(t, "libfoo.so.1") // has DT_RUNPATH
+	if _, err := patchelf.EditFile(q, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/y"}}, patchelf.Options{ForceRPath: true}, patchelf.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if s := read(t, q); s.hasRun || !s.hasRPath || s.rpath != "/y" {
+		t.Errorf("--force-rpath: %+v", s)
+	}
+}
+
+func TestErrorsLeaveFileUntouched(t *testing.T) {
+	for _, tt := range []struct {
+		file string
+		e    patchelf.Edit
+		msg  string
+	}{
+		{"libfoo.so.1", patchelf.Edit{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"}, "cannot find section '.interp'"},
+		{"archive_a.o", patchelf.Edit{Kind: patchelf.SetRPath, Arg: "/x"}, "relocatable object"},
+		{"libfoo.so.1", patchelf.Edit{Kind: patchelf.SetOSABI, Arg: "plan9"}, "unrecognized OS ABI"},
+	} {
+		p := copyFixture(t, tt.file)
+		orig, _ := os.ReadFile(p)
+		_, err := patchelf.EditFile(p, []patchelf.Edit{tt.e}, patchelf.Options{}, patchelf.WriteOptions{})
+		if err == nil || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%s %v: err = %v, want %q", tt.file, tt.e, err, tt.msg)
+		}
+		now, _ := os.ReadFile(p)
+		if !bytes.Equal(orig, now) {
+			t.Errorf("%s changed after a failed edit", tt.file)
+		}
+	}
+}
+
+func TestInPlaceKeepsInodeAndDryRunWritesNothing(t *testing.T) {
+	p := copyFixture(t, "libfoo.so.1")
+	link := p + ".hardlink"
+	if err := os.Link(p, link); err != nil {
+		t.Skip("hard links unsupported here")
+	}
+	orig, _ := os.ReadFile(p)
+	if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	if now, _ := os.ReadFile(p); !bytes.Equal(orig, now) {
+		t.Fatalf("dry run wrote")
+	}
+	if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{InPlace: true}); err != nil {
+		t.Fatal(err)
+	}
+	if s := read(t, link); s.rpath != long {
+		t.Errorf("--in-place did not write through the hard link: %q", s.rpath)
+	}
+	// The default path replaces the file: the hard link keeps the old data.
+	q := copyFixture(t, "libfoo.so.1")
+	os.Link(q, q+".hl")
+	edit(t, q, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
+	if s := read(t, q+".hl"); s.rpath == long {
+		t.Errorf("the default write path modified another hard link")
+	}
+	if st, _ := os.Stat(q); st.Mode().Perm() != 0o755 {
+		t.Errorf("mode not kept: %v", st.Mode())
+	}
+}
+
+func TestPageSize(t *testing.T) {
+	p := copyFixture(t, "libfoo.so.1")
+	plan, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}, patchelf.Options{PageSize: 65536}, patchelf.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plan.AppendOffset%65536 != 0 {
+		t.Errorf("new segment at 0x%x, not 64 KiB aligned", plan.AppendOffset)
+	}
+}
+
+// TestRealLoaderAndStrip builds a PIE and a non-PIE executable and a
+// shared library with gcc, applies each growing edit, and checks the
+// executables still run and the library still loads (dlopen harness),
+// before and after strip, with readelf reporting no warnings.
+func TestRealLoaderAndStrip(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	strip := testenv.Tool(t, "strip", "binutils")
+	readelf := testenv.Tool(t, "readelf", "binutils")
+	dir := t.TempDir()
+	w := func(n, s string) { os.WriteFile(filepath.Join(dir, n), []byte(s), 0o644) }
+	w("lib.c", "int lib_value(void){return 42;}\n")
+	w("main.c", "#include <stdio.h>\nextern int lib_value(void);\nint main(void){printf(\"%d\\n\", lib_value());return 0;}\n")
+	w("dl.c", "#include <dlfcn.h>\n#include <stdio.h>\nint main(int c,char**v){void*h=dlopen(v[1],RTLD_NOW);if(!h){fprintf(stderr,\"%s\\n\",dlerror());return 1;}int(*f)(void)=dlsym(h,v[2]);if(!f){fprintf(stderr,\"no %s\\n\",v[2]);return 1;}printf(\"%d\\n\",f());return 0;}\n")
+	run := func(name string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+		return string(out)
+	}
+	run(gcc, "-shared", "-fPIC", "-o", "libv.so", "lib.c", "-Wl,-soname,libv.so")
+	run(gcc, "-o", "pie", "main.c", "-L.", "-lv", "-pie", "-fPIE")
+	run(gcc, "-o", "nopie", "main.c", "-L.", "-lv", "-no-pie")
+	run(gcc, "-o", "dl", "dl.c", "-ldl")
+	cases := [][]patchelf.Edit{
+		{{Kind: patchelf.SetRPath, Arg: dir + ":" + long}},
+		{{Kind: patchelf.SetRPath, Arg: dir}, {Kind: patchelf.AddNeeded, Arg: "libm.so.6"}, {Kind: patchelf.AddDebugTag}},
+		{{Kind: patchelf.SetRPath, Arg: "$ORIGIN"}, {Kind: patchelf.SetInterpreter, Arg: "/lib64/../lib64/../lib64/ld-linux-x86-64.so.2"}},
+	}
+	for ci, edits := range cases {
+		for _, exe := range []string{"pie", "nopie"} {
+			p := filepath.Join(dir, exe+"-edited")
+			b, _ := os.ReadFile(filepath.Join(dir, exe))
+			os.WriteFile(p, b, 0o755)
+			if _, err := patchelf.EditFile(p, edits, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+				t.Fatalf("case %d %s: %v", ci, exe, err)
+			}
+			if out := run(p); strings.TrimSpace(out) != "42" {
+				t.Errorf("case %d %s prints %q", ci, exe, out)
+			}
+			if warn := run(readelf, "-a", "-W", p); strings.Contains(warn, "Warning") {
+				t.Errorf("case %d %s: readelf warns", ci, exe)
+			}
+			run(strip, p)
+			if out := run(p); strings.TrimSpace(out) != "42" {
+				t.Errorf("case %d %s after strip prints %q", ci, exe, out)
+			}
+		}
+		lib := filepath.Join(dir, "libv-edited.so")
+		b, _ := os.ReadFile(filepath.Join(dir, "libv.so"))
+		os.WriteFile(lib, b, 0o755)
+		libEdits := append([]patchelf.Edit{{Kind: patchelf.SetSoname, Arg: "libv-with-a-much-longer-soname.so.1"}}, edits[0])
+		if _, err := patchelf.EditFile(lib, libEdits, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if out := run(filepath.Join(dir, "dl"), lib, "lib_value"); strings.TrimSpace(out) != "42" {
+			t.Errorf("case %d: dlopen of the edited library prints %q", ci, out)
+		}
+		run(strip, lib)
+		if out := run(filepath.Join(dir, "dl"), lib, "lib_value"); strings.TrimSpace(out) != "42" {
+			t.Errorf("case %d: dlopen after strip prints %q", ci, out)
+		}
+	}
+}
+
+// FuzzEditSequences applies random edit sequences to the fixtures: each
+// either fails cleanly or yields a plan whose verified result re-parses.
+func FuzzEditSequences(f *testing.F) {
+	f.Add(uint8(0), []byte{0, 1, 2, 3}, "abc")
+	f.Add(uint8(1), []byte{4, 5, 6, 0, 0}, "/opt/rocm/lib")
+	fixtures := []string{"libfoo.so.1", "hello", "libi386.so", "libbe.so", "libsysv.so"}
+	kinds := []patchelf.Kind{patchelf.SetRPath, patchelf.AddRPath, patchelf.RemoveRPath, patchelf.AddNeeded, patchelf.RemoveNeeded,
+		patchelf.ReplaceNeeded, patchelf.SetSoname, patchelf.SetInterpreter, patchelf.NoDefaultLib, patchelf.AddDebugTag,
+		patchelf.ClearExecStack, patchelf.SetExecStack, patchelf.SetOSABI}
+	f.Fuzz(func(t *testing.T, which uint8, ops []byte, arg string) {
+		if len(ops) > 16 || len(arg) > 300 {
+			return
+		}
+		b, err := os.ReadFile(testenv.Testdata(fixtures[int(which)%len(fixtures)]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		file, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "fuzz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var edits []patchelf.Edit
+		for i, o := range ops {
+			a := arg
+			if i%2 == 1 {
+				a = strings.Repeat(arg, 2)
+			}
+			edits = append(edits, patchelf.Edit{Kind: kinds[int(o)%len(kinds)], Arg: a, Arg2: a + "x"})
+		}
+		plan, err := patchelf.PlanFile(file, edits, patchelf.Options{})
+		if err != nil {
+			return
+		}
+		if err := plan.Verify(file); err != nil {
+			if strings.Contains(err.Error(), "\x00") || strings.ContainsAny(arg, "\x00") {
+				return // a NUL in a name cannot survive a string table
+			}
+			t.Fatalf("%v: %v", edits, err)
+		}
+	})
+}
