@@ -360,9 +360,36 @@ func (m *model) layout() (*Plan, error) {
 // table of size bytes fits at e_phoff inside the first PT_LOAD.
 func (m *model) makeRoom(size uint64, first *phdr) ([]moved, error) {
 	need := m.phoff + size
+	secs := m.f.ELF().Sections
+	move := map[int]bool{}
+	for i, s := range secs {
+		if s.Type != elf.SHT_NULL && s.Flags&elf.SHF_ALLOC != 0 && s.Offset >= m.phoff && s.Offset < need {
+			move[i] = true
+		}
+	}
+	// A note segment moves whole: its notes must stay contiguous.
+	for _, ph := range m.phdrs {
+		if ph.Type != elf.PT_NOTE && ph.Type != elf.PT_GNU_PROPERTY {
+			continue
+		}
+		in := func(s *elf.Section) bool {
+			return s.Type == elf.SHT_NOTE && s.Offset >= ph.Off && s.Offset+s.Size <= ph.Off+ph.Filesz
+		}
+		hit := false
+		for i, s := range secs {
+			hit = hit || move[i] && in(s)
+		}
+		if hit {
+			for i, s := range secs {
+				if in(s) {
+					move[i] = true
+				}
+			}
+		}
+	}
 	var out []moved
-	for i, s := range m.f.ELF().Sections {
-		if s.Type == elf.SHT_NULL || s.Flags&elf.SHF_ALLOC == 0 || s.Offset < m.phoff || s.Offset >= need {
+	for i, s := range secs {
+		if !move[i] {
 			continue
 		}
 		if s.Offset+s.Size > first.Off+first.Filesz {
