@@ -112,10 +112,18 @@ func editOne(src, dir, harness, readelf, patchelfBin string) error {
 	}
 	d, _ := f.Dynamic()
 	first := d.Needed[0]
+	orig := d.RunPath
+	if !d.HasRunPath {
+		orig = d.RPath
+	}
 	f.Close()
 	// The original's directory first, so that siblings it needs (gconv
 	// modules' helpers) still resolve from the copy.
-	rpath := filepath.Dir(src) + ":/opt/rocm-6.2.2/lib:/opt/rocm-6.2.2/llvm/lib:/nix/store/0123456789abcdefghijklmnopqrstuv-rocm/lib"
+	orig = strings.ReplaceAll(strings.ReplaceAll(orig, "${ORIGIN}", filepath.Dir(src)), "$ORIGIN", filepath.Dir(src))
+	if orig != "" {
+		orig += ":"
+	}
+	rpath := orig + filepath.Dir(src) + ":/opt/rocm-6.2.2/lib:/opt/rocm-6.2.2/llvm/lib:/nix/store/0123456789abcdefghijklmnopqrstuv-rocm/lib"
 	// Replace the first NEEDED by itself through a symlink name that exists
 	// in the same directory, and add one that is already loaded.
 	alias := "libc.so.6"
