@@ -173,6 +173,15 @@ func (t *SymbolTable) rawName(i int) []byte {
 	return nil
 }
 
+// NameBytes returns symbol i's name as a slice of the string table (no
+// copy; the caller must not modify it).
+func (t *SymbolTable) NameBytes(i int) []byte {
+	if i <= 0 || i >= t.Len() {
+		return nil
+	}
+	return t.rawName(i)
+}
+
 // nameIs reports whether symbol i is named name, comparing in place.
 func (t *SymbolTable) nameIs(i int, name string) bool {
 	off := uint64(t.f.bo.Uint32(t.syms[i*t.entsz:]))
