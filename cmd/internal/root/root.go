@@ -19,6 +19,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/patchelfcmd"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/symbols"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/unwind"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/wheelcmd"
 )
 
 // Version is set at link time (-ldflags "-X …/root.Version=v1.2.3"); when
@@ -71,6 +72,7 @@ Exit status: 0 ok, 1 error, 2 usage error, 3 findings at or above --fail-on.`,
 		ck.NewCmdCK(io, nil),
 		patchelfcmd.NewCmdPatchelf(io, version(), false),
 		patchelfcmd.NewCmdPatchelf(io, version(), true),
+		wheelcmd.NewCmdWheel(io),
 		newCmdGenDocs(io),
 	)
 	cmd.InitDefaultCompletionCmd() // so the generated docs include it

@@ -1,0 +1,674 @@
+// Package wheel retargets the native libraries of a Python wheel (or an
+// unpacked or installed distribution) at a locally built ROCm: it plans
+// which NEEDED entries to keep, replace or drop and what RUNPATH each ELF
+// needs (using rpath), rewrites the ELFs through patchelf, proves that every
+// closure resolves and binds against the target (symcheck), and writes a new
+// wheel whose RECORD matches, copying unchanged entries without
+// recompression.
+package wheel
+
+import (
+	"archive/zip"
+	"context"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/patchelf"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
+)
+
+// Options configure Relink.
+type Options struct {
+	// ROCm prefixes: their lib, lib64 and llvm/lib directories are the target.
+	ROCm []string
+	// LibDirs are more target directories (Nix store paths, …).
+	LibDirs []string
+	// Keep lists RUNPATH entries to keep as they are.
+	Keep []string
+	// Ignore lists globs of SONAMEs (matched against the name and its
+	// unversioned form) to leave alone.
+	Ignore []string
+	// DropBundled removes auditwheel-grafted copies nothing references any more.
+	DropBundled bool
+	// AllowSONAMEChange permits replacing a library by another major version.
+	AllowSONAMEChange bool
+	// AllowUnresolved writes even when closures do not resolve completely.
+	AllowUnresolved bool
+	// Resolver is the base for resolving against the system (root, hwcaps).
+	Resolver rpath.Options
+	// Output is the directory for the new wheel; InPlace replaces the input.
+	Output  string
+	InPlace bool
+	DryRun  bool
+}
+
+// Need classes.
+const (
+	InWheel      = "in-wheel"
+	Target       = "target"
+	System       = "system"
+	SONAMEChange = "soname-change"
+	Grafted      = "grafted"
+	Missing      = "missing"
+	Ignored      = "ignored"
+)
+
+// Need is one NEEDED entry of a file and what the plan does with it.
+type Need struct {
+	Name        string `json:"name"`
+	Class       string `json:"class"`
+	Resolved    string `json:"resolved,omitempty"`
+	Replacement string `json:"replacement,omitempty"`
+	Note        string `json:"note,omitempty"`
+}
+
+// FilePlan is the plan for one ELF of the distribution.
+type FilePlan struct {
+	Path       string          `json:"path"` // relative to the distribution root
+	Grafted    bool            `json:"grafted,omitempty"`
+	Needed     []Need          `json:"needed"`
+	OldRunPath string          `json:"old_runpath"`
+	NewRunPath string          `json:"new_runpath"`
+	Edits      []patchelf.Edit `json:"edits"`
+	// ABIRisks are symbols the file needs that a replacement of another
+	// major version does not define.
+	ABIRisks []string `json:"abi_risks,omitempty"`
+}
+
+// Plan is the result of Relink.
+type Plan struct {
+	SchemaVersion int                `json:"schema_version"`
+	Input         string             `json:"input"`
+	Kind          string             `json:"kind"` // wheel, directory, installed
+	TargetDirs    []string           `json:"target_dirs"`
+	Files         []FilePlan         `json:"files"`
+	Drop          []string           `json:"drop,omitempty"`
+	Findings      []symcheck.Finding `json:"findings"`
+	Notes         []string           `json:"notes,omitempty"`
+	Output        string             `json:"output,omitempty"`
+	Written       bool               `json:"written"`
+}
+
+// ErrRefused marks a plan that cannot be applied without an override.
+var ErrRefused = errors.New("relink refused")
+
+// graftedName matches auditwheel's hashed names: libamdhip64-46b24d76.so.6.2.60200.
+var graftedName = regexp.MustCompile(`^(lib.+)-[0-9a-f]{8}(\.so(\.[0-9.]+)?)$`)
+
+// family is the name without version: "libamdhip64" for libamdhip64.so.6,
+// libamdhip64-46b24d76.so.6.2.60200 and libamdhip64.so.
+func family(name string) string {
+	if m := graftedName.FindStringSubmatch(name); m != nil {
+		return m[1]
+	}
+	if i := strings.Index(name, ".so"); i > 0 {
+		return name[:i]
+	}
+	return name
+}
+
+// major is the first version component after ".so" ("6" for libx.so.6.2).
+func major(name string) string {
+	if m := graftedName.FindStringSubmatch(name); m != nil {
+		name = m[1] + m[2]
+	}
+	i := strings.Index(name, ".so.")
+	if i < 0 {
+		return ""
+	}
+	return strings.SplitN(name[i+4:], ".", 2)[0]
+}
+
+func (o *Options) targetDirs() []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(d string) {
+		if st, err := os.Stat(d); err == nil && st.IsDir() && !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	for _, p := range o.ROCm {
+		for _, sub := range []string{"lib", "lib64", "llvm/lib"} {
+			add(filepath.Join(p, sub))
+		}
+	}
+	for _, d := range o.LibDirs {
+		add(d)
+	}
+	return out
+}
+
+// dist is a staged distribution: its ELF files copied into a work tree.
+type dist struct {
+	root  string // work tree
+	kind  string
+	input string
+	elfs  []string // relative paths of ELF files
+	// For wheels and installed distributions: the RECORD path relative to root.
+	record string
+}
+
+// Relink plans (and unless DryRun applies) the retargeting of input: a
+// .whl file, an unpacked wheel directory, or an installed distribution's
+// .dist-info directory.
+func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
+	dirs := o.targetDirs()
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("no target directories: give --rocm PREFIX (with lib, lib64 or llvm/lib) or --lib-dir")
+	}
+	work, err := os.MkdirTemp("", "rocmdoctor-wheel-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	d, err := stage(input, work)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{SchemaVersion: 1, Input: input, Kind: d.kind, TargetDirs: dirs, Findings: []symcheck.Finding{}}
+	targets, err := indexTargets(dirs)
+	if err != nil {
+		return nil, err
+	}
+	if err := plan(ctx, d, targets, o, p); err != nil {
+		return nil, err
+	}
+	// Apply the edits to the staged copies and prove the result.
+	for _, fp := range p.Files {
+		if len(fp.Edits) == 0 {
+			continue
+		}
+		if _, err := patchelf.EditFile(filepath.Join(d.root, fp.Path), fp.Edits, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	for _, rel := range p.Drop {
+		os.Remove(filepath.Join(d.root, rel))
+	}
+	if err := verify(ctx, d, dirs, o, p); err != nil {
+		return nil, err
+	}
+	refused := false
+	for _, f := range p.Findings {
+		if f.Severity == symcheck.SeverityError {
+			refused = true
+		}
+	}
+	if refused && !o.AllowUnresolved {
+		return p, fmt.Errorf("%w: %d finding(s); nothing was written (use --allow-unresolved or --allow-soname-change as the findings say)", ErrRefused, len(p.Findings))
+	}
+	if o.DryRun {
+		return p, nil
+	}
+	if err := write(d, p, o); err != nil {
+		return nil, err
+	}
+	p.Written = true
+	return p, nil
+}
+
+func stage(input, work string) (*dist, error) {
+	st, err := os.Stat(input)
+	if err != nil {
+		return nil, err
+	}
+	d := &dist{root: work, input: input}
+	switch {
+	case !st.IsDir() && strings.HasSuffix(input, ".whl"):
+		d.kind = "wheel"
+		zr, err := zip.OpenReader(input)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", input, err)
+		}
+		defer zr.Close()
+		for _, zf := range zr.File {
+			if strings.HasSuffix(zf.Name, ".dist-info/RECORD") {
+				d.record = zf.Name
+			}
+			if zf.FileInfo().IsDir() || !safeRel(zf.Name) {
+				continue
+			}
+			rc, err := zf.Open()
+			if err != nil {
+				return nil, err
+			}
+			var m [4]byte
+			n, _ := io.ReadFull(rc, m[:])
+			if n == 4 && string(m[:]) == elf.ELFMAG {
+				dst := filepath.Join(work, filepath.FromSlash(zf.Name))
+				os.MkdirAll(filepath.Dir(dst), 0o755)
+				out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+				if err == nil {
+					_, err = io.Copy(out, io.MultiReader(strings.NewReader(string(m[:])), rc))
+					out.Close()
+				}
+				if err != nil {
+					rc.Close()
+					return nil, err
+				}
+				d.elfs = append(d.elfs, zf.Name)
+			}
+			rc.Close()
+		}
+	case st.IsDir() && strings.HasSuffix(filepath.Clean(input), ".dist-info"):
+		d.kind = "installed"
+		site := filepath.Dir(filepath.Clean(input))
+		d.record = filepath.ToSlash(filepath.Join(filepath.Base(filepath.Clean(input)), "RECORD"))
+		rec, err := readRecord(filepath.Join(input, "RECORD"))
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rec {
+			if !safeRel(r.path) {
+				continue
+			}
+			if err := stageFile(filepath.Join(site, filepath.FromSlash(r.path)), work, r.path, d); err != nil {
+				return nil, err
+			}
+		}
+	case st.IsDir():
+		d.kind = "directory"
+		err := filepath.WalkDir(input, func(p string, e os.DirEntry, err error) error {
+			if err != nil || !e.Type().IsRegular() {
+				return nil
+			}
+			rel, _ := filepath.Rel(input, p)
+			rel = filepath.ToSlash(rel)
+			if strings.HasSuffix(rel, ".dist-info/RECORD") {
+				d.record = rel
+			}
+			return stageFile(p, work, rel, d)
+		})
+		if err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("%s: not a .whl file, a wheel directory or a .dist-info directory", input)
+	}
+	sort.Strings(d.elfs)
+	return d, nil
+}
+
+func safeRel(p string) bool {
+	return p != "" && !strings.HasPrefix(p, "/") && !strings.Contains("/"+p+"/", "/../")
+}
+
+func stageFile(src, work, rel string, d *dist) error {
+	fh, err := os.Open(src)
+	if err != nil {
+		return nil // RECORD may list files that are gone; not ours to judge here
+	}
+	defer fh.Close()
+	if elfx.Sniff(fh) != elfx.KindELF {
+		return nil
+	}
+	dst := filepath.Join(work, filepath.FromSlash(rel))
+	os.MkdirAll(filepath.Dir(dst), 0o755)
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := fh.Seek(0, io.SeekStart); err != nil {
+		out.Close()
+		return err
+	}
+	_, err = io.Copy(out, fh)
+	out.Close()
+	d.elfs = append(d.elfs, rel)
+	return err
+}
+
+// targetLib is a library in a target directory.
+type targetLib struct{ soname, path, dir string }
+
+func indexTargets(dirs []string) (map[string][]targetLib, error) {
+	fam := map[string][]targetLib{}
+	seen := map[string]bool{}
+	for _, dir := range dirs {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			if !strings.Contains(e.Name(), ".so") {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			f, err := elfx.Open(p)
+			if err != nil {
+				continue
+			}
+			soname := e.Name()
+			if dy, err := f.Dynamic(); err == nil && dy.Soname != "" {
+				soname = dy.Soname
+			}
+			f.Close()
+			if seen[soname] {
+				continue
+			}
+			seen[soname] = true
+			fam[family(soname)] = append(fam[family(soname)], targetLib{soname: soname, path: p, dir: dir})
+		}
+	}
+	return fam, nil
+}
+
+func ignored(name string, globs []string) bool {
+	for _, g := range globs {
+		for _, cand := range []string{name, family(name) + ".so"} {
+			if ok, _ := path.Match(g, cand); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Options, p *Plan) error {
+	// In-wheel libraries by SONAME and by file name.
+	inWheel := map[string]string{}
+	grafted := map[string]bool{}
+	for _, rel := range d.elfs {
+		f, err := elfx.Open(filepath.Join(d.root, rel))
+		if err != nil {
+			continue
+		}
+		base := path.Base(rel)
+		inWheel[base] = rel
+		if dy, err := f.Dynamic(); err == nil && dy.Soname != "" {
+			inWheel[dy.Soname] = rel
+		}
+		f.Close()
+		if graftedName.MatchString(base) && strings.Contains(rel, ".libs/") {
+			grafted[rel] = true
+		}
+	}
+	sys := rpath.New(o.Resolver)
+	referenced := map[string]bool{}
+	for _, rel := range d.elfs {
+		abs := filepath.Join(d.root, rel)
+		f, err := elfx.Open(abs)
+		if err != nil {
+			return err
+		}
+		dy, err := f.Dynamic()
+		f.Close()
+		if err != nil {
+			continue // no dynamic section: nothing to relink
+		}
+		fp := FilePlan{Path: rel, Grafted: grafted[rel], Needed: []Need{}}
+		fp.OldRunPath = dy.RunPath
+		if !dy.HasRunPath {
+			fp.OldRunPath = dy.RPath
+		}
+		var origins []string
+		for _, n := range dy.Needed {
+			nd := Need{Name: n}
+			tl := targets[family(n)]
+			switch {
+			case ignored(n, o.Ignore):
+				nd.Class = Ignored
+			case inWheel[n] != "" && !grafted[inWheel[n]]:
+				nd.Class, nd.Resolved = InWheel, inWheel[n]
+				origins = append(origins, originDir(rel, inWheel[n]))
+			case inWheel[n] != "" && grafted[inWheel[n]]:
+				nd.Class, nd.Resolved = Grafted, inWheel[n]
+				if len(tl) == 0 {
+					nd.Note = "no " + family(n) + " in the target; the grafted copy stays"
+					referenced[inWheel[n]] = true
+					origins = append(origins, originDir(rel, inWheel[n]))
+					break
+				}
+				best := pickSameMajor(tl, major(n))
+				nd.Replacement = best.soname
+				if major(best.soname) != major(n) {
+					nd.Note = fmt.Sprintf("the grafted copy is major %s, the target has %s", major(n), best.soname)
+					if !o.AllowSONAMEChange {
+						p.Findings = append(p.Findings, refuse(rel, n, best.soname))
+					}
+				}
+			case hasSoname(tl, n):
+				nd.Class = Target
+				for _, t := range tl {
+					if t.soname == n {
+						nd.Resolved = t.path
+					}
+				}
+			case len(tl) > 0:
+				best := pickSameMajor(tl, major(n))
+				nd.Class, nd.Replacement, nd.Resolved = SONAMEChange, best.soname, best.path
+				if !o.AllowSONAMEChange {
+					p.Findings = append(p.Findings, refuse(rel, n, best.soname))
+				}
+			default:
+				if path := resolveSystem(ctx, sys, abs, n); path != "" {
+					nd.Class, nd.Resolved = System, path
+				} else {
+					nd.Class = Missing
+				}
+			}
+			if nd.Replacement != "" && nd.Replacement != n {
+				fp.Edits = append(fp.Edits, patchelf.Edit{Kind: patchelf.ReplaceNeeded, Arg: n, Arg2: nd.Replacement})
+			}
+			fp.Needed = append(fp.Needed, nd)
+		}
+		// RUNPATH: kept entries, in-wheel $ORIGIN directories, target dirs.
+		var rp []string
+		add := func(e string) {
+			for _, x := range rp {
+				if x == e {
+					return
+				}
+			}
+			rp = append(rp, e)
+		}
+		for _, e := range strings.Split(fp.OldRunPath, ":") {
+			for _, k := range o.Keep {
+				if e == k {
+					add(e)
+				}
+			}
+		}
+		for _, e := range origins {
+			add(e)
+		}
+		usesTarget := false
+		for _, n := range fp.Needed {
+			usesTarget = usesTarget || n.Class == Target || n.Class == SONAMEChange || n.Class == Grafted && n.Replacement != ""
+		}
+		if !usesTarget {
+			// Nothing from the target: keep the run path unless an entry
+			// resolves against the working directory.
+			rp = nil
+			for _, e := range strings.Split(fp.OldRunPath, ":") {
+				if e != "" && (strings.HasPrefix(e, "/") || strings.HasPrefix(e, "$ORIGIN") || strings.HasPrefix(e, "${ORIGIN}")) {
+					add(e)
+				}
+			}
+		}
+		for _, dir := range p.TargetDirs {
+			if usesTarget {
+				add(dir)
+			}
+		}
+		fp.NewRunPath = strings.Join(rp, ":")
+		if !fp.Grafted && fp.NewRunPath != fp.OldRunPath {
+			fp.Edits = append(fp.Edits, patchelf.Edit{Kind: patchelf.SetRPath, Arg: fp.NewRunPath})
+		}
+		if fp.Grafted {
+			fp.Edits = nil // grafted copies are kept or dropped, not rewritten
+		}
+		p.Files = append(p.Files, fp)
+	}
+	if o.DropBundled {
+		for rel := range grafted {
+			if !referenced[rel] {
+				p.Drop = append(p.Drop, rel)
+			}
+		}
+		sort.Strings(p.Drop)
+		// Drop the plans of removed files.
+		kept := p.Files[:0]
+		for _, fp := range p.Files {
+			if !contains(p.Drop, fp.Path) {
+				kept = append(kept, fp)
+			}
+		}
+		p.Files = kept
+	}
+	return nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func refuse(file, from, to string) symcheck.Finding {
+	return symcheck.Finding{Rule: "soname-major-change", Severity: symcheck.SeverityError, File: file, Library: from,
+		Message: fmt.Sprintf("%s needs %s but the target provides %s: a different major version may not be ABI-compatible", file, from, to),
+		Fix:     "rebuild against the target, or pass --allow-soname-change to relink and review the reported ABI risks"}
+}
+
+func hasSoname(tl []targetLib, n string) bool {
+	for _, t := range tl {
+		if t.soname == n {
+			return true
+		}
+	}
+	return false
+}
+
+// pickSameMajor prefers a target library of the same major version.
+func pickSameMajor(tl []targetLib, mj string) targetLib {
+	for _, t := range tl {
+		if major(t.soname) == mj {
+			return t
+		}
+	}
+	return tl[0]
+}
+
+// originDir is the $ORIGIN-relative directory of dep seen from file.
+func originDir(file, dep string) string {
+	rel, err := filepath.Rel(path.Dir(file), path.Dir(dep))
+	if err != nil || rel == "." {
+		return "$ORIGIN"
+	}
+	return "$ORIGIN/" + filepath.ToSlash(rel)
+}
+
+func resolveSystem(ctx context.Context, r *rpath.Resolver, file, name string) string {
+	res, err := r.Resolve(ctx, file)
+	if err != nil {
+		return ""
+	}
+	for _, d := range res.Root.Deps {
+		if d.Name == name && d.Object != nil {
+			return d.Path
+		}
+	}
+	return ""
+}
+
+// verify resolves and binds every rewritten ELF against the target.
+func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) error {
+	ro := o.Resolver
+	ro.LibDirs = append(append([]string(nil), ro.LibDirs...), dirs...)
+	b := symcheck.NewBinder(rpath.New(ro))
+	for i := range p.Files {
+		fp := &p.Files[i]
+		abs := filepath.Join(d.root, fp.Path)
+		res, err := b.BindDynamic(ctx, abs, false)
+		if err != nil {
+			return err
+		}
+		changed := false
+		for _, n := range fp.Needed {
+			changed = changed || n.Class == SONAMEChange || n.Class == Grafted && n.Replacement != ""
+		}
+		for _, f := range res.Findings {
+			f.File = fp.Path
+			if changed && f.Symbol != "" {
+				risk := f.Symbol
+				if f.Version != "" {
+					risk += "@" + f.Version
+				}
+				fp.ABIRisks = append(fp.ABIRisks, risk)
+			}
+			p.Findings = append(p.Findings, f)
+		}
+	}
+	return nil
+}
+
+// Record is one RECORD line.
+type Record struct {
+	path, hash, size string
+}
+
+func readRecord(p string) ([]Record, error) {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	return parseRecord(string(b)), nil
+}
+
+func parseRecord(s string) []Record {
+	var out []Record
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimRight(line, "\r")
+		if line == "" {
+			continue
+		}
+		// The path may be quoted (CSV) when it contains commas.
+		var parts []string
+		if strings.HasPrefix(line, `"`) {
+			if j := strings.Index(line[1:], `"`); j >= 0 {
+				parts = append([]string{line[1 : j+1]}, strings.Split(strings.TrimPrefix(line[j+2:], ","), ",")...)
+			}
+		} else {
+			parts = strings.Split(line, ",")
+		}
+		for len(parts) < 3 {
+			parts = append(parts, "")
+		}
+		out = append(out, Record{parts[0], parts[1], parts[2]})
+	}
+	return out
+}
+
+// RecordHash is the RECORD spelling of a file's digest.
+func RecordHash(data []byte) string {
+	sum := sha256.Sum256(data)
+	return "sha256=" + base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+func recordLine(path, hash string, size int64) string {
+	p := path
+	if strings.ContainsAny(p, ",\"") {
+		p = `"` + strings.ReplaceAll(p, `"`, `""`) + `"`
+	}
+	if hash == "" {
+		return p + ",,"
+	}
+	return fmt.Sprintf("%s,%s,%d", p, hash, size)
+}

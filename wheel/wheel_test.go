@@ -1,0 +1,321 @@
+package wheel_test
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/wheel"
+)
+
+const (
+	wheelName = "onnxruntime_rocm-1.18.0-cp311-cp311-linux_x86_64.whl"
+	distInfo  = "onnxruntime_rocm-1.18.0.dist-info"
+	graft     = "onnxruntime_rocm.libs/libamdhip64-46b24d76.so.6.2.60200"
+	provider  = "onnxruntime/capi/libonnxruntime_providers_rocm.so"
+	shared    = "onnxruntime/capi/libonnxruntime_providers_shared.so"
+)
+
+// fixture builds, with gcc, a stub ROCm prefix and an onnxruntime-rocm
+// shaped wheel: a provider library needing an auditwheel-grafted
+// libamdhip64, libMIOpen.so.1, librocm_smi64.so.7 (the prefix has .so.1)
+// and an in-wheel shared provider.
+type fixture struct {
+	dir, prefix, wheel string
+}
+
+func build(t *testing.T) *fixture {
+	t.Helper()
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	fx := &fixture{dir: dir, prefix: filepath.Join(dir, "rocm"), wheel: filepath.Join(dir, "in", wheelName)}
+	cc := func(out, soname, src string, args ...string) string {
+		t.Helper()
+		c := filepath.Join(dir, strings.ReplaceAll(filepath.Base(out), "-", "_")+".c")
+		os.WriteFile(c, []byte(src), 0o644)
+		os.MkdirAll(filepath.Dir(out), 0o755)
+		all := append([]string{"-shared", "-fPIC", "-o", out, c, "-Wl,-soname," + soname}, args...)
+		if o, err := exec.Command(gcc, all...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %v: %v\n%s", all, err, o)
+		}
+		return out
+	}
+	lib := filepath.Join(fx.prefix, "lib")
+	cc(filepath.Join(lib, "libamdhip64.so.6"), "libamdhip64.so.6", "int hipMalloc(void){return 0;}\n")
+	cc(filepath.Join(lib, "libMIOpen.so.1"), "libMIOpen.so.1", "int miopenCreate(void){return 0;}\n")
+	cc(filepath.Join(lib, "librocm_smi64.so.1"), "librocm_smi64.so.1", "int rsmi_init(void){return 0;}\n")
+	link := filepath.Join(dir, "link")
+	cc(filepath.Join(link, "librocm_smi64.so.7"), "librocm_smi64.so.7", "int rsmi_init(void){return 0;}\n")
+	stage := filepath.Join(dir, "stage")
+	cc(filepath.Join(stage, graft), filepath.Base(graft), "int hipMalloc(void){return 0;}\n")
+	cc(filepath.Join(stage, shared), "libonnxruntime_providers_shared.so", "int provider_shared_fn(void){return 0;}\n")
+	cc(filepath.Join(stage, provider), "libonnxruntime_providers_rocm.so",
+		"extern int hipMalloc(void), miopenCreate(void), rsmi_init(void), provider_shared_fn(void);\nint provider_init(void){return hipMalloc()+miopenCreate()+rsmi_init()+provider_shared_fn();}\n",
+		filepath.Join(stage, graft), filepath.Join(lib, "libMIOpen.so.1"), filepath.Join(link, "librocm_smi64.so.7"),
+		filepath.Join(stage, shared), "-Wl,--enable-new-dtags,-rpath,$ORIGIN:$ORIGIN/../../onnxruntime_rocm.libs")
+	files := map[string][]byte{
+		"onnxruntime/__init__.py":   []byte("# onnxruntime\n"),
+		distInfo + "/METADATA":      []byte("Metadata-Version: 2.1\nName: onnxruntime-rocm\nVersion: 1.18.0\n"),
+		distInfo + "/WHEEL":         []byte("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n"),
+		distInfo + "/RECORD.jws":    []byte("{}"),
+		distInfo + "/top_level.txt": []byte("onnxruntime\n"),
+	}
+	for _, rel := range []string{graft, shared, provider} {
+		b, _ := os.ReadFile(filepath.Join(stage, rel))
+		files[rel] = b
+	}
+	order := []string{"onnxruntime/__init__.py", provider, shared, graft, distInfo + "/METADATA", distInfo + "/WHEEL",
+		distInfo + "/top_level.txt", distInfo + "/RECORD.jws", distInfo + "/RECORD"}
+	var rec strings.Builder
+	for _, n := range order[:len(order)-1] {
+		rec.WriteString(n + "," + wheel.RecordHash(files[n]) + "," + strconv.Itoa(len(files[n])) + "\n")
+	}
+	rec.WriteString(distInfo + "/RECORD,,\n")
+	files[distInfo+"/RECORD"] = []byte(rec.String())
+	os.MkdirAll(filepath.Dir(fx.wheel), 0o755)
+	out, _ := os.Create(fx.wheel)
+	zw := zip.NewWriter(out)
+	for _, n := range order {
+		w, _ := zw.CreateHeader(&zip.FileHeader{Name: n, Method: zip.Deflate})
+		w.Write(files[n])
+	}
+	zw.Close()
+	out.Close()
+	return fx
+}
+
+func readZip(t *testing.T, p string) map[string]*zip.File {
+	t.Helper()
+	zr, err := zip.OpenReader(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { zr.Close() })
+	m := map[string]*zip.File{}
+	for _, f := range zr.File {
+		m[f.Name] = f
+	}
+	return m
+}
+
+func content(t *testing.T, f *zip.File) []byte {
+	rc, err := f.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	b, _ := io.ReadAll(rc)
+	return b
+}
+
+func TestRelinkRefusesSONAMEChangeWithoutWriting(t *testing.T) {
+	fx := build(t)
+	before, _ := os.ReadFile(fx.wheel)
+	p, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, InPlace: true})
+	if !errors.Is(err, wheel.ErrRefused) {
+		t.Fatalf("err = %v, want ErrRefused", err)
+	}
+	if after, _ := os.ReadFile(fx.wheel); !bytes.Equal(before, after) {
+		t.Errorf("the wheel changed although the relink was refused")
+	}
+	classes := map[string]string{}
+	for _, f := range p.Files {
+		if f.Path == provider {
+			for _, n := range f.Needed {
+				classes[n.Name] = n.Class + ">" + n.Replacement
+			}
+		}
+	}
+	want := map[string]string{
+		filepath.Base(graft):                 "grafted>libamdhip64.so.6",
+		"libMIOpen.so.1":                     "target>",
+		"librocm_smi64.so.7":                 "soname-change>librocm_smi64.so.1",
+		"libonnxruntime_providers_shared.so": "in-wheel>",
+	}
+	for k, v := range want {
+		if classes[k] != v {
+			t.Errorf("%s: %s, want %s (all: %v)", k, classes[k], v, classes)
+		}
+	}
+}
+
+func TestRelinkWritesAVerifiableWheel(t *testing.T) {
+	fx := build(t)
+	out := filepath.Join(fx.dir, "out")
+	p, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, DropBundled: true, Output: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Written || p.Output != filepath.Join(out, wheelName) {
+		t.Fatalf("plan = %+v", p)
+	}
+	if len(p.Drop) != 1 || p.Drop[0] != graft {
+		t.Errorf("drop = %v", p.Drop)
+	}
+	z := readZip(t, p.Output)
+	if z[graft] != nil || z[distInfo+"/RECORD.jws"] != nil {
+		t.Errorf("graft or signature still in the wheel")
+	}
+	// The provider's NEEDED and RUNPATH as planned.
+	b := content(t, z[provider])
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), provider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := f.Dynamic()
+	if strings.Join(d.Needed, " ") != "libamdhip64.so.6 libMIOpen.so.1 librocm_smi64.so.1 libonnxruntime_providers_shared.so" {
+		t.Errorf("NEEDED = %v", d.Needed)
+	}
+	if d.RunPath != "$ORIGIN:"+filepath.Join(fx.prefix, "lib") || d.HasRPath {
+		t.Errorf("RUNPATH = %q", d.RunPath)
+	}
+	// Unchanged entries copied raw; RECORD matches every entry.
+	orig := readZip(t, fx.wheel)
+	for _, n := range []string{"onnxruntime/__init__.py", shared, distInfo + "/METADATA"} {
+		if orig[n].CRC32 != z[n].CRC32 || orig[n].CompressedSize64 != z[n].CompressedSize64 || orig[n].Modified != z[n].Modified {
+			t.Errorf("%s was not copied raw", n)
+		}
+	}
+	rec := string(content(t, z[distInfo+"/RECORD"]))
+	lines := strings.Split(strings.TrimSpace(rec), "\n")
+	if len(lines) != len(z) {
+		t.Errorf("RECORD has %d lines for %d entries:\n%s", len(lines), len(z), rec)
+	}
+	for _, l := range lines {
+		parts := strings.Split(l, ",")
+		if parts[0] == distInfo+"/RECORD" {
+			if parts[1] != "" {
+				t.Errorf("RECORD lists a hash for itself")
+			}
+			continue
+		}
+		data := content(t, z[parts[0]])
+		if parts[1] != wheel.RecordHash(data) || parts[2] != strconv.Itoa(len(data)) {
+			t.Errorf("RECORD line %q does not match the entry", l)
+		}
+	}
+	pythonChecks(t, fx, p.Output)
+}
+
+// pythonChecks: RECORD verified with zipfile+hashlib, pip installs the
+// wheel into a venv, and the provider loads with ctypes (the real loader).
+func pythonChecks(t *testing.T, fx *fixture, whl string) {
+	py := testenv.Tool(t, "python3", "python3")
+	verify := `import zipfile,hashlib,base64,csv,io,sys
+z=zipfile.ZipFile(sys.argv[1]); rec=[n for n in z.namelist() if n.endswith('.dist-info/RECORD')][0]
+for row in csv.reader(io.StringIO(z.read(rec).decode())):
+    if row[0]==rec: continue
+    data=z.read(row[0]); h='sha256='+base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()
+    assert row[1]==h and int(row[2])==len(data), row
+print('ok')`
+	if out, err := exec.Command(py, "-c", verify, whl).CombinedOutput(); err != nil || !strings.Contains(string(out), "ok") {
+		t.Fatalf("RECORD does not verify with Python: %v\n%s", err, out)
+	}
+	venv := filepath.Join(fx.dir, "venv")
+	if out, err := exec.Command(py, "-m", "venv", venv).CombinedOutput(); err != nil {
+		testenv.Missing(t, "python3 venv ("+strings.TrimSpace(string(out))+")", "apt-get install python3-venv")
+	}
+	vpy := filepath.Join(venv, "bin", "python")
+	if out, err := exec.Command(vpy, "-m", "pip", "install", "--no-deps", "--no-index", "--disable-pip-version-check", whl).CombinedOutput(); err != nil {
+		t.Fatalf("pip install: %v\n%s", err, out)
+	}
+	load := `import ctypes,glob,sys
+p=glob.glob(sys.prefix+'/lib/python*/site-packages/onnxruntime/capi/libonnxruntime_providers_rocm.so')[0]
+print(ctypes.CDLL(p).provider_init())`
+	if out, err := exec.Command(vpy, "-c", load).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "0" {
+		t.Fatalf("the relinked provider does not load: %v\n%s", err, out)
+	}
+	// The installed distribution can be relinked in place too.
+	site, _ := filepath.Glob(filepath.Join(venv, "lib", "python*", "site-packages", distInfo))
+	if len(site) != 1 {
+		t.Fatalf("installed dist-info not found")
+	}
+	p, err := wheel.Relink(context.Background(), site[0], wheel.Options{LibDirs: []string{filepath.Join(fx.prefix, "lib")}, InPlace: true})
+	if err != nil {
+		t.Fatalf("relink installed: %v", err)
+	}
+	if p.Kind != "installed" || !p.Written {
+		t.Errorf("installed relink: %+v", p)
+	}
+	if out, err := exec.Command(vpy, "-c", load).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "0" {
+		t.Fatalf("after relinking the installed distribution: %v\n%s", err, out)
+	}
+}
+
+// TestCorpusOnnxruntimeNode relinks the real vendor libonnxruntime.so.1
+// from the npm package onnxruntime-node (RUNPATH $ORIGIN) inside a
+// wheel-shaped zip and loads it. .ci/run downloads the package and sets
+// ROCMDOCTOR_ORT_NODE_TGZ.
+func TestCorpusOnnxruntimeNode(t *testing.T) {
+	testenv.Corpus(t)
+	tgz := os.Getenv("ROCMDOCTOR_ORT_NODE_TGZ")
+	if tgz == "" {
+		testenv.Missing(t, "the onnxruntime-node npm package (ROCMDOCTOR_ORT_NODE_TGZ)", "npm pack onnxruntime-node")
+	}
+	py := testenv.Tool(t, "python3", "python3")
+	fh, err := os.Open(tgz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	gz, err := gzip.NewReader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(gz)
+	var lib []byte
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			break
+		}
+		if strings.HasSuffix(h.Name, "linux/x64/libonnxruntime.so.1") {
+			lib, _ = io.ReadAll(tr)
+			break
+		}
+	}
+	if lib == nil {
+		t.Fatalf("%s has no linux/x64/libonnxruntime.so.1", tgz)
+	}
+	dir := t.TempDir()
+	whl := filepath.Join(dir, "onnxruntime_node-1.0.0-py3-none-linux_x86_64.whl")
+	out, _ := os.Create(whl)
+	zw := zip.NewWriter(out)
+	name := "onnxruntime/capi/libonnxruntime.so.1"
+	w, _ := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate})
+	w.Write(lib)
+	w, _ = zw.Create("onnxruntime_node-1.0.0.dist-info/RECORD")
+	w.Write([]byte(name + "," + wheel.RecordHash(lib) + "," + strconv.Itoa(len(lib)) + "\nonnxruntime_node-1.0.0.dist-info/RECORD,,\n"))
+	zw.Close()
+	out.Close()
+	p, err := wheel.Relink(context.Background(), whl, wheel.Options{LibDirs: []string{"/usr/lib/x86_64-linux-gnu"}, Output: filepath.Join(dir, "out")})
+	if err != nil {
+		t.Fatalf("relink: %v", err)
+	}
+	z := readZip(t, p.Output)
+	b := content(t, z[name])
+	so := filepath.Join(dir, "libonnxruntime.so.1")
+	os.WriteFile(so, b, 0o755)
+	f, _ := elfx.Open(so)
+	d, _ := f.Dynamic()
+	f.Close()
+	if d.RunPath != "/usr/lib/x86_64-linux-gnu" {
+		t.Errorf("RUNPATH = %q", d.RunPath)
+	}
+	if out, err := exec.Command(py, "-c", "import ctypes,sys; ctypes.CDLL(sys.argv[1]); print('ok')", so).CombinedOutput(); err != nil {
+		t.Fatalf("relinked libonnxruntime.so.1 does not load: %v\n%s", err, out)
+	}
+	t.Logf("relinked %s (%d bytes) and loaded it", name, len(b))
+}

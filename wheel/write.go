@@ -1,0 +1,261 @@
+package wheel
+
+import (
+	"archive/zip"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// write produces the output: a new wheel, or the patched files and RECORD
+// of a directory or installed distribution.
+func write(d *dist, p *Plan, o Options) error {
+	changed := map[string]bool{}
+	for _, fp := range p.Files {
+		if len(fp.Edits) > 0 {
+			changed[fp.Path] = true
+		}
+	}
+	dropped := map[string]bool{}
+	for _, r := range p.Drop {
+		dropped[r] = true
+	}
+	if d.kind == "wheel" {
+		return writeWheel(d, p, o, changed, dropped)
+	}
+	// Directory or installed distribution: replace changed files atomically,
+	// remove dropped ones, then rewrite RECORD.
+	base := d.input
+	if d.kind == "installed" {
+		base = filepath.Dir(filepath.Clean(d.input))
+	}
+	for rel := range changed {
+		dst := filepath.Join(base, filepath.FromSlash(rel))
+		if err := replaceFile(filepath.Join(d.root, filepath.FromSlash(rel)), dst); err != nil {
+			return err
+		}
+	}
+	for rel := range dropped {
+		if err := os.Remove(filepath.Join(base, filepath.FromSlash(rel))); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	if d.record == "" {
+		p.Notes = append(p.Notes, "no .dist-info/RECORD: nothing to update")
+		return nil
+	}
+	recPath := filepath.Join(base, filepath.FromSlash(d.record))
+	recs, err := readRecord(recPath)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, r := range recs {
+		switch {
+		case dropped[r.path]:
+			continue
+		case r.path == d.record:
+			b.WriteString(recordLine(r.path, "", 0) + "\n")
+		case changed[r.path]:
+			data, err := os.ReadFile(filepath.Join(base, filepath.FromSlash(r.path)))
+			if err != nil {
+				return err
+			}
+			b.WriteString(recordLine(r.path, RecordHash(data), int64(len(data))) + "\n")
+		default:
+			b.WriteString(recordLine(r.path, r.hash, atoi(r.size)) + "\n")
+		}
+	}
+	tmp := recPath + ".rocmdoctor-tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, recPath)
+}
+
+func atoi(s string) int64 {
+	var n int64
+	fmt.Sscanf(s, "%d", &n)
+	return n
+}
+
+func replaceFile(src, dst string) error {
+	st, err := os.Stat(dst)
+	if err != nil {
+		return err
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".rocmdoctor-*")
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(tmp, in); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	tmp.Chmod(st.Mode().Perm())
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	tmp.Close()
+	return os.Rename(tmp.Name(), dst)
+}
+
+// writeWheel copies the wheel entry by entry: unchanged entries raw (no
+// recompression, same order, times and attributes), changed ELFs from the
+// staged copies, RECORD regenerated, signatures dropped.
+func writeWheel(d *dist, p *Plan, o Options, changed, dropped map[string]bool) error {
+	zr, err := zip.OpenReader(d.input)
+	if err != nil {
+		return err
+	}
+	defer zr.Close()
+	outDir := o.Output
+	if o.InPlace || outDir == "" {
+		outDir = filepath.Dir(d.input)
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return err
+	}
+	dst := filepath.Join(outDir, filepath.Base(d.input))
+	if !o.InPlace && o.Output == "" {
+		return fmt.Errorf("give -o DIR or --in-place")
+	}
+	if !o.InPlace && sameFile(dst, d.input) {
+		return fmt.Errorf("-o %s would overwrite the input; use --in-place", outDir)
+	}
+	tmp, err := os.CreateTemp(outDir, ".rocmdoctor-wheel-*")
+	if err != nil {
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	zw := zip.NewWriter(tmp)
+	old := map[string]Record{}
+	if d.record != "" {
+		for _, zf := range zr.File {
+			if zf.Name == d.record {
+				rc, err := zf.Open()
+				if err != nil {
+					return err
+				}
+				b, _ := io.ReadAll(io.LimitReader(rc, 64<<20))
+				rc.Close()
+				for _, r := range parseRecord(string(b)) {
+					old[r.path] = r
+				}
+			}
+		}
+	}
+	var record strings.Builder
+	var recordHeader *zip.FileHeader
+	for _, zf := range zr.File {
+		name := zf.Name
+		switch {
+		case dropped[name]:
+			continue
+		case strings.HasSuffix(name, ".dist-info/RECORD.jws") || strings.HasSuffix(name, ".dist-info/RECORD.p7s"):
+			p.Notes = append(p.Notes, "removed the signature "+name+": it signed the old RECORD")
+			continue
+		case name == d.record:
+			h := zf.FileHeader
+			recordHeader = &h
+			continue // written last, after every hash is known
+		case changed[name]:
+			data, err := os.ReadFile(filepath.Join(d.root, filepath.FromSlash(name)))
+			if err != nil {
+				return err
+			}
+			h := zf.FileHeader
+			h.CompressedSize64, h.UncompressedSize64, h.CRC32 = 0, 0, 0
+			w, err := zw.CreateHeader(&h)
+			if err != nil {
+				return err
+			}
+			if _, err := w.Write(data); err != nil {
+				return err
+			}
+			record.WriteString(recordLine(name, RecordHash(data), int64(len(data))) + "\n")
+		default:
+			rc, err := zf.OpenRaw()
+			if err != nil {
+				return err
+			}
+			h := zf.FileHeader
+			w, err := zw.CreateRaw(&h)
+			if err != nil {
+				return err
+			}
+			if _, err := io.Copy(w, rc); err != nil {
+				return err
+			}
+			if zf.FileInfo().IsDir() {
+				continue
+			}
+			if r, ok := old[name]; ok && r.hash != "" {
+				record.WriteString(recordLine(name, r.hash, atoi(r.size)) + "\n")
+			} else {
+				rc, err := zf.Open()
+				if err != nil {
+					return err
+				}
+				b, err := io.ReadAll(rc)
+				rc.Close()
+				if err != nil {
+					return err
+				}
+				record.WriteString(recordLine(name, RecordHash(b), int64(len(b))) + "\n")
+			}
+		}
+	}
+	if recordHeader != nil {
+		record.WriteString(recordLine(d.record, "", 0) + "\n")
+		h := *recordHeader
+		h.CompressedSize64, h.UncompressedSize64, h.CRC32 = 0, 0, 0
+		w, err := zw.CreateHeader(&h)
+		if err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, record.String()); err != nil {
+			return err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), dst); err != nil {
+		return err
+	}
+	ok = true
+	p.Output = dst
+	return nil
+}
+
+func sameFile(a, b string) bool {
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
