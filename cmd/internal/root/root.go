@@ -17,6 +17,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/gpus"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/inspect"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/patchelfcmd"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/prefixcmd"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/symbols"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/unwind"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/wheelcmd"
@@ -73,6 +74,7 @@ Exit status: 0 ok, 1 error, 2 usage error, 3 findings at or above --fail-on.`,
 		patchelfcmd.NewCmdPatchelf(io, version(), false),
 		patchelfcmd.NewCmdPatchelf(io, version(), true),
 		wheelcmd.NewCmdWheel(io),
+		prefixcmd.NewCmdPrefix(io),
 		newCmdGenDocs(io),
 	)
 	cmd.InitDefaultCompletionCmd() // so the generated docs include it

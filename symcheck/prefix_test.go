@@ -1,0 +1,190 @@
+package symcheck_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
+)
+
+type pfx struct {
+	t    *testing.T
+	gcc  string
+	root string
+}
+
+func (p *pfx) file(rel, content string) string {
+	path := filepath.Join(p.root, rel)
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	os.WriteFile(path, []byte(content), 0o644)
+	return path
+}
+
+func (p *pfx) lib(rel, soname, src string, args ...string) string {
+	p.t.Helper()
+	c := filepath.Join(p.t.TempDir(), "x.c")
+	os.WriteFile(c, []byte(src), 0o644)
+	out := filepath.Join(p.root, rel)
+	os.MkdirAll(filepath.Dir(out), 0o755)
+	all := append([]string{"-shared", "-fPIC", "-o", out, c, "-Wl,-soname," + soname}, args...)
+	if o, err := exec.Command(p.gcc, all...).CombinedOutput(); err != nil {
+		p.t.Fatalf("gcc: %v\n%s", err, o)
+	}
+	return out
+}
+
+func newPfx(t *testing.T) *pfx {
+	return &pfx{t: t, gcc: testenv.Tool(t, "gcc", "gcc"), root: t.TempDir()}
+}
+
+func prefixRules(rep *symcheck.PrefixReport) string {
+	var out []string
+	for _, f := range rep.Findings {
+		out = append(out, f.Rule+":"+f.Library)
+	}
+	return strings.Join(out, " ")
+}
+
+func runPrefix(t *testing.T, root string, o symcheck.PrefixOptions) *symcheck.PrefixReport {
+	t.Helper()
+	o.Resolver = rpath.Options{NoCache: true, HWCaps: []string{}}
+	rep, err := symcheck.Prefix(context.Background(), root, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func TestPrefixVersionSkew(t *testing.T) {
+	p := newPfx(t)
+	p.file(".info/version", "6.2.2-116\n")
+	p.file("hip5.map", "hip_4.2 { global: hipMalloc; local: *; };\nhip_5.2 { global: hipFree; } hip_4.2;\n")
+	p.file("hip6.map", "hip_4.2 { global: hipMalloc; local: *; };\nhip_6.2 { global: hipFree; } hip_4.2;\n")
+	p.lib("lib/libamdhip64.so.5", "libamdhip64.so.5", "void hipMalloc(void){} void hipFree(void){}", "-Wl,--version-script="+filepath.Join(p.root, "hip5.map"))
+	p.lib("lib/libamdhip64.so.6", "libamdhip64.so.6", "void hipMalloc(void){} void hipFree(void){}", "-Wl,--version-script="+filepath.Join(p.root, "hip6.map"))
+	rep := runPrefix(t, p.root, symcheck.PrefixOptions{})
+	if rep.Majority != "6.2" {
+		t.Errorf("majority = %q, versions %+v", rep.Majority, rep.Versions)
+	}
+	got := prefixRules(rep)
+	if !strings.Contains(got, "rocm-version-skew:libamdhip64") || !strings.Contains(got, "rocm-version-skew:hip runtime") {
+		t.Errorf("findings = %s", got)
+	}
+}
+
+func TestPrefixDuplicateLLVM(t *testing.T) {
+	p := newPfx(t)
+	p.file("l15.map", "LLVM_15 { global: *; };\n")
+	p.file("l17.map", "LLVM_17 { global: *; };\n")
+	src := "void LLVMInitializeX86Target(void){}\nvoid _ZN4llvm11LLVMContextC1Ev(void){}\n"
+	p.lib("lib/libLLVM-15.so.1", "libLLVM-15.so.1", src, "-Wl,--version-script="+filepath.Join(p.root, "l15.map"))
+	p.lib("lib/rocm-llvm/libLLVM.so.17", "libLLVM.so.17", src, "-Wl,--version-script="+filepath.Join(p.root, "l17.map"))
+	p.lib("lib/libcomgr.so", "libcomgr.so", "extern void LLVMInitializeX86Target(void); void c(void){LLVMInitializeX86Target();}",
+		"-L"+filepath.Join(p.root, "lib"), "-l:libLLVM-15.so.1", "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
+	app := p.lib("bin/libblender.so", "libblender.so", "extern void c(void); extern void LLVMInitializeX86Target(void); void b(void){c();LLVMInitializeX86Target();}",
+		"-Wl,--no-as-needed", "-L"+filepath.Join(p.root, "lib", "rocm-llvm"), "-l:libLLVM.so.17", "-L"+filepath.Join(p.root, "lib"), "-lcomgr",
+		"-Wl,--enable-new-dtags,-rpath,"+filepath.Join(p.root, "lib", "rocm-llvm")+":"+filepath.Join(p.root, "lib"))
+	rep := runPrefix(t, p.root, symcheck.PrefixOptions{Programs: []string{app}})
+	var dup *symcheck.RuntimeCopies
+	for i := range rep.Providers {
+		if rep.Providers[i].Kind == "llvm" && rep.Providers[i].Closure == app {
+			dup = &rep.Providers[i]
+		}
+	}
+	if dup == nil {
+		t.Fatalf("no duplicate LLVM found: %s", prefixRules(rep))
+	}
+	if !strings.HasSuffix(dup.Winner, "libLLVM.so.17") || len(dup.Others) != 1 || !strings.HasSuffix(dup.Others[0], "libLLVM-15.so.1") {
+		t.Errorf("winner %s, others %v", dup.Winner, dup.Others)
+	}
+	if by := dup.LinkedAgainst[dup.Others[0]]; len(by) != 1 || !strings.HasSuffix(by[0], "libcomgr.so") {
+		t.Errorf("linked against the loser: %v", by)
+	}
+}
+
+func TestPrefixToolchainLayout(t *testing.T) {
+	p := newPfx(t)
+	c := filepath.Join(t.TempDir(), "clang.c")
+	os.WriteFile(c, []byte(`#include <stdio.h>
+const char *v = "AMD clang version 17.0.0 (https://github.com/RadeonOpenCompute/llvm-project roc-6.1.0 24103)";
+int main(void){puts(v);return 0;}`), 0o644)
+	os.MkdirAll(filepath.Join(p.root, "llvm", "bin"), 0o755)
+	if o, err := exec.Command(p.gcc, "-o", filepath.Join(p.root, "llvm", "bin", "clang"), c).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v %s", err, o)
+	}
+	p.file("llvm/lib/clang/17.0.0/include/stddef.h", "/* */")
+	rep := runPrefix(t, p.root, symcheck.PrefixOptions{})
+	if rep.Toolchain.Version != "17.0.0" {
+		t.Fatalf("clang version = %q", rep.Toolchain.Version)
+	}
+	got := prefixRules(rep)
+	if !strings.Contains(got, "clang-resource-dir") || !strings.Contains(got, "device-libs-missing") {
+		t.Errorf("full-version resource dir for clang 17 and no device libs: %s", got)
+	}
+	// The ≥ 16 layout and device libs in the old ROCm layout.
+	os.Rename(filepath.Join(p.root, "llvm/lib/clang/17.0.0"), filepath.Join(p.root, "llvm/lib/clang/17"))
+	p.file("amdgcn/bitcode/ocml.bc", "BC\xc0\xde....")
+	p.file("amdgcn/bitcode/ockl.bc", "BC\xc0\xde....")
+	rep = runPrefix(t, p.root, symcheck.PrefixOptions{})
+	if got := prefixRules(rep); got != "" || rep.Toolchain.DeviceLibs != filepath.Join(p.root, "amdgcn", "bitcode") || !rep.Toolchain.Headers {
+		t.Errorf("old layout: %s %+v", got, rep.Toolchain)
+	}
+	// ROCm ≥ 6.2: under the resource directory; a non-bitcode file does not count.
+	os.RemoveAll(filepath.Join(p.root, "amdgcn"))
+	p.file("llvm/lib/clang/17/lib/amdgcn/bitcode/ocml.bc", "BC\xc0\xde....")
+	p.file("llvm/lib/clang/17/lib/amdgcn/bitcode/ockl.bc", "not bitcode")
+	if got := prefixRules(runPrefix(t, p.root, symcheck.PrefixOptions{})); !strings.Contains(got, "device-libs-missing") {
+		t.Errorf("one bitcode file is not a device library set: %s", got)
+	}
+	p.file("llvm/lib/clang/17/lib/amdgcn/bitcode/ockl.bc", "BC\xc0\xde....")
+	if got := prefixRules(runPrefix(t, p.root, symcheck.PrefixOptions{})); got != "" {
+		t.Errorf("new layout: %s", got)
+	}
+}
+
+func TestPrefixHeaderSets(t *testing.T) {
+	root := t.TempDir()
+	rep := runPrefix(t, root, symcheck.PrefixOptions{Headers: []string{"migraphx"}})
+	if got := prefixRules(rep); got != "headers-missing:migraphx" {
+		t.Errorf("findings = %s", got)
+	}
+	for _, h := range symcheck.HeaderSets["migraphx"].Headers {
+		os.MkdirAll(filepath.Dir(filepath.Join(root, "include", h)), 0o755)
+		os.WriteFile(filepath.Join(root, "include", h), nil, 0o644)
+	}
+	if got := prefixRules(runPrefix(t, root, symcheck.PrefixOptions{Headers: []string{"migraphx"}})); got != "" {
+		t.Errorf("with the headers: %s", got)
+	}
+}
+
+// TestCorpusDebianPrefix uses Debian's ROCm packages as a real prefix.
+func TestCorpusDebianPrefix(t *testing.T) {
+	testenv.Corpus(t)
+	testenv.File(t, "/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2", "libamd-comgr2")
+	testenv.File(t, "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc", "rocm-device-libs")
+	testenv.File(t, "/usr/lib/llvm-15/bin/clang", "clang-15")
+	rep, err := symcheck.Prefix(context.Background(), "/usr", symcheck.PrefixOptions{Programs: []string{"/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pv := range rep.Providers {
+		if pv.Kind == "llvm" && strings.Contains(pv.Closure, "comgr") {
+			t.Errorf("comgr's closure has two LLVMs: %+v", pv)
+		}
+	}
+	tc := rep.Toolchain
+	if tc.Version != "15.0.6" || tc.ResourceDir != "/usr/lib/llvm-15/lib/clang/15.0.6" || !tc.Headers ||
+		tc.DeviceLibs != "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode" {
+		t.Errorf("toolchain = %+v", tc)
+	}
+	if rep.Majority != "5.2" {
+		t.Errorf("Debian's HIP is 5.2, majority %q (%+v)", rep.Majority, rep.Versions)
+	}
+	t.Logf("Debian prefix: %d versions, %d duplicate-provider closures, toolchain %+v", len(rep.Versions), len(rep.Providers), tc)
+}
