@@ -81,13 +81,7 @@ type CheckReport struct {
 
 // Count returns the number of findings at or above threshold.
 func (r *CheckReport) Count(threshold string) int {
-	n := 0
-	for _, f := range r.Findings {
-		if f.Severity.AtLeast(threshold) {
-			n++
-		}
-	}
-	return n
+	return CountAtLeast(r.Findings, threshold)
 }
 
 // Fingerprint identifies a finding across runs for baselines: rule, file

@@ -30,6 +30,18 @@ func (s Severity) AtLeast(threshold string) bool {
 	return rank[string(s)] >= t
 }
 
+// CountAtLeast counts the findings at or above threshold (see
+// [Severity.AtLeast]).
+func CountAtLeast(findings []Finding, threshold string) int {
+	n := 0
+	for _, f := range findings {
+		if f.Severity.AtLeast(threshold) {
+			n++
+		}
+	}
+	return n
+}
+
 // Rule identifiers of the findings this package produces.
 const (
 	RuleMissingLibrary    = "missing-library"

@@ -6,24 +6,17 @@ import (
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
-	"github.com/rocmdoctor/rocmdoctor/cmd/internal/root"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/clitest"
 )
 
-const td = "../../../testdata/"
-
-func run(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	io, _, out, errOut := cli.Test()
-	code := root.Run(io, args)
-	return code, out.String(), errOut.String()
-}
+const td = clitest.Testdata
 
 func TestCKCommand(t *testing.T) {
-	code, out, _ := run(t, "ck", "--for", "miopen-6.2", td+"ck")
+	code, out, _ := clitest.Run("ck", "--for", "miopen-6.2", td+"ck")
 	if code != 0 || !strings.Contains(out, "device_conv_operations\tok") {
 		t.Errorf("complete install: exit %d\n%s", code, out)
 	}
-	code, out, _ = run(t, "ck", "--json", "--consumer", td+"checktree/ck/lib/libconsumer.so", td+"checktree/ck")
+	code, out, _ = clitest.Run("ck", "--json", "--consumer", td+"checktree/ck/lib/libconsumer.so", td+"checktree/ck")
 	var rep struct {
 		SchemaVersion int `json:"schema_version"`
 		Findings      []struct{ Rule, Library string }
@@ -43,10 +36,10 @@ func TestCKCommand(t *testing.T) {
 	if code != cli.ExitFindings {
 		t.Errorf("exit %d, want 3", code)
 	}
-	if code, _, errOut := run(t, "ck", td+"src"); code != cli.ExitError || !strings.Contains(errOut, "no composable_kernel install under") {
+	if code, _, errOut := clitest.Run("ck", td+"src"); code != cli.ExitError || !strings.Contains(errOut, "no composable_kernel install under") {
 		t.Errorf("no install: exit %d %q", code, errOut)
 	}
-	if code, _, _ := run(t, "ck", "--for", "miopen-9.9", td+"ck"); code != cli.ExitUsage {
+	if code, _, _ := clitest.Run("ck", "--for", "miopen-9.9", td+"ck"); code != cli.ExitUsage {
 		t.Errorf("bad preset: exit %d", code)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
 // Exit codes, defined here and nowhere else.
@@ -197,4 +198,21 @@ func (s *IOStreams) KeyValues(kv [][2]string) error {
 		rows[i] = []string{p[0], p[1]}
 	}
 	return s.Table(nil, rows)
+}
+
+// Emit prints v as JSON when asJSON is set and through render otherwise, then
+// returns a *FindingsError when findings at or above failOn remain: the
+// tail every report command shares.
+func Emit(w io.Writer, asJSON bool, v any, render func() error, findings []symcheck.Finding, failOn string) error {
+	if asJSON {
+		if err := WriteJSON(w, v); err != nil {
+			return err
+		}
+	} else if err := render(); err != nil {
+		return err
+	}
+	if n := symcheck.CountAtLeast(findings, failOn); n > 0 {
+		return &FindingsError{Count: n}
+	}
+	return nil
 }

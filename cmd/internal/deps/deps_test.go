@@ -6,21 +6,14 @@ import (
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
-	"github.com/rocmdoctor/rocmdoctor/cmd/internal/root"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/clitest"
 )
 
-const td = "../../../testdata/"
-
-func run(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	io, _, out, errOut := cli.Test()
-	code := root.Run(io, args)
-	return code, out.String(), errOut.String()
-}
+const td = clitest.Testdata
 
 func TestDepsMissingExitsThree(t *testing.T) {
 	empty := t.TempDir()
-	code, out, errOut := run(t, "deps", "--root", empty, "--hwcaps", "none", td+"hello")
+	code, out, errOut := clitest.Run("deps", "--root", empty, "--hwcaps", "none", td+"hello")
 	if code != cli.ExitFindings {
 		t.Fatalf("exit %d, want 3\n%s\n%s", code, out, errOut)
 	}
@@ -31,14 +24,14 @@ func TestDepsMissingExitsThree(t *testing.T) {
 		!strings.Contains(errOut, "tried "+empty+"/lib/x86_64-linux-gnu/libc.so.6") && !strings.Contains(errOut, "tried "+empty+"/lib64/libc.so.6") {
 		t.Errorf("missing libc not explained:\nstdout:\n%s\nstderr:\n%s", out, errOut)
 	}
-	if code, _, _ := run(t, "deps", "--root", empty, "--fail-on", "never", td+"hello"); code != 0 {
+	if code, _, _ := clitest.Run("deps", "--root", empty, "--fail-on", "never", td+"hello"); code != 0 {
 		t.Errorf("--fail-on never: exit %d", code)
 	}
 }
 
 func TestDepsFlatJSONWhy(t *testing.T) {
 	empty := t.TempDir()
-	code, out, _ := run(t, "deps", "--json", "--root", empty, "--lib-dir", "/", td+"hello")
+	code, out, _ := clitest.Run("deps", "--json", "--root", empty, "--lib-dir", "/", td+"hello")
 	if code != cli.ExitFindings {
 		t.Errorf("exit %d", code)
 	}
@@ -55,11 +48,11 @@ func TestDepsFlatJSONWhy(t *testing.T) {
 		doc.Files[0].Flat[0].Name != "libfoo.so.1" || doc.Files[0].Flat[0].Rule != "rpath" {
 		t.Errorf("json = %s", out)
 	}
-	_, out, _ = run(t, "deps", "--flat", "--root", empty, td+"hello")
+	_, out, _ = clitest.Run("deps", "--flat", "--root", empty, td+"hello")
 	if !strings.Contains(out, "\tlibfoo.so.1 => ") || !strings.Contains(out, "\tlibc.so.6 => not found") {
 		t.Errorf("flat:\n%s", out)
 	}
-	_, out, _ = run(t, "deps", "--why", "libm.so.6", "--root", empty, td+"hello")
+	_, out, _ = clitest.Run("deps", "--why", "libm.so.6", "--root", empty, td+"hello")
 	if !strings.Contains(out, td+"hello → ") || !strings.Contains(out, "libfoo.so.1 → libm.so.6 (not found)") {
 		t.Errorf("why:\n%s", out)
 	}
@@ -67,11 +60,11 @@ func TestDepsFlatJSONWhy(t *testing.T) {
 
 func TestDepsUsage(t *testing.T) {
 	for _, args := range [][]string{{"deps"}, {"deps", "--hwcaps", "v9", td + "hello"}, {"deps", "--fail-on", "sometimes", td + "hello"}} {
-		if code, _, _ := run(t, args...); code != cli.ExitUsage {
+		if code, _, _ := clitest.Run(args...); code != cli.ExitUsage {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 	}
-	if code, _, errOut := run(t, "deps", td+"src/foo.c"); code != cli.ExitError || !strings.Contains(errOut, "foo.c: not an ELF file") {
+	if code, _, errOut := clitest.Run("deps", td+"src/foo.c"); code != cli.ExitError || !strings.Contains(errOut, "foo.c: not an ELF file") {
 		t.Errorf("non-ELF: exit %d, %q", code, errOut)
 	}
 }

@@ -6,18 +6,12 @@ import (
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/clitest"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/root"
 	"github.com/rocmdoctor/rocmdoctor/internal/golden"
 )
 
-const td = "../../../testdata/"
-
-func run(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	io, _, out, errOut := cli.Test()
-	code := root.Run(io, args)
-	return code, out.String(), errOut.String()
-}
+const td = clitest.Testdata
 
 func TestInspectGolden(t *testing.T) {
 	for _, tt := range []struct {
@@ -34,12 +28,12 @@ func TestInspectGolden(t *testing.T) {
 			for _, f := range tt.files {
 				args = append(args, td+f)
 			}
-			code, out, errOut := run(t, args...)
+			code, out, errOut := clitest.Run(args...)
 			if code != cli.ExitOK || errOut != "" {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
 			}
 			golden.Assert(t, "inspect-"+tt.name+".txt", []byte(out))
-			code, out, _ = run(t, append([]string{"inspect", "--json"}, args[1:]...)...)
+			code, out, _ = clitest.Run(append([]string{"inspect", "--json"}, args[1:]...)...)
 			if code != cli.ExitOK {
 				t.Fatalf("--json exit %d", code)
 			}
@@ -49,7 +43,7 @@ func TestInspectGolden(t *testing.T) {
 }
 
 func TestInspectBadInputKeepsGoing(t *testing.T) {
-	code, out, errOut := run(t, "inspect", td+"src/foo.c", td+"libfoo.so.1", td+"does-not-exist")
+	code, out, errOut := clitest.Run("inspect", td+"src/foo.c", td+"libfoo.so.1", td+"does-not-exist")
 	if code != cli.ExitError {
 		t.Errorf("exit = %d, want %d", code, cli.ExitError)
 	}
@@ -60,7 +54,7 @@ func TestInspectBadInputKeepsGoing(t *testing.T) {
 	if !strings.Contains(out, "soname: libfoo.so.1") {
 		t.Errorf("the good file was not reported:\n%s", out)
 	}
-	code, out, _ = run(t, "inspect", "--json", td+"src/foo.c", td+"libfoo.so.1")
+	code, out, _ = clitest.Run("inspect", "--json", td+"src/foo.c", td+"libfoo.so.1")
 	var res struct {
 		SchemaVersion int `json:"schema_version"`
 		Files         []struct {
@@ -77,7 +71,7 @@ func TestInspectBadInputKeepsGoing(t *testing.T) {
 
 func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{{"inspect"}, {"inspect", "--bogus", "x"}, {"nosuchcommand"}, {"--color", "sometimes", "version"}} {
-		code, _, errOut := run(t, args...)
+		code, _, errOut := clitest.Run(args...)
 		if code != cli.ExitUsage {
 			t.Errorf("%v: exit %d, want %d (stderr %q)", args, code, cli.ExitUsage, errOut)
 		}

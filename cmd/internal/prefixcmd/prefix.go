@@ -73,23 +73,7 @@ composable_kernel headers MIGraphX includes. Exit status 3 on findings.`,
 			if err != nil {
 				return err
 			}
-			if jsonOut {
-				if err := cli.WriteJSON(io.Out, rep); err != nil {
-					return err
-				}
-			} else {
-				render(io, rep)
-			}
-			n := 0
-			for _, f := range rep.Findings {
-				if f.Severity.AtLeast(failOn) {
-					n++
-				}
-			}
-			if n > 0 {
-				return &cli.FindingsError{Count: n}
-			}
-			return nil
+			return cli.Emit(io.Out, jsonOut, rep, func() error { render(io, rep); return nil }, rep.Findings, failOn)
 		},
 	}
 	f := cmd.Flags()

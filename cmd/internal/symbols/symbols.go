@@ -87,23 +87,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if opts.JSON {
-		if err := cli.WriteJSON(opts.IO.Out, rep); err != nil {
-			return err
-		}
-	} else if err := render(opts, rep); err != nil {
-		return err
-	}
-	n := 0
-	for _, f := range rep.Findings {
-		if f.Severity.AtLeast(opts.FailOn) {
-			n++
-		}
-	}
-	if n > 0 {
-		return &cli.FindingsError{Count: n}
-	}
-	return nil
+	return cli.Emit(opts.IO.Out, opts.JSON, rep, func() error { return render(opts, rep) }, rep.Findings, opts.FailOn)
 }
 
 func render(opts *Options, rep *symcheck.Report) error {

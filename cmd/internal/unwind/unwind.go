@@ -113,23 +113,7 @@ func Run(ctx context.Context, opts *Options) error {
 			res.Findings = append(res.Findings, f.Findings...)
 		}
 	}
-	if opts.JSON {
-		if err := cli.WriteJSON(opts.IO.Out, res); err != nil {
-			return err
-		}
-	} else if err := render(opts.IO, &res); err != nil {
-		return err
-	}
-	n := 0
-	for _, f := range res.Findings {
-		if f.Severity.AtLeast(opts.FailOn) {
-			n++
-		}
-	}
-	if n > 0 {
-		return &cli.FindingsError{Count: n}
-	}
-	return nil
+	return cli.Emit(opts.IO.Out, opts.JSON, res, func() error { return render(opts.IO, &res) }, res.Findings, opts.FailOn)
 }
 
 func render(io *cli.IOStreams, res *Result) error {

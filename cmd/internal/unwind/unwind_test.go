@@ -8,17 +8,10 @@ import (
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
-	"github.com/rocmdoctor/rocmdoctor/cmd/internal/root"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/clitest"
 )
 
-const td = "../../../testdata/"
-
-func run(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	io, _, out, errOut := cli.Test()
-	code := root.Run(io, args)
-	return code, out.String(), errOut.String()
-}
+const td = clitest.Testdata
 
 func hostLibunwindDir(t *testing.T) string {
 	dir := filepath.Join(t.TempDir(), "lib")
@@ -30,7 +23,7 @@ func hostLibunwindDir(t *testing.T) string {
 
 func TestUnwindLink(t *testing.T) {
 	dir := hostLibunwindDir(t)
-	code, out, _ := run(t, "unwind", "--link", "--", "clang++", "-x", "assembler", "-target", "amdgcn-amdhsa", "-mcpu=gfx803", "test.s", "-o", "test", "-L"+dir, "-lunwind")
+	code, out, _ := clitest.Run("unwind", "--link", "--", "clang++", "-x", "assembler", "-target", "amdgcn-amdhsa", "-mcpu=gfx803", "test.s", "-o", "test", "-L"+dir, "-lunwind")
 	if code != cli.ExitFindings {
 		t.Errorf("exit %d, want 3", code)
 	}
@@ -40,7 +33,7 @@ func TestUnwindLink(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	code, out, _ = run(t, "unwind", "--json", "--link", "--", td+"k-gfx803.o", "-L"+dir, "-lunwind")
+	code, out, _ = clitest.Run("unwind", "--json", "--link", "--", td+"k-gfx803.o", "-L"+dir, "-lunwind")
 	var res struct {
 		SchemaVersion int `json:"schema_version"`
 		Mode          string
@@ -55,10 +48,10 @@ func TestUnwindLink(t *testing.T) {
 }
 
 func TestUnwindUsage(t *testing.T) {
-	if code, _, _ := run(t, "unwind"); code != cli.ExitUsage {
+	if code, _, _ := clitest.Run("unwind"); code != cli.ExitUsage {
 		t.Errorf("no args: exit %d", code)
 	}
-	if code, _, _ := run(t, "unwind", "--link", "--", "-L"); code != cli.ExitUsage {
+	if code, _, _ := clitest.Run("unwind", "--link", "--", "-L"); code != cli.ExitUsage {
 		t.Errorf("bad link line: exit %d", code)
 	}
 }
