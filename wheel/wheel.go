@@ -659,7 +659,13 @@ func parseRecord(s string) []Record {
 // RecordHash is the RECORD spelling of a file's digest.
 func RecordHash(data []byte) string {
 	sum := sha256.Sum256(data)
-	return "sha256=" + base64.RawURLEncoding.EncodeToString(sum[:])
+	return digest(sum[:])
+}
+
+// digest spells a SHA-256 sum the way RECORD does: urlsafe base64 without
+// padding.
+func digest(sum []byte) string {
+	return "sha256=" + base64.RawURLEncoding.EncodeToString(sum)
 }
 
 func recordLine(path, hash string, size int64) string {

@@ -2,6 +2,9 @@ package wheel
 
 import (
 	"archive/zip"
+	"bufio"
+	"compress/flate"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"os"
@@ -145,6 +148,12 @@ func writeWheel(d *dist, p *Plan, o Options, changed, dropped map[string]bool) e
 		}
 	}()
 	zw := zip.NewWriter(tmp)
+	// Changed libraries are the only entries compressed again; the fastest
+	// deflate level keeps a relink of a large wheel close to a plain copy
+	// (the size cost is a few per cent on shared objects).
+	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) {
+		return flate.NewWriter(w, flate.BestSpeed)
+	})
 	old := map[string]Record{}
 	if d.record != "" {
 		for _, zf := range zr.File {
@@ -176,20 +185,11 @@ func writeWheel(d *dist, p *Plan, o Options, changed, dropped map[string]bool) e
 			recordHeader = &h
 			continue // written last, after every hash is known
 		case changed[name]:
-			data, err := os.ReadFile(filepath.Join(d.root, filepath.FromSlash(name)))
+			line, err := writeChanged(zw, zf.FileHeader, filepath.Join(d.root, filepath.FromSlash(name)))
 			if err != nil {
 				return err
 			}
-			h := zf.FileHeader
-			h.CompressedSize64, h.UncompressedSize64, h.CRC32 = 0, 0, 0
-			w, err := zw.CreateHeader(&h)
-			if err != nil {
-				return err
-			}
-			if _, err := w.Write(data); err != nil {
-				return err
-			}
-			record.WriteString(recordLine(name, RecordHash(data), int64(len(data))) + "\n")
+			record.WriteString(line + "\n")
 		default:
 			rc, err := zf.OpenRaw()
 			if err != nil {
@@ -252,6 +252,29 @@ func writeWheel(d *dist, p *Plan, o Options, changed, dropped map[string]bool) e
 	ok = true
 	p.Output = dst
 	return nil
+}
+
+// writeChanged streams a rewritten file into the archive under the original
+// entry's header (name, method, times, attributes) and returns its RECORD
+// line, hashing while it copies so a large library is read once and never
+// held in memory.
+func writeChanged(zw *zip.Writer, h zip.FileHeader, path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h.CompressedSize64, h.UncompressedSize64, h.CRC32 = 0, 0, 0
+	w, err := zw.CreateHeader(&h)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.New()
+	n, err := io.Copy(io.MultiWriter(w, sum), bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return recordLine(h.Name, digest(sum.Sum(nil)), n), nil
 }
 
 func sameFile(a, b string) bool {
