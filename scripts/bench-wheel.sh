@@ -25,7 +25,10 @@ echo 'int hipMalloc(void){return 0;}' > "$work/hip.c"
 gcc -shared -fPIC -o "$work/rocm/lib/libamdhip64.so.6" "$work/hip.c" -Wl,-soname,libamdhip64.so.6
 prov=onnxruntime/capi/libonnxruntime_providers_rocm.so
 cp "$llvm" "$work/stage/$prov"
-patchelf --set-rpath /opt/rocm-6.0.2/lib --add-needed libamdhip64.so.6 "$work/stage/$prov"
+# Two calls: Debian's patchelf 0.14.3 writes RUNPATH = the NEEDED name when
+# both edits are given in one call.
+patchelf --add-needed libamdhip64.so.6 "$work/stage/$prov"
+patchelf --set-rpath /opt/rocm-6.0.2/lib "$work/stage/$prov"
 whl=$work/in/onnxruntime_rocm-1.18.0-cp311-cp311-linux_x86_64.whl
 python3 - "$work/stage" "$prov" "$whl" "$size" <<'PY'
 import base64, hashlib, os, sys, zipfile

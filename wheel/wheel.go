@@ -135,6 +135,11 @@ func (o *Options) targetDirs() []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(d string) {
+		// A relative directory in a RUNPATH would resolve against the
+		// working directory of whoever loads the library.
+		if a, err := filepath.Abs(d); err == nil {
+			d = a
+		}
 		if st, err := os.Stat(d); err == nil && st.IsDir() && !seen[d] {
 			seen[d] = true
 			out = append(out, d)

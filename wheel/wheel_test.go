@@ -151,6 +151,33 @@ func TestRelinkRefusesSONAMEChangeWithoutWriting(t *testing.T) {
 	}
 }
 
+// A --rocm given relative to the working directory must still produce
+// absolute RUNPATH entries.
+func TestRelinkRelativeTargetBecomesAbsolute(t *testing.T) {
+	fx := build(t)
+	t.Chdir(fx.dir)
+	p, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{"rocm"}, AllowSONAMEChange: true, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs := filepath.Join(fx.prefix, "lib")
+	for _, f := range p.Files {
+		if f.Path != provider {
+			continue
+		}
+		for _, e := range strings.Split(f.NewRunPath, ":") {
+			if !strings.HasPrefix(e, "$ORIGIN") && !filepath.IsAbs(e) {
+				t.Errorf("relative RUNPATH entry %q in %q", e, f.NewRunPath)
+			}
+		}
+		if !strings.Contains(f.NewRunPath, abs) {
+			t.Errorf("RUNPATH %q lacks %s", f.NewRunPath, abs)
+		}
+		return
+	}
+	t.Fatalf("no plan for %s", provider)
+}
+
 func TestRelinkWritesAVerifiableWheel(t *testing.T) {
 	fx := build(t)
 	out := filepath.Join(fx.dir, "out")
