@@ -10,11 +10,12 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/internal/config"
 )
 
-// ConfigFileName is the configuration file Check looks for.
-const ConfigFileName = ".rocmdoctor.toml"
+// ConfigFileNames are the configuration files Check looks for, in the
+// order they are tried in each directory.
+var ConfigFileNames = []string{".rocmdoctor.toml", ".rocmdoctor.yaml", ".rocmdoctor.yml"}
 
-// FindConfig returns the nearest .rocmdoctor.toml in start's directory or
-// its parents, or "" when there is none.
+// FindConfig returns the nearest configuration file (see ConfigFileNames) in
+// start's directory or its parents, or "" when there is none.
 func FindConfig(start string) string {
 	dir, err := filepath.Abs(start)
 	if err != nil {
@@ -24,9 +25,11 @@ func FindConfig(start string) string {
 		dir = filepath.Dir(dir)
 	}
 	for {
-		p := filepath.Join(dir, ConfigFileName)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-			return p
+		for _, name := range ConfigFileNames {
+			p := filepath.Join(dir, name)
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+				return p
+			}
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -36,7 +39,8 @@ func FindConfig(start string) string {
 	}
 }
 
-// LoadConfig reads a .rocmdoctor.toml into opts:
+// LoadConfig reads a .rocmdoctor.toml (or the same settings as
+// .rocmdoctor.yaml/.yml, see config.ParseYAML) into opts:
 //
 //	glibc = "2.28"            # baseline for RD1208
 //	glibcxx = "3.4.25"        # baseline for RD1209
@@ -56,7 +60,11 @@ func LoadConfig(path string, opts *CheckOptions) (baseline string, err error) {
 	if err != nil {
 		return "", err
 	}
-	doc, err := config.Parse(string(b))
+	parse := config.Parse
+	if ext := filepath.Ext(path); ext == ".yaml" || ext == ".yml" {
+		parse = config.ParseYAML
+	}
+	doc, err := parse(string(b))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}

@@ -1,6 +1,8 @@
-// Package config reads .rocmdoctor.toml: the subset of TOML a gate
-// configuration needs — comments, `key = value` with strings, numbers,
-// booleans and arrays of strings, `[table]` and `[[array-of-tables]]`.
+// Package config reads .rocmdoctor.toml and .rocmdoctor.yaml: the subset of
+// TOML a gate configuration needs — comments, `key = value` with strings,
+// numbers, booleans and arrays of strings, `[table]` and
+// `[[array-of-tables]]` — and the block-style YAML that says the same
+// (ParseYAML), both into one Document.
 package config
 
 import (

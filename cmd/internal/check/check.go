@@ -50,7 +50,7 @@ executable stack, TEXTREL, GLIBC/GLIBCXX newer than a baseline). Every
 finding has a rule ID (rocmdoctor check --list-rules; docs/rules.md).
 
 PATH defaults to $ROCM_PATH, else /opt/rocm. Settings come from
-.rocmdoctor.toml, found upward from the first PATH, or --config: severity
+.rocmdoctor.toml (or .yaml), found upward from the first PATH, or --config: severity
 overrides, ignores per rule, path, symbol and SONAME, the baselines and a
 baseline file of accepted findings (--baseline, --write-baseline).
 
@@ -89,7 +89,7 @@ when findings at or above --fail-on remain; Ctrl-C stops with a partial report.`
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON (same as --format json)")
 	f.StringVar(&opts.Format, "format", "", "table, plain, json, sarif or junit (default: table on a terminal, plain otherwise)")
 	f.StringVar(&opts.FailOn, "fail-on", "error", "exit 3 on findings at or above: error, warning, note or never")
-	f.StringVar(&opts.Config, "config", "", "read settings from `FILE` instead of the nearest .rocmdoctor.toml")
+	f.StringVar(&opts.Config, "config", "", "read settings from `FILE` (TOML or YAML) instead of the nearest .rocmdoctor.toml")
 	f.StringVar(&opts.Baseline, "baseline", "", "ignore findings recorded in `FILE`")
 	f.StringVar(&opts.WriteBaseline, "write-baseline", "", "record the current findings in `FILE` (and exit 0)")
 	f.BoolVar(&opts.ListRules, "list-rules", false, "list the rules and exit")

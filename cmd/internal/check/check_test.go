@@ -133,7 +133,7 @@ jsonschema.Draft4Validator(schema).validate(doc)`
 func TestCheckConfigIgnoreSeverityBaseline(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "gate.toml")
-	os.WriteFile(cfg, []byte(`glibc = "2.40"
+	for name, text := range map[string]string{"gate.toml": `glibc = "2.40"
 glibcxx = "3.4.40"
 [severity]
 textrel = "off"
@@ -143,24 +143,36 @@ rules = ["RD1001", "RD1005"]
 symbol = "LLVMInitialize*"
 [[ignore]]
 path = "lib/libbuilddir.so"
-`), 0o644)
-	_, out, _ := run(t, "check", "--json", "--config", cfg, tree)
-	var rep symcheck.CheckReport
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range rep.Findings {
-		switch {
-		case f.ID == "RD1207", f.ID == "RD1201", f.ID == "RD1208", f.ID == "RD1209", f.ID == "RD1204":
-			t.Errorf("%s should be off or ignored: %+v", f.ID, f)
-		case f.ID == "RD1005", f.ID == "RD1001" && strings.HasPrefix(f.Symbol, "LLVMInitialize"):
-			t.Errorf("ignored symbol reported: %+v", f)
-		case f.ID == "RD1205" && f.Severity != "error":
-			t.Errorf("severity override not applied: %+v", f)
+`, "gate.yaml": `glibc: 2.40
+glibcxx: 3.4.40
+severity:
+  textrel: off
+  RD1205: error
+ignore:
+  - rules: [RD1001, RD1005]
+    symbol: "LLVMInitialize*"
+  - path: lib/libbuilddir.so
+`} {
+		f := filepath.Join(dir, name)
+		os.WriteFile(f, []byte(text), 0o644)
+		_, out, errOut := run(t, "check", "--json", "--config", f, tree)
+		var rep symcheck.CheckReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%s: %v %s", name, err, errOut)
 		}
-	}
-	if rep.Ignored == 0 {
-		t.Errorf("nothing counted as ignored")
+		for _, f := range rep.Findings {
+			switch {
+			case f.ID == "RD1207", f.ID == "RD1201", f.ID == "RD1208", f.ID == "RD1209", f.ID == "RD1204":
+				t.Errorf("%s: %s should be off or ignored: %+v", name, f.ID, f)
+			case f.ID == "RD1005", f.ID == "RD1001" && strings.HasPrefix(f.Symbol, "LLVMInitialize"):
+				t.Errorf("%s: ignored symbol reported: %+v", name, f)
+			case f.ID == "RD1205" && f.Severity != "error":
+				t.Errorf("%s: severity override not applied: %+v", name, f)
+			}
+		}
+		if rep.Ignored == 0 {
+			t.Errorf("%s: nothing counted as ignored", name)
+		}
 	}
 	// Baseline: record, then the same tree passes.
 	base := filepath.Join(dir, "baseline.json")
