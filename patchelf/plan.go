@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -85,7 +86,6 @@ type model struct {
 	ents        []ent
 	str         []byte // current dynstr (original bytes, possibly overwritten, plus appended)
 	orig        []byte // original dynstr
-	refs        map[uint64]int
 	refOff      []uint64
 	interp      *string
 	osabi       *byte
@@ -172,8 +172,10 @@ func (m *model) load() error {
 // countRefs records every reference into .dynstr: dynamic entries,
 // .dynsym names and the version sections.
 func (m *model) countRefs() error {
-	m.refs = map[uint64]int{}
-	add := func(o uint64) { m.refs[o]++ }
+	// Every reference to a .dynstr offset, as a sorted multiset: a few
+	// bytes per dynamic symbol instead of a map entry.
+	m.refOff = m.refOff[:0]
+	add := func(o uint64) { m.refOff = append(m.refOff, o) }
 	for _, e := range m.ents {
 		if e.ok {
 			add(e.val)
@@ -184,16 +186,23 @@ func (m *model) countRefs() error {
 		return saferio.ReadAt(m.f.ReaderAt(), m.f.Size, int64(s.Offset), int64(s.Size), 1<<30)
 	}
 	if s := ef.SectionByType(elf.SHT_DYNSYM); s != nil && s.Type != elf.SHT_NOBITS {
-		b, err := read(s)
-		if err != nil {
-			return m.errf(".dynsym: %v", err)
-		}
-		sz := 16
+		// Streamed in chunks: .dynsym of a large library is megabytes.
+		sz := uint64(16)
 		if m.is64 {
 			sz = 24
 		}
-		for i := 0; i+sz <= len(b); i += sz {
-			add(uint64(m.bo.Uint32(b[i:])))
+		n := s.Size / sz
+		m.refOff = slices.Grow(m.refOff, int(min(n, 1<<24)))
+		const per = 4096
+		for i := uint64(0); i < n; i += per {
+			k := min(per, n-i)
+			b, err := saferio.ReadAt(m.f.ReaderAt(), m.f.Size, int64(s.Offset+i*sz), int64(k*sz), 1<<30)
+			if err != nil {
+				return m.errf(".dynsym: %v", err)
+			}
+			for j := uint64(0); j < k; j++ {
+				add(uint64(m.bo.Uint32(b[j*sz:])))
+			}
 		}
 	}
 	walk := func(t elf.SectionType, entsz, auxsz int, nameAt func(e []byte) []uint64, auxName func(a []byte) uint64, cntAt, auxAt, nextAt, auxNextAt int) error {
@@ -237,11 +246,28 @@ func (m *model) countRefs() error {
 		func(a []byte) uint64 { return uint64(m.bo.Uint32(a[8:])) }, 2, 8, 12, 12); err != nil {
 		return err
 	}
-	for o := range m.refs {
-		m.refOff = append(m.refOff, o)
-	}
-	sort.Slice(m.refOff, func(i, j int) bool { return m.refOff[i] < m.refOff[j] })
+	slices.Sort(m.refOff)
 	return nil
+}
+
+// refCount is the number of references to .dynstr offset o.
+func (m *model) refCount(o uint64) int {
+	i, found := slices.BinarySearch(m.refOff, o)
+	if !found {
+		return 0
+	}
+	j := i
+	for j < len(m.refOff) && m.refOff[j] == o {
+		j++
+	}
+	return j - i
+}
+
+// dropRef forgets one reference to o.
+func (m *model) dropRef(o uint64) {
+	if i, found := slices.BinarySearch(m.refOff, o); found {
+		m.refOff = slices.Delete(m.refOff, i, i+1)
+	}
 }
 
 // intern returns the dynstr offset of s, reusing an existing occurrence,
@@ -254,7 +280,7 @@ func (m *model) intern(s string, old uint64, hasOld bool) uint64 {
 	}
 	if hasOld && old < uint64(len(m.orig)) {
 		oldLen := uint64(bytes.IndexByte(m.str[old:], 0))
-		if uint64(len(s)) <= oldLen && m.refs[old] == 1 && !m.referencedInside(old, old+oldLen) {
+		if uint64(len(s)) <= oldLen && m.refCount(old) == 1 && !m.referencedInside(old, old+oldLen) {
 			copy(m.str[old:], needle)
 			for i := old + uint64(len(s)); i <= old+oldLen; i++ {
 				m.str[i] = 0
@@ -293,7 +319,7 @@ func (m *model) setStr(i int, s string) {
 		return // overwritten in place
 	}
 	if had {
-		m.refs[old]--
+		m.dropRef(old)
 	}
 	e.val = nv
 	m.addRef(nv)
@@ -301,15 +327,8 @@ func (m *model) setStr(i int, s string) {
 
 // addRef records a new reference so later in-place overwrites respect it.
 func (m *model) addRef(o uint64) {
-	if m.refs[o] == 0 {
-		i := sort.Search(len(m.refOff), func(i int) bool { return m.refOff[i] >= o })
-		if i == len(m.refOff) || m.refOff[i] != o {
-			m.refOff = append(m.refOff, 0)
-			copy(m.refOff[i+1:], m.refOff[i:])
-			m.refOff[i] = o
-		}
-	}
-	m.refs[o]++
+	i, _ := slices.BinarySearch(m.refOff, o)
+	m.refOff = slices.Insert(m.refOff, i, o)
 }
 
 func (m *model) find(tag elf.DynTag) int {
@@ -338,7 +357,7 @@ func (m *model) remove(pred func(ent) bool) {
 	for _, e := range m.ents {
 		if pred(e) {
 			if e.ok {
-				m.refs[e.val]--
+				m.dropRef(e.val)
 			}
 			continue
 		}
