@@ -160,3 +160,44 @@ func editOne(src, dir, harness, readelf, patchelfBin string) error {
 	}
 	return nil
 }
+
+// TestCorpusRenameInLibLLVM renames C API functions in libLLVM-15 (46k
+// dynamic symbols, GNU hash only) and calls the renamed
+// LLVMContextCreate/LLVMContextDispose through dlopen/dlsym.
+func TestCorpusRenameInLibLLVM(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	src := testenv.File(t, "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1", "libllvm15")
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "libLLVM-15.so.1")
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(lib, b, 0o755)
+	renames := map[string]string{"LLVMContextCreate": "rocm_LLVMContextCreate", "LLVMContextDispose": "rocm_LLVMContextDispose",
+		"LLVMInitializeX86Target": "rocm_LLVMInitializeX86Target"}
+	if _, err := patchelf.EditFile(lib, []patchelf.Edit{{Kind: patchelf.RenameDynamicSymbols, Renames: renames}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h := filepath.Join(dir, "h")
+	os.WriteFile(h+".c", []byte(`#include <dlfcn.h>
+#include <stdio.h>
+int main(int c, char **v) {
+  void *h = dlopen(v[1], RTLD_NOW | RTLD_LOCAL);
+  if (!h) { fprintf(stderr, "%s\n", dlerror()); return 1; }
+  void *(*create)(void) = dlsym(h, "rocm_LLVMContextCreate");
+  void (*dispose)(void *) = dlsym(h, "rocm_LLVMContextDispose");
+  if (!create || !dispose || dlsym(h, "LLVMContextCreate") || !dlsym(h, "LLVMModuleCreateWithName")) { fprintf(stderr, "lookup\n"); return 1; }
+  void *ctx = create();
+  dispose(ctx);
+  printf("ok %d\n", ctx != 0);
+  return 0;
+}
+`), 0o644)
+	if out, err := exec.Command(gcc, "-o", h, h+".c", "-ldl").CombinedOutput(); err != nil {
+		t.Fatalf("harness: %v %s", err, out)
+	}
+	if out, err := exec.Command(h, lib).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "ok 1" {
+		t.Fatalf("renamed libLLVM: %v %s", err, out)
+	}
+}

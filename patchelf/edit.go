@@ -46,6 +46,9 @@ const (
 	NoDefaultLib       Kind = "no-default-lib"
 	AddDebugTag        Kind = "add-debug-tag"
 	ClearSymbolVersion Kind = "clear-symbol-version"
+	// RenameDynamicSymbols renames .dynsym entries by Renames (all pairs at
+	// once), rebuilding the hash tables and remapping relocations.
+	RenameDynamicSymbols Kind = "rename-dynamic-symbols"
 )
 
 // Edit is one change. Arg is the value (path, name, OS ABI), Arg2 the
@@ -56,6 +59,8 @@ type Edit struct {
 	Arg     string   `json:"arg,omitempty"`
 	Arg2    string   `json:"arg2,omitempty"`
 	Allowed []string `json:"allowed_prefixes,omitempty"`
+	// Renames maps old to new symbol names for RenameDynamicSymbols.
+	Renames map[string]string `json:"renames,omitempty"`
 }
 
 func (e Edit) String() string {

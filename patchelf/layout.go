@@ -312,6 +312,13 @@ func (m *model) layout() (*Plan, error) {
 		m.bo.PutUint32(b, uint32(off))
 		patch(field, b, ".gnu.version_r")
 	}
+	var re *renameExpect
+	if len(m.symRename) > 0 {
+		var err error
+		if re, err = m.renameTables(patch); err != nil {
+			return nil, err
+		}
+	}
 	for off, v := range m.versym {
 		b := make([]byte, 2)
 		m.bo.PutUint16(b, v)
@@ -349,7 +356,7 @@ func (m *model) layout() (*Plan, error) {
 		p.NewSize = int64(segOff) + int64(len(app.buf))
 	}
 	p.Changed = len(p.Patches) > 0 || len(p.Append) > 0
-	p.expect = expectation{dyn: m.ents, interp: m.interp, osabi: m.osabi, stack: m.stack, needs: map[string]bool{}}
+	p.expect = expectation{dyn: m.ents, interp: m.interp, osabi: m.osabi, stack: m.stack, needs: map[string]bool{}, rename: re}
 	for _, name := range m.verneedFile {
 		p.expect.needs[name] = true
 	}

@@ -3,6 +3,7 @@ package patchelf_test
 import (
 	"bytes"
 	"debug/elf"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -326,7 +327,7 @@ func FuzzEditSequences(f *testing.F) {
 	fixtures := []string{"libfoo.so.1", "hello", "libi386.so", "libbe.so", "libsysv.so"}
 	kinds := []patchelf.Kind{patchelf.SetRPath, patchelf.AddRPath, patchelf.RemoveRPath, patchelf.AddNeeded, patchelf.RemoveNeeded,
 		patchelf.ReplaceNeeded, patchelf.SetSoname, patchelf.SetInterpreter, patchelf.NoDefaultLib, patchelf.AddDebugTag,
-		patchelf.ClearExecStack, patchelf.SetExecStack, patchelf.SetOSABI}
+		patchelf.ClearExecStack, patchelf.SetExecStack, patchelf.SetOSABI, patchelf.RenameDynamicSymbols, patchelf.ClearSymbolVersion}
 	f.Fuzz(func(t *testing.T, which uint8, ops []byte, arg string) {
 		if len(ops) > 16 || len(arg) > 300 {
 			return
@@ -339,13 +340,19 @@ func FuzzEditSequences(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		syms, _ := file.DynamicSymbols()
 		var edits []patchelf.Edit
 		for i, o := range ops {
 			a := arg
 			if i%2 == 1 {
 				a = strings.Repeat(arg, 2)
 			}
-			edits = append(edits, patchelf.Edit{Kind: kinds[int(o)%len(kinds)], Arg: a, Arg2: a + "x"})
+			e := patchelf.Edit{Kind: kinds[int(o)%len(kinds)], Arg: a, Arg2: a + "x"}
+			if len(syms) > 0 && (e.Kind == patchelf.RenameDynamicSymbols || e.Kind == patchelf.ClearSymbolVersion) {
+				name := syms[int(o)%len(syms)].Name
+				e.Arg, e.Renames = name, map[string]string{name: a, a: name}
+			}
+			edits = append(edits, e)
 		}
 		plan, err := patchelf.PlanFile(file, edits, patchelf.Options{})
 		if err != nil {
@@ -358,4 +365,150 @@ func FuzzEditSequences(f *testing.F) {
 			t.Fatalf("%v: %v", edits, err)
 		}
 	})
+}
+
+// TestRenameDynamicSymbolsRealLoader renames every seventh of 300 exported
+// functions in a library and in the programs that call them, then runs the
+// programs and dlsym()s the new names through the real loader: the GNU and
+// SysV hash tables, the reordered .dynsym, .gnu.version and the relocations
+// must all agree, before and after strip.
+func TestRenameDynamicSymbolsRealLoader(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	strip := testenv.Tool(t, "strip", "binutils")
+	readelf := testenv.Tool(t, "readelf", "binutils")
+	dir := t.TempDir()
+	w := func(n, s string) { os.WriteFile(filepath.Join(dir, n), []byte(s), 0o644) }
+	var lib, decl, calls strings.Builder
+	renames := map[string]string{}
+	sum := 0
+	for i := 0; i < 300; i++ {
+		fmt.Fprintf(&lib, "int fn_%d(void){return %d;}\n", i, i)
+		fmt.Fprintf(&decl, "extern int fn_%d(void);\n", i)
+		if i%3 == 0 {
+			fmt.Fprintf(&calls, "s += fn_%d();\n", i)
+			sum += i
+		}
+		if i%7 == 0 {
+			renames[fmt.Sprintf("fn_%d", i)] = fmt.Sprintf("rocm_renamed_fn_%d", i)
+		}
+	}
+	lib.WriteString("int lib_data = 5;\nint call_inside(void){return fn_21()+fn_22();}\n")
+	renames["lib_data"] = "rocm_lib_data"
+	w("lib.c", lib.String())
+	w("main.c", "#include <stdio.h>\n"+decl.String()+"extern int lib_data; extern int call_inside(void);\nint main(void){int s=0;\n"+calls.String()+
+		"printf(\"%d %d %d\\n\", s, lib_data, call_inside());return 0;}\n")
+	w("dl.c", "#include <dlfcn.h>\n#include <stdio.h>\nint main(int c,char**v){void*h=dlopen(v[1],RTLD_NOW);if(!h){fprintf(stderr,\"%s\\n\",dlerror());return 1;}"+
+		"for(int i=2;i<c;i++){int(*f)(void)=dlsym(h,v[i]);if(!f){printf(\"missing %s\\n\",v[i]);continue;}printf(\"%d\\n\",f());}return 0;}\n")
+	run := func(name string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+		return string(out)
+	}
+	run(gcc, "-shared", "-fPIC", "-o", "libr.so", "lib.c", "-Wl,-soname,libr.so", "-Wl,--hash-style=both")
+	run(gcc, "-o", "pie", "main.c", "-L.", "-lr", "-pie", "-fPIE", "-Wl,-rpath,"+dir)
+	run(gcc, "-o", "nopie", "main.c", "-L.", "-lr", "-no-pie", "-Wl,-rpath,"+dir)
+	run(gcc, "-o", "dl", "dl.c", "-ldl")
+	want := fmt.Sprintf("%d 5 43", sum)
+	if out := strings.TrimSpace(run(filepath.Join(dir, "pie"))); out != want {
+		t.Fatalf("before: %q, want %q", out, want)
+	}
+	order := func(p string) []string {
+		f, err := elfx.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		syms, _ := f.DynamicSymbols()
+		var names []string
+		for _, s := range syms {
+			names = append(names, s.Name)
+		}
+		return names
+	}
+	libPath := filepath.Join(dir, "libr.so")
+	before := order(libPath)
+	ren := patchelf.Edit{Kind: patchelf.RenameDynamicSymbols, Renames: renames}
+	edit(t, libPath, ren, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "$ORIGIN"})
+	after := order(libPath)
+	moved := 0
+	for i := range before {
+		if _, renamed := renames[before[i]]; !renamed && before[i] != after[i] {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Errorf("no symbol changed place: the GNU hash reordering is not exercised")
+	}
+	for _, exe := range []string{"pie", "nopie"} {
+		edit(t, filepath.Join(dir, exe), ren)
+		if out := strings.TrimSpace(run(filepath.Join(dir, exe))); out != want {
+			t.Errorf("%s after rename: %q, want %q", exe, out, want)
+		}
+	}
+	check := func(stage string) {
+		t.Helper()
+		out := run(filepath.Join(dir, "dl"), libPath, "rocm_renamed_fn_14", "fn_14", "fn_15", "rocm_renamed_fn_294", "call_inside")
+		if got := strings.Fields(out); strings.Join(got, " ") != "14 missing fn_14 15 294 43" {
+			t.Errorf("%s: dlsym results %q", stage, out)
+		}
+		if warn := run(readelf, "-a", "-W", libPath); strings.Contains(warn, "Warning") {
+			t.Errorf("%s: readelf warns", stage)
+		}
+	}
+	check("after rename")
+	run(strip, libPath)
+	check("after strip")
+	if out := strings.TrimSpace(run(filepath.Join(dir, "pie"))); out != want {
+		t.Errorf("pie with the stripped library: %q", out)
+	}
+	// A map that matches nothing is an error, and the file is untouched.
+	b0, _ := os.ReadFile(libPath)
+	if _, err := patchelf.EditFile(libPath, []patchelf.Edit{{Kind: patchelf.RenameDynamicSymbols, Renames: map[string]string{"no_such": "x"}}}, patchelf.Options{}, patchelf.WriteOptions{}); err == nil {
+		t.Errorf("renaming an absent symbol succeeded")
+	}
+	if b1, _ := os.ReadFile(libPath); !bytes.Equal(b0, b1) {
+		t.Errorf("failed rename changed the file")
+	}
+}
+
+// Renaming on the 32-bit, big-endian and SysV-hash-only fixtures: the new
+// name is found through the file's own hash table and the old one is gone.
+func TestRenameOnEveryFixture(t *testing.T) {
+	for _, name := range []string{"libfoo.so.1", "libi386.so", "libbe.so", "libsysv.so"} {
+		p := copyFixture(t, name)
+		f, err := elfx.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		syms, _ := f.DynamicSymbols()
+		f.Close()
+		var target string
+		for _, s := range syms {
+			if s.Section != elf.SHN_UNDEF && s.Name != "" && s.Bind == elf.STB_GLOBAL {
+				target = s.Name
+				break
+			}
+		}
+		if target == "" {
+			t.Fatalf("%s: no defined global symbol", name)
+		}
+		edit(t, p, patchelf.Edit{Kind: patchelf.RenameDynamicSymbols, Renames: map[string]string{target: "renamed_" + target + "_longer"}})
+		f, err = elfx.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab, err := f.DynamicSymbolTable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tab.Lookup("renamed_"+target+"_longer")) == 0 || len(tab.Lookup(target)) != 0 {
+			t.Errorf("%s: rename of %s not visible through the hash table", name, target)
+		}
+		f.Close()
+	}
 }

@@ -50,6 +50,7 @@ type expectation struct {
 	stack   *uint32
 	symbols []string
 	needs   map[string]bool
+	rename  *renameExpect
 }
 
 // ent is one dynamic entry of the model.
@@ -86,6 +87,7 @@ type model struct {
 	ents        []ent
 	str         []byte // current dynstr (original bytes, possibly overwritten, plus appended)
 	orig        []byte // original dynstr
+	strOwned    bool   // m.str no longer shares orig's array
 	refOff      []uint64
 	interp      *string
 	osabi       *byte
@@ -93,6 +95,8 @@ type model struct {
 	addGNUStack bool
 	verneedFile map[int64]string // file offset of a vn_file field → new name
 	versym      map[int64]uint16 // file offset of a .gnu.version entry → value
+	symRename   map[int]string   // .dynsym index → new name
+	symNameOff  map[int]uint64   // .dynsym index → .dynstr offset of the new name
 	opts        Options
 	output      map[string]string
 }
@@ -154,7 +158,9 @@ func (m *model) load() error {
 	if m.orig, err = d.StrTabBytes(); err != nil {
 		return err
 	}
-	m.str = append([]byte(nil), m.orig...)
+	// Copy on write: m.str shares the original until a string is
+	// overwritten in place or appended.
+	m.str = m.orig[:len(m.orig):len(m.orig)]
 	for _, e := range d.Entries {
 		x := ent{tag: e.Tag, val: e.Value}
 		if isStrTag(e.Tag) {
@@ -281,6 +287,9 @@ func (m *model) intern(s string, old uint64, hasOld bool) uint64 {
 	if hasOld && old < uint64(len(m.orig)) {
 		oldLen := uint64(bytes.IndexByte(m.str[old:], 0))
 		if uint64(len(s)) <= oldLen && m.refCount(old) == 1 && !m.referencedInside(old, old+oldLen) {
+			if !m.strOwned {
+				m.str, m.strOwned = bytes.Clone(m.str), true
+			}
 			copy(m.str[old:], needle)
 			for i := old + uint64(len(s)); i <= old+oldLen; i++ {
 				m.str[i] = 0
@@ -289,7 +298,8 @@ func (m *model) intern(s string, old uint64, hasOld bool) uint64 {
 		}
 	}
 	off := uint64(len(m.str))
-	m.str = append(m.str, needle...)
+	m.str = append(m.str, needle...) // reallocates while shared: cap == len
+	m.strOwned = true
 	return off
 }
 
@@ -505,6 +515,8 @@ func (m *model) apply(e Edit) error {
 		}
 	case ClearSymbolVersion:
 		return m.clearSymbolVersion(e.Arg)
+	case RenameDynamicSymbols:
+		return m.renameSymbols(e.Renames)
 	default:
 		return m.errf("unknown edit %q", e.Kind)
 	}

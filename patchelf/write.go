@@ -179,17 +179,23 @@ func (p *Plan) Verify(before *elfx.File) error {
 			return fail("PT_DYNAMIC is not inside any PT_LOAD")
 		}
 	}
-	// Symbol names and version requirements still read the same.
-	bn, bh, err := symbolDigest(before)
-	if err != nil {
-		return err
-	}
-	an, ah, err := symbolDigest(after)
-	if err != nil {
-		return fail("dynamic symbols: %v", err)
-	}
-	if bn != an || bh != ah {
-		return fail("dynamic symbol names changed")
+	// Symbol names (renamed as asked) and version requirements.
+	if p.expect.rename != nil {
+		if err := verifyRename(before, after, p.expect.rename, fail); err != nil {
+			return err
+		}
+	} else {
+		bn, bh, err := symbolDigest(before)
+		if err != nil {
+			return err
+		}
+		an, ah, err := symbolDigest(after)
+		if err != nil {
+			return fail("dynamic symbols: %v", err)
+		}
+		if bn != an || bh != ah {
+			return fail("dynamic symbol names changed")
+		}
 	}
 	needs, err := after.VersionNeeds()
 	if err != nil {

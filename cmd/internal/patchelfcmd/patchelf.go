@@ -41,6 +41,7 @@ type Options struct {
 	noDefaultLib, debugTag                                                        bool
 	stackOp                                                                       *patchelf.Kind
 	renameSymbols                                                                 string
+	renames                                                                       map[string]string
 }
 
 const usage = `syntax: %s
@@ -64,6 +65,7 @@ const usage = `syntax: %s
   [--print-needed]
   [--no-default-lib]
   [--clear-symbol-version SYMBOL]
+  [--rename-dynamic-symbols NAME_MAP_FILE]  lines of "OLD NEW"
   [--add-debug-tag]
   [--print-execstack]
   [--clear-execstack]
@@ -261,7 +263,13 @@ func Parse(args []string, native bool) (*Options, error) {
 		return nil, &cli.UsageError{Err: errors.New("--output option only allowed with single input file")}
 	}
 	if o.renameSymbols != "" {
-		return nil, &cli.UsageError{Err: errors.New("--rename-dynamic-symbols is not supported yet")}
+		b, err := os.ReadFile(o.renameSymbols)
+		if err != nil {
+			return nil, err
+		}
+		if o.renames, err = patchelf.ParseRenameMap(string(b)); err != nil {
+			return nil, fmt.Errorf("%s: %w", o.renameSymbols, err)
+		}
 	}
 	return o, nil
 }
@@ -311,6 +319,9 @@ func (o *Options) Edits() []patchelf.Edit {
 	}
 	if o.stackOp != nil {
 		es = append(es, patchelf.Edit{Kind: *o.stackOp})
+	}
+	if o.renames != nil {
+		es = append(es, patchelf.Edit{Kind: patchelf.RenameDynamicSymbols, Renames: o.renames})
 	}
 	return es
 }
