@@ -512,3 +512,15 @@ func TestRenameOnEveryFixture(t *testing.T) {
 		f.Close()
 	}
 }
+
+func TestParseRenameMap(t *testing.T) {
+	m, err := patchelf.ParseRenameMap("a b\n\n  c   d  \n")
+	if err != nil || len(m) != 2 || m["a"] != "b" || m["c"] != "d" {
+		t.Errorf("got %v, %v", m, err)
+	}
+	for _, bad := range []string{"", "a\n", "a b c\n", "a b\na c\n"} {
+		if _, err := patchelf.ParseRenameMap(bad); err == nil {
+			t.Errorf("ParseRenameMap(%q) succeeded", bad)
+		}
+	}
+}
