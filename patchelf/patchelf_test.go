@@ -2,6 +2,7 @@ package patchelf_test
 
 import (
 	"bytes"
+	"errors"
 	"debug/elf"
 	"fmt"
 	"os"
@@ -522,5 +523,33 @@ func TestParseRenameMap(t *testing.T) {
 		if _, err := patchelf.ParseRenameMap(bad); err == nil {
 			t.Errorf("ParseRenameMap(%q) succeeded", bad)
 		}
+	}
+}
+
+// A static-pie executable never runs the dynamic loader: dynamic edits are
+// refused with the reason, the file is untouched, and header-only edits
+// still work (the program runs afterwards).
+func TestStaticPIERejectedClearly(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	src, exe := filepath.Join(dir, "sp.c"), filepath.Join(dir, "sp")
+	os.WriteFile(src, []byte("int main(void){return 3;}\n"), 0o644)
+	if out, err := exec.Command(gcc, "-static-pie", "-o", exe, src).CombinedOutput(); err != nil {
+		testenv.Missing(t, "gcc -static-pie ("+strings.TrimSpace(string(out))+")", "libc6-dev")
+	}
+	b0, _ := os.ReadFile(exe)
+	for _, e := range []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/opt/rocm/lib"}, {Kind: patchelf.AddNeeded, Arg: "libm.so.6"}, {Kind: patchelf.AddDebugTag}} {
+		_, err := patchelf.EditFile(exe, []patchelf.Edit{e}, patchelf.Options{}, patchelf.WriteOptions{})
+		if err == nil || !strings.Contains(err.Error(), "static-pie") {
+			t.Errorf("%s on a static-pie: %v", e.Kind, err)
+		}
+	}
+	if b1, _ := os.ReadFile(exe); !bytes.Equal(b0, b1) {
+		t.Fatalf("refused edits changed the file")
+	}
+	edit(t, exe, patchelf.Edit{Kind: patchelf.ClearExecStack})
+	var ee *exec.ExitError
+	if err := exec.Command(exe).Run(); !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Errorf("static-pie after --clear-execstack: %v", err)
 	}
 }

@@ -309,6 +309,26 @@ func (m *model) referencedInside(lo, hi uint64) bool {
 	return i < len(m.refOff) && m.refOff[i] <= hi
 }
 
+// staticPIE reports a static-pie executable: position independent (ET_DYN
+// with DF_1_PIE) but with no PT_INTERP, so nothing reads its dynamic
+// section but its own start-up code.
+func (m *model) staticPIE() bool {
+	if m.f.Type != elf.ET_DYN || m.dyn == nil {
+		return false
+	}
+	for _, p := range m.phdrs {
+		if p.Type == elf.PT_INTERP {
+			return false
+		}
+	}
+	for _, e := range m.ents {
+		if e.tag == elf.DT_FLAGS_1 && elf.DynFlag1(e.val)&elf.DF_1_PIE != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 func (m *model) needDynamic(what string) error {
 	if m.dyn == nil {
 		return m.errf("cannot find section '.dynamic'. The input file is most likely statically linked (%s)", what)
@@ -460,6 +480,10 @@ func (m *model) apply(e Edit) error {
 	}
 	if err := m.needDynamic(string(e.Kind)); err != nil {
 		return err
+	}
+	if m.staticPIE() {
+		return m.errf("static-pie executable (DF_1_PIE, no interpreter): it relocates itself without the dynamic loader, "+
+			"so --%s would have no effect and moving its dynamic section would break it; relink it instead", e.Kind)
 	}
 	switch e.Kind {
 	case SetRPath:
