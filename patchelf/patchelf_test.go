@@ -2,8 +2,8 @@ package patchelf_test
 
 import (
 	"bytes"
-	"errors"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
