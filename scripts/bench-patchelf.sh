@@ -4,8 +4,8 @@
 #  - libLLVM-15.so.1 (117 MB) set-rpath longer: ≤ 0.5× patchelf's time, ≤ 0.1× its RSS;
 #  - an edit that fits on librocsparse.so.0 (1.3 GB) with --in-place: ≤ 10 ms;
 #  - a growing edit on librocsparse.so.0: ≤ 1.1× the time of copying the file
-#    (rocmdoctor fsyncs the new file before renaming it over the old one, so
-#    the fair comparison is cp followed by sync of the copy).
+#    (rocmdoctor writes a new file, fsyncs it and renames it over the old one,
+#    so the fair comparison is cp FILE FILE.tmp + sync + mv FILE.tmp FILE).
 #   bash scripts/bench-patchelf.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,9 +31,28 @@ if [ -e "$sparse" ]; then
   measure 3 "$bin" patchelf --in-place --set-rpath '$ORIGIN' "$work/s.so"; fit=$WALL
   echo "librocsparse fitting edit --in-place: ${fit}s"
   awk "BEGIN{exit !($fit <= 0.05)}" || { echo "FAIL: fitting in-place edit took ${fit}s"; status=1; }
-  measure 1 sh -c 'cp "$1" "$2" && sync "$2"' sh "$sparse" "$work/c.so"; copy=$WALL
-  measure 1 "$bin" patchelf --set-rpath "$long" "$work/s.so"; grow=$WALL grow_rss=$RSS
-  echo "librocsparse growing edit: ${grow}s ($((grow_rss/1024)) MB) vs cp+sync ${copy}s: x$(ratio "$grow" "$copy")"
-  awk "BEGIN{exit !($grow <= 1.1*$copy + 0.05)}" || echo "note: growing edit slower than 1.1× cp"
+  # Replacing a file is copy + fsync + rename, and the rename (or the last
+  # close) frees the old 1.3 GB inode; the same work by hand is copying the
+  # file next to itself, sync, and mv over it. Best of four, alternating
+  # which goes first (the first after a sync pays for write-back).
+  best_grow="" best_copy=""
+  for i in 1 2 3 4; do
+    cp "$sparse" "$work/s.so"; cp "$sparse" "$work/c.so"; sync; sleep 1
+    if [ $((i % 2)) = 1 ]; then
+      measure 1 "$bin" patchelf --set-rpath "$long" "$work/s.so"; g=$WALL; grow_rss=$RSS
+      measure 1 sh -c 'cp "$1" "$1.tmp" && sync "$1.tmp" && mv "$1.tmp" "$1"' sh "$work/c.so"; c=$WALL
+    else
+      measure 1 sh -c 'cp "$1" "$1.tmp" && sync "$1.tmp" && mv "$1.tmp" "$1"' sh "$work/c.so"; c=$WALL
+      measure 1 "$bin" patchelf --set-rpath "$long" "$work/s.so"; g=$WALL; grow_rss=$RSS
+    fi
+    echo "  run $i: rocmdoctor ${g}s, cp+sync+mv ${c}s"
+    if [ -z "$best_grow" ] || awk "BEGIN{exit !($g < $best_grow)}"; then best_grow=$g; fi
+    if [ -z "$best_copy" ] || awk "BEGIN{exit !($c < $best_copy)}"; then best_copy=$c; fi
+  done
+  echo "librocsparse growing edit: ${best_grow}s ($((grow_rss/1024)) MB) vs cp+sync+mv ${best_copy}s: x$(ratio "$best_grow" "$best_copy")"
+  awk "BEGIN{exit !($best_grow <= 1.1*$best_copy + 0.05)}" || echo "note: growing edit slower than 1.1× cp+sync+mv"
+  cp "$sparse" "$work/i.so"; sync
+  measure 1 "$bin" patchelf --in-place --set-rpath "$long" "$work/i.so"
+  echo "librocsparse growing edit --in-place (appends a segment, no copy): ${WALL}s"
 fi
 exit $status
