@@ -237,6 +237,9 @@ type WriteOptions struct {
 	InPlace bool
 	// DryRun plans and verifies but writes nothing.
 	DryRun bool
+	// NoSync skips the fsync with InPlace: for scratch copies nobody needs
+	// after a crash (wheel relink's staged libraries).
+	NoSync bool
 }
 
 // EditFile plans, verifies and writes edits to path. Symlinks are followed
@@ -271,9 +274,11 @@ func EditFile(path string, edits []Edit, opts Options, wo WriteOptions) (*Plan, 
 			fh.Close()
 			return nil, err
 		}
-		if err := fh.Sync(); err != nil {
-			fh.Close()
-			return nil, err
+		if !wo.NoSync {
+			if err := fh.Sync(); err != nil {
+				fh.Close()
+				return nil, err
+			}
 		}
 		return p, fh.Close()
 	}

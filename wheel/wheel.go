@@ -191,12 +191,13 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 	if err := plan(ctx, d, targets, o, p); err != nil {
 		return nil, err
 	}
-	// Apply the edits to the staged copies and prove the result.
+	// Apply the edits to the staged copies (private scratch files: patched
+	// in place, no fsync) and prove the result.
 	for _, fp := range p.Files {
 		if len(fp.Edits) == 0 {
 			continue
 		}
-		if _, err := patchelf.EditFile(filepath.Join(d.root, fp.Path), fp.Edits, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+		if _, err := patchelf.EditFile(filepath.Join(d.root, fp.Path), fp.Edits, patchelf.Options{}, patchelf.WriteOptions{InPlace: true, NoSync: true}); err != nil {
 			return nil, err
 		}
 	}
