@@ -354,6 +354,10 @@ func (f *File) vaddrToOffset(addr uint64) (off int64, avail uint64, ok bool) {
 }
 
 // readStrings reads a string table through the per-file cache.
+// ForgetTables drops the string tables the file has cached, for callers
+// that hold a large file open but are done with them.
+func (f *File) ForgetTables() { f.tables = nil }
+
 func (f *File) readStrings(off int64, n uint64, what string) ([]byte, error) {
 	key := [2]int64{off, int64(n)}
 	if b, ok := f.tables[key]; ok {

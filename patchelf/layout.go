@@ -3,6 +3,7 @@ package patchelf
 import (
 	"bytes"
 	"debug/elf"
+	"fmt"
 	"sort"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
@@ -148,6 +149,15 @@ func (m *model) layout() (*Plan, error) {
 			return nil, err
 		}
 	}
+	if needSegment {
+		// Size the new segment once: moved sections, .dynstr, .dynamic
+		// with spare slots, the interpreter, and alignment padding.
+		est := len(m.str) + (len(m.ents)+8)*entsz + len(interp) + 1 + 64
+		for _, ms := range movedSecs {
+			est += int(ms.size) + 64
+		}
+		app.buf = make([]byte, 0, est)
+	}
 	vaddrOf := func(off uint64) uint64 { return off - segOff + segVaddr }
 	isMoved := func(name string) *moved {
 		for i := range movedSecs {
@@ -182,6 +192,10 @@ func (m *model) layout() (*Plan, error) {
 	if m.dyn != nil {
 		if strMoves {
 			strOff = app.add(m.str, 1)
+			// The original table is not needed any more: let it go (the
+			// file's cache held it too) before verification reads more.
+			m.orig = nil
+			m.f.ForgetTables()
 			p.Moved = append(p.Moved, ".dynstr")
 			m.setVal(elf.DT_STRTAB, vaddrOf(strOff))
 			m.setVal(elf.DT_STRSZ, uint64(len(m.str)))
@@ -461,6 +475,22 @@ func diffRanges(a, b []byte) [][2]int {
 
 func readAt(f *elfx.File, off int64, n int) ([]byte, error) {
 	return saferio.ReadAt(f.ReaderAt(), f.Size, off, int64(n), 0)
+}
+
+// readInto reads n bytes at off into buf's backing array (growing it only
+// when too small), for loops that stream a table chunk by chunk.
+func readInto(f *elfx.File, buf []byte, off int64, n int) ([]byte, error) {
+	if off < 0 || n < 0 || off > f.Size || int64(n) > f.Size-off {
+		return nil, fmt.Errorf("%d bytes at 0x%x are beyond the end of the file (%d bytes)", n, off, f.Size)
+	}
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := f.ReaderAt().ReadAt(buf, off); err != nil {
+		return nil, err
+	}
+	return buf, nil
 }
 
 func (m *model) encodeDynamic(slots int) []byte {

@@ -200,9 +200,11 @@ func (m *model) countRefs() error {
 		n := s.Size / sz
 		m.refOff = slices.Grow(m.refOff, int(min(n, 1<<24)))
 		const per = 4096
+		var b []byte
 		for i := uint64(0); i < n; i += per {
 			k := min(per, n-i)
-			b, err := saferio.ReadAt(m.f.ReaderAt(), m.f.Size, int64(s.Offset+i*sz), int64(k*sz), 1<<30)
+			var err error
+			b, err = readInto(m.f, b, int64(s.Offset+i*sz), int(k*sz))
 			if err != nil {
 				return m.errf(".dynsym: %v", err)
 			}

@@ -1,12 +1,16 @@
 package patchelf
 
 import (
+	"bytes"
+	"cmp"
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"syscall"
 
@@ -213,19 +217,96 @@ func (p *Plan) Verify(before *elfx.File) error {
 	return nil
 }
 
-// symbolDigest hashes the dynamic symbol names in order without keeping
-// them (libLLVM has 46k).
+// symbolDigest summarises the dynamic symbol names by index without
+// keeping them (libLLVM has 46k): .dynsym is read in chunks keeping only
+// st_name, the names are then read in string-table order through a forward
+// window, and each (index, name) pair is hashed into an order-independent
+// sum, so verifying an edit of a large library never holds either table.
 func symbolDigest(f *elfx.File) (int, uint64, error) {
-	t, err := f.DynamicSymbolTable()
-	if err != nil {
-		return 0, 0, err
+	ef := f.ELF()
+	ds := ef.SectionByType(elf.SHT_DYNSYM)
+	if ds == nil {
+		return 0, 0, nil
 	}
-	h := fnv.New64a()
-	for i := 1; i < t.Len(); i++ {
-		h.Write(t.NameBytes(i))
-		h.Write([]byte{0})
+	if int(ds.Link) <= 0 || int(ds.Link) >= len(ef.Sections) {
+		return 0, 0, fmt.Errorf("%s: .dynsym string table link %d out of range", f.Path, ds.Link)
 	}
-	return t.Len(), h.Sum64(), nil
+	ss := ef.Sections[ds.Link]
+	entsz := 16
+	if f.Class == elf.ELFCLASS64 {
+		entsz = 24
+	}
+	n := int(ds.Size) / entsz
+	bo := f.ByteOrder()
+	type ref struct{ name, idx uint32 }
+	refs := make([]ref, 0, max(n-1, 0))
+	const per = 4096
+	var b []byte
+	for i := 0; i < n; i += per {
+		k := min(per, n-i)
+		var err error
+		b, err = readInto(f, b, int64(ds.Offset)+int64(i*entsz), k*entsz)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: .dynsym: %w", f.Path, err)
+		}
+		for j := 0; j < k; j++ {
+			if i+j > 0 { // skip the null symbol
+				refs = append(refs, ref{bo.Uint32(b[j*entsz:]), uint32(i + j)})
+			}
+		}
+	}
+	slices.SortFunc(refs, func(a, b ref) int { return cmp.Compare(a.name, b.name) })
+	win := strWindow{f: f, base: int64(ss.Offset), size: ss.Size}
+	var sum uint64
+	var idx [4]byte
+	for _, r := range refs {
+		name, err := win.get(uint64(r.name))
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: .dynstr: %w", f.Path, err)
+		}
+		h := fnv.New64a()
+		binary.LittleEndian.PutUint32(idx[:], r.idx)
+		h.Write(idx[:])
+		h.Write(name)
+		sum += h.Sum64()
+	}
+	return n, sum, nil
+}
+
+// strWindow reads NUL-terminated strings from a string table through a
+// window of at least 64 KiB; symbolDigest asks in increasing offset order,
+// so each byte is read about once.
+type strWindow struct {
+	f    *elfx.File
+	base int64
+	size uint64
+	lo   uint64
+	buf  []byte
+}
+
+func (w *strWindow) get(off uint64) ([]byte, error) {
+	if off >= w.size {
+		return nil, nil
+	}
+	want := uint64(64 << 10)
+	for {
+		if off >= w.lo && off < w.lo+uint64(len(w.buf)) {
+			rel := w.buf[off-w.lo:]
+			if i := bytes.IndexByte(rel, 0); i >= 0 {
+				return rel[:i], nil
+			}
+			if w.lo+uint64(len(w.buf)) >= w.size {
+				return nil, nil // unterminated at the end of the table
+			}
+			want = 2 * uint64(len(w.buf))
+		}
+		n := min(want, w.size-off)
+		b, err := readInto(w.f, w.buf, w.base+int64(off), int(n))
+		if err != nil {
+			return nil, err
+		}
+		w.lo, w.buf = off, b
+	}
 }
 
 // WriteOptions say where the result goes.
