@@ -553,3 +553,38 @@ func TestStaticPIERejectedClearly(t *testing.T) {
 		t.Errorf("static-pie after --clear-execstack: %v", err)
 	}
 }
+
+// Verification must notice a result whose symbol names differ: the plan's
+// new segment (holding the moved .dynstr) is tampered with before Verify.
+func TestVerifyCatchesChangedSymbolName(t *testing.T) {
+	b, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libfoo.so.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, _ := f.DynamicSymbols()
+	var name string
+	for _, s := range syms {
+		if s.Section != elf.SHN_UNDEF && len(s.Name) > 3 {
+			name = s.Name
+		}
+	}
+	p, err := patchelf.PlanFile(f, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: strings.Repeat("/opt/rocm/lib:", 40)}}, patchelf.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Verify(f); err != nil {
+		t.Fatalf("untampered plan: %v", err)
+	}
+	i := bytes.Index(p.Append, []byte("\x00"+name+"\x00"))
+	if name == "" || i < 0 {
+		t.Fatalf("symbol %q not in the new segment", name)
+	}
+	p.Append[i+1] ^= 0x20
+	if err := p.Verify(f); err == nil || !strings.Contains(err.Error(), "symbol names") {
+		t.Errorf("tampered symbol name %q: Verify = %v", name, err)
+	}
+}
