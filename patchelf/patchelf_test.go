@@ -256,16 +256,9 @@ func TestPageSize(t *testing.T) {
 // shared library with gcc, applies each growing edit, and checks the
 // executables still run and the library still loads (dlopen harness),
 // before and after strip, with readelf reporting no warnings.
-func TestRealLoaderAndStrip(t *testing.T) {
-	gcc := testenv.Tool(t, "gcc", "gcc")
-	strip := testenv.Tool(t, "strip", "binutils")
-	readelf := testenv.Tool(t, "readelf", "binutils")
-	dir := t.TempDir()
-	w := func(n, s string) { os.WriteFile(filepath.Join(dir, n), []byte(s), 0o644) }
-	w("lib.c", "int lib_value(void){return 42;}\n")
-	w("main.c", "#include <stdio.h>\nextern int lib_value(void);\nint main(void){printf(\"%d\\n\", lib_value());return 0;}\n")
-	w("dl.c", "#include <dlfcn.h>\n#include <stdio.h>\nint main(int c,char**v){void*h=dlopen(v[1],RTLD_NOW);if(!h){fprintf(stderr,\"%s\\n\",dlerror());return 1;}int(*f)(void)=dlsym(h,v[2]);if(!f){fprintf(stderr,\"no %s\\n\",v[2]);return 1;}printf(\"%d\\n\",f());return 0;}\n")
-	run := func(name string, args ...string) string {
+// runner runs a program in dir and fails the test when it fails.
+func runner(t *testing.T, dir string) func(name string, args ...string) string {
+	return func(name string, args ...string) string {
 		t.Helper()
 		cmd := exec.Command(name, args...)
 		cmd.Dir = dir
@@ -275,6 +268,18 @@ func TestRealLoaderAndStrip(t *testing.T) {
 		}
 		return string(out)
 	}
+}
+
+func TestRealLoaderAndStrip(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	strip := testenv.Tool(t, "strip", "binutils")
+	readelf := testenv.Tool(t, "readelf", "binutils")
+	dir := t.TempDir()
+	w := func(n, s string) { os.WriteFile(filepath.Join(dir, n), []byte(s), 0o644) }
+	w("lib.c", "int lib_value(void){return 42;}\n")
+	w("main.c", "#include <stdio.h>\nextern int lib_value(void);\nint main(void){printf(\"%d\\n\", lib_value());return 0;}\n")
+	w("dl.c", "#include <dlfcn.h>\n#include <stdio.h>\nint main(int c,char**v){void*h=dlopen(v[1],RTLD_NOW);if(!h){fprintf(stderr,\"%s\\n\",dlerror());return 1;}int(*f)(void)=dlsym(h,v[2]);if(!f){fprintf(stderr,\"no %s\\n\",v[2]);return 1;}printf(\"%d\\n\",f());return 0;}\n")
+	run := runner(t, dir)
 	run(gcc, "-shared", "-fPIC", "-o", "libv.so", "lib.c", "-Wl,-soname,libv.so")
 	run(gcc, "-o", "pie", "main.c", "-L.", "-lv", "-pie", "-fPIE")
 	run(gcc, "-o", "nopie", "main.c", "-L.", "-lv", "-no-pie")
@@ -400,16 +405,7 @@ func TestRenameDynamicSymbolsRealLoader(t *testing.T) {
 		"printf(\"%d %d %d\\n\", s, lib_data, call_inside());return 0;}\n")
 	w("dl.c", "#include <dlfcn.h>\n#include <stdio.h>\nint main(int c,char**v){void*h=dlopen(v[1],RTLD_NOW);if(!h){fprintf(stderr,\"%s\\n\",dlerror());return 1;}"+
 		"for(int i=2;i<c;i++){int(*f)(void)=dlsym(h,v[i]);if(!f){printf(\"missing %s\\n\",v[i]);continue;}printf(\"%d\\n\",f());}return 0;}\n")
-	run := func(name string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command(name, args...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
-		}
-		return string(out)
-	}
+	run := runner(t, dir)
 	run(gcc, "-shared", "-fPIC", "-o", "libr.so", "lib.c", "-Wl,-soname,libr.so", "-Wl,--hash-style=both")
 	run(gcc, "-o", "pie", "main.c", "-L.", "-lr", "-pie", "-fPIE", "-Wl,-rpath,"+dir)
 	run(gcc, "-o", "nopie", "main.c", "-L.", "-lr", "-no-pie", "-Wl,-rpath,"+dir)

@@ -132,26 +132,7 @@ func parseValue(s string) (Value, error) {
 		}
 		return s[1 : len(s)-1], nil
 	case strings.HasPrefix(s, "["):
-		if !strings.HasSuffix(s, "]") {
-			return nil, fmt.Errorf("arrays must be on one line: %s", s)
-		}
-		var out []string
-		for _, part := range splitArray(s[1 : len(s)-1]) {
-			part = strings.TrimSpace(part)
-			if part == "" {
-				continue
-			}
-			v, err := parseValue(part)
-			if err != nil {
-				return nil, err
-			}
-			str, ok := v.(string)
-			if !ok {
-				return nil, fmt.Errorf("only arrays of strings are supported: %s", s)
-			}
-			out = append(out, str)
-		}
-		return out, nil
+		return stringArray(s, parseValue)
 	}
 	if i, err := strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 10, 64); err == nil {
 		return i, nil
@@ -160,6 +141,30 @@ func parseValue(s string) (Value, error) {
 		return f, nil
 	}
 	return nil, fmt.Errorf("unsupported value %s (strings need quotes)", s)
+}
+
+// stringArray reads a one-line [a, b] array whose elements elem parses to
+// strings (TOML arrays and YAML flow sequences).
+func stringArray(s string, elem func(string) (Value, error)) (Value, error) {
+	if !strings.HasSuffix(s, "]") {
+		return nil, fmt.Errorf("arrays must be on one line: %s", s)
+	}
+	out := []string{}
+	for _, part := range splitArray(s[1 : len(s)-1]) {
+		if part = strings.TrimSpace(part); part == "" {
+			continue
+		}
+		v, err := elem(part)
+		if err != nil {
+			return nil, err
+		}
+		str, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("only arrays of strings are supported: %s", s)
+		}
+		out = append(out, str)
+	}
+	return out, nil
 }
 
 // splitArray splits at commas outside quotes.

@@ -224,25 +224,7 @@ func yamlScalar(s string) (Value, error) {
 	case strings.HasPrefix(s, `"`), strings.HasPrefix(s, "'"):
 		return parseValue(s)
 	case strings.HasPrefix(s, "["):
-		if !strings.HasSuffix(s, "]") {
-			return nil, fmt.Errorf("flow sequences must be on one line: %s", s)
-		}
-		out := []string{}
-		for _, part := range splitArray(s[1 : len(s)-1]) {
-			if part = strings.TrimSpace(part); part == "" {
-				continue
-			}
-			v, err := yamlScalar(part)
-			if err != nil {
-				return nil, err
-			}
-			str, ok := v.(string)
-			if !ok {
-				return nil, fmt.Errorf("only sequences of strings are supported: %s", s)
-			}
-			out = append(out, str)
-		}
-		return out, nil
+		return stringArray(s, yamlScalar)
 	case strings.ContainsAny(s[:1], "{&*!|>%@`"):
 		return nil, fmt.Errorf("unsupported YAML value %s (flow mappings, anchors, aliases, tags and block scalars are not supported; quote it)", s)
 	}
