@@ -65,6 +65,12 @@ func (m *model) layout() (*Plan, error) {
 	if m.dyn != nil {
 		strMoves = len(m.str) > len(m.orig)
 		dynMoves = len(m.ents)+1 > m.dyn.Slots
+		if strMoves {
+			// The grown table is written whole into the new segment; the
+			// original (also held by the file's cache) is not needed again.
+			m.orig = nil
+			m.f.ForgetTables()
+		}
 	}
 	interpIdx := -1
 	for i := range m.phdrs {
@@ -192,10 +198,6 @@ func (m *model) layout() (*Plan, error) {
 	if m.dyn != nil {
 		if strMoves {
 			strOff = app.add(m.str, 1)
-			// The original table is not needed any more: let it go (the
-			// file's cache held it too) before verification reads more.
-			m.orig = nil
-			m.f.ForgetTables()
 			p.Moved = append(p.Moved, ".dynstr")
 			m.setVal(elf.DT_STRTAB, vaddrOf(strOff))
 			m.setVal(elf.DT_STRSZ, uint64(len(m.str)))
