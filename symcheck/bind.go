@@ -17,9 +17,18 @@ import (
 // its undefined references and its version tables.
 type symtab struct {
 	tab     *elfx.SymbolTable
-	undefs  []elfx.Symbol
 	verdefs map[string]bool
 	needs   []elfx.VersionNeed
+
+	// The undefined references, listed on first use: most tables in a
+	// closure (libLLVM's 46k symbols) are only searched, never bound.
+	undefOnce sync.Once
+	undefs    []elfx.Symbol
+}
+
+func (t *symtab) undefined() []elfx.Symbol {
+	t.undefOnce.Do(func() { t.undefs = t.tab.Undefined() })
+	return t.undefs
 }
 
 // Binder binds undefined dynamic symbols against resolved closures. It
@@ -92,7 +101,6 @@ func readTable(path string) (*symtab, error) {
 	if t.tab, err = f.DynamicSymbolTable(); err != nil {
 		return nil, err
 	}
-	t.undefs = t.tab.Undefined()
 	defs, err := f.VersionDefs()
 	if err != nil {
 		return nil, err
@@ -279,7 +287,7 @@ func (b *Binder) BindDynamic(ctx context.Context, path string, closure bool) (*D
 				})
 			}
 		}
-		for _, u := range l.tab.undefs {
+		for _, u := range l.tab.undefined() {
 			if u.Bind == elf.STB_LOCAL {
 				continue
 			}
