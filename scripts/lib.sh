@@ -2,15 +2,20 @@
 # of a command (best of N runs) with GNU time, and print ratios.
 # shellcheck shell=bash
 
-# measure N CMD... → sets WALL (seconds, best of N) and RSS (KB, max).
+# measure N CMD... → sets WALL (seconds, best of N, microsecond resolution
+# from bash's EPOCHREALTIME around the run) and RSS (KB, max, from GNU time).
+# GNU time's own %e has 10 ms resolution, which rounds most of these
+# commands to 0.00 and makes any ratio look met.
 measure() {
   local n=$1; shift
-  local best="" rss=0 out w m tf
+  local best="" rss=0 m tf t0 t1 w
   tf=$(mktemp)
   for _ in $(seq "$n"); do
-    /usr/bin/time -o "$tf" -f '%e %M' "$@" >/dev/null 2>&1 || true
-    out=$(tail -1 "$tf")
-    w=${out% *}; m=${out#* }
+    t0=$EPOCHREALTIME
+    /usr/bin/time -o "$tf" -f '%M' "$@" >/dev/null 2>&1 || true
+    t1=$EPOCHREALTIME
+    w=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f", b - a}')
+    m=$(tail -1 "$tf")
     if [ -z "$best" ] || awk "BEGIN{exit !($w < $best)}"; then best=$w; fi
     [ "$m" -gt "$rss" ] && rss=$m
   done
