@@ -12,12 +12,12 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/version"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 )
 
@@ -433,10 +433,10 @@ func hygiene(f *elfx.File, path string, opts *CheckOptions) ([]Finding, error) {
 		var glibc, glibcxx string
 		for _, n := range needs {
 			for _, v := range n.Versions {
-				if s, ok := strings.CutPrefix(v.Name, "GLIBC_"); ok && opts.Glibc != "" && versionLess(opts.Glibc, s) && (glibc == "" || versionLess(glibc, s)) {
+				if s, ok := strings.CutPrefix(v.Name, "GLIBC_"); ok && opts.Glibc != "" && version.Less(opts.Glibc, s) && (glibc == "" || version.Less(glibc, s)) {
 					glibc = s
 				}
-				if s, ok := strings.CutPrefix(v.Name, "GLIBCXX_"); ok && opts.Glibcxx != "" && versionLess(opts.Glibcxx, s) && (glibcxx == "" || versionLess(glibcxx, s)) {
+				if s, ok := strings.CutPrefix(v.Name, "GLIBCXX_"); ok && opts.Glibcxx != "" && version.Less(opts.Glibcxx, s) && (glibcxx == "" || version.Less(glibcxx, s)) {
 					glibcxx = s
 				}
 			}
@@ -462,24 +462,6 @@ func isBuildDir(e, workdir string) bool {
 		return true
 	}
 	return workdir != "" && workdir != "/" && (e == workdir || strings.HasPrefix(e, workdir+"/"))
-}
-
-// versionLess compares dotted numeric versions ("2.28" < "2.34").
-func versionLess(a, b string) bool {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(as) || i < len(bs); i++ {
-		var x, y int
-		if i < len(as) {
-			x, _ = strconv.Atoi(as[i])
-		}
-		if i < len(bs) {
-			y, _ = strconv.Atoi(bs[i])
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return false
 }
 
 // checkWheel runs the file-level rules on the ELF files inside a wheel.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -139,7 +140,7 @@ func CheckCK(prefix string, opts CKOptions) (*CKReport, error) {
 	required := map[string]bool{}
 	var requested []string
 	add := func(c string, req bool) {
-		if !contains(requested, c) {
+		if !slices.Contains(requested, c) {
 			requested = append(requested, c)
 		}
 		if req {
@@ -192,7 +193,7 @@ func CheckCK(prefix string, opts CKOptions) (*CKReport, error) {
 		comp := CKComponent{Name: c, Required: required[c], TargetsFile: filepath.Join(dir, "composable_kernel"+c+"Targets.cmake")}
 		_, err := os.Stat(comp.TargetsFile)
 		comp.Present = err == nil
-		if len(rep.Advertised) > 0 && !contains(rep.Advertised, c) {
+		if len(rep.Advertised) > 0 && !slices.Contains(rep.Advertised, c) {
 			rep.Findings = append(rep.Findings, Finding{Rule: RuleCKComponentMissing, Severity: SeverityError, File: cfg, Library: c,
 				Message: fmt.Sprintf("component %s is not among the components %s advertises (%s): find_package fails with \"Unsupported component: %s\"", c, filepath.Base(cfg), strings.Join(rep.Advertised, ", "), c),
 				Fix:     "use a composable_kernel release that has this component, or pick the consumer preset matching this CK release"})
@@ -321,7 +322,7 @@ func checkCKLocation(rep *CKReport, comp *CKComponent, name, definedIn string, c
 			for _, c := range cos {
 				if c.TargetID != "" {
 					gpu[c.TargetID] = true
-					if !contains(ct.GPUTargets, c.TargetID) {
+					if !slices.Contains(ct.GPUTargets, c.TargetID) {
 						ct.GPUTargets = append(ct.GPUTargets, c.TargetID)
 					}
 				}
@@ -433,7 +434,7 @@ func ckReferences(p string) ([]string, error) {
 			}
 		}
 		for _, s := range syms {
-			if !s.Defined() && isCKInstance(s.Name) && !contains(out, s.Name) {
+			if !s.Defined() && isCKInstance(s.Name) && !slices.Contains(out, s.Name) {
 				out = append(out, s.Name)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -295,7 +296,7 @@ func gpuLibrary(p string) (GPULibrary, bool, error) {
 	}
 	for _, s := range elfx.TargetStats(cos) {
 		lib.Code = append(lib.Code, GPUCodeSummary(s))
-		if s.TargetID != "unknown" && !contains(lib.Targets, s.TargetID) {
+		if s.TargetID != "unknown" && !slices.Contains(lib.Targets, s.TargetID) {
 			lib.Targets = append(lib.Targets, s.TargetID)
 		}
 	}
@@ -305,15 +306,6 @@ func gpuLibrary(p string) (GPULibrary, bool, error) {
 		}
 	}
 	return lib, true, nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // archOf extracts "gfx90a" from names like "TensileLibrary_lazy_gfx90a.dat",
@@ -447,7 +439,7 @@ func checkExpected(rep *GPUReport, cache string) error {
 	var want []string
 	for _, k := range []string{"GPU_TARGETS", "AMDGPU_TARGETS"} {
 		for _, t := range strings.Split(vars[k], ";") {
-			if t = strings.TrimSpace(t); t != "" && !contains(want, t) {
+			if t = strings.TrimSpace(t); t != "" && !slices.Contains(want, t) {
 				want = append(want, t)
 			}
 		}

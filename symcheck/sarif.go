@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -160,7 +161,7 @@ func WriteJUnit(w io.Writer, rep *CheckReport, threshold string) error {
 	files := append([]string(nil), rep.Files...)
 	var extra []string
 	for f := range byFile {
-		if !contains(files, f) {
+		if !slices.Contains(files, f) {
 			extra = append(extra, f) // wheel members, CK Targets files
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -529,22 +530,13 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 		// Drop the plans of removed files.
 		kept := p.Files[:0]
 		for _, fp := range p.Files {
-			if !contains(p.Drop, fp.Path) {
+			if !slices.Contains(p.Drop, fp.Path) {
 				kept = append(kept, fp)
 			}
 		}
 		p.Files = kept
 	}
 	return nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 func refuse(file, from, to string) symcheck.Finding {

@@ -12,9 +12,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/version"
 )
 
 // Command is one parsed command invocation.
@@ -675,7 +678,7 @@ func (p *condParser) binary() bool {
 				b, _ := strconv.ParseFloat(r, 64)
 				return map[string]bool{"EQUAL": a == b, "LESS": a < b, "GREATER": a > b, "LESS_EQUAL": a <= b, "GREATER_EQUAL": a >= b}[op]
 			case "VERSION_LESS", "VERSION_GREATER", "VERSION_EQUAL", "VERSION_LESS_EQUAL", "VERSION_GREATER_EQUAL":
-				c := compareVersions(l, r)
+				c := version.Compare(l, r)
 				return map[string]bool{"VERSION_LESS": c < 0, "VERSION_GREATER": c > 0, "VERSION_EQUAL": c == 0,
 					"VERSION_LESS_EQUAL": c <= 0, "VERSION_GREATER_EQUAL": c >= 0}[op]
 			case "IN_LIST":
@@ -727,26 +730,6 @@ var binaryOps = map[string]bool{"STREQUAL": true, "EQUAL": true, "LESS": true, "
 
 var knownCommands = map[string]bool{"set": true, "include": true, "if": true, "foreach": true, "list": true, "message": true,
 	"get_filename_component": true, "set_target_properties": true, "add_library": true, "set_property": true}
-
-func compareVersions(a, b string) int {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(as) || i < len(bs); i++ {
-		var x, y int
-		if i < len(as) {
-			x, _ = strconv.Atoi(as[i])
-		}
-		if i < len(bs) {
-			y, _ = strconv.Atoi(bs[i])
-		}
-		if x != y {
-			if x < y {
-				return -1
-			}
-			return 1
-		}
-	}
-	return 0
-}
 
 func (in *Interp) exec(file string, c Command) error {
 	if m, ok := in.macros[c.Name]; ok {
@@ -904,7 +887,7 @@ func (in *Interp) exec(file string, c Command) error {
 			}
 		}
 	case "add_library":
-		if len(args) >= 2 && contains(args, "IMPORTED") {
+		if len(args) >= 2 && slices.Contains(args, "IMPORTED") {
 			in.Targets[args[0]] = &Target{Name: args[0], Type: args[1], Properties: map[string]string{}, DefinedIn: file}
 		}
 	case "set_target_properties":
@@ -942,15 +925,6 @@ func (in *Interp) exec(file string, c Command) error {
 	return nil
 }
 
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
 func (in *Interp) list(args []string) {
 	if len(args) < 2 {
 		return
@@ -969,7 +943,7 @@ func (in *Interp) list(args []string) {
 	case "REMOVE_DUPLICATES":
 		var out []string
 		for _, x := range cur {
-			if !contains(out, x) {
+			if !slices.Contains(out, x) {
 				out = append(out, x)
 			}
 		}
@@ -977,7 +951,7 @@ func (in *Interp) list(args []string) {
 	case "REMOVE_ITEM":
 		var out []string
 		for _, x := range cur {
-			if !contains(args[2:], x) {
+			if !slices.Contains(args[2:], x) {
 				out = append(out, x)
 			}
 		}
