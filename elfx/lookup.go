@@ -236,6 +236,28 @@ func (t *SymbolTable) Symbol(i int) Symbol {
 // HasVersions reports whether the table has .gnu.version.
 func (t *SymbolTable) HasVersions() bool { return t.versym != nil }
 
+// GNUHash is the DT_GNU_HASH hash of a symbol name (Bernstein's h*33+c
+// from 5381), as ld.so and the linkers compute it.
+func GNUHash[S string | []byte](name S) uint32 {
+	h := uint32(5381)
+	for i := 0; i < len(name); i++ {
+		h = h*33 + uint32(name[i])
+	}
+	return h
+}
+
+// SysVHash is the classic ELF (DT_HASH) hash of a symbol name.
+func SysVHash[S string | []byte](name S) uint32 {
+	h := uint32(0)
+	for i := 0; i < len(name); i++ {
+		h = h<<4 + uint32(name[i])
+		g := h & 0xf0000000
+		h ^= g >> 24
+		h &^= g
+	}
+	return h
+}
+
 // Lookup returns the symbols named name: every defined version, as ld.so
 // sees them through the hash table (GNU hash tables omit undefined symbols;
 // SysV ones and the fallback include them, so callers filter on Defined).
@@ -249,10 +271,7 @@ func (t *SymbolTable) Lookup(name string) []Symbol {
 	}
 	switch {
 	case t.gnu != nil:
-		h := uint32(5381)
-		for i := 0; i < len(name); i++ {
-			h = h*33 + uint32(name[i])
-		}
+		h := GNUHash(name)
 		g := t.gnu
 		w := g.bloom[(h/g.bloomBits)%uint32(len(g.bloom))]
 		mask := uint64(1)<<(h%g.bloomBits) | uint64(1)<<((h>>g.shift)%g.bloomBits)
@@ -277,13 +296,7 @@ func (t *SymbolTable) Lookup(name string) []Symbol {
 			}
 		}
 	case t.sysv != nil:
-		h := uint32(0)
-		for i := 0; i < len(name); i++ {
-			h = h<<4 + uint32(name[i])
-			g := h & 0xf0000000
-			h ^= g >> 24
-			h &^= g
-		}
+		h := SysVHash(name)
 		s := t.sysv
 		seen := 0
 		for idx := s.buckets[h%uint32(len(s.buckets))]; idx != 0 && int(idx) < len(s.chain) && seen < len(s.chain); idx = s.chain[idx] {

@@ -88,25 +88,6 @@ func (m *model) renameSymbols(renames map[string]string) error {
 	return nil
 }
 
-func gnuHashOf(name []byte) uint32 {
-	h := uint32(5381)
-	for _, c := range name {
-		h = h*33 + uint32(c)
-	}
-	return h
-}
-
-func sysvHashOf(name []byte) uint32 {
-	h := uint32(0)
-	for _, c := range name {
-		h = h<<4 + uint32(c)
-		g := h & 0xf0000000
-		h ^= g >> 24
-		h &^= g
-	}
-	return h
-}
-
 // renameTables rewrites .dynsym, .gnu.version, the hash tables and the
 // relocations for the renamed symbols, as patches at the sections'
 // original offsets (patches into moved sections are redirected later).
@@ -163,7 +144,7 @@ func (m *model) renameTables(patch func(int64, []byte, string)) (*renameExpect, 
 			return nil, m.errf(".gnu.hash at 0x%x: %d buckets, symbol offset %d, %d bloom words do not fit %d symbols in %d bytes", gs.Offset, nb, so, bloomN, n, len(gnu))
 		}
 		for i := int(so); i < n; i++ {
-			hashes[i] = gnuHashOf(name(syms, i))
+			hashes[i] = elfx.GNUHash(name(syms, i))
 		}
 		sub := order[so:]
 		sort.SliceStable(sub, func(a, b int) bool { return hashes[sub[a]]%nb < hashes[sub[b]]%nb })
@@ -222,7 +203,7 @@ func (m *model) renameTables(patch func(int64, []byte, string)) (*renameExpect, 
 		copy(out, old[:8])
 		buckets, chain := out[8:8+4*hb], out[8+4*hb:]
 		for j := 1; j < n; j++ {
-			b := sysvHashOf(name(newSyms, j)) % hb
+			b := elfx.SysVHash(name(newSyms, j)) % hb
 			m.bo.PutUint32(chain[j*4:], m.bo.Uint32(buckets[b*4:]))
 			m.bo.PutUint32(buckets[b*4:], uint32(j))
 		}
@@ -430,7 +411,7 @@ func verifyGNUHash(f *elfx.File, t *elfx.SymbolTable, fail func(string, ...any) 
 	chain := func(j int) uint32 { return bo.Uint32(b[base+4*uint64(nb)+4*uint64(j-int(so)):]) }
 	prev := uint32(0)
 	for j := int(so); j < n; j++ {
-		h := gnuHashOf(t.NameBytes(j))
+		h := elfx.GNUHash(t.NameBytes(j))
 		bk := h % nb
 		if j > int(so) && bk < prev {
 			return fail(".gnu.hash: symbol %d is out of bucket order", j)
@@ -438,7 +419,7 @@ func verifyGNUHash(f *elfx.File, t *elfx.SymbolTable, fail func(string, ...any) 
 		if (j == int(so) || bk != prev) && bucket(bk) != uint32(j) {
 			return fail(".gnu.hash: bucket %d points at %d, want %d", bk, bucket(bk), j)
 		}
-		last := j == n-1 || gnuHashOf(t.NameBytes(j+1))%nb != bk
+		last := j == n-1 || elfx.GNUHash(t.NameBytes(j+1))%nb != bk
 		if c := chain(j); c&^1 != h&^1 || (c&1 != 0) != last {
 			return fail(".gnu.hash: chain entry of symbol %d is 0x%x for hash 0x%x (last in bucket: %v)", j, c, h, last)
 		}
@@ -477,7 +458,7 @@ func verifySysVHash(f *elfx.File, t *elfx.SymbolTable, fail func(string, ...any)
 	for j := 1; j < t.Len() && j < int(nc); j++ {
 		name := t.NameBytes(j)
 		ok := false
-		for idx, steps := w(sysvHashOf(name)%nb), uint32(0); idx != 0 && idx < nc && steps <= nc; idx, steps = w(nb+idx), steps+1 {
+		for idx, steps := w(elfx.SysVHash(name)%nb), uint32(0); idx != 0 && idx < nc && steps <= nc; idx, steps = w(nb+idx), steps+1 {
 			if int(idx) == j {
 				ok = true
 				break
