@@ -3,6 +3,7 @@ package elfx
 import (
 	"debug/elf"
 	"io"
+	"os"
 )
 
 // FileKind classifies an input by its magic.
@@ -32,4 +33,14 @@ func Sniff(r io.ReaderAt) FileKind {
 		return KindThinArchive
 	}
 	return KindOther
+}
+
+// SniffFile opens path, classifies it by its magic and closes it.
+func SniffFile(path string) (FileKind, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return KindOther, err
+	}
+	defer fh.Close()
+	return Sniff(fh), nil
 }

@@ -286,14 +286,12 @@ func checkCKLocation(rep *CKReport, comp *CKComponent, name, definedIn string, c
 		bad(fmt.Sprintf("%s has no IMPORTED_LOCATION", name))
 		return
 	}
-	fh, err := os.Open(ct.Location)
+	kind, err := elfx.SniffFile(ct.Location)
 	if err != nil {
 		ct.Kind = "missing"
 		bad(fmt.Sprintf("%s: IMPORTED_LOCATION_%s %s does not exist", name, ct.Config, ct.Location))
 		return
 	}
-	kind := elfx.Sniff(fh)
-	fh.Close()
 	switch kind {
 	case elfx.KindArchive, elfx.KindThinArchive:
 		ct.Kind = "archive"
@@ -415,12 +413,10 @@ func shortName(demangled, raw string) string {
 // ckReferences returns the undefined CK instance functions a file (shared
 // library, executable, object or archive) references.
 func ckReferences(p string) ([]string, error) {
-	fh, err := os.Open(p)
+	kind, err := elfx.SniffFile(p)
 	if err != nil {
 		return nil, err
 	}
-	kind := elfx.Sniff(fh)
-	fh.Close()
 	var out []string
 	collect := func(f *elfx.File) error {
 		var syms []elfx.Symbol

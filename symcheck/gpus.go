@@ -254,12 +254,10 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 // are neither ELF nor archives.
 func gpuLibrary(p string) (GPULibrary, bool, error) {
 	lib := GPULibrary{Path: p, Targets: []string{}, Code: []GPUCodeSummary{}}
-	fh, err := os.Open(p)
+	kind, err := elfx.SniffFile(p)
 	if err != nil {
 		return lib, false, nil
 	}
-	kind := elfx.Sniff(fh)
-	fh.Close()
 	var cos []elfx.CodeObject
 	switch kind {
 	case elfx.KindELF:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"debug/elf"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -77,12 +76,10 @@ func indexable(name string) bool {
 }
 
 func (x *Index) indexFile(p string, add func(string, Provider)) {
-	fh, err := os.Open(p)
+	kind, err := elfx.SniffFile(p)
 	if err != nil {
 		return
 	}
-	kind := elfx.Sniff(fh)
-	fh.Close()
 	switch kind {
 	case elfx.KindArchive, elfx.KindThinArchive:
 		a, err := elfx.OpenArchive(p)

@@ -309,12 +309,10 @@ func (t LinkTarget) compatible(h elfx.Header) (bool, string) {
 // inspectInput classifies a file and checks it against the target. An
 // archive is judged by its first ELF member.
 func (ll *LinkLine) inspectInput(p string) (kind, ident string, ok bool, reason string) {
-	fh, err := os.Open(p)
+	k, err := elfx.SniffFile(p)
 	if err != nil {
 		return "missing", "", false, err.Error()
 	}
-	k := elfx.Sniff(fh)
-	fh.Close()
 	switch k {
 	case elfx.KindELF:
 		f, err := elfx.Open(p)

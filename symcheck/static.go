@@ -4,7 +4,6 @@ import (
 	"context"
 	"debug/elf"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
@@ -76,12 +75,10 @@ func CheckLinkInputs(ctx context.Context, paths []string) (*StaticResult, error)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		fh, err := os.Open(p)
+		kind, err := elfx.SniffFile(p)
 		if err != nil {
 			return nil, err
 		}
-		kind := elfx.Sniff(fh)
-		fh.Close()
 		switch kind {
 		case elfx.KindArchive, elfx.KindThinArchive:
 			a, err := elfx.OpenArchive(p)

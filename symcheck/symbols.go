@@ -5,7 +5,6 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -198,12 +197,10 @@ func summarize(xs []string) string {
 // library or executable with a dynamic section).
 func isDynamicInput(paths []string) (bool, error) {
 	for _, p := range paths {
-		fh, err := os.Open(p)
+		k, err := elfx.SniffFile(p)
 		if err != nil {
 			return false, err
 		}
-		k := elfx.Sniff(fh)
-		fh.Close()
 		if k == elfx.KindOther {
 			return false, fmt.Errorf("%s: %w and not an ar archive", p, elfx.ErrNotELF)
 		}
