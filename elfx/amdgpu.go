@@ -2,6 +2,7 @@ package elfx
 
 import (
 	"debug/elf"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -165,16 +166,19 @@ type TargetID struct {
 	SRAMECC   Feature
 }
 
+// ErrBadTargetID is wrapped by ParseTargetID's errors.
+var ErrBadTargetID = errors.New("bad target ID")
+
 // ParseTargetID parses "gfx90a", "gfx90a:xnack-", "gfx906:sramecc+:xnack-".
 func ParseTargetID(s string) (TargetID, error) {
 	parts := strings.Split(s, ":")
 	t := TargetID{Processor: parts[0], Xnack: FeatureAny, SRAMECC: FeatureAny}
 	if t.Processor == "" {
-		return t, fmt.Errorf("empty target ID")
+		return t, fmt.Errorf("%w: empty", ErrBadTargetID)
 	}
 	for _, p := range parts[1:] {
 		if len(p) < 2 {
-			return t, fmt.Errorf("target ID %q: bad feature %q", s, p)
+			return t, fmt.Errorf("%w %q: bad feature %q", ErrBadTargetID, s, p)
 		}
 		var v Feature
 		switch p[len(p)-1] {
@@ -183,7 +187,7 @@ func ParseTargetID(s string) (TargetID, error) {
 		case '-':
 			v = FeatureOff
 		default:
-			return t, fmt.Errorf("target ID %q: feature %q must end in + or -", s, p)
+			return t, fmt.Errorf("%w %q: feature %q must end in + or -", ErrBadTargetID, s, p)
 		}
 		switch p[:len(p)-1] {
 		case "xnack":
@@ -191,7 +195,7 @@ func ParseTargetID(s string) (TargetID, error) {
 		case "sramecc":
 			t.SRAMECC = v
 		default:
-			return t, fmt.Errorf("target ID %q: unknown feature %q", s, p[:len(p)-1])
+			return t, fmt.Errorf("%w %q: unknown feature %q", ErrBadTargetID, s, p[:len(p)-1])
 		}
 	}
 	return t, nil

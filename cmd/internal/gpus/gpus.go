@@ -3,6 +3,7 @@ package gpus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
@@ -93,7 +95,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	rep, err := symcheck.GPUs(ctx, opts.Paths, symcheck.GPUOptions{Require: req, ExpectFrom: opts.Expect})
 	if err != nil {
-		if strings.Contains(err.Error(), "target ID") {
+		if errors.Is(err, elfx.ErrBadTargetID) {
 			return &cli.UsageError{Err: err}
 		}
 		return err
