@@ -68,9 +68,6 @@ when findings at or above --fail-on remain; Ctrl-C stops with a partial report.`
 				return err
 			}
 			opts.check.Resolver = ro
-			if err := cli.CheckFailOn(opts.FailOn); err != nil {
-				return err
-			}
 			if opts.JSON {
 				opts.Format = "json"
 			}
@@ -88,7 +85,7 @@ when findings at or above --fail-on remain; Ctrl-C stops with a partial report.`
 	f := cmd.Flags()
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON (same as --format json)")
 	f.StringVar(&opts.Format, "format", "", "table, plain, json, sarif or junit (default: table on a terminal, plain otherwise)")
-	f.StringVar(&opts.FailOn, "fail-on", "error", "exit 3 on findings at or above: error, warning, note or never")
+	cli.FailOnVar(f, &opts.FailOn, cli.FailOnUsage)
 	f.StringVar(&opts.Config, "config", "", "read settings from `FILE` (TOML or YAML) instead of the nearest .rocmdoctor.toml")
 	f.StringVar(&opts.Baseline, "baseline", "", "ignore findings recorded in `FILE`")
 	f.StringVar(&opts.WriteBaseline, "write-baseline", "", "record the current findings in `FILE` (and exit 0)")

@@ -47,9 +47,6 @@ mha optional). Exit status 3 on findings.`,
 		Args: cli.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Prefix = args[0]
-			if err := cli.CheckFailOn(opts.FailOn); err != nil {
-				return err
-			}
 			if opts.Preset != "" {
 				if _, ok := symcheck.CKPresets[opts.Preset]; !ok {
 					return &cli.UsageError{Err: fmt.Errorf("--for: unknown preset %q (miopen-6.0 … miopen-6.4)", opts.Preset)}
@@ -66,7 +63,7 @@ mha optional). Exit status 3 on findings.`,
 	f.StringVar(&opts.Preset, "for", "", "the components a consumer release asks for: miopen-6.0 … miopen-6.4")
 	f.StringArrayVar(&opts.Consumers, "consumer", nil, "check the add_device_…_instances references of `FILE` (repeatable)")
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
-	f.StringVar(&opts.FailOn, "fail-on", "error", "exit 3 on findings at or above: error, warning, note or never")
+	cli.FailOnVar(f, &opts.FailOn, cli.FailOnUsage)
 	return cmd
 }
 

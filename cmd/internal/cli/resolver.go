@@ -51,11 +51,26 @@ func (r *ResolverFlags) Options(cmd *cobra.Command) (rpath.Options, error) {
 	return ro, nil
 }
 
-// CheckFailOn validates a --fail-on value.
-func CheckFailOn(v string) error {
+// failOn is the --fail-on flag: validated when it is set, so a bad value is
+// a flag error (exit 2) before any work starts.
+type failOn struct{ p *string }
+
+func (f failOn) String() string { return *f.p }
+func (f failOn) Type() string   { return "LEVEL" }
+func (f failOn) Set(v string) error {
 	switch v {
 	case "error", "warning", "note", "never":
+		*f.p = v
 		return nil
 	}
-	return &UsageError{fmt.Errorf("--fail-on must be error, warning, note or never, not %q", v)}
+	return fmt.Errorf("must be error, warning, note or never, not %q", v)
 }
+
+// FailOnVar registers --fail-on (default "error") with the given usage.
+func FailOnVar(fs *pflag.FlagSet, p *string, usage string) {
+	*p = "error"
+	fs.Var(failOn{p}, "fail-on", usage)
+}
+
+// FailOnUsage is the --fail-on help of the report commands.
+const FailOnUsage = "exit 3 on findings at or above: error, warning, note or never"

@@ -52,9 +52,6 @@ Exit status 3 when a NEEDED library is missing (see --fail-on).`,
 				return err
 			}
 			opts.resolver = ro
-			if err := cli.CheckFailOn(opts.FailOn); err != nil {
-				return err
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -65,7 +62,7 @@ Exit status 3 when a NEEDED library is missing (see --fail-on).`,
 	f.BoolVar(&opts.JSON, "json", false, "print the closure as JSON")
 	f.BoolVar(&opts.Flat, "flat", false, "print a flat list like ldd instead of a tree")
 	f.StringVar(&opts.Why, "why", "", "print the chains of objects that pull in `SONAME`")
-	f.StringVar(&opts.FailOn, "fail-on", "error", "exit 3 on missing libraries unless this is never (error, warning, note or never)")
+	cli.FailOnVar(f, &opts.FailOn, "exit 3 on missing libraries unless this is never (error, warning, note or never)")
 	opts.Resolver.Register(f)
 	return cmd
 }

@@ -62,9 +62,6 @@ the built targets with GPU_TARGETS/AMDGPU_TARGETS (the INSTANCES_ONLY trap).`,
 			default:
 				return &cli.UsageError{Err: fmt.Errorf("--format must be table or markdown, not %q", opts.Format)}
 			}
-			if err := cli.CheckFailOn(opts.FailOn); err != nil {
-				return err
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -75,7 +72,7 @@ the built targets with GPU_TARGETS/AMDGPU_TARGETS (the INSTANCES_ONLY trap).`,
 	f.StringArrayVar(&opts.Require, "require", nil, "required GPU target IDs, comma-separated (repeatable), e.g. gfx1030,gfx90a:xnack+")
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
 	f.StringVar(&opts.Format, "format", "table", "table or markdown")
-	f.StringVar(&opts.FailOn, "fail-on", "error", "exit 3 on findings at or above: error, warning, note or never")
+	cli.FailOnVar(f, &opts.FailOn, cli.FailOnUsage)
 	f.StringVar(&opts.Expect, "expect-from", "", "compare with the targets a build directory's CMakeCache.txt asked for")
 	return cmd
 }

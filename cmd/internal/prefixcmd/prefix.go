@@ -38,9 +38,6 @@ composable_kernel headers MIGraphX includes. Exit status 3 on findings.`,
   rocmdoctor prefix --for migraphx $out`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cli.CheckFailOn(failOn); err != nil {
-				return err
-			}
 			ro, err := rf.Options(cmd)
 			if err != nil {
 				return err
@@ -79,7 +76,7 @@ composable_kernel headers MIGraphX includes. Exit status 3 on findings.`,
 	f := cmd.Flags()
 	f.StringArrayVar(&forArgs, "for", nil, "a program whose closure to check, or a header set (migraphx); repeatable")
 	f.BoolVar(&jsonOut, "json", false, "print the report as JSON")
-	f.StringVar(&failOn, "fail-on", "error", "exit 3 on findings at or above: error, warning, note or never")
+	cli.FailOnVar(f, &failOn, cli.FailOnUsage)
 	rf.Register(f)
 	return cmd
 }

@@ -58,9 +58,6 @@ Exit status 3 when unresolved symbols remain (see --fail-on).`,
 				return err
 			}
 			opts.Symbols.Resolver = ro
-			if err := cli.CheckFailOn(opts.FailOn); err != nil {
-				return err
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -70,7 +67,7 @@ Exit status 3 when unresolved symbols remain (see --fail-on).`,
 	f := cmd.Flags()
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
 	f.BoolVar(&opts.Demangle, "demangle", true, "show demangled C++/Rust names next to the raw ones")
-	f.StringVar(&opts.FailOn, "fail-on", "error", "exit 3 on findings at or above: error, warning, note or never")
+	cli.FailOnVar(f, &opts.FailOn, cli.FailOnUsage)
 	f.BoolVar(&opts.Symbols.Closure, "closure", false, "bind the undefined symbols of every object in the closure, like ldd -r")
 	f.StringArrayVar(&opts.Symbols.IndexDirs, "index", nil, "search `DIR` for archives and libraries defining unresolved names (repeatable)")
 	f.StringVar(&opts.Symbols.Filter, "filter", "", "only symbols whose raw or demangled name matches `GLOB`")

@@ -62,9 +62,6 @@ Exit status 3 on findings (see --fail-on).`,
 				return err
 			}
 			opts.resolver = ro
-			if err := cli.CheckFailOn(opts.FailOn); err != nil {
-				return err
-			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -74,7 +71,7 @@ Exit status 3 on findings (see --fail-on).`,
 	f := cmd.Flags()
 	f.BoolVar(&opts.Link, "link", false, "check the link command line given after --")
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
-	f.StringVar(&opts.FailOn, "fail-on", "error", "exit 3 on findings at or above: error, warning, note or never")
+	cli.FailOnVar(f, &opts.FailOn, cli.FailOnUsage)
 	opts.Resolver.Register(f)
 	return cmd
 }
