@@ -3,6 +3,7 @@ package symcheck
 import (
 	"debug/elf"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -346,10 +347,23 @@ func (ll *LinkLine) inspectInput(p string) (kind, ident string, ok bool, reason 
 	case ".s", ".c", ".cc", ".cpp", ".cxx", ".hip", ".cu", ".ll", ".bc", ".f90", ".f":
 		return "source", "", true, ""
 	}
-	if b, err := os.ReadFile(p); err == nil && len(b) < 4096 && strings.Contains(string(b), "GROUP") {
+	if isLinkerScript(p) {
 		return "linker-script", "", true, ""
 	}
 	return "other", "", true, ""
+}
+
+// isLinkerScript recognises the small GROUP(...) scripts that stand in for
+// libc.so and friends, reading at most 4 KiB.
+func isLinkerScript(p string) bool {
+	fh, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer fh.Close()
+	b := make([]byte, 4097)
+	n, _ := io.ReadFull(fh, b)
+	return n < len(b) && strings.Contains(string(b[:n]), "GROUP")
 }
 
 func (ll *LinkLine) dirs() []string {

@@ -62,11 +62,16 @@ func write(d *dist, p *Plan, o Options) error {
 		case r.path == d.record:
 			b.WriteString(recordLine(r.path, "", 0) + "\n")
 		case changed[r.path]:
-			data, err := os.ReadFile(filepath.Join(base, filepath.FromSlash(r.path)))
+			fh, err := os.Open(filepath.Join(base, filepath.FromSlash(r.path)))
 			if err != nil {
 				return err
 			}
-			b.WriteString(recordLine(r.path, RecordHash(data), int64(len(data))) + "\n")
+			h, n, err := hashStream(fh)
+			fh.Close()
+			if err != nil {
+				return err
+			}
+			b.WriteString(recordLine(r.path, h, n) + "\n")
 		default:
 			b.WriteString(recordLine(r.path, r.hash, atoi(r.size)) + "\n")
 		}
@@ -213,12 +218,12 @@ func writeWheel(d *dist, p *Plan, o Options, changed, dropped map[string]bool) e
 				if err != nil {
 					return err
 				}
-				b, err := io.ReadAll(rc)
+				h, n, err := hashStream(rc)
 				rc.Close()
 				if err != nil {
 					return err
 				}
-				record.WriteString(recordLine(name, RecordHash(b), int64(len(b))) + "\n")
+				record.WriteString(recordLine(name, h, n) + "\n")
 			}
 		}
 	}
@@ -254,6 +259,17 @@ func writeWheel(d *dist, p *Plan, o Options, changed, dropped map[string]bool) e
 	return nil
 }
 
+// hashStream is the RECORD digest and size of everything r yields, read
+// in one pass without holding it.
+func hashStream(r io.Reader) (string, int64, error) {
+	sum := sha256.New()
+	n, err := io.Copy(sum, r)
+	if err != nil {
+		return "", 0, err
+	}
+	return digest(sum.Sum(nil)), n, nil
+}
+
 // writeChanged streams a rewritten file into the archive under the original
 // entry's header (name, method, times, attributes) and returns its RECORD
 // line, hashing while it copies so a large library is read once and never
@@ -269,12 +285,11 @@ func writeChanged(zw *zip.Writer, h zip.FileHeader, path string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.New()
-	n, err := io.Copy(io.MultiWriter(w, sum), bufio.NewReaderSize(f, 1<<20))
+	sum, n, err := hashStream(io.TeeReader(bufio.NewReaderSize(f, 1<<20), w))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
-	return recordLine(h.Name, digest(sum.Sum(nil)), n), nil
+	return recordLine(h.Name, sum, n), nil
 }
 
 func sameFile(a, b string) bool {
