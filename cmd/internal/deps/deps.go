@@ -92,7 +92,7 @@ func Run(ctx context.Context, opts *Options) error {
 	failed, missing := 0, 0
 	for _, p := range opts.Paths {
 		path := p
-		if root := opts.resolver.Root; root != "" && filepath.IsAbs(p) && !strings.HasPrefix(p, root) {
+		if root := opts.resolver.Root; root != "" && filepath.IsAbs(p) && !within(root, p) {
 			path = filepath.Join(root, p)
 		}
 		res, err := r.Resolve(ctx, path)
@@ -189,4 +189,11 @@ func explainMissing(io *cli.IOStreams, d *rpath.Dep) {
 	for _, a := range d.Tried {
 		fmt.Fprintf(w, "  tried %s (%s): %s\n", a.Path, a.Rule, a.Result)
 	}
+}
+
+// within reports whether p lies inside dir (dir "/sys" does not contain
+// "/sysroot/bin/app").
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }

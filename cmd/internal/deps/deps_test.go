@@ -2,6 +2,8 @@ package deps_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,5 +68,29 @@ func TestDepsUsage(t *testing.T) {
 	}
 	if code, _, errOut := clitest.Run("deps", td+"src/foo.c"); code != cli.ExitError || !strings.Contains(errOut, "foo.c: not an ELF file") {
 		t.Errorf("non-ELF: exit %d, %q", code, errOut)
+	}
+}
+
+// An absolute FILE outside --root is taken inside the sysroot, even when
+// the root is a string prefix of it (/x/sys vs /x/sysroot).
+func TestRootPrefixIsNotContainment(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "sys")
+	os.MkdirAll(root, 0o755)
+	outside := filepath.Join(dir, "sysroot", "hello")
+	os.MkdirAll(filepath.Dir(outside), 0o755)
+	b, err := os.ReadFile(td + "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(outside, b, 0o755)
+	code, _, errOut := clitest.Run("deps", "--root", root, outside)
+	if code != cli.ExitError || !strings.Contains(errOut, filepath.Join(root, outside)) {
+		t.Errorf("exit %d, stderr %q: want the path mapped into %s", code, errOut, root)
+	}
+	inside := filepath.Join(root, "hello")
+	os.WriteFile(inside, b, 0o755)
+	if code, _, errOut := clitest.Run("deps", "--root", root, "--fail-on", "never", inside); code != 0 {
+		t.Errorf("a file inside the root: exit %d %s", code, errOut)
 	}
 }
