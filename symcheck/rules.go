@@ -66,7 +66,7 @@ func LookupRule(s string) (RuleInfo, bool) {
 func RulesMarkdown() string {
 	var b strings.Builder
 	b.WriteString("# rocmdoctor check rules\n\n")
-	b.WriteString("Generated from `symcheck.Rules` (`go run ./cmd/rocmdoctor gen-docs docs`). Severities can be changed\n")
+	b.WriteString("Generated from `symcheck.Rules` (`go run ./cmd/gendocs docs`). Severities can be changed\n")
 	b.WriteString("and findings ignored in `.rocmdoctor.toml` or `.rocmdoctor.yaml`; see `rocmdoctor check --help`.\n\n")
 	b.WriteString("| ID | name | default severity | what it means | fix |\n|---|---|---|---|---|\n")
 	for _, r := range Rules {

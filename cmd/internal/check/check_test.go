@@ -209,6 +209,6 @@ func TestCheckListRulesAndUsage(t *testing.T) {
 func TestRulesDocCurrent(t *testing.T) {
 	b, err := os.ReadFile("../../../docs/rules.md")
 	if err != nil || string(b) != symcheck.RulesMarkdown() {
-		t.Errorf("docs/rules.md is stale: run go run ./cmd/rocmdoctor gen-docs docs")
+		t.Errorf("docs/rules.md is stale: run go run ./cmd/gendocs docs")
 	}
 }

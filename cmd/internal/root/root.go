@@ -75,7 +75,6 @@ Exit status: 0 ok, 1 error, 2 usage error, 3 findings at or above --fail-on.`,
 		patchelfcmd.NewCmdPatchelf(io, version(), true),
 		wheelcmd.NewCmdWheel(io),
 		prefixcmd.NewCmdPrefix(io),
-		newCmdGenDocs(io),
 	)
 	cmd.InitDefaultCompletionCmd() // so the generated docs include it
 	return cmd

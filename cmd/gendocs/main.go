@@ -1,4 +1,12 @@
-package root
+// Command gendocs writes the markdown and man-page reference of rocmdoctor
+// into a directory:
+//
+//	go run ./cmd/gendocs docs
+//
+// It is a separate program so that the documentation generator (cobra/doc
+// and its markdown and YAML libraries) is not linked into, or initialised
+// by, every rocmdoctor invocation.
+package main
 
 import (
 	"fmt"
@@ -9,6 +17,7 @@ import (
 	"github.com/spf13/cobra/doc"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/root"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
@@ -16,8 +25,8 @@ import (
 // dir/man for the whole command tree.
 func GenerateDocs(dir string) error {
 	io, _, _, _ := cli.Test()
-	root := NewCmdRoot(io)
-	disableAutoGen(root)
+	top := root.NewCmdRoot(io)
+	disableAutoGen(top)
 	md := filepath.Join(dir, "cli")
 	man := filepath.Join(dir, "man")
 	for _, d := range []string{md, man} {
@@ -25,14 +34,14 @@ func GenerateDocs(dir string) error {
 			return err
 		}
 	}
-	if err := doc.GenMarkdownTree(root, md); err != nil {
+	if err := doc.GenMarkdownTree(top, md); err != nil {
 		return fmt.Errorf("markdown: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "rules.md"), []byte(symcheck.RulesMarkdown()), 0o644); err != nil {
 		return err
 	}
 	hdr := &doc.GenManHeader{Title: "ROCMDOCTOR", Section: "1", Source: "rocmdoctor", Manual: "rocmdoctor manual"}
-	if err := doc.GenManTree(root, hdr, man); err != nil {
+	if err := doc.GenManTree(top, hdr, man); err != nil {
 		return fmt.Errorf("man: %w", err)
 	}
 	return nil
@@ -45,18 +54,14 @@ func disableAutoGen(c *cobra.Command) {
 	}
 }
 
-func newCmdGenDocs(io *cli.IOStreams) *cobra.Command {
-	return &cobra.Command{
-		Use:    "gen-docs DIR",
-		Short:  "Generate the markdown and man-page reference into DIR",
-		Hidden: true,
-		Args:   cli.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := GenerateDocs(args[0]); err != nil {
-				return err
-			}
-			_, err := fmt.Fprintf(io.Out, "wrote %s/cli and %s/man\n", args[0], args[0])
-			return err
-		},
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: gendocs DIR")
+		os.Exit(2)
 	}
+	if err := GenerateDocs(os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "gendocs:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("wrote %s/cli, %s/man and %s/rules.md\n", os.Args[1], os.Args[1], os.Args[1])
 }
