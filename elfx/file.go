@@ -115,6 +115,7 @@ type File struct {
 	r      io.ReaderAt
 	bo     binary.ByteOrder
 	closer io.Closer
+	fh     *os.File // set by Open, for MappedSymbolTable
 
 	dyn    *Dynamic
 	dynErr error
@@ -144,7 +145,7 @@ func Open(path string) (*File, error) {
 		fh.Close()
 		return nil, err
 	}
-	f.closer = fh
+	f.closer, f.fh = fh, fh
 	return f, nil
 }
 
@@ -169,7 +170,7 @@ func (f *File) Close() error {
 		return nil
 	}
 	err := f.closer.Close()
-	f.closer = nil
+	f.closer, f.fh = nil, nil
 	return err
 }
 

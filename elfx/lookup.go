@@ -4,45 +4,129 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"sync"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
 )
 
 // SymbolTable answers name lookups in .dynsym the way ld.so does, through
 // the GNU hash table (or the SysV one), without materialising every symbol:
-// for libLLVM-15's 46k symbols a lookup reads a bucket and a short chain.
-// Files with neither hash table fall back to a map built once.
+// for libLLVM-15's 46k symbols a lookup reads a bloom word, a bucket and a
+// short chain. Files with neither hash table fall back to a map built once.
+//
+// A table made by MappedSymbolTable views the file through a read-only
+// memory mapping rather than copies of its sections; see Err.
 type SymbolTable struct {
 	f      *File
+	m      *mapping // nil when the sections were copied into memory
 	is64   bool
 	entsz  int
 	syms   []byte // raw .dynsym
 	strs   []byte // its string table
 	versym []byte // raw .gnu.version, nil when absent
 	vers   map[uint16]verName
+	defs   []VersionDef
+	needs  []VersionNeed
 
-	gnu    *gnuHash
-	sysv   *sysvHash
-	byName map[string][]int
+	gnu        *gnuHash
+	sysv       *sysvHash
+	byNameOnce sync.Once // tables are shared by concurrent binders
+	byName     map[string][]int
 }
 
 type verName struct {
 	name, lib string // lib is set for .gnu.version_r entries
 }
 
+// gnuHash and sysvHash keep the raw section bytes and decode words as they
+// are visited, so preparing a table costs nothing per symbol.
 type gnuHash struct {
 	nbuckets, symoffset, shift uint32
-	bloom                      []uint64 // 32-bit files store 32-bit words, widened here
-	bloomBits                  uint32
-	buckets, chain             []uint32
+	bloomWords                 uint32
+	bloomBits                  uint32 // 32 or 64: the file's word size
+	bloom, buckets, chain      []byte
 }
 
 type sysvHash struct {
-	buckets, chain []uint32
+	nbuckets, nchain uint32
+	buckets, chain   []byte
 }
 
-// DynamicSymbolTable prepares hashed lookups in .dynsym. A file without
-// .dynsym returns an empty table.
+// DynamicSymbolTable prepares hashed lookups in .dynsym, copying the
+// sections it needs into memory. A file without .dynsym returns an empty
+// table.
 func (f *File) DynamicSymbolTable() (*SymbolTable, error) {
-	t := &SymbolTable{f: f, is64: f.Class == elf.ELFCLASS64, entsz: 16}
+	return f.symbolTable(nil)
+}
+
+// MappedSymbolTable is DynamicSymbolTable without the copies: when the file
+// was opened with Open on a 64-bit host, the table views the sections
+// through a read-only memory mapping, so nothing is read until it is
+// looked up and only the pages a lookup visits are touched (for
+// libLLVM-15, a few of its 4.7 MB of symbol, string and hash tables). The
+// table stays valid after the File is closed. Elsewhere it falls back to
+// DynamicSymbolTable.
+//
+// The file must not be rewritten in place while the table is in use. If it
+// is truncated under the mapping, the access that faults returns no
+// result instead of crashing the process, and Err reports what happened.
+func (f *File) MappedSymbolTable() (*SymbolTable, error) {
+	if f.fh == nil || f.Size <= 0 {
+		return f.symbolTable(nil)
+	}
+	data, err := mapFile(f.fh, f.Size)
+	if err != nil {
+		return f.symbolTable(nil) // no mapping (address space, limits): copy instead
+	}
+	m := newMapping(data, f.Path)
+	t, err := f.symbolTable(m)
+	if ferr := m.failed(); ferr != nil {
+		return nil, ferr
+	}
+	return t, err
+}
+
+// Err reports a fault while reading a mapped table (the file was truncated
+// under it); lookups made after it return nothing. Nil for copied tables.
+func (t *SymbolTable) Err() error { return t.m.failed() }
+
+// VersionDefs returns the file's .gnu.version_d entries, read with the table.
+func (t *SymbolTable) VersionDefs() []VersionDef { return t.defs }
+
+// VersionNeeds returns the file's .gnu.version_r entries, read with the table.
+func (t *SymbolTable) VersionNeeds() []VersionNeed { return t.needs }
+
+// section returns the bytes of s: a view of the mapping when there is one,
+// a bounded copy otherwise.
+func (t *SymbolTable) section(s *elf.Section, what string) ([]byte, error) {
+	if t.m == nil {
+		if s.Type == elf.SHT_STRTAB {
+			return t.f.readStrings(int64(s.Offset), s.Size, what)
+		}
+		return t.f.readRange(int64(s.Offset), s.Size, what)
+	}
+	if s.Type == elf.SHT_NOBITS {
+		return nil, nil
+	}
+	if err := saferio.Check(int64(len(t.m.data)), int64(s.Offset), int64(s.Size)); err != nil || s.Size > maxTableBytes {
+		if err == nil {
+			err = fmt.Errorf("size %d exceeds limit %d", s.Size, maxTableBytes)
+		}
+		return nil, t.f.formatErr(int64(s.Offset), what, err)
+	}
+	return t.m.data[s.Offset : s.Offset+s.Size : s.Offset+s.Size], nil
+}
+
+// link returns the section s links to (its string or symbol table).
+func (t *SymbolTable) link(s *elf.Section, what string) (*elf.Section, error) {
+	if int(s.Link) <= 0 || int(s.Link) >= len(t.f.ef.Sections) {
+		return nil, t.f.formatErr(int64(s.Offset), what, fmt.Errorf("string table link %d out of range", s.Link))
+	}
+	return t.f.ef.Sections[s.Link], nil
+}
+
+func (f *File) symbolTable(m *mapping) (t *SymbolTable, err error) {
+	t = &SymbolTable{f: f, m: m, is64: f.Class == elf.ELFCLASS64, entsz: 16}
 	if t.is64 {
 		t.entsz = 24
 	}
@@ -50,38 +134,24 @@ func (f *File) DynamicSymbolTable() (*SymbolTable, error) {
 	if ds == nil {
 		return t, nil
 	}
-	var err error
-	if t.syms, err = f.readRange(int64(ds.Offset), ds.Size, "dynamic symbol table"); err != nil {
+	defer m.leave(m.enter())
+	if t.syms, err = t.section(ds, "dynamic symbol table"); err != nil {
 		return nil, err
 	}
-	if int(ds.Link) <= 0 || int(ds.Link) >= len(f.ef.Sections) {
-		return nil, f.formatErr(int64(ds.Offset), "dynamic symbol table", fmt.Errorf("string table link %d out of range", ds.Link))
+	ss, err := t.link(ds, "dynamic symbol table")
+	if err != nil {
+		return nil, err
 	}
-	ss := f.ef.Sections[ds.Link]
-	if t.strs, err = f.readStrings(int64(ss.Offset), ss.Size, "dynamic string table"); err != nil {
+	if t.strs, err = t.section(ss, "dynamic string table"); err != nil {
 		return nil, err
 	}
 	if vs := f.ef.SectionByType(elf.SHT_GNU_VERSYM); vs != nil {
-		if t.versym, err = f.readRange(int64(vs.Offset), vs.Size, ".gnu.version"); err != nil {
+		if t.versym, err = t.section(vs, ".gnu.version"); err != nil {
 			return nil, err
 		}
-		t.vers = map[uint16]verName{}
-		defs, err := f.VersionDefs()
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range defs {
-			t.vers[d.Index] = verName{name: d.Name}
-		}
-		needs, err := f.VersionNeeds()
-		if err != nil {
-			return nil, err
-		}
-		for _, n := range needs {
-			for _, v := range n.Versions {
-				t.vers[v.Index] = verName{name: v.Name, lib: n.File}
-			}
-		}
+	}
+	if err := t.readVersions(); err != nil {
+		return nil, err
 	}
 	if s := f.ef.SectionByType(elf.SHT_GNU_HASH); s != nil {
 		if t.gnu, err = t.readGNUHash(s); err != nil {
@@ -95,16 +165,56 @@ func (f *File) DynamicSymbolTable() (*SymbolTable, error) {
 	return t, nil
 }
 
-func (t *SymbolTable) words32(b []byte) []uint32 {
-	out := make([]uint32, len(b)/4)
-	for i := range out {
-		out[i] = t.f.bo.Uint32(b[4*i:])
+// readVersions decodes .gnu.version_d and .gnu.version_r through the
+// table's views and indexes their names for Symbol.
+func (t *SymbolTable) readVersions() error {
+	f := t.f
+	for _, v := range []struct {
+		typ  elf.SectionType
+		what string
+	}{{elf.SHT_GNU_VERDEF, verdefWhat}, {elf.SHT_GNU_VERNEED, verneedWhat}} {
+		sec := f.ef.SectionByType(v.typ)
+		if sec == nil {
+			continue
+		}
+		b, err := t.section(sec, v.what)
+		if err != nil {
+			return err
+		}
+		ss, err := t.link(sec, v.what)
+		if err != nil {
+			return err
+		}
+		strs, err := t.section(ss, v.what+" strings")
+		if err != nil {
+			return err
+		}
+		if v.typ == elf.SHT_GNU_VERDEF {
+			t.defs, err = f.parseVersionDefs(int64(sec.Offset), b, strs)
+		} else {
+			t.needs, err = f.parseVersionNeeds(int64(sec.Offset), b, strs)
+		}
+		if err != nil {
+			return err
+		}
 	}
-	return out
+	if t.versym == nil {
+		return nil
+	}
+	t.vers = map[uint16]verName{}
+	for _, d := range t.defs {
+		t.vers[d.Index] = verName{name: d.Name}
+	}
+	for _, n := range t.needs {
+		for _, v := range n.Versions {
+			t.vers[v.Index] = verName{name: v.Name, lib: n.File}
+		}
+	}
+	return nil
 }
 
 func (t *SymbolTable) readGNUHash(s *elf.Section) (*gnuHash, error) {
-	b, err := t.f.readRange(int64(s.Offset), s.Size, ".gnu.hash")
+	b, err := t.section(s, ".gnu.hash")
 	if err != nil {
 		return nil, err
 	}
@@ -113,35 +223,36 @@ func (t *SymbolTable) readGNUHash(s *elf.Section) (*gnuHash, error) {
 		return nil, bad("header truncated")
 	}
 	bo := t.f.bo
-	h := &gnuHash{nbuckets: bo.Uint32(b), symoffset: bo.Uint32(b[4:]), shift: bo.Uint32(b[12:])}
-	bloomSize := uint64(bo.Uint32(b[8:]))
+	h := &gnuHash{nbuckets: bo.Uint32(b), symoffset: bo.Uint32(b[4:]), bloomWords: bo.Uint32(b[8:]), shift: bo.Uint32(b[12:])}
 	word := uint64(4)
 	h.bloomBits = 32
 	if t.is64 {
 		word, h.bloomBits = 8, 64
 	}
+	bloomSize := uint64(h.bloomWords)
 	rest := uint64(len(b) - 16)
 	if bloomSize == 0 || h.nbuckets == 0 || bloomSize > rest/word || uint64(h.nbuckets) > (rest-bloomSize*word)/4 {
 		return nil, bad(fmt.Sprintf("%d bloom words and %d buckets do not fit in %d bytes", bloomSize, h.nbuckets, len(b)))
 	}
-	off := uint64(16)
-	h.bloom = make([]uint64, bloomSize)
-	for i := range h.bloom {
-		if t.is64 {
-			h.bloom[i] = bo.Uint64(b[off:])
-		} else {
-			h.bloom[i] = uint64(bo.Uint32(b[off:]))
-		}
-		off += word
-	}
-	h.buckets = t.words32(b[off : off+uint64(h.nbuckets)*4])
-	off += uint64(h.nbuckets) * 4
-	h.chain = t.words32(b[off:])
+	off := 16 + bloomSize*word
+	h.bloom = b[16:off]
+	h.buckets = b[off : off+uint64(h.nbuckets)*4]
+	h.chain = b[off+uint64(h.nbuckets)*4:]
 	return h, nil
 }
 
+// bloomWord returns bloom word i widened to 64 bits.
+func (t *SymbolTable) bloomWord(i uint32) uint64 {
+	if t.gnu.bloomBits == 64 {
+		return t.f.bo.Uint64(t.gnu.bloom[8*uint64(i):])
+	}
+	return uint64(t.f.bo.Uint32(t.gnu.bloom[4*uint64(i):]))
+}
+
+func (t *SymbolTable) word(b []byte, i uint32) uint32 { return t.f.bo.Uint32(b[4*uint64(i):]) }
+
 func (t *SymbolTable) readSysVHash(s *elf.Section) (*sysvHash, error) {
-	b, err := t.f.readRange(int64(s.Offset), s.Size, ".hash")
+	b, err := t.section(s, ".hash")
 	if err != nil {
 		return nil, err
 	}
@@ -152,8 +263,7 @@ func (t *SymbolTable) readSysVHash(s *elf.Section) (*sysvHash, error) {
 	if nb == 0 || nb+nc > uint64(len(b)-8)/4 {
 		return nil, t.f.formatErr(int64(s.Offset), ".hash", fmt.Errorf("%d buckets and %d chains do not fit", nb, nc))
 	}
-	w := t.words32(b[8:])
-	return &sysvHash{buckets: w[:nb], chain: w[nb : nb+nc]}, nil
+	return &sysvHash{nbuckets: uint32(nb), nchain: uint32(nc), buckets: b[8 : 8+4*nb], chain: b[8+4*nb : 8+4*(nb+nc)]}, nil
 }
 
 // Len is the number of symbols including the null symbol at index 0.
@@ -174,11 +284,13 @@ func (t *SymbolTable) rawName(i int) []byte {
 }
 
 // NameBytes returns symbol i's name as a slice of the string table (no
-// copy; the caller must not modify it).
+// copy; the caller must not modify it, and for a mapped table must keep the
+// table reachable while using it).
 func (t *SymbolTable) NameBytes(i int) []byte {
-	if i <= 0 || i >= t.Len() {
+	if i <= 0 || i >= t.Len() || t.Err() != nil {
 		return nil
 	}
+	defer t.m.leave(t.m.enter())
 	return t.rawName(i)
 }
 
@@ -206,7 +318,17 @@ func (t *SymbolTable) shndx(i int) elf.SectionIndex {
 }
 
 // Symbol decodes symbol i (1 ≤ i < Len()).
-func (t *SymbolTable) Symbol(i int) Symbol {
+func (t *SymbolTable) Symbol(i int) (s Symbol) {
+	if t.Err() != nil {
+		return Symbol{}
+	}
+	defer t.m.leave(t.m.enter())
+	return t.symbol(i, nil)
+}
+
+// symbol decodes symbol i; name, when not nil, is its already known name
+// (a lookup's key), which saves copying it out of the string table.
+func (t *SymbolTable) symbol(i int, name *string) Symbol {
 	e := t.syms[i*t.entsz:]
 	bo := t.f.bo
 	var s Symbol
@@ -220,7 +342,11 @@ func (t *SymbolTable) Symbol(i int) Symbol {
 		info, other = e[12], e[13]
 		s.Section = elf.SectionIndex(bo.Uint16(e[14:]))
 	}
-	s.Name = string(t.rawName(i))
+	if name != nil {
+		s.Name = *name
+	} else {
+		s.Name = string(t.rawName(i))
+	}
 	s.Bind, s.Type, s.Visibility = elf.ST_BIND(info), elf.ST_TYPE(info), elf.ST_VISIBILITY(other)
 	if t.versym != nil && 2*i+2 <= len(t.versym) {
 		v := bo.Uint16(t.versym[2*i:])
@@ -258,36 +384,57 @@ func SysVHash[S string | []byte](name S) uint32 {
 	return h
 }
 
+// Key is a symbol name with its hashes computed once, for looking the same
+// name up in many tables (every library of a closure).
+type Key struct {
+	Name      string
+	gnu, sysv uint32
+}
+
+// NewKey hashes name for LookupKey.
+func NewKey(name string) Key { return Key{Name: name, gnu: GNUHash(name), sysv: SysVHash(name)} }
+
 // Lookup returns the symbols named name: every defined version, as ld.so
 // sees them through the hash table (GNU hash tables omit undefined symbols;
 // SysV ones and the fallback include them, so callers filter on Defined).
 func (t *SymbolTable) Lookup(name string) []Symbol {
+	k := NewKey(name)
+	return t.LookupKey(nil, &k)
+}
+
+// LookupKey is Lookup for a prepared key, appending to dst.
+func (t *SymbolTable) LookupKey(dst []Symbol, k *Key) (out []Symbol) {
+	out = dst
+	if t.Err() != nil {
+		return out
+	}
+	defer t.m.leave(t.m.enter())
 	n := t.Len()
-	var out []Symbol
+	name := k.Name
 	match := func(i int) {
 		if i > 0 && i < n && t.nameIs(i, name) {
-			out = append(out, t.Symbol(i))
+			out = append(out, t.symbol(i, &name))
 		}
 	}
 	switch {
 	case t.gnu != nil:
-		h := GNUHash(name)
+		h := k.gnu
 		g := t.gnu
-		w := g.bloom[(h/g.bloomBits)%uint32(len(g.bloom))]
+		w := t.bloomWord((h / g.bloomBits) % g.bloomWords)
 		mask := uint64(1)<<(h%g.bloomBits) | uint64(1)<<((h>>g.shift)%g.bloomBits)
 		if w&mask != mask {
-			return nil
+			return out
 		}
-		idx := g.buckets[h%g.nbuckets]
+		idx := t.word(g.buckets, h%g.nbuckets)
 		if idx < g.symoffset {
-			return nil
+			return out
 		}
 		for ; ; idx++ {
 			ci := uint64(idx) - uint64(g.symoffset)
-			if ci >= uint64(len(g.chain)) || int(idx) >= n {
+			if ci >= uint64(len(g.chain)/4) || int(idx) >= n {
 				break
 			}
-			h2 := g.chain[ci]
+			h2 := t.word(g.chain, uint32(ci))
 			if h|1 == h2|1 {
 				match(int(idx))
 			}
@@ -296,34 +443,37 @@ func (t *SymbolTable) Lookup(name string) []Symbol {
 			}
 		}
 	case t.sysv != nil:
-		h := SysVHash(name)
+		h := k.sysv
 		s := t.sysv
 		seen := 0
-		for idx := s.buckets[h%uint32(len(s.buckets))]; idx != 0 && int(idx) < len(s.chain) && seen < len(s.chain); idx = s.chain[idx] {
+		for idx := t.word(s.buckets, h%s.nbuckets); idx != 0 && idx < s.nchain && seen < int(s.nchain); idx = t.word(s.chain, idx) {
 			match(int(idx))
 			seen++
 		}
 	default:
-		if t.byName == nil {
+		t.byNameOnce.Do(func() {
 			t.byName = map[string][]int{}
 			for i := 1; i < n; i++ {
 				nm := string(t.rawName(i))
 				t.byName[nm] = append(t.byName[nm], i)
 			}
-		}
+		})
 		for _, i := range t.byName[name] {
-			out = append(out, t.Symbol(i))
+			out = append(out, t.symbol(i, &name))
 		}
 	}
 	return out
 }
 
 // Undefined returns the undefined symbols (SHN_UNDEF, named).
-func (t *SymbolTable) Undefined() []Symbol {
-	var out []Symbol
+func (t *SymbolTable) Undefined() (out []Symbol) {
+	if t.Err() != nil {
+		return nil
+	}
+	defer t.m.leave(t.m.enter())
 	for i := 1; i < t.Len(); i++ {
 		if t.shndx(i) == elf.SHN_UNDEF && len(t.rawName(i)) > 0 {
-			out = append(out, t.Symbol(i))
+			out = append(out, t.symbol(i, nil))
 		}
 	}
 	return out
@@ -331,12 +481,15 @@ func (t *SymbolTable) Undefined() []Symbol {
 
 // DefinedWithPrefix returns the defined symbols whose names start with
 // prefix, scanning the raw table without decoding the others.
-func (t *SymbolTable) DefinedWithPrefix(prefix string) []Symbol {
-	var out []Symbol
+func (t *SymbolTable) DefinedWithPrefix(prefix string) (out []Symbol) {
+	if t.Err() != nil {
+		return nil
+	}
+	defer t.m.leave(t.m.enter())
 	p := []byte(prefix)
 	for i := 1; i < t.Len(); i++ {
 		if t.shndx(i) != elf.SHN_UNDEF && t.hasPrefix(i, p) {
-			out = append(out, t.Symbol(i))
+			out = append(out, t.symbol(i, nil))
 		}
 	}
 	return out

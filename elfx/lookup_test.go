@@ -3,24 +3,40 @@ package elfx_test
 import (
 	"debug/elf"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 )
 
-// checkLookup verifies that every defined dynamic symbol is found by a
-// hashed lookup with the same version, and undefined ones are reported by
-// Undefined.
+// checkLookup verifies, for the copied and the memory-mapped table, that
+// every defined dynamic symbol is found by a hashed lookup with the same
+// version, and undefined ones are reported by Undefined.
 func checkLookup(f *elfx.File) error {
 	syms, err := f.DynamicSymbols()
 	if err != nil {
 		return err
 	}
-	t, err := f.DynamicSymbolTable()
-	if err != nil {
-		return err
+	for _, kind := range []struct {
+		name string
+		make func() (*elfx.SymbolTable, error)
+	}{{"copied", f.DynamicSymbolTable}, {"mapped", f.MappedSymbolTable}} {
+		t, err := kind.make()
+		if err != nil {
+			return fmt.Errorf("%s table: %w", kind.name, err)
+		}
+		if err := checkTable(t, syms); err != nil {
+			return fmt.Errorf("%s table: %w", kind.name, err)
+		}
 	}
+	return nil
+}
+
+func checkTable(t *elfx.SymbolTable, syms []elfx.Symbol) error {
 	undef := 0
 	for _, s := range syms {
 		if s.Name == "" {
@@ -44,7 +60,7 @@ func checkLookup(f *elfx.File) error {
 	if len(t.Lookup("no_such_symbol_anywhere")) != 0 {
 		return fmt.Errorf("found a symbol that does not exist")
 	}
-	return nil
+	return t.Err()
 }
 
 func TestSymbolTableLookup(t *testing.T) {
@@ -77,4 +93,49 @@ func TestCorpusSymbolTableLookup(t *testing.T) {
 		t.Errorf("%s: %v", p, err)
 	}
 	t.Logf("hashed lookup finds every defined dynamic symbol in %d of %d files", len(files)-len(fails), len(files))
+}
+
+// A mapped table whose file is truncated under it (cp over a library in a
+// build tree while check runs) must turn the SIGBUS into an error on the
+// table, not kill the process.
+func TestMappedSymbolTableTruncated(t *testing.T) {
+	src, err := os.ReadFile(testenv.Testdata("libMIOpen.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "libMIOpen.so")
+	if err := os.WriteFile(path, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfx.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := f.MappedSymbolTable()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	und := tab.Undefined()
+	if len(und) == 0 || tab.Err() != nil {
+		t.Fatalf("before truncation: %d undefined symbols, err %v", len(und), tab.Err())
+	}
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := tab.Undefined(); got != nil {
+		t.Errorf("Undefined after truncation = %d symbols, want none", len(got))
+	}
+	err = tab.Err()
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "changed while it was being read") {
+		t.Fatalf("Err after truncation = %v, want a fault naming %s", err, path)
+	}
+	if got := tab.Lookup(und[0].Name); got != nil {
+		t.Errorf("Lookup after the fault = %v, want nothing", got)
+	}
+	// The guard restores the goroutine's fault mode on the way out, so
+	// faults elsewhere in the program still crash as usual.
+	if debug.SetPanicOnFault(false) {
+		t.Error("panic-on-fault left enabled after a guarded table call")
+	}
 }

@@ -202,17 +202,28 @@ func (f *File) versionSection(t elf.SectionType, what string) (*elf.Section, []b
 // VersionDefs returns .gnu.version_d (Elf_Verdef/Elf_Verdaux chains), or
 // nil when absent.
 func (f *File) VersionDefs() ([]VersionDef, error) {
-	const what = "version definitions (.gnu.version_d)"
-	sec, b, strs, err := f.versionSection(elf.SHT_GNU_VERDEF, what)
+	sec, b, strs, err := f.versionSection(elf.SHT_GNU_VERDEF, verdefWhat)
 	if sec == nil || err != nil {
 		return nil, err
 	}
+	return f.parseVersionDefs(int64(sec.Offset), b, strs)
+}
+
+const (
+	verdefWhat  = "version definitions (.gnu.version_d)"
+	verneedWhat = "version requirements (.gnu.version_r)"
+)
+
+// parseVersionDefs decodes .gnu.version_d bytes b found at file offset
+// secOff, with names in strs.
+func (f *File) parseVersionDefs(secOff int64, b, strs []byte) ([]VersionDef, error) {
+	const what = verdefWhat
 	bo := f.bo
 	var out []VersionDef
 	off := uint64(0)
 	for n := 0; n < len(b)/20+1; n++ {
 		if off+20 > uint64(len(b)) {
-			return nil, f.formatErr(int64(sec.Offset+off), what, fmt.Errorf("entry truncated"))
+			return nil, f.formatErr(secOff+int64(off), what, fmt.Errorf("entry truncated"))
 		}
 		e := b[off:]
 		flags, ndx, cnt := bo.Uint16(e[2:]), bo.Uint16(e[4:]), bo.Uint16(e[6:])
@@ -221,11 +232,11 @@ func (f *File) VersionDefs() ([]VersionDef, error) {
 		a := off + aux
 		for i := 0; i < int(cnt); i++ {
 			if a+8 > uint64(len(b)) {
-				return nil, f.formatErr(int64(sec.Offset+a), what, fmt.Errorf("auxiliary entry truncated"))
+				return nil, f.formatErr(secOff+int64(a), what, fmt.Errorf("auxiliary entry truncated"))
 			}
 			name, ok := saferio.CString(strs, uint64(bo.Uint32(b[a:])))
 			if !ok {
-				return nil, f.formatErr(int64(sec.Offset+a), what, fmt.Errorf("name outside the string table"))
+				return nil, f.formatErr(secOff+int64(a), what, fmt.Errorf("name outside the string table"))
 			}
 			if i == 0 {
 				d.Name = name
@@ -244,22 +255,28 @@ func (f *File) VersionDefs() ([]VersionDef, error) {
 		}
 		off += next
 	}
-	return nil, f.formatErr(int64(sec.Offset), what, fmt.Errorf("chain does not end"))
+	return nil, f.formatErr(secOff, what, fmt.Errorf("chain does not end"))
 }
 
 // VersionNeeds returns .gnu.version_r (Elf_Verneed/Elf_Vernaux chains), or
 // nil when absent.
 func (f *File) VersionNeeds() ([]VersionNeed, error) {
-	const what = "version requirements (.gnu.version_r)"
-	sec, b, strs, err := f.versionSection(elf.SHT_GNU_VERNEED, what)
+	sec, b, strs, err := f.versionSection(elf.SHT_GNU_VERNEED, verneedWhat)
 	if sec == nil || err != nil {
 		return nil, err
 	}
+	return f.parseVersionNeeds(int64(sec.Offset), b, strs)
+}
+
+// parseVersionNeeds decodes .gnu.version_r bytes b found at file offset
+// secOff, with names in strs.
+func (f *File) parseVersionNeeds(secOff int64, b, strs []byte) ([]VersionNeed, error) {
+	const what = verneedWhat
 	bo := f.bo
 	str := func(at, v uint64) (string, error) {
 		s, ok := saferio.CString(strs, v)
 		if !ok {
-			return "", f.formatErr(int64(sec.Offset+at), what, fmt.Errorf("name outside the string table"))
+			return "", f.formatErr(secOff+int64(at), what, fmt.Errorf("name outside the string table"))
 		}
 		return s, nil
 	}
@@ -267,7 +284,7 @@ func (f *File) VersionNeeds() ([]VersionNeed, error) {
 	off := uint64(0)
 	for n := 0; n < len(b)/16+1; n++ {
 		if off+16 > uint64(len(b)) {
-			return nil, f.formatErr(int64(sec.Offset+off), what, fmt.Errorf("entry truncated"))
+			return nil, f.formatErr(secOff+int64(off), what, fmt.Errorf("entry truncated"))
 		}
 		e := b[off:]
 		cnt := bo.Uint16(e[2:])
@@ -280,7 +297,7 @@ func (f *File) VersionNeeds() ([]VersionNeed, error) {
 		a := off + aux
 		for i := 0; i < int(cnt); i++ {
 			if a+16 > uint64(len(b)) {
-				return nil, f.formatErr(int64(sec.Offset+a), what, fmt.Errorf("auxiliary entry truncated"))
+				return nil, f.formatErr(secOff+int64(a), what, fmt.Errorf("auxiliary entry truncated"))
 			}
 			x := b[a:]
 			name, err := str(a, uint64(bo.Uint32(x[8:])))
@@ -300,7 +317,7 @@ func (f *File) VersionNeeds() ([]VersionNeed, error) {
 		}
 		off += next
 	}
-	return nil, f.formatErr(int64(sec.Offset), what, fmt.Errorf("chain does not end"))
+	return nil, f.formatErr(secOff, what, fmt.Errorf("chain does not end"))
 }
 
 // Summary counts the dynamic symbols by state.

@@ -98,19 +98,15 @@ func readTable(path string) (*symtab, error) {
 	}
 	defer f.Close()
 	t := &symtab{verdefs: map[string]bool{}}
-	if t.tab, err = f.DynamicSymbolTable(); err != nil {
+	// Mapped: binding visits a few pages of each library's tables, and
+	// the tables outlive the open file in the cache.
+	if t.tab, err = f.MappedSymbolTable(); err != nil {
 		return nil, err
 	}
-	defs, err := f.VersionDefs()
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range defs {
+	for _, d := range t.tab.VersionDefs() {
 		t.verdefs[d.Name] = true
 	}
-	if t.needs, err = f.VersionNeeds(); err != nil {
-		return nil, err
-	}
+	t.needs = t.tab.VersionNeeds()
 	return t, nil
 }
 
@@ -167,8 +163,16 @@ func exportable(s elfx.Symbol) bool {
 
 // definitions returns the exportable definitions of name.
 func (t *symtab) definitions(name string) []elfx.Symbol {
-	var out []elfx.Symbol
-	for _, s := range t.tab.Lookup(name) {
+	k := elfx.NewKey(name)
+	return t.definitionsKey(nil, &k)
+}
+
+// definitionsKey appends the exportable definitions of k to dst.
+func (t *symtab) definitionsKey(dst []elfx.Symbol, k *elfx.Key) []elfx.Symbol {
+	n := len(dst)
+	all := t.tab.LookupKey(dst, k)
+	out := all[:n]
+	for _, s := range all[n:] {
 		if exportable(s) {
 			out = append(out, s)
 		}
@@ -176,11 +180,12 @@ func (t *symtab) definitions(name string) []elfx.Symbol {
 	return out
 }
 
-// matches reports whether the object satisfies a reference to name with
-// the required version ("" for an unversioned reference), following glibc's
-// check_match.
-func (t *symtab) matches(name, version string) bool {
-	for _, d := range t.definitions(name) {
+// matches reports whether the object satisfies a reference to k with the
+// required version ("" for an unversioned reference), following glibc's
+// check_match. scratch is reused between calls.
+func (t *symtab) matches(k *elfx.Key, version string, scratch *[]elfx.Symbol) bool {
+	*scratch = t.definitionsKey((*scratch)[:0], k)
+	for _, d := range *scratch {
 		global := d.VersionIndex <= 1
 		switch {
 		case !t.tab.HasVersions():
@@ -253,6 +258,7 @@ func (b *Binder) BindDynamic(ctx context.Context, path string, closure bool) (*D
 		}
 		return nil
 	}
+	var scratch []elfx.Symbol
 	for i, l := range scope {
 		if i > 0 && !closure {
 			break
@@ -294,12 +300,13 @@ func (b *Binder) BindDynamic(ctx context.Context, path string, closure bool) (*D
 			out.Checked++
 			bound := false
 			var others []string
+			k := elfx.NewKey(u.Name)
 			for _, s := range scope {
-				if s.tab.matches(u.Name, u.Version) {
+				if s.tab.matches(&k, u.Version, &scratch) {
 					bound = true
 					break
 				}
-				for _, d := range s.tab.definitions(u.Name) {
+				for _, d := range scratch {
 					v := d.Version
 					if v == "" {
 						v = "(unversioned)"
@@ -330,6 +337,11 @@ func (b *Binder) BindDynamic(ctx context.Context, path string, closure bool) (*D
 				f.Fix = "link the library that defines it (see --index), or add it to NEEDED"
 			}
 			out.Findings = append(out.Findings, f)
+		}
+	}
+	for _, l := range scope {
+		if err := l.tab.tab.Err(); err != nil {
+			return nil, err // a library changed under its mapping: the binding is unreliable
 		}
 	}
 	return out, nil

@@ -114,8 +114,10 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string) (*UnwindResult, 
 			if u.Name != unwindABI[0] && u.Name != unwindABI[1] {
 				continue
 			}
+			k := elfx.NewKey(u.Name)
+			var scratch []elfx.Symbol
 			for _, p := range res.Objects {
-				if b.tab(p.Path).matches(u.Name, u.Version) {
+				if b.tab(p.Path).matches(&k, u.Version, &scratch) {
 					if i, ok := byPath[p.Path]; ok {
 						out.Unwinders[i].BoundBy = appendUnique(out.Unwinders[i].BoundBy, o.Path)
 					}

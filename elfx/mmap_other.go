@@ -1,0 +1,13 @@
+//go:build !(unix && (amd64 || arm64 || ppc64le || ppc64 || s390x || riscv64 || loong64 || mips64 || mips64le))
+
+package elfx
+
+import (
+	"errors"
+	"os"
+)
+
+// mapFile is unavailable here; tables are read with pread instead.
+func mapFile(*os.File, int64) ([]byte, error) { return nil, errors.ErrUnsupported }
+
+func unmapFile([]byte) {}
