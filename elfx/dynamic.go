@@ -57,26 +57,10 @@ func (d *Dynamic) Value(tag elf.DynTag) (uint64, bool) {
 // reads only that string, so a few NEEDED names of libLLVM do not pull in
 // its 3 MB string table.
 func (d *Dynamic) String(off uint64) (string, bool) {
-	if d.f == nil || off >= d.StrSize {
+	if d.f == nil {
 		return "", false
 	}
-	if b, ok := d.f.tables[[2]int64{d.StrTab, int64(d.StrSize)}]; ok {
-		return saferio.CString(b, off)
-	}
-	var out []byte
-	const chunk = 256
-	for pos := off; pos < d.StrSize; pos += chunk {
-		n := min(uint64(chunk), d.StrSize-pos)
-		b, err := saferio.ReadAt(d.f.r, d.f.Size, d.StrTab+int64(pos), int64(n), 0)
-		if err != nil {
-			return "", false
-		}
-		if i := indexByte(b, 0); i >= 0 {
-			return string(append(out, b[:i]...)), true
-		}
-		out = append(out, b...)
-	}
-	return "", false
+	return d.f.strTab(d.StrTab, d.StrSize).at(off)
 }
 
 // StrTabBytes reads the whole dynamic string table. The slice must not be

@@ -375,6 +375,45 @@ func (f *File) readStrings(off int64, n uint64, what string) ([]byte, error) {
 	return b, nil
 }
 
+// strTab is a string table at (off, size) of the file, read string by
+// string unless it is already in memory (b).
+type strTab struct {
+	f    *File
+	off  int64
+	size uint64
+	b    []byte
+}
+
+// strTab returns the string table at off: the cached copy when the file
+// has read it whole, otherwise a reader that fetches one string at a time.
+func (f *File) strTab(off int64, size uint64) strTab {
+	return strTab{f: f, off: off, size: size, b: f.tables[[2]int64{off, int64(size)}]}
+}
+
+// at returns the NUL-terminated string at offset o of the table.
+func (t strTab) at(o uint64) (string, bool) {
+	if t.b != nil || t.f == nil {
+		return saferio.CString(t.b, o)
+	}
+	if o >= t.size {
+		return "", false
+	}
+	var out []byte
+	const chunk = 256
+	for pos := o; pos < t.size; pos += chunk {
+		n := min(uint64(chunk), t.size-pos)
+		b, err := saferio.ReadAt(t.f.r, t.f.Size, t.off+int64(pos), int64(n), 0)
+		if err != nil {
+			return "", false
+		}
+		if i := indexByte(b, 0); i >= 0 {
+			return string(append(out, b[:i]...)), true
+		}
+		out = append(out, b...)
+	}
+	return "", false
+}
+
 // readRange reads a table of n bytes at off, bounded by the file size and
 // maxTableBytes.
 func (f *File) readRange(off int64, n uint64, what string) ([]byte, error) {

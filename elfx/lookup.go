@@ -185,10 +185,11 @@ func (t *SymbolTable) readVersions() error {
 		if err != nil {
 			return err
 		}
-		strs, err := t.section(ss, v.what+" strings")
+		b2, err := t.section(ss, v.what+" strings")
 		if err != nil {
 			return err
 		}
+		strs := strTab{b: b2}
 		if v.typ == elf.SHT_GNU_VERDEF {
 			t.defs, err = f.parseVersionDefs(int64(sec.Offset), b, strs)
 		} else {

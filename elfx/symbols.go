@@ -178,25 +178,26 @@ const (
 	verFlgWeak = 0x2
 )
 
-// versionSection reads a version section and its linked string table.
-func (f *File) versionSection(t elf.SectionType, what string) (*elf.Section, []byte, []byte, error) {
+// versionSection reads a version section and finds its linked string
+// table, whose names are then read one at a time: version names are few,
+// and the table is .dynstr (3 MB in libLLVM).
+func (f *File) versionSection(t elf.SectionType, what string) (*elf.Section, []byte, strTab, error) {
 	sec := f.ef.SectionByType(t)
 	if sec == nil {
-		return nil, nil, nil, nil
+		return nil, nil, strTab{}, nil
 	}
 	b, err := f.readRange(int64(sec.Offset), sec.Size, what)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, strTab{}, err
 	}
 	if int(sec.Link) <= 0 || int(sec.Link) >= len(f.ef.Sections) {
-		return nil, nil, nil, f.formatErr(int64(sec.Offset), what, fmt.Errorf("string table link %d out of range", sec.Link))
+		return nil, nil, strTab{}, f.formatErr(int64(sec.Offset), what, fmt.Errorf("string table link %d out of range", sec.Link))
 	}
 	ss := f.ef.Sections[sec.Link]
-	strs, err := f.readStrings(int64(ss.Offset), ss.Size, what+" strings")
-	if err != nil {
-		return nil, nil, nil, err
+	if err := saferio.Check(f.Size, int64(ss.Offset), int64(ss.Size)); err != nil && ss.Type != elf.SHT_NOBITS {
+		return nil, nil, strTab{}, f.formatErr(int64(ss.Offset), what+" strings", err)
 	}
-	return sec, b, strs, nil
+	return sec, b, f.strTab(int64(ss.Offset), ss.Size), nil
 }
 
 // VersionDefs returns .gnu.version_d (Elf_Verdef/Elf_Verdaux chains), or
@@ -216,7 +217,7 @@ const (
 
 // parseVersionDefs decodes .gnu.version_d bytes b found at file offset
 // secOff, with names in strs.
-func (f *File) parseVersionDefs(secOff int64, b, strs []byte) ([]VersionDef, error) {
+func (f *File) parseVersionDefs(secOff int64, b []byte, strs strTab) ([]VersionDef, error) {
 	const what = verdefWhat
 	bo := f.bo
 	var out []VersionDef
@@ -234,7 +235,7 @@ func (f *File) parseVersionDefs(secOff int64, b, strs []byte) ([]VersionDef, err
 			if a+8 > uint64(len(b)) {
 				return nil, f.formatErr(secOff+int64(a), what, fmt.Errorf("auxiliary entry truncated"))
 			}
-			name, ok := saferio.CString(strs, uint64(bo.Uint32(b[a:])))
+			name, ok := strs.at(uint64(bo.Uint32(b[a:])))
 			if !ok {
 				return nil, f.formatErr(secOff+int64(a), what, fmt.Errorf("name outside the string table"))
 			}
@@ -270,11 +271,11 @@ func (f *File) VersionNeeds() ([]VersionNeed, error) {
 
 // parseVersionNeeds decodes .gnu.version_r bytes b found at file offset
 // secOff, with names in strs.
-func (f *File) parseVersionNeeds(secOff int64, b, strs []byte) ([]VersionNeed, error) {
+func (f *File) parseVersionNeeds(secOff int64, b []byte, strs strTab) ([]VersionNeed, error) {
 	const what = verneedWhat
 	bo := f.bo
 	str := func(at, v uint64) (string, error) {
-		s, ok := saferio.CString(strs, v)
+		s, ok := strs.at(v)
 		if !ok {
 			return "", f.formatErr(secOff+int64(at), what, fmt.Errorf("name outside the string table"))
 		}

@@ -63,14 +63,8 @@ func (m *model) layout() (*Plan, error) {
 	}
 	strMoves, dynMoves, interpMoves := false, false, false
 	if m.dyn != nil {
-		strMoves = len(m.str) > len(m.orig)
+		strMoves = len(m.str) > m.origLen
 		dynMoves = len(m.ents)+1 > m.dyn.Slots
-		if strMoves {
-			// The grown table is written whole into the new segment; the
-			// original (also held by the file's cache) is not needed again.
-			m.orig = nil
-			m.f.ForgetTables()
-		}
 	}
 	interpIdx := -1
 	for i := range m.phdrs {
@@ -321,7 +315,7 @@ func (m *model) layout() (*Plan, error) {
 	// .gnu.version_r file names, .gnu.version entries.
 	for field, name := range m.verneedFile {
 		off := m.intern(name, 0, false)
-		if !strMoves && off >= uint64(len(m.orig)) {
+		if !strMoves && off >= uint64(m.origLen) {
 			return nil, m.errf("internal error: version requirement name %q not in the string table", name)
 		}
 		b := make([]byte, 4)

@@ -207,6 +207,34 @@ func TestErrorsLeaveFileUntouched(t *testing.T) {
 		if !bytes.Equal(orig, now) {
 			t.Errorf("%s changed after a failed edit", tt.file)
 		}
+		onlyFile(t, p)
+	}
+	// The copy made while planning is removed when nothing changes, and
+	// renamed into place (not left beside it) when something does.
+	p := copyFixture(t, "libfoo.so.1")
+	rp := read(t, p).rpath
+	if plan, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: rp}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil || plan.Changed {
+		t.Fatalf("no-op edit: changed %v, err %v", plan != nil && plan.Changed, err)
+	}
+	onlyFile(t, p)
+	edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
+	onlyFile(t, p)
+}
+
+// onlyFile fails unless p is the only entry of its directory: no temporary
+// copy was left behind.
+func onlyFile(t *testing.T, p string) {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Dir(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) != 1 || ents[0].Name() != filepath.Base(p) {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("directory of %s holds %v, want only the file", filepath.Base(p), names)
 	}
 }
 
@@ -222,6 +250,9 @@ func TestInPlaceKeepsInodeAndDryRunWritesNothing(t *testing.T) {
 	}
 	if now, _ := os.ReadFile(p); !bytes.Equal(orig, now) {
 		t.Fatalf("dry run wrote")
+	}
+	if ents, _ := os.ReadDir(filepath.Dir(p)); len(ents) != 2 {
+		t.Errorf("dry run left %d entries beside the file and its hard link", len(ents)-2)
 	}
 	if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{InPlace: true}); err != nil {
 		t.Fatal(err)

@@ -86,7 +86,8 @@ type model struct {
 	dyn         *elfx.Dynamic
 	ents        []ent
 	str         []byte // current dynstr (original bytes, possibly overwritten, plus appended)
-	orig        []byte // original dynstr
+	orig        []byte // original dynstr, dropped once the table grows (it then moves whole)
+	origLen     int    // its length
 	strOwned    bool   // m.str no longer shares orig's array
 	refOff      []uint64
 	interp      *string
@@ -158,6 +159,7 @@ func (m *model) load() error {
 	if m.orig, err = d.StrTabBytes(); err != nil {
 		return err
 	}
+	m.origLen = len(m.orig)
 	// Copy on write: m.str shares the original until a string is
 	// overwritten in place or appended.
 	m.str = m.orig[:len(m.orig):len(m.orig)]
@@ -286,7 +288,7 @@ func (m *model) intern(s string, old uint64, hasOld bool) uint64 {
 	if i := bytes.Index(m.str, needle); i >= 0 {
 		return uint64(i)
 	}
-	if hasOld && old < uint64(len(m.orig)) {
+	if hasOld && old < uint64(m.origLen) {
 		oldLen := uint64(bytes.IndexByte(m.str[old:], 0))
 		if uint64(len(s)) <= oldLen && m.refCount(old) == 1 && !m.referencedInside(old, old+oldLen) {
 			if !m.strOwned {
@@ -302,6 +304,10 @@ func (m *model) intern(s string, old uint64, hasOld bool) uint64 {
 	off := uint64(len(m.str))
 	m.str = append(m.str, needle...) // reallocates while shared: cap == len
 	m.strOwned = true
+	// A grown table is written whole into a new segment, so the original
+	// bytes (also held by the file's cache) are not needed again.
+	m.orig = nil
+	m.f.ForgetTables()
 	return off
 }
 
@@ -612,7 +618,7 @@ func (m *model) replaceVerneedFile(old, repl string) error {
 	off := 0
 	for n := 0; n < len(b)/16+1 && off+16 <= len(b); n++ {
 		fo := uint64(m.bo.Uint32(b[off+4:]))
-		name, ok := saferio.CString(m.orig, fo)
+		name, ok := m.dyn.String(fo)
 		field := int64(s.Offset) + int64(off) + 4
 		if cur, done := m.verneedFile[field]; done {
 			name, ok = cur, true

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"syscall"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 )
@@ -298,7 +297,9 @@ func (w *strWindow) get(off uint64) ([]byte, error) {
 			if w.lo+uint64(len(w.buf)) >= w.size {
 				return nil, nil // unterminated at the end of the table
 			}
-			want = 2 * uint64(len(w.buf))
+			if w.lo == off {
+				want = 2 * uint64(len(w.buf)) // a string longer than the window
+			}
 		}
 		n := min(want, w.size-off)
 		b, err := readInto(w.f, w.buf, w.base+int64(off), int(n))
@@ -336,6 +337,15 @@ func EditFile(path string, edits []Edit, opts Options, wo WriteOptions) (*Plan, 
 	}
 	f.Path = path
 	defer f.Close()
+	var repl *replacement
+	if !wo.DryRun && (!wo.InPlace || wo.Output != "") {
+		dst := real
+		if wo.Output != "" {
+			dst = wo.Output
+		}
+		repl = startReplacement(real, dst)
+		defer repl.discard()
+	}
 	p, err := PlanFile(f, edits, opts)
 	if err != nil {
 		return nil, err
@@ -363,11 +373,7 @@ func EditFile(path string, edits []Edit, opts Options, wo WriteOptions) (*Plan, 
 		}
 		return p, fh.Close()
 	}
-	dst := real
-	if wo.Output != "" {
-		dst = wo.Output
-	}
-	return p, writeReplacing(real, dst, p)
+	return p, repl.commit(p)
 }
 
 // Apply writes the plan's patches and appended segment to w, which holds
@@ -386,48 +392,4 @@ func (p *Plan) Apply(w io.WriterAt) error {
 		}
 	}
 	return nil
-}
-
-// writeReplacing copies src to a temporary file next to dst, applies the
-// plan, syncs, copies mode and ownership, and renames it over dst.
-func writeReplacing(src, dst string, p *Plan) (err error) {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	st, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".rocmdoctor-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	buf := make([]byte, 1<<20)
-	if _, err = io.CopyBuffer(tmp, in, buf); err != nil {
-		return err
-	}
-	if err = p.Apply(tmp); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(st.Mode().Perm()); err != nil {
-		return err
-	}
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		_ = tmp.Chown(int(sys.Uid), int(sys.Gid)) // best effort, as cp -p does
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), dst)
 }

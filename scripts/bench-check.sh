@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 need /usr/bin/time ldd scanelf go
 dir=${1:-/usr/lib/x86_64-linux-gnu}
 bin=$(mktemp -d)/rocmdoctor
-go build -o "$bin" ./cmd/rocmdoctor
+build_rocmdoctor "$bin"
 measure 3 "$bin" check --fail-on never "$dir"; ours=$WALL ours_rss=$RSS
 measure 1 sh -c 'find "$1" -type f -name "*.so*" -exec ldd -r {} + >/dev/null 2>&1; true' sh "$dir"; ldd_t=$WALL
 measure 3 scanelf -R -n -r "$dir"; scan_t=$WALL scan_rss=$RSS

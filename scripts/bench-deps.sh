@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 need /usr/bin/time ldd go
 bin=$(mktemp -d)/rocmdoctor
-go build -o "$bin" ./cmd/rocmdoctor
+build_rocmdoctor "$bin"
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2 /usr/lib/x86_64-linux-gnu/librocsparse.so.0)
 status=0

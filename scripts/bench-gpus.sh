@@ -11,7 +11,7 @@ need /usr/bin/time objcopy clang-offload-bundler-15 go
 f=${1:-/usr/lib/x86_64-linux-gnu/librocsparse.so.0}
 [ -e "$f" ] || { echo "skip: $f missing"; exit 0; }
 bin=$(mktemp -d)/rocmdoctor
-go build -o "$bin" ./cmd/rocmdoctor
+build_rocmdoctor "$bin"
 measure 3 "$bin" gpus --fail-on never "$f"; ours=$WALL ours_rss=$RSS
 tmp=$(mktemp -d)
 extract() { objcopy -O binary --only-section=.hip_fatbin "$1" "$2/fatbin" && clang-offload-bundler-15 --list --type=o --input="$2/fatbin"; }

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 need /usr/bin/time patchelf go
 bin=$(mktemp -d)/rocmdoctor
-go build -o "$bin" ./cmd/rocmdoctor
+build_rocmdoctor "$bin"
 work=$(mktemp -d -p "${TMPDIR:-/tmp}")
 trap 'rm -rf "$work"' EXIT
 long=/opt/rocm-6.2.2/lib:/opt/rocm-6.2.2/llvm/lib:/nix/store/0123456789abcdefghijklmnopqrstuv-rocm/lib

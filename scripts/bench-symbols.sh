@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 need /usr/bin/time ldd go
 bin=$(mktemp -d)/rocmdoctor
-go build -o "$bin" ./cmd/rocmdoctor
+build_rocmdoctor "$bin"
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=(/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2 /usr/lib/x86_64-linux-gnu/librocsparse.so.0 /usr/lib/x86_64-linux-gnu/libLLVM-15.so.1)
 printf '%-26s %10s %8s %12s %10s %8s %8s %9s\n' file symbols_s rss_MB closure_s ldd-r_s rss_MB time_x closure_x

@@ -17,7 +17,7 @@ size=${1:-500}
 llvm=/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1
 [ -e "$llvm" ] || { echo "missing $llvm (apt-get install libllvm15)" >&2; exit 1; }
 bin=$(mktemp -d)/rocmdoctor
-go build -o "$bin" ./cmd/rocmdoctor
+build_rocmdoctor "$bin"
 work=$(mktemp -d -p "${TMPDIR:-/tmp}")
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/rocm/lib" "$work/stage/onnxruntime/capi" "$work/in" "$work/out"

@@ -30,3 +30,10 @@ need() {
     command -v "$t" >/dev/null || { echo "missing tool: $t" >&2; exit 1; }
   done
 }
+
+# build_rocmdoctor OUT → builds the command as it is released: static
+# (CGO_ENABLED=0; rocmdoctor uses no cgo, and a static binary has no
+# libraries for ld.so to load at start-up, ~0.5 ms of every run).
+build_rocmdoctor() {
+  CGO_ENABLED=0 go build -trimpath -o "$1" ./cmd/rocmdoctor
+}

@@ -1,0 +1,119 @@
+package patchelf
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+)
+
+// replacement is the copy of a file being edited, made next to its
+// destination while the edit is still being planned and verified: the copy
+// (and the start of its write-back to disk) runs on another core instead
+// of after the plan, so the fsync before the rename finds most of the data
+// already written. Nothing replaces the destination until commit.
+type replacement struct {
+	src, dst string
+	done     chan struct{}
+	stop     atomic.Bool
+	tmp      *os.File
+	mode     os.FileMode
+	st       os.FileInfo
+	err      error
+}
+
+// copyChunk bounds how much is copied between checks for a cancelled
+// replacement, so abandoning a 1.3 GB library does not wait for its copy.
+const copyChunk = 16 << 20
+
+var errCancelled = errors.New("replacement cancelled")
+
+func startReplacement(src, dst string) *replacement {
+	r := &replacement{src: src, dst: dst, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		r.err = r.copy()
+	}()
+	return r
+}
+
+func (r *replacement) copy() error {
+	in, err := os.Open(r.src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if r.st, err = in.Stat(); err != nil {
+		return err
+	}
+	if r.tmp, err = os.CreateTemp(filepath.Dir(r.dst), "."+filepath.Base(r.dst)+".rocmdoctor-*"); err != nil {
+		return err
+	}
+	for off := int64(0); ; off += copyChunk {
+		if r.stop.Load() {
+			return errCancelled
+		}
+		// io.Copy between files uses copy_file_range, so the bytes stay in
+		// the kernel; each chunk starts its write-back at once.
+		n, err := io.Copy(r.tmp, io.LimitReader(in, copyChunk))
+		if err != nil {
+			return err
+		}
+		startWriteback(r.tmp, off, n)
+		if n < copyChunk {
+			return nil
+		}
+	}
+}
+
+// commit waits for the copy, applies the plan to it, makes it durable with
+// the original's mode and ownership, and renames it over the destination.
+func (r *replacement) commit(p *Plan) (err error) {
+	<-r.done
+	defer func() {
+		if err != nil {
+			r.remove()
+		}
+	}()
+	if r.err != nil {
+		return r.err
+	}
+	if err = p.Apply(r.tmp); err != nil {
+		return err
+	}
+	if err = r.tmp.Sync(); err != nil {
+		return err
+	}
+	if err = r.tmp.Chmod(r.st.Mode().Perm()); err != nil {
+		return err
+	}
+	if sys, ok := r.st.Sys().(*syscall.Stat_t); ok {
+		_ = r.tmp.Chown(int(sys.Uid), int(sys.Gid)) // best effort, as cp -p does
+	}
+	if err = r.tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(r.tmp.Name(), r.dst); err != nil {
+		return err
+	}
+	r.tmp = nil
+	return nil
+}
+
+// discard cancels the copy (if still running) and removes the temporary
+// file; it does nothing after a successful commit.
+func (r *replacement) discard() {
+	r.stop.Store(true)
+	<-r.done
+	r.remove()
+}
+
+func (r *replacement) remove() {
+	if r.tmp != nil {
+		r.tmp.Close()
+		os.Remove(r.tmp.Name())
+		r.tmp = nil
+	}
+}

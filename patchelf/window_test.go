@@ -1,0 +1,58 @@
+package patchelf
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+)
+
+// The string window used by verification must stay small while it walks a
+// multi-megabyte .dynstr in order: it once doubled at every string that
+// crossed its end, growing to the size of the table.
+func TestStrWindowStaysSmall(t *testing.T) {
+	const base = 64
+	data := make([]byte, base, 4<<20)
+	copy(data, elf.ELFMAG)
+	data[elf.EI_CLASS], data[elf.EI_DATA], data[elf.EI_VERSION] = byte(elf.ELFCLASS64), byte(elf.ELFDATA2LSB), 1
+	binary.LittleEndian.PutUint16(data[16:], uint16(elf.ET_DYN))
+	binary.LittleEndian.PutUint16(data[18:], uint16(elf.EM_X86_64))
+	binary.LittleEndian.PutUint32(data[20:], 1)
+	binary.LittleEndian.PutUint16(data[52:], 64)
+	r := rand.New(rand.NewPCG(1, 2))
+	var starts []uint64
+	data = append(data, 0)
+	for len(data) < 3<<20 {
+		starts = append(starts, uint64(len(data)-base))
+		n := 1 + r.IntN(300)
+		if r.IntN(1000) == 0 {
+			n = 200 << 10 // a few names longer than the window
+		}
+		for range n {
+			data = append(data, 'a'+byte(r.IntN(26)))
+		}
+		data = append(data, 0)
+	}
+	f, err := elfx.NewFileSize(bytes.NewReader(data), int64(len(data)), "synthetic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strWindow{f: f, base: base, size: uint64(len(data) - base)}
+	for _, s := range starts {
+		got, err := w.get(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab := data[base:]
+		want := tab[s : s+uint64(bytes.IndexByte(tab[s:], 0))]
+		if !bytes.Equal(got, want) {
+			t.Fatalf("string at %d: got %d bytes, want %d", s, len(got), len(want))
+		}
+	}
+	if c := cap(w.buf); c > 512<<10 {
+		t.Errorf("window grew to %d KiB walking a %d KiB table (longest string 200 KiB)", c>>10, len(data)>>10)
+	}
+}
