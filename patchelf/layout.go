@@ -150,9 +150,10 @@ func (m *model) layout() (*Plan, error) {
 		}
 	}
 	if needSegment {
-		// Size the new segment once: moved sections, .dynstr, .dynamic
-		// with spare slots, the interpreter, and alignment padding.
-		est := len(m.str) + (len(m.ents)+8)*entsz + len(interp) + 1 + 64
+		// Size the new segment once: moved sections, .dynamic with spare
+		// slots, the interpreter, and alignment padding (.dynstr is its
+		// tail, written from m.str).
+		est := (len(m.ents)+8)*entsz + len(interp) + 1 + 64
 		for _, ms := range movedSecs {
 			est += int(ms.size) + 64
 		}
@@ -187,14 +188,12 @@ func (m *model) layout() (*Plan, error) {
 		}
 		p.Moved = append(p.Moved, ms.name)
 	}
-	// Dynamic string table.
+	// Dynamic string table: a grown table goes last in the new segment,
+	// written from m.str itself (the segment's tail) rather than copied.
 	var strOff uint64
 	if m.dyn != nil {
 		if strMoves {
-			strOff = app.add(m.str, 1)
 			p.Moved = append(p.Moved, ".dynstr")
-			m.setVal(elf.DT_STRTAB, vaddrOf(strOff))
-			m.setVal(elf.DT_STRSZ, uint64(len(m.str)))
 		} else {
 			for _, r := range diffRanges(m.orig, m.str) {
 				patch(m.dyn.StrTab+int64(r[0]), append([]byte(nil), m.str[r[0]:r[1]]...), ".dynstr")
@@ -227,6 +226,11 @@ func (m *model) layout() (*Plan, error) {
 		} else {
 			dynSlots = m.dyn.Slots
 		}
+		if strMoves {
+			strOff = app.setTail(m.str)
+			m.setVal(elf.DT_STRTAB, vaddrOf(strOff))
+			m.setVal(elf.DT_STRSZ, uint64(len(m.str)))
+		}
 		enc := m.encodeDynamic(dynSlots)
 		if dynMoves {
 			app.set(dynOff, enc)
@@ -243,7 +247,7 @@ func (m *model) layout() (*Plan, error) {
 		switch {
 		case i == newLoad:
 			ph.Off, ph.Vaddr, ph.Paddr = segOff, segVaddr, segVaddr
-			ph.Filesz = uint64(len(app.buf))
+			ph.Filesz = app.size()
 			ph.Memsz = ph.Filesz
 		case ph.Type == elf.PT_PHDR:
 			ph.Filesz, ph.Memsz = phSize, phSize
@@ -349,7 +353,7 @@ func (m *model) layout() (*Plan, error) {
 	}
 	if needSegment {
 		// The new PT_LOAD's size is final only now.
-		phdrs[newLoad].Filesz = uint64(len(app.buf))
+		phdrs[newLoad].Filesz = app.size()
 		phdrs[newLoad].Memsz = phdrs[newLoad].Filesz
 		table = m.encodePhdrs(phdrs)
 		for i := range p.Patches {
@@ -361,11 +365,11 @@ func (m *model) layout() (*Plan, error) {
 	sort.SliceStable(p.Patches, func(i, j int) bool { return p.Patches[i].Offset < p.Patches[j].Offset })
 	if needSegment {
 		p.AppendOffset = int64(segOff)
-		p.Append = app.buf
-		p.AppendSize = len(app.buf)
-		p.NewSize = int64(segOff) + int64(len(app.buf))
+		p.Append, p.AppendTail = app.buf, app.tail
+		p.AppendSize = int(app.size())
+		p.NewSize = int64(segOff) + int64(app.size())
 	}
-	p.Changed = len(p.Patches) > 0 || len(p.Append) > 0
+	p.Changed = len(p.Patches) > 0 || p.AppendSize > 0
 	p.expect = expectation{dyn: m.ents, interp: m.interp, osabi: m.osabi, stack: m.stack, needs: map[string]bool{}, rename: re}
 	for _, name := range m.verneedFile {
 		p.expect.needs[name] = true
@@ -574,6 +578,17 @@ func (m *model) patchSections(patch func(int64, []byte, string), upd map[int][2]
 type appender struct {
 	base uint64
 	buf  []byte
+	tail []byte // last in the segment, kept apart: the grown .dynstr
+}
+
+// size is the segment's length including its tail.
+func (a *appender) size() uint64 { return uint64(len(a.buf) + len(a.tail)) }
+
+// setTail places b after everything added so far and returns its offset;
+// nothing may be added after it.
+func (a *appender) setTail(b []byte) uint64 {
+	a.tail = b
+	return a.base + uint64(len(a.buf))
 }
 
 // reserve returns the absolute offset of n zero bytes aligned to a.

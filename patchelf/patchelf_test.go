@@ -18,11 +18,17 @@ import (
 
 func copyFixture(t testing.TB, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(testenv.Testdata(name))
+	return copyFile(t, testenv.Testdata(name))
+}
+
+// copyFile copies src into a new temporary directory.
+func copyFile(t testing.TB, src string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(t.TempDir(), name)
+	p := filepath.Join(t.TempDir(), filepath.Base(src))
 	if err := os.WriteFile(p, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -606,11 +612,11 @@ func TestVerifyCatchesChangedSymbolName(t *testing.T) {
 	if err := p.Verify(f); err != nil {
 		t.Fatalf("untampered plan: %v", err)
 	}
-	i := bytes.Index(p.Append, []byte("\x00"+name+"\x00"))
+	i := bytes.Index(p.AppendTail, []byte("\x00"+name+"\x00"))
 	if name == "" || i < 0 {
-		t.Fatalf("symbol %q not in the new segment", name)
+		t.Fatalf("symbol %q not in the new segment's .dynstr", name)
 	}
-	p.Append[i+1] ^= 0x20
+	p.AppendTail[i+1] ^= 0x20
 	if err := p.Verify(f); err == nil || !strings.Contains(err.Error(), "symbol names") {
 		t.Errorf("tampered symbol name %q: Verify = %v", name, err)
 	}

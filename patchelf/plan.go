@@ -29,10 +29,13 @@ type Plan struct {
 	Edits   []Edit  `json:"edits"`
 	Changed bool    `json:"changed"`
 	Patches []Patch `json:"patches"`
-	// AppendOffset and Append describe the new PT_LOAD's bytes (Append is
-	// empty when nothing grows).
+	// AppendOffset, Append and AppendTail describe the new PT_LOAD's bytes:
+	// Append followed by AppendTail (the grown .dynstr, kept as its own
+	// slice so a multi-megabyte table is not copied again). Both are empty
+	// when nothing grows.
 	AppendOffset int64    `json:"append_offset,omitempty"`
 	Append       []byte   `json:"-"`
+	AppendTail   []byte   `json:"-"`
 	AppendSize   int      `json:"append_size,omitempty"`
 	Moved        []string `json:"moved,omitempty"` // ".dynstr", ".dynamic", ".interp", "program headers"
 	OldSize      int64    `json:"old_size"`

@@ -2,9 +2,12 @@ package patchelf
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
@@ -54,5 +57,35 @@ func TestStrWindowStaysSmall(t *testing.T) {
 	}
 	if c := cap(w.buf); c > 512<<10 {
 		t.Errorf("window grew to %d KiB walking a %d KiB table (longest string 200 KiB)", c>>10, len(data)>>10)
+	}
+}
+
+func TestSortByHigh32(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	v := make([]uint64, 50000)
+	for i := range v {
+		v[i] = uint64(r.Uint32N(1<<22))<<32 | uint64(i)
+	}
+	want := slices.Clone(v)
+	slices.SortStableFunc(want, func(a, b uint64) int { return cmp.Compare(a>>32, b>>32) })
+	sortByHigh32(v)
+	if !slices.Equal(v, want) {
+		t.Fatal("radix sort differs from a stable sort on the upper 32 bits")
+	}
+}
+
+func TestNameDigestSeparatesIndexAndName(t *testing.T) {
+	seen := map[uint64]string{}
+	for idx := uint32(0); idx < 200; idx++ {
+		for _, name := range []string{"", "a", "b", "malloc", "mallod", "_ZN4llvm11LLVMContextC1Ev"} {
+			d := nameDigest(idx, []byte(name))
+			if prev, dup := seen[d]; dup {
+				t.Fatalf("(%d, %q) collides with %s", idx, name, prev)
+			}
+			seen[d] = fmt.Sprintf("(%d, %q)", idx, name)
+		}
+	}
+	if nameDigest(7, []byte("x")) != nameDigest(7, []byte("x")) {
+		t.Fatal("not deterministic within a process")
 	}
 }

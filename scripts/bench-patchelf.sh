@@ -19,12 +19,21 @@ long=/opt/rocm-6.2.2/lib:/opt/rocm-6.2.2/llvm/lib:/nix/store/0123456789abcdefghi
 status=0
 llvm=/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1
 if [ -e "$llvm" ]; then
-  cp "$llvm" "$work/a.so"; cp "$llvm" "$work/b.so"
-  measure 1 "$bin" patchelf --set-rpath "$long" "$work/a.so"; ours=$WALL ours_rss=$RSS
-  measure 1 patchelf --set-rpath "$long" "$work/b.so"; theirs=$WALL theirs_rss=$RSS
+  # Best of three each, every run on a fresh copy whose write-back is done
+  # (a copy still being written out slows whichever command runs next).
+  ours="" theirs="" ours_rss=0 theirs_rss=0
+  for _ in 1 2 3; do
+    cp "$llvm" "$work/a.so"; cp "$llvm" "$work/b.so"; sync
+    measure 1 "$bin" patchelf --set-rpath "$long" "$work/a.so"
+    if [ -z "$ours" ] || awk "BEGIN{exit !($WALL < $ours)}"; then ours=$WALL; fi
+    [ "$RSS" -gt "$ours_rss" ] && ours_rss=$RSS
+    measure 1 patchelf --set-rpath "$long" "$work/b.so"
+    if [ -z "$theirs" ] || awk "BEGIN{exit !($WALL < $theirs)}"; then theirs=$WALL; fi
+    [ "$RSS" -gt "$theirs_rss" ] && theirs_rss=$RSS
+  done
   echo "libLLVM-15 set-rpath: rocmdoctor ${ours}s $((ours_rss/1024)) MB, patchelf ${theirs}s $((theirs_rss/1024)) MB; time x$(ratio "$ours" "$theirs"), RSS x$(ratio "$ours_rss" "$theirs_rss")"
-  awk "BEGIN{exit !($ours_rss <= 0.1*$theirs_rss)}" || echo "note: RSS x$(ratio "$ours_rss" "$theirs_rss") patchelf's (target 0.1x, see issue 5)"
-  awk "BEGIN{exit !($ours <= 0.5*$theirs)}" || echo "note: time x$(ratio "$ours" "$theirs") patchelf's (target 0.5x, see issue 5)"
+  awk "BEGIN{exit !($ours_rss <= 0.1*$theirs_rss)}" || { echo "FAIL: peak RSS x$(ratio "$ours_rss" "$theirs_rss") patchelf's (target 0.1x)"; status=1; }
+  awk "BEGIN{exit !($ours <= 0.5*$theirs)}" || { echo "FAIL: time x$(ratio "$ours" "$theirs") patchelf's (target 0.5x)"; status=1; }
 fi
 sparse=/usr/lib/x86_64-linux-gnu/librocsparse.so.0
 if [ -e "$sparse" ]; then
