@@ -2,6 +2,8 @@ package elfx_test
 
 import (
 	"bytes"
+	"os"
+	"reflect"
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
@@ -21,6 +23,56 @@ func FuzzNewFile(f *testing.F) {
 			return
 		}
 		exercise(file)
+	})
+}
+
+// FuzzMappedSymbolTable checks that the memory-mapped table never crashes
+// and answers exactly like the copied one.
+func FuzzMappedSymbolTable(f *testing.F) {
+	for _, n := range []string{"libfoo.so.1", "hello", "libi386.so", "libbe.so", "libsysv.so", "libMIOpen.so", "libgpu.so"} {
+		f.Add(readFixture(f, n))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fh, err := os.CreateTemp(dir, "fuzz-*.so")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.Remove(fh.Name())
+		fh.Write(b)
+		fh.Close()
+		file, err := elfx.Open(fh.Name())
+		if err != nil {
+			return
+		}
+		defer file.Close()
+		copied, err1 := file.DynamicSymbolTable()
+		mapped, err2 := file.MappedSymbolTable()
+		if (err1 == nil) != (err2 == nil) {
+			t.Fatalf("copied table error %v, mapped %v", err1, err2)
+		}
+		if err1 != nil {
+			return
+		}
+		u1, u2 := copied.Undefined(), mapped.Undefined()
+		if !reflect.DeepEqual(u1, u2) {
+			t.Fatalf("Undefined differs: %d vs %d symbols", len(u1), len(u2))
+		}
+		names := []string{"", "foo_api", "malloc"}
+		for i := 1; i < min(copied.Len(), 64); i++ {
+			names = append(names, copied.Symbol(i).Name)
+		}
+		for _, n := range names {
+			if a, b := copied.Lookup(n), mapped.Lookup(n); !reflect.DeepEqual(a, b) {
+				t.Fatalf("Lookup(%q) differs: %v vs %v", n, a, b)
+			}
+		}
+		if !reflect.DeepEqual(copied.VersionNeeds(), mapped.VersionNeeds()) || !reflect.DeepEqual(copied.VersionDefs(), mapped.VersionDefs()) {
+			t.Fatal("version tables differ")
+		}
+		if err := mapped.Err(); err != nil {
+			t.Fatal(err)
+		}
 	})
 }
 

@@ -99,14 +99,14 @@ func (t *SymbolTable) VersionNeeds() []VersionNeed { return t.needs }
 // section returns the bytes of s: a view of the mapping when there is one,
 // a bounded copy otherwise.
 func (t *SymbolTable) section(s *elf.Section, what string) ([]byte, error) {
+	if s.Type == elf.SHT_NOBITS {
+		return nil, nil // no bytes in the file
+	}
 	if t.m == nil {
 		if s.Type == elf.SHT_STRTAB {
 			return t.f.readStrings(int64(s.Offset), s.Size, what)
 		}
 		return t.f.readRange(int64(s.Offset), s.Size, what)
-	}
-	if s.Type == elf.SHT_NOBITS {
-		return nil, nil
 	}
 	if err := saferio.Check(int64(len(t.m.data)), int64(s.Offset), int64(s.Size)); err != nil || s.Size > maxTableBytes {
 		if err == nil {
