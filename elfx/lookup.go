@@ -468,13 +468,45 @@ func (t *SymbolTable) LookupKey(dst []Symbol, k *Key) (out []Symbol) {
 
 // Undefined returns the undefined symbols (SHN_UNDEF, named).
 func (t *SymbolTable) Undefined() (out []Symbol) {
+	t.EachUndefined(func(s Symbol) bool {
+		out = append(out, s)
+		return true
+	})
+	return out
+}
+
+// EachUndefined calls fn with each undefined symbol (SHN_UNDEF, named) in
+// table order until fn returns false, without collecting them.
+func (t *SymbolTable) EachUndefined(fn func(Symbol) bool) {
+	if t.Err() != nil {
+		return
+	}
+	defer t.m.leave(t.m.enter())
+	for i := 1; i < t.Len(); i++ {
+		if t.shndx(i) == elf.SHN_UNDEF && len(t.rawName(i)) > 0 {
+			if !fn(t.symbol(i, nil)) {
+				return
+			}
+		}
+	}
+}
+
+// UndefinedNamed returns the undefined symbols with one of the given
+// names, comparing names in place (nothing is decoded for the others).
+func (t *SymbolTable) UndefinedNamed(names ...string) (out []Symbol) {
 	if t.Err() != nil {
 		return nil
 	}
 	defer t.m.leave(t.m.enter())
 	for i := 1; i < t.Len(); i++ {
-		if t.shndx(i) == elf.SHN_UNDEF && len(t.rawName(i)) > 0 {
-			out = append(out, t.symbol(i, nil))
+		if t.shndx(i) != elf.SHN_UNDEF {
+			continue
+		}
+		for j := range names {
+			if t.nameIs(i, names[j]) {
+				out = append(out, t.symbol(i, &names[j]))
+				break
+			}
 		}
 	}
 	return out

@@ -20,15 +20,15 @@ type symtab struct {
 	verdefs map[string]bool
 	needs   []elfx.VersionNeed
 
-	// The undefined references, listed on first use: most tables in a
-	// closure (libLLVM's 46k symbols) are only searched, never bound.
-	undefOnce sync.Once
-	undefs    []elfx.Symbol
+	// The references to the unwinding ABI, found on first use (a check
+	// asks once per closure that contains the object).
+	unwindOnce sync.Once
+	unwindRefs []elfx.Symbol
 }
 
-func (t *symtab) undefined() []elfx.Symbol {
-	t.undefOnce.Do(func() { t.undefs = t.tab.Undefined() })
-	return t.undefs
+func (t *symtab) unwindReferences() []elfx.Symbol {
+	t.unwindOnce.Do(func() { t.unwindRefs = t.tab.UndefinedNamed(unwindABI...) })
+	return t.unwindRefs
 }
 
 // Binder binds undefined dynamic symbols against resolved closures. It
@@ -293,9 +293,9 @@ func (b *Binder) BindDynamic(ctx context.Context, path string, closure bool) (*D
 				})
 			}
 		}
-		for _, u := range l.tab.undefined() {
+		l.tab.tab.EachUndefined(func(u elfx.Symbol) bool {
 			if u.Bind == elf.STB_LOCAL {
-				continue
+				return true
 			}
 			out.Checked++
 			bound := false
@@ -316,10 +316,10 @@ func (b *Binder) BindDynamic(ctx context.Context, path string, closure bool) (*D
 			}
 			if bound {
 				out.Bound++
-				continue
+				return true
 			}
 			if u.Weak() {
-				continue // weak undefined references are allowed to stay unresolved
+				return true // weak undefined references are allowed to stay unresolved
 			}
 			f := Finding{Rule: RuleUndefinedSymbol, Severity: SeverityError, File: l.obj.Path, Symbol: u.Name,
 				Demangled: Demangle(u.Name), Version: u.Version, Library: u.Library}
@@ -337,7 +337,8 @@ func (b *Binder) BindDynamic(ctx context.Context, path string, closure bool) (*D
 				f.Fix = "link the library that defines it (see --index), or add it to NEEDED"
 			}
 			out.Findings = append(out.Findings, f)
-		}
+			return true
+		})
 	}
 	for _, l := range scope {
 		if err := l.tab.tab.Err(); err != nil {

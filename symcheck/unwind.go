@@ -110,10 +110,7 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string) (*UnwindResult, 
 	// Who binds to which provider, in load order like ld.so.
 	for _, o := range res.Objects {
 		t := b.tab(o.Path)
-		for _, u := range t.undefined() {
-			if u.Name != unwindABI[0] && u.Name != unwindABI[1] {
-				continue
-			}
+		for _, u := range t.unwindReferences() {
 			k := elfx.NewKey(u.Name)
 			var scratch []elfx.Symbol
 			for _, p := range res.Objects {
