@@ -51,17 +51,32 @@ func (r *replacement) copy() error {
 	if r.tmp, err = os.CreateTemp(filepath.Dir(r.dst), "."+filepath.Base(r.dst)+".rocmdoctor-*"); err != nil {
 		return err
 	}
+	// Each copied chunk's write-back is started by another goroutine:
+	// starting it can block for a millisecond, which the copy need not wait
+	// for.
+	wb := make(chan [2]int64, 8)
+	wbDone := make(chan struct{})
+	go func() {
+		defer close(wbDone)
+		for c := range wb {
+			startWriteback(r.tmp, c[0], c[1])
+		}
+	}()
+	defer func() {
+		close(wb)
+		<-wbDone
+	}()
 	for off := int64(0); ; off += copyChunk {
 		if r.stop.Load() {
 			return errCancelled
 		}
 		// io.Copy between files uses copy_file_range, so the bytes stay in
-		// the kernel; each chunk starts its write-back at once.
+		// the kernel.
 		n, err := io.Copy(r.tmp, io.LimitReader(in, copyChunk))
 		if err != nil {
 			return err
 		}
-		startWriteback(r.tmp, off, n)
+		wb <- [2]int64{off, n}
 		if n < copyChunk {
 			return nil
 		}
