@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/pflate"
 )
 
 // write produces the output: a new wheel, or the patched files and RECORD
@@ -153,11 +155,11 @@ func writeWheel(d *dist, p *Plan, o Options, changed, dropped map[string]bool) e
 		}
 	}()
 	zw := zip.NewWriter(tmp)
-	// Changed libraries are the only entries compressed again; the fastest
-	// deflate level keeps a relink of a large wheel close to a plain copy
-	// (the size cost is a few per cent on shared objects).
+	// Changed libraries are the only entries compressed again, at the
+	// fastest deflate level and on every core (the size cost is a few per
+	// cent on shared objects).
 	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) {
-		return flate.NewWriter(w, flate.BestSpeed)
+		return pflate.NewWriter(w, flate.BestSpeed)
 	})
 	old := map[string]Record{}
 	if d.record != "" {
