@@ -19,7 +19,6 @@ type replacement struct {
 	done     chan struct{}
 	stop     atomic.Bool
 	tmp      *os.File
-	mode     os.FileMode
 	st       os.FileInfo
 	err      error
 }
