@@ -98,14 +98,24 @@ func FuzzArchive(f *testing.F) {
 func FuzzOffloadBundle(f *testing.F) {
 	f.Add(readFixture(f, "bundle.hipfb"))
 	f.Add([]byte("CCOB\x02\x00\x02\x00\xff\xff\xff\xff"))
+	for v := uint16(1); v <= 3; v++ {
+		f.Add(ccob(f, readFixture(f, "bundle.hipfb"), v, 0))
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		bundle, err := elfx.ParseOffloadBundle(bytes.NewReader(b), 0, int64(len(b)))
 		if err != nil {
 			return
 		}
+		region := int64(len(b))
+		if bundle.Compressed {
+			region = bundle.UncompressedSize // entries are in the payload
+		}
 		for _, e := range bundle.Entries {
-			if e.Offset < 0 || e.Size < 0 || e.Offset+e.Size > int64(len(b)) {
-				t.Fatalf("entry %q [%d,+%d) outside %d bytes", e.ID, e.Offset, e.Size, len(b))
+			if e.Offset < 0 || e.Size < 0 || e.Offset+e.Size > region {
+				t.Fatalf("entry %q [%d,+%d) outside %d bytes", e.ID, e.Offset, e.Size, region)
+			}
+			if len(e.Head) > 64 || int64(len(e.Head)) > e.Size {
+				t.Fatalf("entry %q head of %d bytes", e.ID, len(e.Head))
 			}
 		}
 	})

@@ -2,11 +2,13 @@ package elfx
 
 import (
 	"bytes"
+	"compress/zlib"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
@@ -23,10 +25,15 @@ An uncompressed bundle (clang-offload-bundler, binary format) is
 	      uint64 idlen, idlen bytes id }   e.g. "hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-"
 
 all little-endian. Host entries ("host-x86_64-unknown-linux") are usually
-empty. A compressed bundle starts with "CCOB", a 2-byte version and a 2-byte
-method (1 zlib, 2 zstd); version 2 adds a 4-byte and version 3 an 8-byte total
-size, followed by the uncompressed size and a hash. Its entry table is inside
-the compressed data.
+empty. A compressed bundle (clang-offload-bundler --compress, LLVM 17+) is
+
+	"CCOB" uint16 version uint16 method    method: llvm::compression::Format, 0 zlib, 1 zstd
+	v1: uint32 uncompressed size, uint64 hash                      (20-byte header)
+	v2: uint32 total size, uint32 uncompressed size, uint64 hash   (24 bytes)
+	v3: uint64 total size, uint64 uncompressed size, uint64 hash   (32 bytes)
+
+followed by the compressed payload, an uncompressed bundle (the hash is the
+low half of its MD5). Its entry table is inside the payload.
 
 HIP places one bundle per translation unit in the .hip_fatbin section, each
 aligned to 4096 bytes; .hipFatBinSegment holds a {magic "HIPF", version,
@@ -46,23 +53,35 @@ type BundleEntry struct {
 	Kind     string // "hip", "hipv4", "openmp", "host", …
 	Triple   string // "amdgcn-amd-amdhsa", "x86_64-unknown-linux"
 	TargetID string // "gfx90a:xnack-", "" for host entries
-	Offset   int64  // absolute offset of the entry's data in the input
-	Size     int64
+	// Offset is the absolute offset of the entry's data in the input; for
+	// a compressed bundle, its offset in the decompressed payload.
+	Offset int64
+	Size   int64
+	// Head holds the first bytes (up to 64, the ELF header) of an entry of
+	// a compressed bundle, read while decompressing; nil otherwise.
+	Head []byte
 }
 
 // OffloadBundle is a parsed clang offload bundle.
 type OffloadBundle struct {
 	Offset  int64 // absolute offset of the bundle
-	Size    int64 // bytes from Offset to the end of the last entry (0 when unknown)
+	Size    int64 // bytes from Offset to the end of the bundle (0 when unknown)
 	Entries []BundleEntry
-	// Compressed is set for "CCOB" bundles; Entries is then empty and
-	// CompressionMethod says how the payload is compressed.
+	// Compressed is set for "CCOB" bundles. Their entries are listed when
+	// the payload is zlib; a zstd payload is not decoded (Entries is then
+	// empty and Note says why).
 	Compressed        bool
-	CompressionMethod string
+	CompressionMethod string // "zlib", "zstd" or "method N"
+	FormatVersion     int    // CCOB header version (1–3)
+	UncompressedSize  int64
+	Note              string
 }
 
 // ErrNoBundle means no bundle magic was found at the given offset.
 var ErrNoBundle = errors.New("no offload bundle at offset")
+
+// maxPayload bounds how much of a compressed bundle is decompressed.
+const maxPayload = 1 << 32
 
 // ParseOffloadBundle parses the bundle at off in r; limit is the end of the
 // region the bundle must lie in (a section end or the file size).
@@ -73,85 +92,169 @@ func ParseOffloadBundle(r io.ReaderAt, off, limit int64) (*OffloadBundle, error)
 	}
 	n, _ := r.ReadAt(magic[:], off)
 	if n >= 4 && string(magic[:4]) == compressedMagic {
-		return parseCompressedBundle(r, off, limit, magic[:n])
+		return parseCompressedBundle(r, off, limit)
 	}
 	if n < 24 || string(magic[:]) != bundleMagic {
 		return nil, ErrNoBundle
 	}
-	b := &OffloadBundle{Offset: off}
-	pos := off + 24
-	rd := func(k int64) ([]byte, error) {
+	pos := off
+	b, err := parseBundleTable(off, limit-off, func(k int64) ([]byte, error) {
 		buf, err := saferio.ReadAt(r, limit, pos, k, 0)
 		if err != nil {
-			return nil, fmt.Errorf("bundle at 0x%x: entry table at 0x%x: %w", off, pos, err)
+			return nil, fmt.Errorf("entry table at 0x%x: %w", pos, err)
 		}
 		pos += k
 		return buf, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bundle at 0x%x: %w", off, err)
 	}
-	cnt, err := rd(8)
+	return b, nil
+}
+
+// parseBundleTable reads an uncompressed bundle's magic and entry table
+// through next (which returns the following k bytes) and checks every entry
+// against the region of size bytes; base is added to entry offsets.
+func parseBundleTable(base, size int64, next func(k int64) ([]byte, error)) (*OffloadBundle, error) {
+	b := &OffloadBundle{Offset: base}
+	hdr, err := next(int64(len(bundleMagic)) + 8)
 	if err != nil {
 		return nil, err
 	}
-	count := binary.LittleEndian.Uint64(cnt)
-	if count > maxBundleEnts || count > uint64(limit-pos)/24 {
-		return nil, fmt.Errorf("bundle at 0x%x: entry count %d too large", off, count)
+	if string(hdr[:len(bundleMagic)]) != bundleMagic {
+		return nil, ErrNoBundle
+	}
+	read := int64(len(hdr))
+	count := binary.LittleEndian.Uint64(hdr[len(bundleMagic):])
+	if count > maxBundleEnts || count > uint64(size-read)/24 {
+		return nil, fmt.Errorf("entry count %d too large", count)
 	}
 	var end int64
 	for i := uint64(0); i < count; i++ {
-		h, err := rd(24)
+		h, err := next(24)
 		if err != nil {
 			return nil, err
 		}
 		eo, es, il := binary.LittleEndian.Uint64(h), binary.LittleEndian.Uint64(h[8:]), binary.LittleEndian.Uint64(h[16:])
 		if il > maxBundleIDLen {
-			return nil, fmt.Errorf("bundle at 0x%x: entry %d id length %d too large", off, i, il)
+			return nil, fmt.Errorf("entry %d id length %d too large", i, il)
 		}
-		id, err := rd(int64(il))
+		id, err := next(int64(il))
 		if err != nil {
 			return nil, err
 		}
-		region := uint64(limit - off)
-		if eo > region || es > region-eo {
-			return nil, fmt.Errorf("bundle at 0x%x: entry %d [0x%x,+0x%x) outside the region of %d bytes", off, i, eo, es, region)
+		read += 24 + int64(il)
+		if eo > uint64(size) || es > uint64(size)-eo {
+			return nil, fmt.Errorf("entry %d [0x%x,+0x%x) outside the region of %d bytes", i, eo, es, size)
 		}
-		e := BundleEntry{ID: string(id), Offset: off + int64(eo), Size: int64(es)}
+		e := BundleEntry{ID: string(id), Offset: base + int64(eo), Size: int64(es)}
 		e.Kind, e.Triple, e.TargetID = SplitBundleID(e.ID)
 		b.Entries = append(b.Entries, e)
-		if x := int64(eo + es); x > end {
-			end = x
-		}
+		end = max(end, int64(eo+es))
 	}
-	if hdr := pos - off; hdr > end {
-		end = hdr
-	}
-	b.Size = end
+	b.Size = max(end, read)
 	return b, nil
 }
 
-func parseCompressedBundle(r io.ReaderAt, off, limit int64, _ []byte) (*OffloadBundle, error) {
-	h, err := saferio.ReadAt(r, limit, off, 16, 0)
-	if err != nil {
-		return nil, fmt.Errorf("compressed bundle at 0x%x: %w", off, err)
+func parseCompressedBundle(r io.ReaderAt, off, limit int64) (*OffloadBundle, error) {
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("compressed bundle at 0x%x: %s", off, fmt.Sprintf(format, a...))
 	}
-	version := binary.LittleEndian.Uint16(h[4:])
-	method := binary.LittleEndian.Uint16(h[6:])
-	b := &OffloadBundle{Offset: off, Compressed: true}
+	h, err := saferio.ReadAt(r, limit, off, min(32, limit-off), 0)
+	if err != nil || len(h) < 8 {
+		return nil, bad("header truncated")
+	}
+	le := binary.LittleEndian
+	b := &OffloadBundle{Offset: off, Compressed: true, FormatVersion: int(le.Uint16(h[4:]))}
+	method := le.Uint16(h[6:])
 	switch method {
-	case 1:
+	case 0:
 		b.CompressionMethod = "zlib"
-	case 2:
+	case 1:
 		b.CompressionMethod = "zstd"
 	default:
 		b.CompressionMethod = fmt.Sprintf("method %d", method)
 	}
-	switch version {
+	var hdrLen int
+	switch b.FormatVersion {
+	case 1:
+		hdrLen = 20
 	case 2:
-		b.Size = int64(binary.LittleEndian.Uint32(h[8:]))
+		hdrLen = 24
 	case 3:
-		b.Size = int64(binary.LittleEndian.Uint64(h[8:]))
+		hdrLen = 32
+	default:
+		return nil, bad("unknown format version %d", b.FormatVersion)
 	}
-	if b.Size < 0 || b.Size > limit-off {
-		b.Size = 0
+	if len(h) < hdrLen {
+		return nil, bad("version %d header needs %d bytes, %d left", b.FormatVersion, hdrLen, len(h))
+	}
+	switch b.FormatVersion {
+	case 1:
+		b.UncompressedSize = int64(le.Uint32(h[8:]))
+	case 2:
+		b.Size, b.UncompressedSize = int64(le.Uint32(h[8:])), int64(le.Uint32(h[12:]))
+	case 3:
+		total, usize := le.Uint64(h[8:]), le.Uint64(h[16:])
+		if total > uint64(limit-off) || usize > maxPayload {
+			return nil, bad("sizes %d (total) and %d (uncompressed) do not fit", total, usize)
+		}
+		b.Size, b.UncompressedSize = int64(total), int64(usize)
+	}
+	if b.Size != 0 && (b.Size < int64(hdrLen) || b.Size > limit-off) {
+		return nil, bad("total size %d outside the %d bytes available", b.Size, limit-off)
+	}
+	if b.UncompressedSize > maxPayload {
+		return nil, bad("uncompressed size %d too large", b.UncompressedSize)
+	}
+	if method != 0 {
+		b.Note = fmt.Sprintf("%s-compressed offload bundle (format %d, %d bytes uncompressed): its targets are inside the payload, which rocmdoctor cannot decompress; list them with clang-offload-bundler --list",
+			b.CompressionMethod, b.FormatVersion, b.UncompressedSize)
+		return b, nil
+	}
+	end := limit
+	if b.Size != 0 {
+		end = off + b.Size
+	}
+	zr, err := zlib.NewReader(io.NewSectionReader(r, off+int64(hdrLen), end-off-int64(hdrLen)))
+	if err != nil {
+		return nil, bad("zlib payload: %v", err)
+	}
+	payload := io.LimitReader(zr, b.UncompressedSize)
+	var pos int64 // position in the decompressed payload
+	inner, err := parseBundleTable(0, b.UncompressedSize, func(k int64) ([]byte, error) {
+		buf := make([]byte, k)
+		if _, err := io.ReadFull(payload, buf); err != nil {
+			return nil, fmt.Errorf("payload truncated at %d of %d bytes: %w", pos, b.UncompressedSize, err)
+		}
+		pos += k
+		return buf, nil
+	})
+	if err != nil {
+		return nil, bad("zlib payload: %v", err)
+	}
+	b.Entries = inner.Entries
+	// Read each entry's header on the way through the payload; entries are
+	// stored in offset order, anything else is listed without a header.
+	order := make([]int, len(b.Entries))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(x, y int) bool { return b.Entries[order[x]].Offset < b.Entries[order[y]].Offset })
+	for _, i := range order {
+		e := &b.Entries[i]
+		if e.Size == 0 || e.Offset < pos {
+			continue
+		}
+		if _, err := io.CopyN(io.Discard, payload, e.Offset-pos); err != nil {
+			return nil, bad("zlib payload truncated before entry %q: %v", e.ID, err)
+		}
+		pos = e.Offset
+		e.Head = make([]byte, min(64, e.Size))
+		if _, err := io.ReadFull(payload, e.Head); err != nil {
+			return nil, bad("zlib payload truncated in entry %q: %v", e.ID, err)
+		}
+		pos += int64(len(e.Head))
 	}
 	return b, nil
 }
@@ -261,9 +364,9 @@ func (f *File) bundlesIn(sec string, start, end int64) ([]CodeObject, error) {
 		if err != nil {
 			return out, f.formatErr(next, sec+" offload bundle", err)
 		}
-		if b.Compressed {
+		if b.Compressed && len(b.Entries) == 0 {
 			out = append(out, CodeObject{Container: "compressed-bundle", Section: sec, Offset: b.Offset,
-				Size: b.Size, Bundle: idx, Note: "compressed offload bundle (" + b.CompressionMethod + "); targets are inside the compressed payload"})
+				Size: b.Size, Bundle: idx, Note: b.Note})
 		}
 		for _, e := range b.Entries {
 			if e.Kind == "host" || e.Size == 0 && !strings.HasPrefix(e.Triple, "amdgcn") {
@@ -271,7 +374,17 @@ func (f *File) bundlesIn(sec string, start, end int64) ([]CodeObject, error) {
 			}
 			co := CodeObject{Container: "offload-bundle", Section: sec, Offset: e.Offset, Size: e.Size,
 				Bundle: idx, BundleID: e.ID, Kind: e.Kind, TargetID: e.TargetID}
-			if t, err := f.amdgpuHeaderAt(e.Offset, e.Offset+e.Size); err == nil {
+			var t AMDGPUTarget
+			var err error
+			if b.Compressed {
+				// The code object is inside the payload: report the bundle's
+				// place in the file, and decode the header read with it.
+				co.Container, co.Offset = "compressed-bundle", b.Offset
+				t, _, err = readAMDGPUHeader(bytes.NewReader(e.Head), 0, int64(len(e.Head)))
+			} else {
+				t, err = f.amdgpuHeaderAt(e.Offset, e.Offset+e.Size)
+			}
+			if err == nil {
 				co.Target = &t
 				if co.TargetID == "" {
 					co.TargetID = t.TargetID()
@@ -284,7 +397,7 @@ func (f *File) bundlesIn(sec string, start, end int64) ([]CodeObject, error) {
 		idx++
 		adv := b.Size
 		if adv < 24 {
-			adv = 24
+			adv = 24 // a v1 compressed bundle does not say how long it is
 		}
 		pos = next + adv
 	}

@@ -23,6 +23,10 @@ const (
 	CoverageExact      Coverage = "exact"      // a code object with exactly that target ID
 	CoverageCompatible Coverage = "compatible" // usable through the target-ID rules
 	CoverageNone       Coverage = "none"
+	// CoverageUnknown: no readable code object covers the target, but the
+	// library also carries device code whose targets cannot be read (a
+	// zstd-compressed offload bundle).
+	CoverageUnknown Coverage = "unknown"
 )
 
 // genericFamilies lists the processors each generic target covers
@@ -226,6 +230,9 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 					}
 				}
 			}
+			if best == CoverageNone && l.hasUnreadableCode() {
+				best = CoverageUnknown
+			}
 			l.Coverage[col] = best
 		}
 		for _, r := range required {
@@ -248,6 +255,17 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 		}
 	}
 	return rep, nil
+}
+
+// hasUnreadableCode reports device code whose target is unknown: its notes
+// say why (a compressed payload rocmdoctor cannot decode).
+func (l *GPULibrary) hasUnreadableCode() bool {
+	for _, c := range l.Code {
+		if c.TargetID == "unknown" {
+			return true
+		}
+	}
+	return false
 }
 
 // gpuLibrary reads the device code of one file; ok is false for files that
@@ -424,7 +442,7 @@ func codeObjectFor(p, arch string) bool {
 			return true
 		}
 	}
-	return b.Compressed
+	return b.Compressed && len(b.Entries) == 0 // a payload that cannot be read may hold it
 }
 
 // checkExpected compares the targets a CMakeCache.txt asked for with the

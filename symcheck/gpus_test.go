@@ -240,3 +240,47 @@ func findBundle(f *elfx.File, from, end int64) (int64, error) {
 	}
 	return 0, os.ErrNotExist
 }
+
+// Device code in a zlib-compressed offload bundle is read like any other;
+// in a zstd-compressed one it is unknown: "?" in the matrix, a note, and no
+// --require failure (rocmdoctor cannot tell).
+func TestGPUCompressedBundles(t *testing.T) {
+	lib, err := os.ReadFile(testenv.Testdata("libgpu.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, method := range map[string]uint16{"libz.so": 0, "libzstd.so": 1} {
+		b, _, err := testenv.CompressFatbin(lib, 3, method)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := gpus(t, []string{dir}, symcheck.GPUOptions{Require: []string{"gfx1030", "gfx1100"}})
+	byName := map[string]symcheck.GPULibrary{}
+	for _, l := range rep.Libraries {
+		byName[filepath.Base(l.Path)] = l
+	}
+	z, zs := byName["libz.so"], byName["libzstd.so"]
+	if z.Coverage["gfx1030"] != symcheck.CoverageExact || z.Coverage["gfx1100"] != symcheck.CoverageNone || len(z.Targets) != 3 {
+		t.Errorf("zlib bundle: coverage %v, targets %v", z.Coverage, z.Targets)
+	}
+	if zs.Coverage["gfx1030"] != symcheck.CoverageUnknown || zs.Coverage["gfx1100"] != symcheck.CoverageUnknown || len(zs.Targets) != 0 {
+		t.Errorf("zstd bundle: coverage %v, targets %v", zs.Coverage, zs.Targets)
+	}
+	if len(zs.Notes) != 1 || !strings.Contains(zs.Notes[0], "zstd-compressed offload bundle") {
+		t.Errorf("zstd bundle notes = %q", zs.Notes)
+	}
+	var failed []string
+	for _, f := range rep.Findings {
+		if f.Rule == symcheck.RuleGPUTargetMissing {
+			failed = append(failed, filepath.Base(f.File)+" "+f.Message[strings.LastIndex(f.Message, " on ")+4:])
+		}
+	}
+	if len(failed) != 1 || !strings.HasPrefix(failed[0], "libz.so gfx1100") {
+		t.Errorf("--require findings = %q, want only libz.so missing gfx1100", failed)
+	}
+}

@@ -38,11 +38,13 @@ code object under the paths carries (offload bundles in .hip_fatbin, raw
 embedded images, .co/.hsaco files) as target IDs, and print a matrix of
 libraries × GPU targets: ✓ exact, ~ compatible through the target-ID rules
 (features left unset run in both modes, generic targets cover their family),
-✗ none. Libraries without device code are listed apart.
+✗ none, ? unknown (device code in a zstd-compressed offload bundle, whose
+targets rocmdoctor cannot read; zlib-compressed bundles are read). Libraries
+without device code are listed apart.
 
 --require (repeatable, comma-separated; default from ROCMDOCTOR_GPU_TARGETS)
 fails with exit 3 for each library with device code but none usable on a
-required target. rocBLAS/hipBLASLt Tensile kernel directories are checked per
+required target (an unknown ? is not a failure; its note says why). rocBLAS/hipBLASLt Tensile kernel directories are checked per
 required architecture (and a rocBLAS without them is flagged: GEMM returns
 rocblas_status_excluded_from_build). --expect-from CMakeCache.txt compares
 the built targets with GPU_TARGETS/AMDGPU_TARGETS (the INSTANCES_ONLY trap).`,
@@ -100,7 +102,7 @@ func Run(ctx context.Context, opts *Options) error {
 	return cli.Emit(opts.IO.Out, opts.JSON, rep, func() error { return render(opts, rep) }, rep.Findings, opts.FailOn)
 }
 
-var marks = map[symcheck.Coverage]string{symcheck.CoverageExact: "✓", symcheck.CoverageCompatible: "~", symcheck.CoverageNone: "✗"}
+var marks = map[symcheck.Coverage]string{symcheck.CoverageExact: "✓", symcheck.CoverageCompatible: "~", symcheck.CoverageNone: "✗", symcheck.CoverageUnknown: "?"}
 
 func render(opts *Options, rep *symcheck.GPUReport) error {
 	io := opts.IO

@@ -1,0 +1,73 @@
+package testenv
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/md5"
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+)
+
+// CompressedBundle wraps an uncompressed offload bundle the way
+// clang-offload-bundler --compress does: "CCOB", format version 1, 2 or 3,
+// method 0 (zlib, really compressed) or 1 (zstd: a stand-in payload, as no
+// zstd encoder is at hand), sizes, and the low half of the MD5 of inner.
+func CompressedBundle(inner []byte, version, method uint16) []byte {
+	var payload bytes.Buffer
+	if method == 0 {
+		zw := zlib.NewWriter(&payload)
+		zw.Write(inner)
+		zw.Close()
+	} else {
+		payload.WriteString("\x28\xb5\x2f\xfd stand-in zstd frame")
+	}
+	sum := md5.Sum(inner)
+	le := binary.LittleEndian
+	out := []byte("CCOB")
+	out = le.AppendUint16(out, version)
+	out = le.AppendUint16(out, method)
+	switch version {
+	case 1:
+		out = le.AppendUint32(out, uint32(len(inner)))
+	case 2:
+		out = le.AppendUint32(out, uint32(24+payload.Len()))
+		out = le.AppendUint32(out, uint32(len(inner)))
+	case 3:
+		out = le.AppendUint64(out, uint64(32+payload.Len()))
+		out = le.AppendUint64(out, uint64(len(inner)))
+	}
+	out = le.AppendUint64(out, le.Uint64(sum[:8]))
+	return append(out, payload.Bytes()...)
+}
+
+// CompressFatbin returns a copy of the host library lib whose .hip_fatbin
+// bundle is replaced by CompressedBundle of it (zero-padded to the section
+// size), and the section's file offset.
+func CompressFatbin(lib []byte, version, method uint16) ([]byte, int64, error) {
+	f, err := elf.NewFile(bytes.NewReader(lib))
+	if err != nil {
+		return nil, 0, err
+	}
+	sec := f.Section(".hip_fatbin")
+	if sec == nil {
+		return nil, 0, fmt.Errorf("no .hip_fatbin section")
+	}
+	b := lib[sec.Offset : sec.Offset+sec.Size]
+	// The bundle's extent: its entry table and the entries it points to.
+	le := binary.LittleEndian
+	n, pos, end := le.Uint64(b[24:]), uint64(32), uint64(0)
+	for i := uint64(0); i < n; i++ {
+		off, size, idlen := le.Uint64(b[pos:]), le.Uint64(b[pos+8:]), le.Uint64(b[pos+16:])
+		pos += 24 + idlen
+		end = max(end, off+size)
+	}
+	z := CompressedBundle(b[:max(end, pos)], version, method)
+	if uint64(len(z)) > sec.Size {
+		return nil, 0, fmt.Errorf("compressed bundle of %d bytes does not fit the %d-byte section", len(z), sec.Size)
+	}
+	out := bytes.Clone(lib)
+	clear(out[sec.Offset : sec.Offset+sec.Size])
+	copy(out[sec.Offset:], z)
+	return out, int64(sec.Offset), nil
+}
