@@ -3,6 +3,7 @@ package elfx_test
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,7 +17,11 @@ import (
 
 func ccob(t testing.TB, inner []byte, version, method uint16) []byte {
 	t.Helper()
-	return testenv.CompressedBundle(inner, version, method)
+	b, err := testenv.CompressedBundle(inner, version, method)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func TestCompressedBundles(t *testing.T) {
@@ -25,40 +30,43 @@ func TestCompressedBundles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, version := range []uint16{1, 2, 3} {
-		b := ccob(t, inner, version, 0)
-		// Padding after the bundle, as in a .hip_fatbin section.
-		padded := append(append([]byte(nil), b...), make([]byte, 4096)...)
-		got, err := elfx.ParseOffloadBundle(bytes.NewReader(padded), 0, int64(len(padded)))
-		if err != nil {
-			t.Fatalf("v%d: %v", version, err)
-		}
-		if !got.Compressed || got.CompressionMethod != "zlib" || got.FormatVersion != int(version) || got.UncompressedSize != int64(len(inner)) {
-			t.Errorf("v%d header: %+v", version, got)
-		}
-		if wantSize := int64(len(b)); version > 1 && got.Size != wantSize {
-			t.Errorf("v%d Size = %d, want %d", version, got.Size, wantSize)
-		}
-		if len(got.Entries) != len(plain.Entries) {
-			t.Fatalf("v%d: %d entries, want %d", version, len(got.Entries), len(plain.Entries))
-		}
-		for i, e := range got.Entries {
-			p := plain.Entries[i]
-			if e.ID != p.ID || e.Offset != p.Offset || e.Size != p.Size {
-				t.Errorf("v%d entry %d = %s@%d+%d, want %s@%d+%d", version, i, e.ID, e.Offset, e.Size, p.ID, p.Offset, p.Size)
+	for _, method := range []uint16{0, 1} {
+		for _, version := range []uint16{1, 2, 3} {
+			b := ccob(t, inner, version, method)
+			name := fmt.Sprintf("method %d v%d", method, version)
+			// Padding after the bundle, as in a .hip_fatbin section.
+			padded := append(append([]byte(nil), b...), make([]byte, 4096)...)
+			got, err := elfx.ParseOffloadBundle(bytes.NewReader(padded), 0, int64(len(padded)))
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
 			}
-			if want := inner[p.Offset : p.Offset+min(64, p.Size)]; p.Size > 0 && !bytes.Equal(e.Head, want) {
-				t.Errorf("v%d entry %s: head differs from the uncompressed entry", version, e.ID)
+			if !got.Compressed || got.CompressionMethod != []string{"zlib", "zstd"}[method] || got.FormatVersion != int(version) || got.UncompressedSize != int64(len(inner)) {
+				t.Errorf("%s header: %+v", name, got)
+			}
+			if wantSize := int64(len(b)); version > 1 && got.Size != wantSize {
+				t.Errorf("%s Size = %d, want %d", name, got.Size, wantSize)
+			}
+			if len(got.Entries) != len(plain.Entries) {
+				t.Fatalf("%s: %d entries, want %d", name, len(got.Entries), len(plain.Entries))
+			}
+			for i, e := range got.Entries {
+				p := plain.Entries[i]
+				if e.ID != p.ID || e.Offset != p.Offset || e.Size != p.Size {
+					t.Errorf("%s entry %d = %s@%d+%d, want %s@%d+%d", name, i, e.ID, e.Offset, e.Size, p.ID, p.Offset, p.Size)
+				}
+				if want := inner[p.Offset : p.Offset+min(64, p.Size)]; p.Size > 0 && !bytes.Equal(e.Head, want) {
+					t.Errorf("%s entry %s: head differs from the uncompressed entry", name, e.ID)
+				}
 			}
 		}
 	}
-	z := ccob(t, inner, 3, 1)
+	z := ccob(t, inner, 3, 7)
 	got, err := elfx.ParseOffloadBundle(bytes.NewReader(z), 0, int64(len(z)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.CompressionMethod != "zstd" || len(got.Entries) != 0 || !strings.Contains(got.Note, "zstd") || !strings.Contains(got.Note, "clang-offload-bundler") {
-		t.Errorf("zstd bundle: %+v", got)
+	if got.CompressionMethod != "method 7" || len(got.Entries) != 0 || !strings.Contains(got.Note, "method 7") || !strings.Contains(got.Note, "clang-offload-bundler") {
+		t.Errorf("unknown method: %+v", got)
 	}
 }
 

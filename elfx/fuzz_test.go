@@ -100,6 +100,7 @@ func FuzzOffloadBundle(f *testing.F) {
 	f.Add([]byte("CCOB\x02\x00\x02\x00\xff\xff\xff\xff"))
 	for v := uint16(1); v <= 3; v++ {
 		f.Add(ccob(f, readFixture(f, "bundle.hipfb"), v, 0))
+		f.Add(ccob(f, readFixture(f, "bundle.hipfb"), v, 1))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		bundle, err := elfx.ParseOffloadBundle(bytes.NewReader(b), 0, int64(len(b)))

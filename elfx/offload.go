@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
+	"github.com/rocmdoctor/rocmdoctor/internal/zstd"
 )
 
 /*
@@ -67,9 +68,9 @@ type OffloadBundle struct {
 	Offset  int64 // absolute offset of the bundle
 	Size    int64 // bytes from Offset to the end of the bundle (0 when unknown)
 	Entries []BundleEntry
-	// Compressed is set for "CCOB" bundles. Their entries are listed when
-	// the payload is zlib; a zstd payload is not decoded (Entries is then
-	// empty and Note says why).
+	// Compressed is set for "CCOB" bundles; their entries are read from
+	// the zlib or zstd payload, streamed. Another method leaves Entries
+	// empty and Note says why.
 	Compressed        bool
 	CompressionMethod string // "zlib", "zstd" or "method N"
 	FormatVersion     int    // CCOB header version (1–3)
@@ -207,20 +208,27 @@ func parseCompressedBundle(r io.ReaderAt, off, limit int64) (*OffloadBundle, err
 	if b.UncompressedSize > maxPayload {
 		return nil, bad("uncompressed size %d too large", b.UncompressedSize)
 	}
-	if method != 0 {
-		b.Note = fmt.Sprintf("%s-compressed offload bundle (format %d, %d bytes uncompressed): its targets are inside the payload, which rocmdoctor cannot decompress; list them with clang-offload-bundler --list",
-			b.CompressionMethod, b.FormatVersion, b.UncompressedSize)
-		return b, nil
-	}
 	end := limit
 	if b.Size != 0 {
 		end = off + b.Size
 	}
-	zr, err := zlib.NewReader(io.NewSectionReader(r, off+int64(hdrLen), end-off-int64(hdrLen)))
-	if err != nil {
-		return nil, bad("zlib payload: %v", err)
+	src := io.NewSectionReader(r, off+int64(hdrLen), end-off-int64(hdrLen))
+	var dec io.Reader
+	switch method {
+	case 0:
+		zr, err := zlib.NewReader(src)
+		if err != nil {
+			return nil, bad("zlib payload: %v", err)
+		}
+		dec = zr
+	case 1:
+		dec = zstd.NewReader(src)
+	default:
+		b.Note = fmt.Sprintf("offload bundle compressed with %s (format %d, %d bytes uncompressed): unknown to rocmdoctor; list its targets with clang-offload-bundler --list",
+			b.CompressionMethod, b.FormatVersion, b.UncompressedSize)
+		return b, nil
 	}
-	payload := io.LimitReader(zr, b.UncompressedSize)
+	payload := io.LimitReader(dec, b.UncompressedSize)
 	var pos int64 // position in the decompressed payload
 	inner, err := parseBundleTable(0, b.UncompressedSize, func(k int64) ([]byte, error) {
 		buf := make([]byte, k)
@@ -231,7 +239,7 @@ func parseCompressedBundle(r io.ReaderAt, off, limit int64) (*OffloadBundle, err
 		return buf, nil
 	})
 	if err != nil {
-		return nil, bad("zlib payload: %v", err)
+		return nil, bad("%s payload: %v", b.CompressionMethod, err)
 	}
 	b.Entries = inner.Entries
 	// Read each entry's header on the way through the payload; entries are
@@ -247,12 +255,12 @@ func parseCompressedBundle(r io.ReaderAt, off, limit int64) (*OffloadBundle, err
 			continue
 		}
 		if _, err := io.CopyN(io.Discard, payload, e.Offset-pos); err != nil {
-			return nil, bad("zlib payload truncated before entry %q: %v", e.ID, err)
+			return nil, bad("%s payload truncated before entry %q: %v", b.CompressionMethod, e.ID, err)
 		}
 		pos = e.Offset
 		e.Head = make([]byte, min(64, e.Size))
 		if _, err := io.ReadFull(payload, e.Head); err != nil {
-			return nil, bad("zlib payload truncated in entry %q: %v", e.ID, err)
+			return nil, bad("%s payload truncated in entry %q: %v", b.CompressionMethod, e.ID, err)
 		}
 		pos += int64(len(e.Head))
 	}

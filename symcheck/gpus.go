@@ -24,8 +24,8 @@ const (
 	CoverageCompatible Coverage = "compatible" // usable through the target-ID rules
 	CoverageNone       Coverage = "none"
 	// CoverageUnknown: no readable code object covers the target, but the
-	// library also carries device code whose targets cannot be read (a
-	// zstd-compressed offload bundle).
+	// library also carries device code whose targets cannot be read (an
+	// offload bundle compressed with an unknown method).
 	CoverageUnknown Coverage = "unknown"
 )
 

@@ -241,16 +241,16 @@ func findBundle(f *elfx.File, from, end int64) (int64, error) {
 	return 0, os.ErrNotExist
 }
 
-// Device code in a zlib-compressed offload bundle is read like any other;
-// in a zstd-compressed one it is unknown: "?" in the matrix, a note, and no
-// --require failure (rocmdoctor cannot tell).
+// Device code in zlib- and zstd-compressed offload bundles is read like any
+// other; with an unknown method it is unknown: "?" in the matrix, a note,
+// and no --require failure (rocmdoctor cannot tell).
 func TestGPUCompressedBundles(t *testing.T) {
 	lib, err := os.ReadFile(testenv.Testdata("libgpu.so"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for name, method := range map[string]uint16{"libz.so": 0, "libzstd.so": 1} {
+	for name, method := range map[string]uint16{"libz.so": 0, "libzstd.so": 1, "libother.so": 9} {
 		b, _, err := testenv.CompressFatbin(lib, 3, method)
 		if err != nil {
 			t.Fatal(err)
@@ -264,15 +264,18 @@ func TestGPUCompressedBundles(t *testing.T) {
 	for _, l := range rep.Libraries {
 		byName[filepath.Base(l.Path)] = l
 	}
-	z, zs := byName["libz.so"], byName["libzstd.so"]
-	if z.Coverage["gfx1030"] != symcheck.CoverageExact || z.Coverage["gfx1100"] != symcheck.CoverageNone || len(z.Targets) != 3 {
-		t.Errorf("zlib bundle: coverage %v, targets %v", z.Coverage, z.Targets)
+	for _, n := range []string{"libz.so", "libzstd.so"} {
+		l := byName[n]
+		if l.Coverage["gfx1030"] != symcheck.CoverageExact || l.Coverage["gfx1100"] != symcheck.CoverageNone || len(l.Targets) != 3 {
+			t.Errorf("%s: coverage %v, targets %v", n, l.Coverage, l.Targets)
+		}
 	}
-	if zs.Coverage["gfx1030"] != symcheck.CoverageUnknown || zs.Coverage["gfx1100"] != symcheck.CoverageUnknown || len(zs.Targets) != 0 {
-		t.Errorf("zstd bundle: coverage %v, targets %v", zs.Coverage, zs.Targets)
+	o := byName["libother.so"]
+	if o.Coverage["gfx1030"] != symcheck.CoverageUnknown || o.Coverage["gfx1100"] != symcheck.CoverageUnknown || len(o.Targets) != 0 {
+		t.Errorf("unknown method: coverage %v, targets %v", o.Coverage, o.Targets)
 	}
-	if len(zs.Notes) != 1 || !strings.Contains(zs.Notes[0], "zstd-compressed offload bundle") {
-		t.Errorf("zstd bundle notes = %q", zs.Notes)
+	if len(o.Notes) != 1 || !strings.Contains(o.Notes[0], "method 9") {
+		t.Errorf("unknown method notes = %q", o.Notes)
 	}
 	var failed []string
 	for _, f := range rep.Findings {
@@ -280,7 +283,8 @@ func TestGPUCompressedBundles(t *testing.T) {
 			failed = append(failed, filepath.Base(f.File)+" "+f.Message[strings.LastIndex(f.Message, " on ")+4:])
 		}
 	}
-	if len(failed) != 1 || !strings.HasPrefix(failed[0], "libz.so gfx1100") {
-		t.Errorf("--require findings = %q, want only libz.so missing gfx1100", failed)
+	sort.Strings(failed)
+	if len(failed) != 2 || !strings.HasPrefix(failed[0], "libz.so gfx1100") || !strings.HasPrefix(failed[1], "libzstd.so gfx1100") {
+		t.Errorf("--require findings = %q, want libz.so and libzstd.so missing gfx1100", failed)
 	}
 }

@@ -7,20 +7,44 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 )
 
 // CompressedBundle wraps an uncompressed offload bundle the way
 // clang-offload-bundler --compress does: "CCOB", format version 1, 2 or 3,
-// method 0 (zlib, really compressed) or 1 (zstd: a stand-in payload, as no
-// zstd encoder is at hand), sizes, and the low half of the MD5 of inner.
-func CompressedBundle(inner []byte, version, method uint16) []byte {
-	var payload bytes.Buffer
-	if method == 0 {
-		zw := zlib.NewWriter(&payload)
+// a method (0 zlib, 1 zstd, anything else an unknown method with a stand-in
+// payload), sizes, and the low half of the MD5 of inner. zstd payloads come
+// from the checked-in stream of testdata/bundle.hipfb, or from the zstd
+// command for other inputs.
+func CompressedBundle(inner []byte, version, method uint16) ([]byte, error) {
+	var payload []byte
+	switch method {
+	case 0:
+		var buf bytes.Buffer
+		zw := zlib.NewWriter(&buf)
 		zw.Write(inner)
 		zw.Close()
-	} else {
-		payload.WriteString("\x28\xb5\x2f\xfd stand-in zstd frame")
+		payload = buf.Bytes()
+	case 1:
+		fixture, err := os.ReadFile(Testdata("bundle.hipfb"))
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Equal(inner, fixture) {
+			if payload, err = os.ReadFile(filepath.Join(root(), "internal", "zstd", "testdata", "bundle.hipfb.zst")); err != nil {
+				return nil, err
+			}
+			break
+		}
+		cmd := exec.Command("zstd", "-q", "-c", "-3")
+		cmd.Stdin = bytes.NewReader(inner)
+		if payload, err = cmd.Output(); err != nil {
+			return nil, fmt.Errorf("zstd command: %w", err)
+		}
+	default:
+		payload = []byte("stand-in payload of an unknown method")
 	}
 	sum := md5.Sum(inner)
 	le := binary.LittleEndian
@@ -31,14 +55,14 @@ func CompressedBundle(inner []byte, version, method uint16) []byte {
 	case 1:
 		out = le.AppendUint32(out, uint32(len(inner)))
 	case 2:
-		out = le.AppendUint32(out, uint32(24+payload.Len()))
+		out = le.AppendUint32(out, uint32(24+len(payload)))
 		out = le.AppendUint32(out, uint32(len(inner)))
 	case 3:
-		out = le.AppendUint64(out, uint64(32+payload.Len()))
+		out = le.AppendUint64(out, uint64(32+len(payload)))
 		out = le.AppendUint64(out, uint64(len(inner)))
 	}
 	out = le.AppendUint64(out, le.Uint64(sum[:8]))
-	return append(out, payload.Bytes()...)
+	return append(out, payload...), nil
 }
 
 // CompressFatbin returns a copy of the host library lib whose .hip_fatbin
@@ -62,7 +86,10 @@ func CompressFatbin(lib []byte, version, method uint16) ([]byte, int64, error) {
 		pos += 24 + idlen
 		end = max(end, off+size)
 	}
-	z := CompressedBundle(b[:max(end, pos)], version, method)
+	z, err := CompressedBundle(b[:max(end, pos)], version, method)
+	if err != nil {
+		return nil, 0, err
+	}
 	if uint64(len(z)) > sec.Size {
 		return nil, 0, fmt.Errorf("compressed bundle of %d bytes does not fit the %d-byte section", len(z), sec.Size)
 	}

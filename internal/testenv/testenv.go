@@ -57,9 +57,13 @@ func Short(t testing.TB, why string) {
 
 // Testdata returns the absolute path of a file in the repository's testdata.
 func Testdata(elem ...string) string {
+	return filepath.Join(append([]string{root(), "testdata"}, elem...)...)
+}
+
+// root is the repository's top directory.
+func root() string {
 	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "testdata")
-	return filepath.Join(append([]string{root}, elem...)...)
+	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
 // Corpus gates the differential tests over system libraries: they run in

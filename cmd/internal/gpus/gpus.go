@@ -38,9 +38,9 @@ code object under the paths carries (offload bundles in .hip_fatbin, raw
 embedded images, .co/.hsaco files) as target IDs, and print a matrix of
 libraries × GPU targets: ✓ exact, ~ compatible through the target-ID rules
 (features left unset run in both modes, generic targets cover their family),
-✗ none, ? unknown (device code in a zstd-compressed offload bundle, whose
-targets rocmdoctor cannot read; zlib-compressed bundles are read). Libraries
-without device code are listed apart.
+✗ none, ? unknown (device code in an offload bundle compressed with a method
+rocmdoctor does not know; zlib and zstd bundles are read). Libraries without
+device code are listed apart.
 
 --require (repeatable, comma-separated; default from ROCMDOCTOR_GPU_TARGETS)
 fails with exit 3 for each library with device code but none usable on a
