@@ -1,6 +1,9 @@
 package zstd
 
-import "errors"
+import (
+	"encoding/binary"
+	"errors"
+)
 
 var errCorrupt = errors.New("zstd: corrupt input")
 
@@ -60,8 +63,12 @@ func (r *revBits) bitsAt(start int, n uint) uint64 {
 	}
 	byteIdx := start >> 3
 	var v uint64
-	for i := 0; i < 8 && byteIdx+i < len(r.b); i++ {
-		v |= uint64(r.b[byteIdx+i]) << (8 * i)
+	if byteIdx+8 <= len(r.b) {
+		v = binary.LittleEndian.Uint64(r.b[byteIdx:])
+	} else {
+		for i := 0; byteIdx+i < len(r.b); i++ {
+			v |= uint64(r.b[byteIdx+i]) << (8 * i)
+		}
 	}
 	v = (v >> (uint(start) & 7)) & (1<<n - 1)
 	return v << shiftUp

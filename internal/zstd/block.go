@@ -289,8 +289,12 @@ func (f *frameState) block(b []byte) error {
 			return errCorrupt
 		}
 		from := len(f.hist) - int(off)
-		for j := 0; j < int(mlen); j++ { // byte by byte: the match may overlap its own output
-			f.hist = append(f.hist, f.hist[from+j])
+		if int(off) >= int(mlen) {
+			f.hist = append(f.hist, f.hist[from:from+int(mlen)]...)
+		} else {
+			for j := 0; j < int(mlen); j++ { // byte by byte: the match overlaps its own output
+				f.hist = append(f.hist, f.hist[from+j])
+			}
 		}
 	}
 	if r.pos != 0 {
