@@ -66,8 +66,9 @@ func CompressedBundle(inner []byte, version, method uint16) ([]byte, error) {
 }
 
 // CompressFatbin returns a copy of the host library lib whose .hip_fatbin
-// bundle is replaced by CompressedBundle of it (zero-padded to the section
-// size), and the section's file offset.
+// section (one bundle, as in testdata/libgpu.so) is replaced by
+// CompressedBundle of it, zero-padded to the section size, and the
+// section's file offset.
 func CompressFatbin(lib []byte, version, method uint16) ([]byte, int64, error) {
 	f, err := elf.NewFile(bytes.NewReader(lib))
 	if err != nil {
@@ -77,16 +78,7 @@ func CompressFatbin(lib []byte, version, method uint16) ([]byte, int64, error) {
 	if sec == nil {
 		return nil, 0, fmt.Errorf("no .hip_fatbin section")
 	}
-	b := lib[sec.Offset : sec.Offset+sec.Size]
-	// The bundle's extent: its entry table and the entries it points to.
-	le := binary.LittleEndian
-	n, pos, end := le.Uint64(b[24:]), uint64(32), uint64(0)
-	for i := uint64(0); i < n; i++ {
-		off, size, idlen := le.Uint64(b[pos:]), le.Uint64(b[pos+8:]), le.Uint64(b[pos+16:])
-		pos += 24 + idlen
-		end = max(end, off+size)
-	}
-	z, err := CompressedBundle(b[:max(end, pos)], version, method)
+	z, err := CompressedBundle(lib[sec.Offset:sec.Offset+sec.Size], version, method)
 	if err != nil {
 		return nil, 0, err
 	}
