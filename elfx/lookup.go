@@ -272,16 +272,8 @@ func (t *SymbolTable) Len() int { return len(t.syms) / t.entsz }
 
 // rawName returns the name bytes of symbol i without allocating.
 func (t *SymbolTable) rawName(i int) []byte {
-	e := t.syms[i*t.entsz:]
-	off := uint64(t.f.bo.Uint32(e))
-	if off >= uint64(len(t.strs)) {
-		return nil
-	}
-	s := t.strs[off:]
-	if j := bytes.IndexByte(s, 0); j >= 0 {
-		return s[:j]
-	}
-	return nil
+	b, _ := saferio.CBytes(t.strs, uint64(t.f.bo.Uint32(t.syms[i*t.entsz:])))
+	return b
 }
 
 // NameBytes returns symbol i's name as a slice of the string table (no

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
 )
 
 // Renaming dynamic symbols (patchelf's --rename-dynamic-symbols).
@@ -108,15 +109,8 @@ func (m *model) renameTables(patch func(int64, []byte, string)) (*renameExpect, 
 		m.bo.PutUint32(syms[i*entsz:], uint32(off))
 	}
 	name := func(b []byte, i int) []byte {
-		o := uint64(m.bo.Uint32(b[i*entsz:]))
-		if o >= uint64(len(m.str)) {
-			return nil
-		}
-		s := m.str[o:]
-		if j := bytes.IndexByte(s, 0); j >= 0 {
-			return s[:j]
-		}
-		return nil
+		s, _ := saferio.CBytes(m.str, uint64(m.bo.Uint32(b[i*entsz:])))
+		return s
 	}
 	order := make([]int, n)
 	for i := range order {

@@ -4,6 +4,7 @@
 package saferio
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -74,13 +75,18 @@ func Size(r io.ReaderAt) (int64, bool) {
 // CString returns the NUL-terminated string starting at off in b, or ok=false
 // when off is out of range or no terminator follows.
 func CString(b []byte, off uint64) (string, bool) {
+	c, ok := CBytes(b, off)
+	return string(c), ok
+}
+
+// CBytes is CString without the copy: the NUL-terminated bytes at off as a
+// slice of b.
+func CBytes(b []byte, off uint64) ([]byte, bool) {
 	if off >= uint64(len(b)) {
-		return "", false
+		return nil, false
 	}
-	for i := off; i < uint64(len(b)); i++ {
-		if b[i] == 0 {
-			return string(b[off:i]), true
-		}
+	if i := bytes.IndexByte(b[off:], 0); i >= 0 {
+		return b[off : off+uint64(i)], true
 	}
-	return "", false
+	return nil, false
 }
