@@ -15,12 +15,19 @@ type fwdBits struct {
 }
 
 func (r *fwdBits) peek(n uint) uint32 {
-	var v uint64
-	byteIdx := r.pos >> 3
-	for i := 0; i < 8 && byteIdx+i < len(r.b); i++ {
-		v |= uint64(r.b[byteIdx+i]) << (8 * i)
+	return uint32(le64At(r.b, r.pos>>3)>>(uint(r.pos)&7)) & (1<<n - 1)
+}
+
+// le64At loads up to 8 bytes of b at i little-endian, zeros past the end.
+func le64At(b []byte, i int) uint64 {
+	if i+8 <= len(b) {
+		return binary.LittleEndian.Uint64(b[i:])
 	}
-	return uint32(v>>(uint(r.pos)&7)) & (1<<n - 1)
+	var v uint64
+	for k := 0; i+k < len(b); k++ {
+		v |= uint64(b[i+k]) << (8 * k)
+	}
+	return v
 }
 
 func (r *fwdBits) skip(n uint) { r.pos += int(n) }
@@ -61,16 +68,7 @@ func (r *revBits) bitsAt(start int, n uint) uint64 {
 		n -= shiftUp
 		start = 0
 	}
-	byteIdx := start >> 3
-	var v uint64
-	if byteIdx+8 <= len(r.b) {
-		v = binary.LittleEndian.Uint64(r.b[byteIdx:])
-	} else {
-		for i := 0; byteIdx+i < len(r.b); i++ {
-			v |= uint64(r.b[byteIdx+i]) << (8 * i)
-		}
-	}
-	v = (v >> (uint(start) & 7)) & (1<<n - 1)
+	v := (le64At(r.b, start>>3) >> (uint(start) & 7)) & (1<<n - 1)
 	return v << shiftUp
 }
 
