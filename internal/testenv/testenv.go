@@ -47,14 +47,6 @@ func File(t testing.TB, path, pkg string) string {
 	return path
 }
 
-// Short skips t in -short mode (the CI tier never runs with -short).
-func Short(t testing.TB, why string) {
-	t.Helper()
-	if testing.Short() && !RequireAll() {
-		t.Skip("-short: " + why)
-	}
-}
-
 // Testdata returns the absolute path of a file in the repository's testdata.
 func Testdata(elem ...string) string {
 	return filepath.Join(append([]string{root(), "testdata"}, elem...)...)

@@ -90,9 +90,6 @@ func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
 	return &IOStreams{In: in, Out: out, ErrOut: errOut}, in, out, errOut
 }
 
-// IsTerminal reports whether stdout is a terminal.
-func (s *IOStreams) IsTerminal() bool { return s.outTTY }
-
 // IsStderrTerminal reports whether stderr is a terminal (for progress bars).
 func (s *IOStreams) IsStderrTerminal() bool { return s.errTTY }
 
@@ -114,9 +111,6 @@ func (s *IOStreams) SetColor(mode string) error {
 	}
 	return nil
 }
-
-// ColorEnabled reports whether ANSI colours are written to stdout.
-func (s *IOStreams) ColorEnabled() bool { return s.colorOn }
 
 // Colors returns the colour helpers for stdout.
 func (s *IOStreams) Colors() Colors { return Colors{on: s.colorOn} }
