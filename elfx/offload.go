@@ -176,38 +176,30 @@ func parseCompressedBundle(r io.ReaderAt, off, limit int64) (*OffloadBundle, err
 	default:
 		b.CompressionMethod = fmt.Sprintf("method %d", method)
 	}
+	var hb [32]byte // the longest header; fields past a short read stay zero until checked
+	copy(hb[:], h)
 	var hdrLen int
+	var total, usize uint64
 	switch b.FormatVersion {
 	case 1:
-		hdrLen = 20
+		hdrLen, usize = 20, uint64(le.Uint32(hb[8:]))
 	case 2:
-		hdrLen = 24
+		hdrLen, total, usize = 24, uint64(le.Uint32(hb[8:])), uint64(le.Uint32(hb[12:]))
 	case 3:
-		hdrLen = 32
+		hdrLen, total, usize = 32, le.Uint64(hb[8:]), le.Uint64(hb[16:])
 	default:
 		return nil, bad("unknown format version %d", b.FormatVersion)
 	}
 	if len(h) < hdrLen {
 		return nil, bad("version %d header needs %d bytes, %d left", b.FormatVersion, hdrLen, len(h))
 	}
-	switch b.FormatVersion {
-	case 1:
-		b.UncompressedSize = int64(le.Uint32(h[8:]))
-	case 2:
-		b.Size, b.UncompressedSize = int64(le.Uint32(h[8:])), int64(le.Uint32(h[12:]))
-	case 3:
-		total, usize := le.Uint64(h[8:]), le.Uint64(h[16:])
-		if total > uint64(limit-off) || usize > maxPayload {
-			return nil, bad("sizes %d (total) and %d (uncompressed) do not fit", total, usize)
-		}
-		b.Size, b.UncompressedSize = int64(total), int64(usize)
+	if total != 0 && (total < uint64(hdrLen) || total > uint64(limit-off)) {
+		return nil, bad("total size %d outside the %d bytes available", total, limit-off)
 	}
-	if b.Size != 0 && (b.Size < int64(hdrLen) || b.Size > limit-off) {
-		return nil, bad("total size %d outside the %d bytes available", b.Size, limit-off)
+	if usize > maxPayload {
+		return nil, bad("uncompressed size %d too large", usize)
 	}
-	if b.UncompressedSize > maxPayload {
-		return nil, bad("uncompressed size %d too large", b.UncompressedSize)
-	}
+	b.Size, b.UncompressedSize = int64(total), int64(usize)
 	end := limit
 	if b.Size != 0 {
 		end = off + b.Size
