@@ -111,11 +111,10 @@ type File struct {
 	// Size is the size of the input in bytes.
 	Size int64
 
-	ef     *elf.File
-	r      io.ReaderAt
-	bo     binary.ByteOrder
-	closer io.Closer
-	fh     *os.File // set by Open, for MappedSymbolTable
+	ef *elf.File
+	r  io.ReaderAt
+	bo binary.ByteOrder
+	fh *os.File // set by Open: closed by Close, mapped by MappedSymbolTable
 
 	dyn    *Dynamic
 	dynErr error
@@ -145,7 +144,7 @@ func Open(path string) (*File, error) {
 		fh.Close()
 		return nil, err
 	}
-	f.closer, f.fh = fh, fh
+	f.fh = fh
 	return f, nil
 }
 
@@ -166,11 +165,11 @@ func NewFileSize(r io.ReaderAt, size int64, name string) (*File, error) {
 
 // Close closes the underlying file when the File was made by Open.
 func (f *File) Close() error {
-	if f.closer == nil {
+	if f.fh == nil {
 		return nil
 	}
-	err := f.closer.Close()
-	f.closer, f.fh = nil, nil
+	err := f.fh.Close()
+	f.fh = nil
 	return err
 }
 
