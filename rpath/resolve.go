@@ -212,6 +212,21 @@ func (r *Resolver) inRoot(p string) string {
 	return filepath.Join(r.opts.Root, p)
 }
 
+// FileInRoot maps a file named on a command line into the sysroot root:
+// an absolute path not already inside it is taken inside it (with root
+// /x/sys, /usr/bin/app becomes /x/sys/usr/bin/app, /x/sys/usr/bin/app
+// stays, and /x/sysroot/app, which only shares a string prefix, becomes
+// /x/sys/x/sysroot/app). Relative paths and an empty root leave p as it is.
+func FileInRoot(root, p string) string {
+	if root == "" || !filepath.IsAbs(p) {
+		return p
+	}
+	if rel, err := filepath.Rel(root, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		return p
+	}
+	return filepath.Join(root, p)
+}
+
 // Resolve computes the closure of the ELF file at path.
 func (r *Resolver) Resolve(ctx context.Context, path string) (*Result, error) {
 	pf, id, err := r.parse(path)

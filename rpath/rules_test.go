@@ -331,3 +331,19 @@ func TestFirstLoadedSonameWins(t *testing.T) {
 	}
 	lddAgrees(t, exe, rpath.Options{})
 }
+
+func TestFileInRoot(t *testing.T) {
+	for _, tc := range []struct{ root, p, want string }{
+		{"", "/usr/bin/app", "/usr/bin/app"},
+		{"/x/sys", "usr/bin/app", "usr/bin/app"},
+		{"/x/sys", "/usr/bin/app", "/x/sys/usr/bin/app"},
+		{"/x/sys", "/x/sys/usr/bin/app", "/x/sys/usr/bin/app"},
+		{"/x/sys", "/x/sys", "/x/sys"},
+		{"/x/sys", "/x/sysroot/app", "/x/sys/x/sysroot/app"},
+		{"/x/sys/", "/x/sys/lib/a.so", "/x/sys/lib/a.so"},
+	} {
+		if got := rpath.FileInRoot(tc.root, tc.p); got != tc.want {
+			t.Errorf("FileInRoot(%q, %q) = %q, want %q", tc.root, tc.p, got, tc.want)
+		}
+	}
+}

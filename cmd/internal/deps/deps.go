@@ -4,7 +4,6 @@ package deps
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -91,11 +90,7 @@ func Run(ctx context.Context, opts *Options) error {
 	doc := Result{SchemaVersion: cli.SchemaVersion}
 	failed, missing := 0, 0
 	for _, p := range opts.Paths {
-		path := p
-		if root := opts.resolver.Root; root != "" && filepath.IsAbs(p) && !within(root, p) {
-			path = filepath.Join(root, p)
-		}
-		res, err := r.Resolve(ctx, path)
+		res, err := r.Resolve(ctx, rpath.FileInRoot(opts.resolver.Root, p))
 		if err != nil {
 			failed++
 			fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %v\n", err)
@@ -189,11 +184,4 @@ func explainMissing(io *cli.IOStreams, d *rpath.Dep) {
 	for _, a := range d.Tried {
 		fmt.Fprintf(w, "  tried %s (%s): %s\n", a.Path, a.Rule, a.Result)
 	}
-}
-
-// within reports whether p lies inside dir (dir "/sys" does not contain
-// "/sysroot/bin/app").
-func within(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
