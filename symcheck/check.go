@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"context"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -385,7 +386,7 @@ func hygiene(f *elfx.File, path string, opts *CheckOptions) ([]Finding, error) {
 		return nil, err
 	}
 	d, err := f.Dynamic()
-	if err != nil && !strings.Contains(err.Error(), elfx.ErrNoDynamic.Error()) {
+	if err != nil && !errors.Is(err, elfx.ErrNoDynamic) {
 		return nil, err
 	}
 	if st := f.GNUStack(); st.Executable && f.Machine != elf.EM_AMDGPU {
