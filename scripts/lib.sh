@@ -37,3 +37,21 @@ need() {
 build_rocmdoctor() {
   CGO_ENABLED=0 go build -trimpath -o "$1" ./cmd/rocmdoctor
 }
+
+# measure_fresh SRC DST SETTLE CMD... → measures one run of CMD (WALL, RSS as
+# measure) on a fresh copy DST of SRC that has been written back (sync) and
+# left alone for SETTLE seconds. Commands that rewrite large files are timed
+# this way, each under the same conditions: on this kind of VM the first
+# command after a large copy pays for the storage still settling (write-back,
+# discards of freed blocks), and whichever ran first used to look ~1.5x slower.
+measure_fresh() {
+  local src=$1 dst=$2 settle=$3; shift 3
+  rm -f "$dst"
+  cp "$src" "$dst"
+  sync
+  sleep "$settle"
+  measure 1 "$@"
+}
+
+# min A B → the smaller number (A when B is empty).
+min() { if [ -z "$2" ] || awk "BEGIN{exit !($1 < $2)}"; then echo "$1"; else echo "$2"; fi; }
