@@ -122,7 +122,7 @@ func IsArchive(r io.ReaderAt) bool {
 // OpenArchive opens the named archive. Thin members are resolved relative to
 // its directory. The caller must Close it.
 func OpenArchive(path string) (*Archive, error) {
-	fh, err := os.Open(path)
+	fh, err := OpenRead(path)
 	if err != nil {
 		return nil, err
 	}
@@ -491,7 +491,7 @@ func (a *Archive) Open(i int) (*io.SectionReader, error) {
 	if m.External == "" {
 		return io.NewSectionReader(a.r, m.Offset, m.Size), nil
 	}
-	fh, err := os.Open(m.External)
+	fh, err := OpenRead(m.External)
 	if err != nil {
 		return nil, fmt.Errorf("%s: thin member %q: %w", nameOr(a.Path), m.Name, err)
 	}

@@ -115,6 +115,7 @@ type File struct {
 	r  io.ReaderAt
 	bo binary.ByteOrder
 	fh *os.File // set by Open: closed by Close, mapped by MappedSymbolTable
+	fi os.FileInfo
 
 	dyn    *Dynamic
 	dynErr error
@@ -126,7 +127,7 @@ type File struct {
 
 // Open opens the named file. The caller must Close it.
 func Open(path string) (*File, error) {
-	fh, err := os.Open(path)
+	fh, err := OpenRead(path)
 	if err != nil {
 		return nil, err
 	}
@@ -139,14 +140,18 @@ func Open(path string) (*File, error) {
 		fh.Close()
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	f, err := newFile(fh, st.Size(), path)
+	f, err := newFile(newBlockReader(fh), st.Size(), path)
 	if err != nil {
 		fh.Close()
 		return nil, err
 	}
-	f.fh = fh
+	f.fh, f.fi = fh, st
 	return f, nil
 }
+
+// FileInfo is what Open found when it opened the file (device, inode,
+// size, times), or nil for a File made by NewFile.
+func (f *File) FileInfo() os.FileInfo { return f.fi }
 
 // NewFile reads the ELF header of r. The size of r is taken from a Size or
 // Seek method when r has one; otherwise reads past the end fail as they go.
@@ -170,6 +175,9 @@ func (f *File) Close() error {
 	}
 	err := f.fh.Close()
 	f.fh = nil
+	if br, ok := f.r.(*blockReader); ok {
+		br.release()
+	}
 	return err
 }
 

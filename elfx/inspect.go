@@ -4,7 +4,6 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 )
@@ -98,7 +97,7 @@ type MemberReport struct {
 // Inspect opens path and summarises it. Errors are reported in the Report.
 func Inspect(path string) Report {
 	rep := Report{Path: path, Kind: KindOther.String()}
-	fh, err := os.Open(path)
+	fh, err := OpenRead(path)
 	if err != nil {
 		rep.Error = err.Error()
 		return rep

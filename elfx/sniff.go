@@ -3,7 +3,6 @@ package elfx
 import (
 	"debug/elf"
 	"io"
-	"os"
 )
 
 // FileKind classifies an input by its magic.
@@ -37,7 +36,7 @@ func Sniff(r io.ReaderAt) FileKind {
 
 // SniffFile opens path, classifies it by its magic and closes it.
 func SniffFile(path string) (FileKind, error) {
-	fh, err := os.Open(path)
+	fh, err := OpenRead(path)
 	if err != nil {
 		return KindOther, err
 	}

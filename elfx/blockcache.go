@@ -1,0 +1,98 @@
+package elfx
+
+import (
+	"io"
+	"sync"
+)
+
+// blockReader serves the small reads of header parsing from a few cached
+// 4 KiB blocks of the file. Opening an ELF file reads the identification
+// and header twice (ours and debug/elf's), the program headers, the section
+// headers and their names, the dynamic section and one string per NEEDED
+// entry: two dozen preads of a few bytes to a few KB, from a handful of
+// places. Through the cache that is a handful of block reads. Reads larger
+// than two blocks go straight to the file.
+type blockReader struct {
+	r  io.ReaderAt
+	mu sync.Mutex
+	// The slots are reused round-robin; a scan of one file touches
+	// fewer blocks than there are slots.
+	slots    [blockSlots]*block
+	next     int
+	released bool
+}
+
+const (
+	blockShift = 12
+	blockSize  = 1 << blockShift
+	blockSlots = 8
+)
+
+type block struct {
+	idx int64 // block number + 1; 0 = empty
+	n   int   // valid bytes (short at the end of the file)
+	buf [blockSize]byte
+}
+
+func newBlockReader(r io.ReaderAt) *blockReader { return &blockReader{r: r} }
+
+func (b *blockReader) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || len(p) > 2*blockSize {
+		return b.r.ReadAt(p, off)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.released {
+		return b.r.ReadAt(p, off)
+	}
+	n := 0
+	for n < len(p) {
+		pos := off + int64(n)
+		blk, err := b.block(pos >> blockShift)
+		if err != nil {
+			return n, err
+		}
+		in := int(pos & (blockSize - 1))
+		if in >= blk.n {
+			return n, io.EOF
+		}
+		n += copy(p[n:], blk.buf[in:blk.n])
+		if blk.n < blockSize && n < len(p) {
+			return n, io.EOF
+		}
+	}
+	return n, nil
+}
+
+// block returns block i, reading it on a miss.
+func (b *blockReader) block(i int64) (*block, error) {
+	for _, s := range b.slots {
+		if s != nil && s.idx == i+1 {
+			return s, nil
+		}
+	}
+	if b.slots[b.next] == nil {
+		b.slots[b.next] = new(block)
+	}
+	s := b.slots[b.next]
+	b.next = (b.next + 1) % blockSlots
+	s.idx = 0
+	m, err := b.r.ReadAt(s.buf[:], i<<blockShift)
+	if err != nil && (err != io.EOF || m == 0) {
+		if err == io.EOF {
+			s.idx, s.n = i+1, 0
+			return s, nil
+		}
+		return nil, err
+	}
+	s.idx, s.n = i+1, m
+	return s, nil
+}
+
+// release drops the cached blocks: tables that outlive the open file keep
+// a reference to it, and 32 KB per file adds up over a prefix.
+func (b *blockReader) release() {
+	b.mu.Lock()
+	b.slots, b.released = [blockSlots]*block{}, true
+	b.mu.Unlock()
+}

@@ -1,0 +1,103 @@
+package elfx
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math/rand"
+	"testing"
+)
+
+// countingReader counts the reads that reach the file.
+type countingReader struct {
+	r     io.ReaderAt
+	reads int
+}
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	c.reads++
+	return c.r.ReadAt(p, off)
+}
+
+// TestBlockReaderMatchesFile reads random ranges, including ones that
+// straddle blocks and run past the end, through the cache and straight
+// from the data: bytes, counts and io.EOF must agree.
+func TestBlockReaderMatchesFile(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for _, size := range []int{0, 1, 100, blockSize - 1, blockSize, blockSize + 1, 5*blockSize + 123} {
+		data := make([]byte, size)
+		rng.Read(data)
+		want := bytes.NewReader(data)
+		got := newBlockReader(bytes.NewReader(data))
+		for i := 0; i < 2000; i++ {
+			off := rng.Int63n(int64(size) + blockSize)
+			n := rng.Intn(3*blockSize) + 1
+			if i%3 == 0 {
+				n = rng.Intn(64) + 1
+			}
+			a, b := make([]byte, n), make([]byte, n)
+			na, ea := want.ReadAt(a, off)
+			nb, eb := got.ReadAt(b, off)
+			if na != nb || (ea == nil) != (eb == nil) || !bytes.Equal(a[:na], b[:nb]) {
+				t.Fatalf("size %d: ReadAt(%d bytes at %d) = %d, %v; the file gives %d, %v", size, n, off, nb, eb, na, ea)
+			}
+			if ea != nil && !errors.Is(eb, io.EOF) {
+				t.Fatalf("size %d: short read at %d: error %v, want io.EOF", size, off, eb)
+			}
+		}
+	}
+}
+
+// TestBlockReaderSavesReads: header parsing's small reads near one place
+// reach the file once, and the cache recycles its slots.
+func TestBlockReaderSavesReads(t *testing.T) {
+	data := make([]byte, 64*blockSize)
+	c := &countingReader{r: bytes.NewReader(data)}
+	br := newBlockReader(c)
+	var buf [64]byte
+	for _, off := range []int64{0, 0, 16, 64, 120, 4090} {
+		br.ReadAt(buf[:], off)
+	}
+	if c.reads != 2 { // block 0, then block 1 for the read straddling into it
+		t.Errorf("%d reads reached the file, want 2", c.reads)
+	}
+	for i := int64(0); i < 2*blockSlots; i++ {
+		br.ReadAt(buf[:8], (i+2)*blockSize)
+	}
+	before := c.reads
+	br.ReadAt(buf[:8], (2*blockSlots+1)*blockSize) // the last block read is cached
+	if c.reads != before {
+		t.Errorf("a just-read block was read again")
+	}
+	br.ReadAt(make([]byte, 3*blockSize), 0) // large: straight through
+	if c.reads != before+1 {
+		t.Errorf("a large read took %d file reads, want 1", c.reads-before)
+	}
+}
+
+type failingReader struct{}
+
+func (failingReader) ReadAt([]byte, int64) (int, error) { return 0, errors.New("disk on fire") }
+
+func TestBlockReaderError(t *testing.T) {
+	var b [8]byte
+	if _, err := newBlockReader(failingReader{}).ReadAt(b[:], 0); err == nil || err.Error() != "disk on fire" {
+		t.Fatalf("error %v, want the file's", err)
+	}
+}
+
+func TestBlockReaderRelease(t *testing.T) {
+	data := []byte("0123456789")
+	br := newBlockReader(bytes.NewReader(data))
+	var b [4]byte
+	br.ReadAt(b[:], 0)
+	br.release()
+	for _, s := range br.slots {
+		if s != nil {
+			t.Fatal("a block is still held after release")
+		}
+	}
+	if n, err := br.ReadAt(b[:], 2); n != 4 || err != nil || string(b[:]) != "2345" {
+		t.Fatalf("after release: %d %v %q", n, err, b[:n])
+	}
+}
