@@ -32,6 +32,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
@@ -77,6 +78,10 @@ type Options struct {
 	NoCache   bool
 	// DefaultDirs overrides the trusted directories for the machine.
 	DefaultDirs []string
+	// Files, when set, is shared by every Resolver given it (each parses a
+	// file once per cache instead of once per Resolver); nil gives the
+	// Resolver its own.
+	Files *FileCache
 }
 
 // Attempt is one candidate path the search looked at.
@@ -183,7 +188,7 @@ type fileID struct{ dev, ino uint64 }
 // headers; it is not safe for concurrent use.
 type Resolver struct {
 	opts     Options
-	files    map[fileID]*parsed
+	files    *FileCache
 	cache    *Cache
 	cacheErr error
 	cacheOK  bool
@@ -194,7 +199,10 @@ type Resolver struct {
 
 // New returns a Resolver for opts.
 func New(opts Options) *Resolver {
-	r := &Resolver{opts: opts, files: map[fileID]*parsed{}}
+	r := &Resolver{opts: opts, files: opts.Files}
+	if r.files == nil {
+		r.files = NewFileCache()
+	}
 	if opts.HWCaps != nil {
 		r.hwcaps = opts.HWCaps
 	} else {
@@ -229,13 +237,13 @@ func FileInRoot(root, p string) string {
 
 // Resolve computes the closure of the ELF file at path.
 func (r *Resolver) Resolve(ctx context.Context, path string) (*Result, error) {
-	pf, id, err := r.parse(path)
+	pf, id, err := r.parse(path, nil)
 	if err != nil {
 		return nil, err
 	}
 	root := newObject(pf, id, path, nil)
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		root.origin = filepath.Dir(real)
+	if dir, err := r.files.realDir(path); err == nil {
+		root.origin = dir
 	}
 	if abs, err := filepath.Abs(root.origin); err == nil {
 		root.origin = abs
@@ -270,16 +278,131 @@ type parsed struct {
 	interp   string
 }
 
-// parse reads the header and dynamic section of path, once per file.
-func (r *Resolver) parse(path string) (*parsed, fileID, error) {
-	var id fileID
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, id, err
+// FileCache holds what resolution reads from each file (header, dynamic
+// section), keyed by device and inode. It is safe for concurrent use, so
+// resolvers working in parallel can share one (Options.Files).
+//
+// It also remembers, by path, what stat said about candidate files and
+// where directories really are: a scan of a whole prefix asks the same
+// questions about libc and the loader for every file it resolves. The
+// answers are taken to hold for the life of the cache.
+type FileCache struct {
+	mu    sync.Mutex
+	m     map[fileID]*parsed
+	stats map[string]statResult
+	dirs  map[string]string
+}
+
+type statResult struct {
+	fi  os.FileInfo
+	err error
+}
+
+// NewFileCache returns an empty cache.
+func NewFileCache() *FileCache {
+	return &FileCache{m: map[fileID]*parsed{}, stats: map[string]statResult{}, dirs: map[string]string{}}
+}
+
+// stat is os.Stat, remembered.
+func (c *FileCache) stat(p string) (os.FileInfo, error) {
+	c.mu.Lock()
+	r, ok := c.stats[p]
+	c.mu.Unlock()
+	if !ok {
+		r.fi, r.err = os.Stat(p)
+		c.mu.Lock()
+		c.stats[p] = r
+		c.mu.Unlock()
 	}
+	return r.fi, r.err
+}
+
+// realDir is the directory a file at path really lives in (symbolic links
+// resolved), as filepath.Dir(filepath.EvalSymlinks(path)); directories are
+// resolved once.
+func (c *FileCache) realDir(path string) (string, error) {
+	if filepath.Clean(path) != path {
+		real, err := filepath.EvalSymlinks(path)
+		return filepath.Dir(real), err
+	}
+	st, err := os.Lstat(path)
+	if err != nil {
+		return "", err
+	}
+	if st.Mode()&os.ModeSymlink != 0 {
+		real, err := filepath.EvalSymlinks(path)
+		return filepath.Dir(real), err
+	}
+	dir := filepath.Dir(path)
+	c.mu.Lock()
+	real, ok := c.dirs[dir]
+	c.mu.Unlock()
+	if ok {
+		return real, nil
+	}
+	if real, err = filepath.EvalSymlinks(dir); err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	c.dirs[dir] = real
+	c.mu.Unlock()
+	return real, nil
+}
+
+func (c *FileCache) get(id fileID) (*parsed, bool) {
+	c.mu.Lock()
+	p, ok := c.m[id]
+	c.mu.Unlock()
+	return p, ok
+}
+
+func (c *FileCache) put(id fileID, p *parsed) {
+	c.mu.Lock()
+	c.m[id] = p
+	c.mu.Unlock()
+}
+
+func idOf(st os.FileInfo) fileID {
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		id = fileID{uint64(sys.Dev), uint64(sys.Ino)}
-		if p, ok := r.files[id]; ok {
+		return fileID{uint64(sys.Dev), uint64(sys.Ino)}
+	}
+	return fileID{}
+}
+
+// Prime records what resolution needs from f, a file the caller already
+// has open (made by elfx.Open), so resolving it does not open it again.
+func (r *Resolver) Prime(f *elfx.File) error {
+	st := f.FileInfo()
+	if st == nil {
+		return fmt.Errorf("%s: not opened from a file", f.Path)
+	}
+	id := idOf(st)
+	if id == (fileID{}) {
+		return nil
+	}
+	if _, ok := r.files.get(id); ok {
+		return nil
+	}
+	p, err := parseFile(f)
+	if err != nil {
+		return err
+	}
+	r.files.put(id, p)
+	return nil
+}
+
+// parse reads the header and dynamic section of path, once per file. st
+// is the file's stat when the caller has it.
+func (r *Resolver) parse(path string, st os.FileInfo) (*parsed, fileID, error) {
+	if st == nil {
+		var err error
+		if st, err = r.files.stat(path); err != nil {
+			return nil, fileID{}, err
+		}
+	}
+	id := idOf(st)
+	if id != (fileID{}) {
+		if p, ok := r.files.get(id); ok {
 			return p, id, nil
 		}
 	}
@@ -288,9 +411,21 @@ func (r *Resolver) parse(path string) (*parsed, fileID, error) {
 		return nil, id, err
 	}
 	defer f.Close()
-	p := &parsed{hdr: f.Header, needed: []string{}}
-	if p.interp, err = f.Interp(); err != nil {
+	p, err := parseFile(f)
+	if err != nil {
 		return nil, id, err
+	}
+	if id != (fileID{}) {
+		r.files.put(id, p)
+	}
+	return p, id, nil
+}
+
+func parseFile(f *elfx.File) (*parsed, error) {
+	p := &parsed{hdr: f.Header, needed: []string{}}
+	var err error
+	if p.interp, err = f.Interp(); err != nil {
+		return nil, err
 	}
 	d, err := f.Dynamic()
 	switch {
@@ -305,12 +440,9 @@ func (r *Resolver) parse(path string) (*parsed, fileID, error) {
 		}
 		p.nodeflib = d.Flags1&elf.DF_1_NODEFLIB != 0
 	case !errors.Is(err, elfx.ErrNoDynamic):
-		return nil, id, err
+		return nil, err
 	}
-	if id != (fileID{}) {
-		r.files[id] = p
-	}
-	return p, id, nil
+	return p, nil
 }
 
 func newObject(p *parsed, id fileID, path string, loader *Object) *Object {
@@ -335,7 +467,7 @@ func (r *Resolver) loadInterp(root *Object) *Object {
 	if p == "" {
 		return nil
 	}
-	pf, id, err := r.parse(r.inRoot(p))
+	pf, id, err := r.parse(r.inRoot(p), nil)
 	if err != nil || Incompatible(root.Header, pf.hdr) != "" {
 		return nil
 	}
@@ -493,7 +625,7 @@ func (r *Resolver) hostPath(raw string, o *Object) string {
 
 // try opens p as a candidate; on success the dependency is bound to it.
 func (r *Resolver) try(res *Result, obj *Object, dep *Dep, p string, rule Rule, via, hwcaps string) bool {
-	st, err := os.Stat(p)
+	st, err := r.files.stat(p)
 	if err != nil || !st.Mode().IsRegular() {
 		// Absent candidates under glibc-hwcaps are not worth listing.
 		if hwcaps == "" || rule == RuleCache {
@@ -502,8 +634,7 @@ func (r *Resolver) try(res *Result, obj *Object, dep *Dep, p string, rule Rule, 
 		return false
 	}
 	// Same file as a loaded object (by device and inode)?
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		id := fileID{uint64(sys.Dev), uint64(sys.Ino)}
+	if id := idOf(st); id != (fileID{}) {
 		for _, o := range res.Objects {
 			if o.id == id {
 				o.names = append(o.names, dep.Name)
@@ -513,7 +644,7 @@ func (r *Resolver) try(res *Result, obj *Object, dep *Dep, p string, rule Rule, 
 			}
 		}
 	}
-	pf, id, err := r.parse(p)
+	pf, id, err := r.parse(p, st)
 	if err != nil {
 		reason := err.Error()
 		if errors.Is(err, elfx.ErrNotELF) {
@@ -614,7 +745,7 @@ func (r *Resolver) libToken(h elfx.Header) string {
 		return r.opts.Lib
 	}
 	if t := triplet(h); t != "" {
-		if st, err := os.Stat(r.inRoot("/usr/lib/" + t)); err == nil && st.IsDir() {
+		if st, err := r.files.stat(r.inRoot("/usr/lib/" + t)); err == nil && st.IsDir() {
 			return "lib/" + t
 		}
 	}
@@ -695,7 +826,7 @@ func (r *Resolver) defaultDirs(h elfx.Header) []string {
 	}
 	var dirs []string
 	if t := triplet(h); t != "" {
-		if st, err := os.Stat(r.inRoot("/usr/lib/" + t)); err == nil && st.IsDir() {
+		if st, err := r.files.stat(r.inRoot("/usr/lib/" + t)); err == nil && st.IsDir() {
 			dirs = append(dirs, "/lib/"+t, "/usr/lib/"+t)
 		}
 	}

@@ -1,0 +1,127 @@
+package rpath_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
+)
+
+// An executable reached through a symlinked directory: $ORIGIN is where
+// the directory really is, as ld.so computes it, both the first time
+// (directory resolved) and the second (remembered by the shared cache).
+func TestOriginThroughSymlinkedDirectory(t *testing.T) {
+	tr := newTree(t)
+	tr.lib("lib/libdep.so.1", "libdep.so.1", libdep)
+	tr.exe("real/bin/app", usesDep, "-L"+tr.path("lib"), "-l:libdep.so.1",
+		"-Wl,--enable-new-dtags,-rpath,$ORIGIN/../../lib")
+	tr.exe("real/bin/app2", usesDep, "-L"+tr.path("lib"), "-l:libdep.so.1",
+		"-Wl,--enable-new-dtags,-rpath,$ORIGIN/../../lib")
+	if err := os.MkdirAll(tr.path("a/b"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(tr.path("real/bin"), tr.path("a/b/bin")); err != nil {
+		t.Fatal(err)
+	}
+	opts := hermetic()
+	opts.Files = rpath.NewFileCache()
+	for _, exe := range []string{"a/b/bin/app", "a/b/bin/app2", "a/b/bin/../bin/app"} {
+		d := depOf(t, resolve(t, opts, tr.path(exe)), "libdep.so.1")
+		if d.Missing() {
+			t.Errorf("%s: libdep.so.1 missing; $ORIGIN did not follow the directory symlink", exe)
+		}
+		if out, err := exec.Command(tr.path(exe)).CombinedOutput(); err != nil {
+			t.Errorf("%s: the real loader fails: %v %s", exe, err, out)
+		}
+	}
+}
+
+// Prime hands an open file to the resolver: resolving it afterwards uses
+// what was read then, not the file on disk (here truncated to garbage, so
+// a second open would fail).
+func TestPrimeAvoidsReopening(t *testing.T) {
+	tr := newTree(t)
+	tr.lib("lib/libdep.so.1", "libdep.so.1", libdep)
+	app := tr.exe("bin/app", usesDep, "-L"+tr.path("lib"), "-l:libdep.so.1",
+		"-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib")
+	orig, err := os.ReadFile(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfx.Open(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rpath.New(hermetic())
+	if err := r.Prime(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.WriteFile(app, []byte("not an ELF file any more"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Resolve(context.Background(), app)
+	if err != nil {
+		t.Fatalf("resolving a primed file opened it again: %v", err)
+	}
+	if d := depOf(t, res, "libdep.so.1"); d.Missing() {
+		t.Errorf("libdep.so.1 missing after Prime")
+	}
+	// Without Prime the same file is an error.
+	if _, err := rpath.New(hermetic()).Resolve(context.Background(), app); err == nil {
+		t.Errorf("an unprimed resolver accepted a non-ELF file")
+	}
+	mem, err := elfx.NewFile(bytes.NewReader(orig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Prime(mem); err == nil {
+		t.Errorf("Prime accepted a File that was not opened from a path")
+	}
+}
+
+// Resolvers working in parallel share one cache (run with -race).
+func TestFileCacheConcurrent(t *testing.T) {
+	tr := newTree(t)
+	tr.lib("lib/libdep.so.1", "libdep.so.1", libdep)
+	var apps []string
+	for _, n := range []string{"a", "b", "c", "d"} {
+		apps = append(apps, tr.exe("bin/"+n, usesDep, "-L"+tr.path("lib"), "-l:libdep.so.1",
+			"-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib"))
+	}
+	opts := hermetic()
+	opts.Files = rpath.NewFileCache()
+	var wg sync.WaitGroup
+	errs := make(chan string, 16)
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rpath.New(opts)
+			for _, a := range apps {
+				res, err := r.Resolve(context.Background(), a)
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				for _, o := range res.Objects {
+					for _, d := range o.Deps {
+						if d.Name == "libdep.so.1" && d.Path != tr.path("lib/libdep.so.1") {
+							errs <- a + ": libdep.so.1 resolved to " + d.Path
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
