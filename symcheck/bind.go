@@ -79,6 +79,20 @@ func (b *Binder) tab(path string) *symtab {
 	return t
 }
 
+// prime hands f, which the caller has open, to the resolver and the table
+// cache, so binding it does not open it again. Errors are left for
+// binding to report.
+func (b *Binder) prime(f *elfx.File) {
+	if b.resolver.Prime(f) != nil {
+		return
+	}
+	if _, ok := b.tables.get(f.Path); !ok {
+		if t, err := tableOf(f); err == nil {
+			b.tables.put(f.Path, t)
+		}
+	}
+}
+
 func (b *Binder) table(path string) (*symtab, error) {
 	if t, ok := b.tables.get(path); ok {
 		return t, nil
@@ -97,6 +111,12 @@ func readTable(path string) (*symtab, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return tableOf(f)
+}
+
+// tableOf reads f's tables; they stay valid after f is closed.
+func tableOf(f *elfx.File) (*symtab, error) {
+	var err error
 	t := &symtab{verdefs: map[string]bool{}}
 	// Mapped: binding visits a few pages of each library's tables, and
 	// the tables outlive the open file in the cache.

@@ -128,6 +128,10 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	results := make(chan result)
 	var wg sync.WaitGroup
 	cache := NewTableCache()
+	// One parse of each file for every worker's resolver.
+	if opts.Resolver.Files == nil {
+		opts.Resolver.Files = rpath.NewFileCache()
+	}
 	for i := 0; i < workers; i++ {
 		wg.Add(1)
 		go func() {
@@ -217,7 +221,7 @@ func collect(ctx context.Context, roots []string) ([]candidate, error) {
 			}
 			seen[id] = true
 		}
-		fh, err := os.Open(p)
+		fh, err := elfx.OpenRead(p)
 		if err != nil {
 			return
 		}
@@ -302,16 +306,20 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		return nil, err
 	}
 	out, err := hygiene(f, c.path, opts)
-	f.Close()
 	if err != nil {
+		f.Close()
 		return out, err
 	}
 	if f.Type != elf.ET_DYN && f.Type != elf.ET_EXEC {
+		f.Close()
 		return out, nil
 	}
 	if _, derr := f.Dynamic(); derr != nil {
+		f.Close()
 		return out, nil
 	}
+	b.prime(f)
+	f.Close()
 	dr, err := b.BindDynamic(ctx, c.path, false)
 	if err != nil {
 		return out, err

@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -144,17 +145,22 @@ func WriteJSON(w io.Writer, v any) error {
 // with a header line otherwise (stable for scripts and golden files).
 func (s *IOStreams) Table(header []string, rows [][]string) error {
 	if !s.outTTY {
+		// Buffered: a report of thousands of rows is a few writes, not
+		// one per line.
+		w := bufio.NewWriterSize(s.Out, 64<<10)
 		if len(header) > 0 {
-			if _, err := fmt.Fprintln(s.Out, strings.Join(header, "\t")); err != nil {
-				return err
-			}
+			w.WriteString(strings.Join(header, "\t") + "\n")
 		}
 		for _, r := range rows {
-			if _, err := fmt.Fprintln(s.Out, strings.Join(r, "\t")); err != nil {
-				return err
+			for i, c := range r {
+				if i > 0 {
+					w.WriteByte('\t')
+				}
+				w.WriteString(c)
 			}
+			w.WriteByte('\n')
 		}
-		return nil
+		return w.Flush()
 	}
 	t := tablewriter.NewTable(s.Out,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleLight)})),
