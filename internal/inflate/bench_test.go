@@ -1,0 +1,39 @@
+package inflate
+
+import (
+	"bytes"
+	"compress/flate"
+	"io"
+	"os"
+	"testing"
+)
+
+// The provider library of a wheel relink is libLLVM-sized; compare with
+// compress/flate on the same stream.
+func benchInput(b *testing.B) []byte {
+	data, err := os.ReadFile("/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1")
+	if err != nil {
+		b.Skip("libLLVM-15.so.1 not installed (apt-get install libllvm15)")
+	}
+	return deflate(b, data[:32<<20], 1)
+}
+
+func BenchmarkDecode(b *testing.B) {
+	comp := benchInput(b)
+	b.SetBytes(32 << 20)
+	for i := 0; i < b.N; i++ {
+		if _, err := Decode(io.Discard, bytes.NewReader(comp), int64(len(comp))); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkStdlib(b *testing.B) {
+	comp := benchInput(b)
+	b.SetBytes(32 << 20)
+	for i := 0; i < b.N; i++ {
+		if _, err := io.Copy(io.Discard, flate.NewReader(bytes.NewReader(comp))); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

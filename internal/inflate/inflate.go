@@ -1,0 +1,601 @@
+// Package inflate decodes raw DEFLATE streams (RFC 1951) and records where
+// every block begins, in the compressed bits and in the output. With that
+// index, Splice builds the stream of an edited copy of the data by reusing
+// the original's blocks wherever the data and the 32 KiB before them are
+// unchanged, and compressing only around the edits: a wheel relink changes
+// a few hundred bytes of a 100 MB library, and compressing all of it again
+// cost more than everything else the relink does.
+package inflate
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math/bits"
+)
+
+// Block is one block of a decoded stream.
+type Block struct {
+	Bit   int64 // offset of the block header in the compressed stream, in bits
+	Out   int64 // offset in the output where the block's data begins
+	Type  uint8 // 0 stored, 1 fixed Huffman codes, 2 dynamic Huffman codes
+	Final bool
+	CRC   uint32 // CRC-32 (IEEE) of the block's output
+}
+
+// Index is what Decode learned about a stream.
+type Index struct {
+	Blocks []Block
+	EndBit int64 // just after the final block's last code
+	Size   int64 // uncompressed bytes
+}
+
+// CorruptError reports malformed input at a compressed byte offset.
+type CorruptError struct {
+	Offset int64
+	What   string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("deflate data corrupt at compressed byte %d: %s", e.Offset, e.What)
+}
+
+const (
+	window   = 1 << 15
+	maxMatch = 258
+	outBuf   = 1 << 22 // output produced between writes
+	chunk    = 1 << 20 // compressed bytes read at a time
+	primBits = 11      // first-level decoding table index bits
+)
+
+// Decode inflates the raw deflate stream held in the first n bytes of r,
+// writes the data to w and returns the stream's block index. Bytes after
+// the final block are ignored.
+func Decode(w io.Writer, r io.ReaderAt, n int64) (*Index, error) {
+	d := &decoder{w: w, out: make([]byte, outBuf+maxMatch)}
+	d.br.init(r, n)
+	if err := d.run(); err != nil {
+		return nil, err
+	}
+	return &d.idx, nil
+}
+
+type decoder struct {
+	br    bitReader
+	w     io.Writer
+	out   []byte
+	start int   // first byte of out not written to w yet
+	pos   int   // next byte of out to fill
+	base  int64 // stream offset of out[0]
+	crc   uint32
+	crcAt int // first byte of out not in crc yet
+	idx   Index
+	// lit and dist point at the fixed tables or at the dynamic ones,
+	// which are rebuilt in place for every dynamic block.
+	lit, dist       *huffman
+	dynLit, dynDist huffman
+}
+
+func (d *decoder) corrupt(what string) error {
+	return &CorruptError{Offset: d.br.bitPos() / 8, What: what}
+}
+
+func (d *decoder) run() error {
+	for {
+		if err := d.br.need(3); err != nil {
+			return err
+		}
+		b := Block{Bit: d.br.bitPos(), Out: d.base + int64(d.pos)}
+		d.crc, d.crcAt = 0, d.pos
+		hdr := d.br.take(3)
+		b.Final = hdr&1 == 1
+		b.Type = uint8(hdr >> 1)
+		d.idx.Blocks = append(d.idx.Blocks, b)
+		var err error
+		switch b.Type {
+		case 0:
+			err = d.stored()
+		case 1:
+			d.lit, d.dist = &fixedLit, &fixedDist
+			err = d.codes()
+		case 2:
+			if err = d.readTables(); err == nil {
+				err = d.codes()
+			}
+		default:
+			err = d.corrupt("reserved block type 3")
+		}
+		if err != nil {
+			return err
+		}
+		d.sum()
+		d.idx.Blocks[len(d.idx.Blocks)-1].CRC = d.crc
+		if b.Final {
+			d.idx.EndBit = d.br.bitPos()
+			d.idx.Size = d.base + int64(d.pos)
+			_, err := d.w.Write(d.out[d.start:d.pos])
+			return err
+		}
+	}
+}
+
+// room makes sure n more bytes fit in out: when the buffer is full its
+// unwritten part goes to w and the last 32 KiB move to the front.
+func (d *decoder) room(n int) error {
+	if d.pos+n <= len(d.out) {
+		return nil
+	}
+	if _, err := d.w.Write(d.out[d.start:d.pos]); err != nil {
+		return err
+	}
+	d.sum()
+	h := min(window, d.pos)
+	copy(d.out, d.out[d.pos-h:d.pos])
+	d.base += int64(d.pos - h)
+	d.start, d.pos, d.crcAt = h, h, h
+	return nil
+}
+
+// sum adds the output since the last call to the block's CRC.
+func (d *decoder) sum() {
+	d.crc = crc32.Update(d.crc, crc32.IEEETable, d.out[d.crcAt:d.pos])
+	d.crcAt = d.pos
+}
+
+func (d *decoder) stored() error {
+	d.br.align()
+	if err := d.br.need(32); err != nil {
+		return err
+	}
+	v := d.br.take(32)
+	n, nn := int(v&0xffff), int(v>>16)
+	if n != ^nn&0xffff {
+		return d.corrupt("stored block length does not match its complement")
+	}
+	for n > 0 {
+		if err := d.room(1); err != nil {
+			return err
+		}
+		m := min(n, len(d.out)-d.pos)
+		got, err := d.br.bytes(d.out[d.pos : d.pos+m])
+		d.pos += got
+		n -= got
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The length and distance bases and extra bits (RFC 1951 3.2.5).
+var (
+	lenBase  = [29]uint16{3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258}
+	lenExtra = [29]uint8{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0}
+	distBase = [30]uint32{1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577}
+	distExtr = [30]uint8{0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13}
+)
+
+// codes decodes one Huffman-coded block.
+func (d *decoder) codes() error {
+	br := &d.br
+	out := d.out
+	for {
+		if d.pos+maxMatch > len(out) {
+			if err := d.room(maxMatch); err != nil {
+				return err
+			}
+		}
+		// 48 bits cover the longest literal/length code with its extra
+		// bits and the longest distance code with its extra bits.
+		if br.n < 48 {
+			if err := br.refill(); err != nil {
+				return err
+			}
+		}
+		sym, ok := d.lit.decode(br)
+		if !ok {
+			if br.n < 15 && br.eof {
+				return d.corrupt("stream ends inside a block")
+			}
+			return d.corrupt("invalid literal/length code")
+		}
+		if sym < 256 {
+			out[d.pos] = byte(sym)
+			d.pos++
+			continue
+		}
+		if sym == 256 {
+			return nil
+		}
+		sym -= 257
+		if sym >= 29 {
+			return d.corrupt("invalid length symbol")
+		}
+		length := int(lenBase[sym])
+		if e := uint(lenExtra[sym]); e > 0 {
+			if br.n < e {
+				return d.corrupt("stream ends inside a block")
+			}
+			length += int(br.take(e))
+		}
+		ds, ok := d.dist.decode(br)
+		if !ok {
+			if br.n < 15 && br.eof {
+				return d.corrupt("stream ends inside a block")
+			}
+			return d.corrupt("invalid distance code")
+		}
+		if ds >= 30 {
+			return d.corrupt("invalid distance symbol")
+		}
+		dist := int(distBase[ds])
+		if e := uint(distExtr[ds]); e > 0 {
+			if br.n < e {
+				return d.corrupt("stream ends inside a block")
+			}
+			dist += int(br.take(e))
+		}
+		if int64(dist) > d.base+int64(d.pos) {
+			return d.corrupt("distance reaches before the start of the data")
+		}
+		from := d.pos - dist
+		if dist >= length {
+			copy(out[d.pos:d.pos+length], out[from:from+length])
+		} else {
+			for i := 0; i < length; i++ {
+				out[d.pos+i] = out[from+i]
+			}
+		}
+		d.pos += length
+	}
+}
+
+// codeOrder is the order of the code length code lengths (RFC 1951 3.2.7).
+var codeOrder = [19]uint8{16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15}
+
+func (d *decoder) readTables() error {
+	br := &d.br
+	if err := br.need(14); err != nil {
+		return err
+	}
+	nlit := int(br.take(5)) + 257
+	ndist := int(br.take(5)) + 1
+	nclen := int(br.take(4)) + 4
+	if nlit > 286 || ndist > 30 {
+		return d.corrupt("too many literal/length or distance codes")
+	}
+	var clen [19]uint8
+	for i := 0; i < nclen; i++ {
+		if err := br.need(3); err != nil {
+			return err
+		}
+		clen[codeOrder[i]] = uint8(br.take(3))
+	}
+	var ch huffman
+	if !ch.build(clen[:]) {
+		return d.corrupt("invalid code length code")
+	}
+	var lens [286 + 30]uint8
+	for i := 0; i < nlit+ndist; {
+		if br.n < 14 {
+			if err := br.refill(); err != nil {
+				return err
+			}
+		}
+		sym, ok := ch.decode(br)
+		if !ok {
+			return d.corrupt("invalid code length")
+		}
+		if sym < 16 {
+			lens[i] = uint8(sym)
+			i++
+			continue
+		}
+		var rep int
+		var val uint8
+		switch sym {
+		case 16:
+			if i == 0 {
+				return d.corrupt("repeat of a code length with none before it")
+			}
+			if br.n < 2 {
+				return d.corrupt("stream ends inside the code lengths")
+			}
+			rep, val = 3+int(br.take(2)), lens[i-1]
+		case 17:
+			if br.n < 3 {
+				return d.corrupt("stream ends inside the code lengths")
+			}
+			rep = 3 + int(br.take(3))
+		default:
+			if br.n < 7 {
+				return d.corrupt("stream ends inside the code lengths")
+			}
+			rep = 11 + int(br.take(7))
+		}
+		if i+rep > nlit+ndist {
+			return d.corrupt("code lengths repeat past their end")
+		}
+		for ; rep > 0; rep-- {
+			lens[i] = val
+			i++
+		}
+	}
+	if lens[256] == 0 {
+		return d.corrupt("no code for the end of the block")
+	}
+	if !d.dynLit.build(lens[:nlit]) {
+		return d.corrupt("invalid literal/length code lengths")
+	}
+	if !d.dynDist.build(lens[nlit : nlit+ndist]) {
+		return d.corrupt("invalid distance code lengths")
+	}
+	d.lit, d.dist = &d.dynLit, &d.dynDist
+	return nil
+}
+
+// huffman is a two-level decoding table: the first primBits bits of the
+// input index tab; codes longer than that link to a second-level table
+// indexed by the following bits. An entry is sym<<16 | length (length 0:
+// no code), or for a link 1<<15 | offset<<16 | second-level bits.
+type huffman struct {
+	tab []uint32
+	max uint8
+}
+
+const linkFlag = 1 << 15
+
+func (h *huffman) build(lengths []uint8) bool {
+	var count [16]int
+	max := uint8(0)
+	for _, l := range lengths {
+		count[l]++
+		if l > max {
+			max = l
+		}
+	}
+	h.max = max
+	if cap(h.tab) < 1<<primBits {
+		h.tab = make([]uint32, 1<<primBits, 1<<primBits+1<<(15-primBits+5))
+	}
+	h.tab = h.tab[:1<<primBits]
+	clear(h.tab)
+	if max == 0 {
+		return true // no codes: any use is an error (a block of literals only)
+	}
+	count[0] = 0
+	var next [16]int
+	code := 0
+	for l := 1; l <= 15; l++ {
+		code = (code + count[l-1]) << 1
+		next[l] = code
+	}
+	// Complete codes only, except zlib's single one-bit code.
+	left := 1
+	for l := 1; l <= 15; l++ {
+		left = left<<1 - count[l]
+		if left < 0 {
+			return false // over-subscribed
+		}
+	}
+	if left > 0 {
+		// Incomplete: allowed only for a single code of length 1.
+		n := 0
+		for _, c := range count[1:] {
+			n += c
+		}
+		if !(n == 1 && max == 1) {
+			return false
+		}
+	}
+	subBits := uint(0)
+	if max > primBits {
+		subBits = uint(max) - primBits
+	}
+	for sym, l := range lengths {
+		if l == 0 {
+			continue
+		}
+		c := next[l]
+		next[l]++
+		rev := int(bits.Reverse16(uint16(c)) >> (16 - l))
+		e := uint32(sym)<<16 | uint32(l)
+		if l <= primBits {
+			for j := rev; j < 1<<primBits; j += 1 << l {
+				h.tab[j] = e
+			}
+			continue
+		}
+		p := rev & (1<<primBits - 1)
+		link := h.tab[p]
+		if link == 0 {
+			off := len(h.tab)
+			h.tab = append(h.tab, make([]uint32, 1<<subBits)...)
+			link = linkFlag | uint32(off)<<16 | uint32(subBits)
+			h.tab[p] = link
+		}
+		sub := h.tab[link>>16:]
+		for j := rev >> primBits; j < 1<<subBits; j += 1 << (uint(l) - primBits) {
+			sub[j] = e
+		}
+	}
+	return true
+}
+
+// decode reads one symbol; false for a bit sequence with no code.
+func (h *huffman) decode(br *bitReader) (int, bool) {
+	if h.max == 0 {
+		return 0, false
+	}
+	e := h.tab[br.bits&(1<<primBits-1)]
+	if e&linkFlag != 0 {
+		e = h.tab[int(e>>16)+int(br.bits>>primBits&(1<<(e&15)-1))]
+	}
+	l := uint(e & 15)
+	if l == 0 || l > br.n {
+		return 0, false
+	}
+	br.bits >>= l
+	br.n -= l
+	return int(e >> 16), true
+}
+
+var fixedLit, fixedDist huffman
+
+func init() {
+	var l [288]uint8
+	for i := range l {
+		switch {
+		case i < 144:
+			l[i] = 8
+		case i < 256:
+			l[i] = 9
+		case i < 280:
+			l[i] = 7
+		default:
+			l[i] = 8
+		}
+	}
+	fixedLit.build(l[:])
+	var dl [30]uint8
+	for i := range dl {
+		dl[i] = 5
+	}
+	// 30 codes of five bits leave two unused: build them as 32 so the
+	// table is complete (symbols 30 and 31 are rejected when decoded).
+	var d32 [32]uint8
+	copy(d32[:], dl[:])
+	d32[30], d32[31] = 5, 5
+	fixedDist.build(d32[:])
+}
+
+// bitReader reads the stream least significant bit first, a chunk of the
+// input at a time.
+type bitReader struct {
+	r    io.ReaderAt
+	size int64
+	buf  []byte
+	off  int64 // input offset of buf[0]
+	i    int   // next byte of buf to load into bits
+	bits uint64
+	n    uint // valid bits in bits
+	eof  bool // every input byte has been loaded into buf
+	err  error
+}
+
+func (br *bitReader) init(r io.ReaderAt, size int64) {
+	br.r, br.size = r, size
+	br.buf = make([]byte, 0, chunk)
+}
+
+// bitPos is the position of the next unread bit in the input.
+func (br *bitReader) bitPos() int64 { return (br.off+int64(br.i))*8 - int64(br.n) }
+
+func (br *bitReader) load() bool {
+	if br.eof {
+		return false
+	}
+	br.off += int64(len(br.buf))
+	br.i = 0
+	m := min(int64(cap(br.buf)), br.size-br.off)
+	if m <= 0 {
+		br.eof, br.buf = true, br.buf[:0]
+		return false
+	}
+	br.buf = br.buf[:m]
+	if k, err := br.r.ReadAt(br.buf, br.off); int64(k) < m {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		br.err = err
+		br.eof, br.buf = true, br.buf[:k]
+		return k > 0
+	}
+	if br.off+m >= br.size {
+		br.eof = true
+	}
+	return true
+}
+
+// refill loads bytes until at least 56 bits are held or the input ends.
+func (br *bitReader) refill() error {
+	if br.i+8 <= len(br.buf) {
+		br.bits |= binary.LittleEndian.Uint64(br.buf[br.i:]) << br.n
+		k := (63 - br.n) >> 3
+		br.i += int(k)
+		br.n += k * 8
+		return nil
+	}
+	for br.n <= 56 {
+		if br.i >= len(br.buf) {
+			if br.eof || !br.load() {
+				break
+			}
+			continue
+		}
+		br.bits |= uint64(br.buf[br.i]) << br.n
+		br.i++
+		br.n += 8
+	}
+	if br.n == 0 && br.err != nil {
+		return br.err
+	}
+	return nil
+}
+
+// need makes sure k bits are held, or fails at the end of the input.
+func (br *bitReader) need(k uint) error {
+	if br.n >= k {
+		return nil
+	}
+	if err := br.refill(); err != nil {
+		return err
+	}
+	if br.n < k {
+		if br.err != nil {
+			return br.err
+		}
+		return &CorruptError{Offset: br.bitPos() / 8, What: "stream ends before its final block"}
+	}
+	return nil
+}
+
+func (br *bitReader) take(k uint) uint64 {
+	v := br.bits & (1<<k - 1)
+	br.bits >>= k
+	br.n -= k
+	return v
+}
+
+// align drops the bits up to the next byte boundary.
+func (br *bitReader) align() { br.take(br.n % 8) }
+
+// bytes copies whole bytes (after align) into p and returns how many.
+func (br *bitReader) bytes(p []byte) (int, error) {
+	n := 0
+	for n < len(p) && br.n >= 8 {
+		p[n] = byte(br.take(8))
+		n++
+	}
+	if n == len(p) {
+		return n, nil
+	}
+	// refill may have loaded bytes past n into bits (the same bytes it
+	// would load next); they are copied from buf now, so bits restarts.
+	br.bits = 0
+	for n < len(p) {
+		if br.i >= len(br.buf) {
+			if !br.load() {
+				if br.err != nil {
+					return n, br.err
+				}
+				return n, &CorruptError{Offset: br.bitPos() / 8, What: "stream ends inside a stored block"}
+			}
+		}
+		k := copy(p[n:], br.buf[br.i:])
+		br.i += k
+		n += k
+	}
+	return n, nil
+}

@@ -1,0 +1,152 @@
+package inflate
+
+import (
+	"bytes"
+	"compress/flate"
+	"errors"
+	"io"
+	"math/rand"
+	"testing"
+)
+
+// splice runs the whole path: index the original, compare the new data,
+// plan and write the new stream.
+func splice(t *testing.T, comp, newData []byte, marks [][2]int64) (*Spliced, []byte) {
+	t.Helper()
+	idx, err := Decode(io.Discard, bytes.NewReader(comp), int64(len(comp)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := idx.NewChanges()
+	for i := 0; i < len(newData); i += 1000 { // in pieces, across blocks
+		ch.Write(newData[i:min(len(newData), i+1000)])
+	}
+	for _, m := range marks {
+		ch.Mark(m[0], m[1])
+	}
+	sp, err := PlanSplice(bytes.NewReader(comp), idx, bytes.NewReader(newData), int64(len(newData)), ch.Changed(), flate.BestSpeed, 1<<40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	n, err := sp.WriteTo(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != int64(out.Len()) || n != sp.Size() {
+		t.Fatalf("wrote %d bytes (counted %d), planned %d", out.Len(), n, sp.Size())
+	}
+	got, err := io.ReadAll(flate.NewReader(bytes.NewReader(out.Bytes())))
+	if err != nil {
+		t.Fatalf("compress/flate cannot read the spliced stream: %v", err)
+	}
+	if !bytes.Equal(got, newData) {
+		t.Fatalf("spliced stream inflates to %d bytes that differ from the %d new ones", len(got), len(newData))
+	}
+	return sp, out.Bytes()
+}
+
+func TestSpliceEdits(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for name, data := range corpus(t) {
+		for _, level := range []int{flate.NoCompression, 1, 6} {
+			comp := deflate(t, data, level)
+			for trial := 0; trial < 12; trial++ {
+				nd := append([]byte(nil), data...)
+				var marks [][2]int64
+				switch trial % 4 {
+				case 0: // a few in-place edits
+					for e := 0; e < 3 && len(nd) > 0; e++ {
+						off := rng.Intn(len(nd))
+						n := min(len(nd)-off, 1+rng.Intn(300))
+						rng.Read(nd[off : off+n])
+						marks = append(marks, [2]int64{int64(off), int64(off + n)})
+					}
+				case 1: // edits at both ends and an appended tail
+					if len(nd) > 100 {
+						copy(nd[10:], "PATCHED")
+						copy(nd[len(nd)-50:], "PATCHED TOO")
+					}
+					tail := make([]byte, rng.Intn(100000))
+					rng.Read(tail)
+					nd = append(nd, tail...)
+				case 2: // truncated
+					nd = nd[:rng.Intn(len(nd)+1)]
+				case 3: // unchanged
+				}
+				sp, _ := splice(t, comp, nd, marks)
+				if trial%4 == 3 && sp.Compressed != 0 {
+					t.Errorf("%s level %d: unchanged data compressed %d bytes again", name, level, sp.Compressed)
+				}
+			}
+		}
+	}
+}
+
+// Large data with small edits reuses almost all of the original stream.
+func TestSpliceReuses(t *testing.T) {
+	data := corpus(t)["mixed"]
+	comp := deflate(t, data, 1)
+	nd := append([]byte(nil), data...)
+	copy(nd[100:], "ELF header edit")
+	copy(nd[len(nd)/2:], "dynamic section edit")
+	nd = append(nd, []byte("appended segment")...)
+	sp, out := splice(t, comp, nd, nil)
+	if sp.Reused < int64(len(data))*3/4 { // three edits, each costing a block or two of ~64 KiB
+		t.Errorf("reused %d of %d bytes", sp.Reused, len(data))
+	}
+	if d := len(out) - len(comp); d > len(comp)/20 {
+		t.Errorf("the spliced stream is %d bytes larger than the original's %d", d, len(comp))
+	}
+}
+
+// An edit the byte comparison cannot see (same CRC is not possible to
+// arrange here, so the edit is hidden by writing the old data) is still
+// honoured when it is marked.
+func TestSpliceMarkedRangeIsCompressed(t *testing.T) {
+	data := corpus(t)["text"]
+	comp := deflate(t, data, 6)
+	sp, _ := splice(t, comp, data, [][2]int64{{5000, 5001}})
+	if sp.Compressed == 0 {
+		t.Errorf("a marked range was not compressed again")
+	}
+}
+
+func TestSpliceLimit(t *testing.T) {
+	data := corpus(t)["mixed"]
+	comp := deflate(t, data, 1)
+	idx, err := Decode(io.Discard, bytes.NewReader(comp), int64(len(comp)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := make([]bool, len(idx.Blocks))
+	for i := range all {
+		all[i] = true
+	}
+	if _, err := PlanSplice(bytes.NewReader(comp), idx, bytes.NewReader(data), int64(len(data)), all, 1, 1<<20); !errors.Is(err, ErrNotWorthSplicing) {
+		t.Errorf("everything changed, limit 1 MiB: %v", err)
+	}
+}
+
+// FuzzSplice: any data, any level, an edit, a tail and a cut; the spliced
+// stream must inflate to the new data (splice checks that).
+func FuzzSplice(f *testing.F) {
+	f.Add(bytes.Repeat([]byte("abcdefghij"), 9000), 1, uint32(40000), uint16(10), uint16(300), uint32(0))
+	f.Add([]byte("short"), 0, uint32(1), uint16(2), uint16(0), uint32(3))
+	f.Fuzz(func(t *testing.T, data []byte, level int, off uint32, n, tail uint16, cut uint32) {
+		level = (level%11+11)%11 - 2 // -2 (Huffman only) .. 9
+		comp := deflate(t, data, level)
+		nd := append([]byte(nil), data...)
+		if len(nd) > 0 {
+			o := int(off) % len(nd)
+			for i := o; i < min(len(nd), o+int(n)); i++ {
+				nd[i] ^= 0x5a
+			}
+		}
+		nd = append(nd, bytes.Repeat([]byte{byte(tail)}, int(tail)%5000)...)
+		if cut > 0 {
+			nd = nd[:int(cut)%(len(nd)+1)]
+		}
+		splice(t, comp, nd, nil)
+	})
+}
