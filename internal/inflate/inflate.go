@@ -176,79 +176,129 @@ var (
 	distExtr = [30]uint8{0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13}
 )
 
-// codes decodes one Huffman-coded block.
+// codes decodes one Huffman-coded block. It is the hot loop of a relink:
+// the bit buffer, the output position and the tables live in locals, the
+// refill is inlined, and the slow paths (end of a chunk, a full output
+// buffer, errors) store the state back first.
 func (d *decoder) codes() error {
 	br := &d.br
-	out := d.out
+	bv, n := br.bits, br.n
+	buf, bi := br.buf, br.i
+	out, pos := d.out, d.pos
+	lt, dt := d.lit.tab, d.dist.tab
 	for {
-		if d.pos+maxMatch > len(out) {
+		if pos+maxMatch > len(out) {
+			br.bits, br.n, br.i, d.pos = bv, n, bi, pos
 			if err := d.room(maxMatch); err != nil {
 				return err
 			}
+			bv, n, buf, bi, out, pos = br.bits, br.n, br.buf, br.i, d.out, d.pos
 		}
 		// 48 bits cover the longest literal/length code with its extra
 		// bits and the longest distance code with its extra bits.
-		if br.n < 48 {
-			if err := br.refill(); err != nil {
-				return err
+		if n < 48 {
+			if bi+8 <= len(buf) {
+				bv |= binary.LittleEndian.Uint64(buf[bi:]) << n
+				k := (63 - n) >> 3
+				bi += int(k)
+				n += k * 8
+			} else {
+				br.bits, br.n, br.i, d.pos = bv, n, bi, pos
+				if err := br.refill(); err != nil {
+					return err
+				}
+				bv, n, buf, bi, out, pos = br.bits, br.n, br.buf, br.i, d.out, d.pos
 			}
 		}
-		sym, ok := d.lit.decode(br)
-		if !ok {
-			if br.n < 15 && br.eof {
-				return d.corrupt("stream ends inside a block")
-			}
-			return d.corrupt("invalid literal/length code")
+		e := lt[bv&(1<<primBits-1)]
+		if e&linkFlag != 0 {
+			e = lt[int(e>>16)+int(bv>>primBits&(1<<(e&15)-1))]
 		}
+		l := uint(e & 15)
+		if l == 0 || l > n {
+			br.bits, br.n, br.i, d.pos = bv, n, bi, pos
+			return d.fail("invalid literal/length code")
+		}
+		bv >>= l
+		n -= l
+		sym := int(e >> 16)
 		if sym < 256 {
-			out[d.pos] = byte(sym)
-			d.pos++
+			out[pos] = byte(sym)
+			pos++
 			continue
 		}
 		if sym == 256 {
+			br.bits, br.n, br.i, d.pos = bv, n, bi, pos
 			return nil
 		}
 		sym -= 257
 		if sym >= 29 {
-			return d.corrupt("invalid length symbol")
+			br.bits, br.n, br.i, d.pos = bv, n, bi, pos
+			return d.fail("invalid length symbol")
 		}
 		length := int(lenBase[sym])
-		if e := uint(lenExtra[sym]); e > 0 {
-			if br.n < e {
-				return d.corrupt("stream ends inside a block")
+		if x := uint(lenExtra[sym]); x > 0 {
+			if n < x {
+				br.bits, br.n, br.i, d.pos = bv, n, bi, pos
+				return d.fail("invalid length")
 			}
-			length += int(br.take(e))
+			length += int(bv & (1<<x - 1))
+			bv >>= x
+			n -= x
 		}
-		ds, ok := d.dist.decode(br)
-		if !ok {
-			if br.n < 15 && br.eof {
-				return d.corrupt("stream ends inside a block")
-			}
-			return d.corrupt("invalid distance code")
+		e = dt[bv&(1<<primBits-1)]
+		if e&linkFlag != 0 {
+			e = dt[int(e>>16)+int(bv>>primBits&(1<<(e&15)-1))]
 		}
+		l = uint(e & 15)
+		if l == 0 || l > n {
+			br.bits, br.n, br.i, d.pos = bv, n, bi, pos
+			return d.fail("invalid distance code")
+		}
+		bv >>= l
+		n -= l
+		ds := int(e >> 16)
 		if ds >= 30 {
-			return d.corrupt("invalid distance symbol")
+			br.bits, br.n, br.i, d.pos = bv, n, bi, pos
+			return d.fail("invalid distance symbol")
 		}
 		dist := int(distBase[ds])
-		if e := uint(distExtr[ds]); e > 0 {
-			if br.n < e {
-				return d.corrupt("stream ends inside a block")
+		if x := uint(distExtr[ds]); x > 0 {
+			if n < x {
+				br.bits, br.n, br.i, d.pos = bv, n, bi, pos
+				return d.fail("invalid distance")
 			}
-			dist += int(br.take(e))
+			dist += int(bv & (1<<x - 1))
+			bv >>= x
+			n -= x
 		}
-		if int64(dist) > d.base+int64(d.pos) {
-			return d.corrupt("distance reaches before the start of the data")
+		if int64(dist) > d.base+int64(pos) {
+			br.bits, br.n, br.i, d.pos = bv, n, bi, pos
+			return d.fail("distance reaches before the start of the data")
 		}
-		from := d.pos - dist
+		from := pos - dist
 		if dist >= length {
-			copy(out[d.pos:d.pos+length], out[from:from+length])
+			copy(out[pos:pos+length], out[from:from+length])
 		} else {
 			for i := 0; i < length; i++ {
-				out[d.pos+i] = out[from+i]
+				out[pos+i] = out[from+i]
 			}
 		}
-		d.pos += length
+		pos += length
 	}
+}
+
+// fail reports a decoding error in a block: the input's own error, a cut
+// stream when the bits ran out at its end, or what.
+func (d *decoder) fail(what string) error {
+	br := &d.br
+	if br.err != nil {
+		return br.err
+	}
+	if br.eof && br.i >= len(br.buf) && br.n < 48 {
+		return d.corrupt("stream ends inside a block")
+	}
+	return d.corrupt(what)
 }
 
 // codeOrder is the order of the code length code lengths (RFC 1951 3.2.7).
