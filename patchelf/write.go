@@ -412,6 +412,20 @@ func EditFile(path string, edits []Edit, opts Options, wo WriteOptions) (*Plan, 
 	return p, repl.commit(p)
 }
 
+// WrittenRanges lists the byte ranges [from, to) that Apply writes: every
+// patch and the appended segment. Everything else keeps the original's
+// bytes (a caller holding a compressed copy can reuse those parts).
+func (p *Plan) WrittenRanges() [][2]int64 {
+	var out [][2]int64
+	for _, pt := range p.Patches {
+		out = append(out, [2]int64{pt.Offset, pt.Offset + int64(len(pt.Data))})
+	}
+	if n := len(p.Append) + len(p.AppendTail); n > 0 {
+		out = append(out, [2]int64{p.AppendOffset, p.AppendOffset + int64(n)})
+	}
+	return out
+}
+
 // Apply writes the plan's patches and appended segment to w, which holds
 // the original bytes.
 func (p *Plan) Apply(w io.WriterAt) error {
