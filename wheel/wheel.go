@@ -9,12 +9,14 @@ package wheel
 
 import (
 	"archive/zip"
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path"
@@ -25,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
@@ -165,6 +168,11 @@ type dist struct {
 	elfs  []string // relative paths of ELF files
 	// For wheels and installed distributions: the RECORD path relative to root.
 	record string
+	// For a wheel's deflated ELF members: the block index of the
+	// original stream (so write can reuse its unchanged blocks) and the
+	// byte ranges the edits wrote.
+	index  map[string]*inflate.Index
+	edited map[string][][2]int64
 }
 
 // Relink plans (and unless DryRun applies) the retargeting of input: a
@@ -198,9 +206,11 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 		if len(fp.Edits) == 0 {
 			continue
 		}
-		if _, err := patchelf.EditFile(filepath.Join(d.root, fp.Path), fp.Edits, patchelf.Options{}, patchelf.WriteOptions{InPlace: true, NoSync: true}); err != nil {
+		pp, err := patchelf.EditFile(filepath.Join(d.root, fp.Path), fp.Edits, patchelf.Options{}, patchelf.WriteOptions{InPlace: true, NoSync: true})
+		if err != nil {
 			return nil, err
 		}
+		d.edited[fp.Path] = pp.WrittenRanges()
 	}
 	for _, rel := range p.Drop {
 		os.Remove(filepath.Join(d.root, rel))
@@ -232,7 +242,7 @@ func stage(input, work string) (*dist, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &dist{root: work, input: input}
+	d := &dist{root: work, input: input, index: map[string]*inflate.Index{}, edited: map[string][][2]int64{}}
 	switch {
 	case !st.IsDir() && strings.HasSuffix(input, ".whl"):
 		d.kind = "wheel"
@@ -241,6 +251,11 @@ func stage(input, work string) (*dist, error) {
 			return nil, fmt.Errorf("%s: %w", input, err)
 		}
 		defer zr.Close()
+		raw, err := os.Open(input)
+		if err != nil {
+			return nil, err
+		}
+		defer raw.Close()
 		for _, zf := range zr.File {
 			if strings.HasSuffix(zf.Name, ".dist-info/RECORD") {
 				d.record = zf.Name
@@ -259,12 +274,18 @@ func stage(input, work string) (*dist, error) {
 				os.MkdirAll(filepath.Dir(dst), 0o755)
 				out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
 				if err == nil {
-					_, err = io.Copy(out, io.MultiReader(strings.NewReader(string(m[:])), rc))
-					out.Close()
+					if zf.Method == zip.Deflate {
+						d.index[zf.Name], err = inflateIndexed(out, raw, zf)
+					} else {
+						_, err = io.Copy(out, io.MultiReader(strings.NewReader(string(m[:])), rc))
+					}
+					if cerr := out.Close(); err == nil {
+						err = cerr
+					}
 				}
 				if err != nil {
 					rc.Close()
-					return nil, err
+					return nil, fmt.Errorf("%s: %s: %w", input, zf.Name, err)
 				}
 				d.elfs = append(d.elfs, zf.Name)
 			}
@@ -307,6 +328,29 @@ func stage(input, work string) (*dist, error) {
 	}
 	sort.Strings(d.elfs)
 	return d, nil
+}
+
+// inflateIndexed decodes a deflated member into out, indexing its blocks,
+// and checks its size and CRC-32 as archive/zip would.
+func inflateIndexed(out io.Writer, raw *os.File, zf *zip.File) (*inflate.Index, error) {
+	off, err := zf.DataOffset()
+	if err != nil {
+		return nil, err
+	}
+	sum := crc32.NewIEEE()
+	bw := bufio.NewWriterSize(io.MultiWriter(out, sum), 1<<20)
+	n := int64(zf.CompressedSize64)
+	idx, err := inflate.Decode(bw, io.NewSectionReader(raw, off, n), n)
+	if err != nil {
+		return nil, err
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, err
+	}
+	if uint64(idx.Size) != zf.UncompressedSize64 || sum.Sum32() != zf.CRC32 {
+		return nil, zip.ErrChecksum
+	}
+	return idx, nil
 }
 
 func safeRel(p string) bool {

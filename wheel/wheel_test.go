@@ -7,6 +7,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -36,7 +37,10 @@ type fixture struct {
 	dir, prefix, wheel string
 }
 
-func build(t *testing.T) *fixture {
+func build(t *testing.T) *fixture { return buildWith(t, "") }
+
+// buildWith builds the fixture with extra C source in the provider.
+func buildWith(t *testing.T, extra string) *fixture {
 	t.Helper()
 	gcc := testenv.Tool(t, "gcc", "gcc")
 	dir := t.TempDir()
@@ -62,7 +66,7 @@ func build(t *testing.T) *fixture {
 	cc(filepath.Join(stage, graft), filepath.Base(graft), "int hipMalloc(void){return 0;}\n")
 	cc(filepath.Join(stage, shared), "libonnxruntime_providers_shared.so", "int provider_shared_fn(void){return 0;}\n")
 	cc(filepath.Join(stage, provider), "libonnxruntime_providers_rocm.so",
-		"extern int hipMalloc(void), miopenCreate(void), rsmi_init(void), provider_shared_fn(void);\nint provider_init(void){return hipMalloc()+miopenCreate()+rsmi_init()+provider_shared_fn();}\n",
+		"extern int hipMalloc(void), miopenCreate(void), rsmi_init(void), provider_shared_fn(void);\nint provider_init(void){return hipMalloc()+miopenCreate()+rsmi_init()+provider_shared_fn();}\n"+extra,
 		filepath.Join(stage, graft), filepath.Join(lib, "libMIOpen.so.1"), filepath.Join(link, "librocm_smi64.so.7"),
 		filepath.Join(stage, shared), "-Wl,--enable-new-dtags,-rpath,$ORIGIN:$ORIGIN/../../onnxruntime_rocm.libs")
 	files := map[string][]byte{
@@ -232,6 +236,44 @@ func TestRelinkWritesAVerifiableWheel(t *testing.T) {
 		if parts[1] != wheel.RecordHash(data) || parts[2] != strconv.Itoa(len(data)) {
 			t.Errorf("RECORD line %q does not match the entry", l)
 		}
+	}
+	pythonChecks(t, fx, p.Output)
+}
+
+// A provider of several MB keeps its compressed form: only the blocks
+// around the edited headers, dynamic section and appended segment are
+// compressed again, and the result still verifies, installs and loads.
+func TestRelinkSplicesLargeLibrary(t *testing.T) {
+	blob := filepath.Join(t.TempDir(), "blob")
+	var b bytes.Buffer
+	for i := 0; b.Len() < 6<<20; i++ {
+		b.WriteString("kernel_" + strconv.Itoa(i*7919%100003) + " gfx90a:xnack- sramecc+ ")
+	}
+	if err := os.WriteFile(blob, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fx := buildWith(t, `__asm__(".section .rodata\n.global kernel_blob\nkernel_blob:\n.incbin \"`+blob+`\"\n.previous\n");`+"\n")
+	out := filepath.Join(fx.dir, "out")
+	p, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, DropBundled: true, Output: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var note string
+	for _, n := range p.Notes {
+		if strings.HasPrefix(n, provider+": ") {
+			note = n
+		}
+	}
+	var kept, total, again int64
+	if _, err := fmt.Sscanf(note, provider+": %d of %d bytes kept in the original compressed form, %d compressed again", &kept, &total, &again); err != nil {
+		t.Fatalf("no splice note for the provider (%v): %q", err, p.Notes)
+	}
+	if kept < total*9/10 || kept+again != total {
+		t.Errorf("kept %d of %d bytes, compressed %d again", kept, total, again)
+	}
+	z := readZip(t, p.Output)
+	if z[provider].Method != zip.Deflate {
+		t.Errorf("provider method %d", z[provider].Method)
 	}
 	pythonChecks(t, fx, p.Output)
 }

@@ -5,12 +5,15 @@ import (
 	"bufio"
 	"compress/flate"
 	"crypto/sha256"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/pflate"
 )
 
@@ -129,6 +132,11 @@ func writeWheel(d *dist, p *Plan, o Options, changed, dropped map[string]bool) e
 		return err
 	}
 	defer zr.Close()
+	raw, err := os.Open(d.input)
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
 	outDir := o.Output
 	if o.InPlace || outDir == "" {
 		outDir = filepath.Dir(d.input)
@@ -192,7 +200,15 @@ func writeWheel(d *dist, p *Plan, o Options, changed, dropped map[string]bool) e
 			recordHeader = &h
 			continue // written last, after every hash is known
 		case changed[name]:
-			line, err := writeChanged(zw, zf.FileHeader, filepath.Join(d.root, filepath.FromSlash(name)))
+			path := filepath.Join(d.root, filepath.FromSlash(name))
+			line, sp, err := writeSpliced(zw, zf, raw, d.index[name], d.edited[name], path)
+			switch {
+			case errors.Is(err, inflate.ErrNotWorthSplicing):
+				line, err = writeChanged(zw, zf.FileHeader, path)
+			case err == nil:
+				p.Notes = append(p.Notes, fmt.Sprintf("%s: %d of %d bytes kept in the original compressed form, %d compressed again",
+					name, sp.Reused, sp.Reused+sp.Compressed, sp.Compressed))
+			}
 			if err != nil {
 				return err
 			}
@@ -292,6 +308,51 @@ func writeChanged(zw *zip.Writer, h zip.FileHeader, path string) (string, error)
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
 	return recordLine(h.Name, sum, n), nil
+}
+
+// writeSpliced writes a changed library deflated the way it was, reusing
+// every block of the original member whose bytes (and the 32 KiB before
+// them) the edits left alone and compressing only the rest: for a 100 MB
+// library with a new RUNPATH that is a few hundred KB instead of all of it.
+// The new file is read once, for its RECORD digest, CRC-32 and the
+// block comparison. ErrNotWorthSplicing (also for members that were
+// stored or had no index) sends the caller to writeChanged.
+func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index, edited [][2]int64, path string) (line string, sp *inflate.Spliced, err error) {
+	if idx == nil || zf.Method != zip.Deflate {
+		return "", nil, inflate.ErrNotWorthSplicing
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", nil, err
+	}
+	defer f.Close()
+	sum, crc, changes := sha256.New(), crc32.NewIEEE(), idx.NewChanges()
+	n, err := io.CopyBuffer(io.MultiWriter(sum, crc, changes), f, make([]byte, 1<<20))
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, r := range edited {
+		changes.Mark(r[0], r[1])
+	}
+	off, err := zf.DataOffset()
+	if err != nil {
+		return "", nil, err
+	}
+	orig := io.NewSectionReader(raw, off, int64(zf.CompressedSize64))
+	sp, err = inflate.PlanSplice(orig, idx, f, n, changes.Changed(), flate.BestSpeed, n/4)
+	if err != nil {
+		return "", nil, err
+	}
+	h := zf.FileHeader
+	h.CRC32, h.CompressedSize64, h.UncompressedSize64 = crc.Sum32(), uint64(sp.Size()), uint64(n)
+	w, err := zw.CreateRaw(&h)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, err := sp.WriteTo(w); err != nil {
+		return "", nil, err
+	}
+	return recordLine(h.Name, digest(sum.Sum(nil)), n), sp, nil
 }
 
 func sameFile(a, b string) bool {
