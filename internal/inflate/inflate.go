@@ -225,6 +225,20 @@ func (d *decoder) codes() error {
 		if sym < 256 {
 			out[pos] = byte(sym)
 			pos++
+			// Literals come in runs: while 33 bits remain (a literal and
+			// the next code), take another without the loop's checks; a
+			// literal uses one of the maxMatch bytes of room.
+			for n >= 33 {
+				e = lt[bv&(1<<primBits-1)]
+				if e&linkFlag != 0 || e>>16 >= 256 || e&15 == 0 {
+					break
+				}
+				l = uint(e & 15)
+				bv >>= l
+				n -= l
+				out[pos] = byte(e >> 16)
+				pos++
+			}
 			continue
 		}
 		if sym == 256 {
@@ -279,12 +293,14 @@ func (d *decoder) codes() error {
 		from := pos - dist
 		if dist >= length {
 			copy(out[pos:pos+length], out[from:from+length])
+			pos += length
 		} else {
-			for i := 0; i < length; i++ {
-				out[pos+i] = out[from+i]
+			// Overlapping: the pattern doubles with every copy.
+			end := pos + length
+			for pos < end {
+				pos += copy(out[pos:end], out[from:pos])
 			}
 		}
-		pos += length
 	}
 }
 
