@@ -268,7 +268,13 @@ func stage(input, work string) (*dist, error) {
 				return nil, err
 			}
 			var m [4]byte
-			n, _ := io.ReadFull(rc, m[:])
+			n, err := io.ReadFull(rc, m[:])
+			if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+				// Shorter than four bytes is fine; a member that does not
+				// decode is a damaged wheel.
+				rc.Close()
+				return nil, fmt.Errorf("%s: %s: %w", input, zf.Name, err)
+			}
 			if n == 4 && string(m[:]) == elf.ELFMAG {
 				dst := filepath.Join(work, filepath.FromSlash(zf.Name))
 				os.MkdirAll(filepath.Dir(dst), 0o755)
@@ -348,7 +354,7 @@ func inflateIndexed(out io.Writer, raw *os.File, zf *zip.File) (*inflate.Index, 
 		return nil, err
 	}
 	if uint64(idx.Size) != zf.UncompressedSize64 || sum.Sum32() != zf.CRC32 {
-		return nil, zip.ErrChecksum
+		return nil, fmt.Errorf("the data does not match the size and CRC-32 recorded for it (%w)", zip.ErrChecksum)
 	}
 	return idx, nil
 }

@@ -388,3 +388,57 @@ func TestCorpusOnnxruntimeNode(t *testing.T) {
 	}
 	t.Logf("relinked %s (%d bytes) and loaded it", name, len(b))
 }
+
+// A damaged wheel is refused with an error naming the wheel and the
+// member, nothing is written, and the input is left as it was.
+func TestRelinkCorruptWheel(t *testing.T) {
+	fx := build(t)
+	orig, err := os.ReadFile(fx.wheel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := readZip(t, fx.wheel)
+	off, err := z[provider].DataOffset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(z[provider].CompressedSize64)
+	for name, damage := range map[string]func([]byte) []byte{
+		"flipped bytes in the member": func(b []byte) []byte {
+			for i := off + n/2; i < off+n/2+16; i++ {
+				b[i] ^= 0xa5
+			}
+			return b
+		},
+		"zeroed member": func(b []byte) []byte {
+			clear(b[off+8 : off+n])
+			return b
+		},
+		"truncated file": func(b []byte) []byte { return b[:len(b)/2] },
+	} {
+		t.Run(name, func(t *testing.T) {
+			bad := damage(append([]byte(nil), orig...))
+			in := filepath.Join(t.TempDir(), wheelName)
+			if err := os.WriteFile(in, bad, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), "out")
+			_, err := wheel.Relink(context.Background(), in, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out})
+			if err == nil {
+				t.Fatal("a damaged wheel was relinked")
+			}
+			if !strings.Contains(err.Error(), in) {
+				t.Errorf("the error does not name the wheel: %v", err)
+			}
+			if name != "truncated file" && !strings.Contains(err.Error(), provider) {
+				t.Errorf("the error does not name the member: %v", err)
+			}
+			if ents, _ := os.ReadDir(out); len(ents) != 0 {
+				t.Errorf("something was written: %v", ents)
+			}
+			if b, _ := os.ReadFile(in); !bytes.Equal(b, bad) {
+				t.Errorf("the input changed")
+			}
+		})
+	}
+}
