@@ -186,6 +186,7 @@ func (d *decoder) codes() error {
 	buf, bi := br.buf, br.i
 	out, pos := d.out, d.pos
 	lt, dt := d.lit.tab, d.dist.tab
+	var what string
 	for {
 		if pos+maxMatch > len(out) {
 			br.bits, br.n, br.i, d.pos = bv, n, bi, pos
@@ -216,8 +217,8 @@ func (d *decoder) codes() error {
 		}
 		l := uint(e & 15)
 		if l == 0 || l > n {
-			br.bits, br.n, br.i, d.pos = bv, n, bi, pos
-			return d.fail("invalid literal/length code")
+			what = "invalid literal/length code"
+			goto fail
 		}
 		bv >>= l
 		n -= l
@@ -247,48 +248,44 @@ func (d *decoder) codes() error {
 		}
 		sym -= 257
 		if sym >= 29 {
-			br.bits, br.n, br.i, d.pos = bv, n, bi, pos
-			return d.fail("invalid length symbol")
+			what = "invalid length symbol"
+			goto fail
 		}
-		length := int(lenBase[sym])
-		if x := uint(lenExtra[sym]); x > 0 {
-			if n < x {
-				br.bits, br.n, br.i, d.pos = bv, n, bi, pos
-				return d.fail("invalid length")
-			}
-			length += int(bv & (1<<x - 1))
-			bv >>= x
-			n -= x
+		x := uint(lenExtra[sym])
+		if n < x {
+			what = "invalid length"
+			goto fail
 		}
+		length := int(lenBase[sym]) + int(bv&(1<<x-1))
+		bv >>= x
+		n -= x
 		e = dt[bv&(1<<primBits-1)]
 		if e&linkFlag != 0 {
 			e = dt[int(e>>16)+int(bv>>primBits&(1<<(e&15)-1))]
 		}
 		l = uint(e & 15)
 		if l == 0 || l > n {
-			br.bits, br.n, br.i, d.pos = bv, n, bi, pos
-			return d.fail("invalid distance code")
+			what = "invalid distance code"
+			goto fail
 		}
 		bv >>= l
 		n -= l
 		ds := int(e >> 16)
 		if ds >= 30 {
-			br.bits, br.n, br.i, d.pos = bv, n, bi, pos
-			return d.fail("invalid distance symbol")
+			what = "invalid distance symbol"
+			goto fail
 		}
-		dist := int(distBase[ds])
-		if x := uint(distExtr[ds]); x > 0 {
-			if n < x {
-				br.bits, br.n, br.i, d.pos = bv, n, bi, pos
-				return d.fail("invalid distance")
-			}
-			dist += int(bv & (1<<x - 1))
-			bv >>= x
-			n -= x
+		x = uint(distExtr[ds])
+		if n < x {
+			what = "invalid distance"
+			goto fail
 		}
+		dist := int(distBase[ds]) + int(bv&(1<<x-1))
+		bv >>= x
+		n -= x
 		if int64(dist) > d.base+int64(pos) {
-			br.bits, br.n, br.i, d.pos = bv, n, bi, pos
-			return d.fail("distance reaches before the start of the data")
+			what = "distance reaches before the start of the data"
+			goto fail
 		}
 		from := pos - dist
 		if dist >= length {
@@ -302,6 +299,9 @@ func (d *decoder) codes() error {
 			}
 		}
 	}
+fail:
+	br.bits, br.n, br.i, d.pos = bv, n, bi, pos
+	return d.fail(what)
 }
 
 // fail reports a decoding error in a block: the input's own error, a cut
