@@ -211,10 +211,7 @@ func (d *decoder) codes() error {
 				bv, n, buf, bi, out, pos = br.bits, br.n, br.buf, br.i, d.out, d.pos
 			}
 		}
-		e := lt[bv&(1<<primBits-1)]
-		if e&linkFlag != 0 {
-			e = lt[int(e>>16)+int(bv>>primBits&(1<<(e&15)-1))]
-		}
+		e := lookup(lt, bv)
 		l := uint(e & 15)
 		if l == 0 || l > n {
 			what = "invalid literal/length code"
@@ -259,10 +256,7 @@ func (d *decoder) codes() error {
 		length := int(lenBase[sym]) + int(bv&(1<<x-1))
 		bv >>= x
 		n -= x
-		e = dt[bv&(1<<primBits-1)]
-		if e&linkFlag != 0 {
-			e = dt[int(e>>16)+int(bv>>primBits&(1<<(e&15)-1))]
-		}
+		e = lookup(dt, bv)
 		l = uint(e & 15)
 		if l == 0 || l > n {
 			what = "invalid distance code"
@@ -489,15 +483,22 @@ func (h *huffman) build(lengths []uint8) bool {
 	return true
 }
 
+// lookup is tab's entry for the code at the bottom of bv, through a link
+// to the second level when the code is longer than primBits.
+func lookup(tab []uint32, bv uint64) uint32 {
+	e := tab[bv&(1<<primBits-1)]
+	if e&linkFlag != 0 {
+		e = tab[int(e>>16)+int(bv>>primBits&(1<<(e&15)-1))]
+	}
+	return e
+}
+
 // decode reads one symbol; false for a bit sequence with no code.
 func (h *huffman) decode(br *bitReader) (int, bool) {
 	if h.max == 0 {
 		return 0, false
 	}
-	e := h.tab[br.bits&(1<<primBits-1)]
-	if e&linkFlag != 0 {
-		e = h.tab[int(e>>16)+int(br.bits>>primBits&(1<<(e&15)-1))]
-	}
+	e := lookup(h.tab, br.bits)
 	l := uint(e & 15)
 	if l == 0 || l > br.n {
 		return 0, false
