@@ -258,24 +258,31 @@ func TestRelinkSplicesLargeLibrary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var note string
-	for _, n := range p.Notes {
-		if strings.HasPrefix(n, provider+": ") {
-			note = n
-		}
-	}
-	var kept, total, again int64
-	if _, err := fmt.Sscanf(note, provider+": %d of %d bytes kept in the original compressed form, %d compressed again", &kept, &total, &again); err != nil {
-		t.Fatalf("no splice note for the provider (%v): %q", err, p.Notes)
-	}
-	if kept < total*9/10 || kept+again != total {
-		t.Errorf("kept %d of %d bytes, compressed %d again", kept, total, again)
-	}
+	checkSpliced(t, p, provider)
 	z := readZip(t, p.Output)
 	if z[provider].Method != zip.Deflate {
 		t.Errorf("provider method %d", z[provider].Method)
 	}
 	pythonChecks(t, fx, p.Output)
+}
+
+// checkSpliced: the plan's note says the member kept at least 90% of its
+// bytes in the original compressed form.
+func checkSpliced(t *testing.T, p *wheel.Plan, member string) {
+	t.Helper()
+	var note string
+	for _, n := range p.Notes {
+		if strings.HasPrefix(n, member+": ") {
+			note = n
+		}
+	}
+	var kept, total, again int64
+	if _, err := fmt.Sscanf(note, member+": %d of %d bytes kept in the original compressed form, %d compressed again", &kept, &total, &again); err != nil {
+		t.Fatalf("no splice note for %s (%v): %q", member, err, p.Notes)
+	}
+	if kept < total*9/10 || kept+again != total {
+		t.Errorf("%s: kept %d of %d bytes, compressed %d again", member, kept, total, again)
+	}
 }
 
 // pythonChecks: RECORD verified with zipfile+hashlib, pip installs the
@@ -373,6 +380,7 @@ func TestCorpusOnnxruntimeNode(t *testing.T) {
 	if err != nil {
 		t.Fatalf("relink: %v", err)
 	}
+	checkSpliced(t, p, name)
 	z := readZip(t, p.Output)
 	b := content(t, z[name])
 	so := filepath.Join(dir, "libonnxruntime.so.1")
