@@ -53,7 +53,7 @@ const (
 // writes the data to w and returns the stream's block index. Bytes after
 // the final block are ignored.
 func Decode(w io.Writer, r io.ReaderAt, n int64) (*Index, error) {
-	d := &decoder{w: w, out: make([]byte, outBuf+maxMatch)}
+	d := &decoder{w: w, out: make([]byte, outBuf+maxMatch+8)}
 	d.br.init(r, n)
 	if err := d.run(); err != nil {
 		return nil, err
@@ -188,9 +188,9 @@ func (d *decoder) codes() error {
 	lt, dt := d.lit.tab, d.dist.tab
 	var what string
 	for {
-		if pos+maxMatch > len(out) {
+		if pos+maxMatch+8 > len(out) {
 			br.bits, br.n, br.i, d.pos = bv, n, bi, pos
-			if err := d.room(maxMatch); err != nil {
+			if err := d.room(maxMatch + 8); err != nil {
 				return err
 			}
 			bv, n, buf, bi, out, pos = br.bits, br.n, br.buf, br.i, d.out, d.pos
@@ -282,10 +282,18 @@ func (d *decoder) codes() error {
 			goto fail
 		}
 		from := pos - dist
-		if dist >= length {
+		switch {
+		case dist >= 8 && length <= 32:
+			// Short matches, the common case, in 8-byte words; the
+			// buffer has slack past maxMatch for the last word.
+			for i := 0; i < length; i += 8 {
+				binary.LittleEndian.PutUint64(out[pos+i:], binary.LittleEndian.Uint64(out[from+i:]))
+			}
+			pos += length
+		case dist >= length:
 			copy(out[pos:pos+length], out[from:from+length])
 			pos += length
-		} else {
+		default:
 			// Overlapping: the pattern doubles with every copy.
 			end := pos + length
 			for pos < end {
