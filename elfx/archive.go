@@ -135,7 +135,10 @@ func OpenArchive(path string) (*Archive, error) {
 		fh.Close()
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	a, err := NewArchiveSize(fh, st.Size(), path)
+	// Member headers are read one by one; for archives of small members
+	// (libc.a has 1,700) the block cache turns that into a read per 4 KiB.
+	br := newBlockReader(fh)
+	a, err := NewArchiveSize(br, st.Size(), path)
 	if err != nil {
 		fh.Close()
 		return nil, err
@@ -176,6 +179,9 @@ func (a *Archive) Close() error {
 		}
 	}
 	a.opened = nil
+	if br, ok := a.r.(*blockReader); ok {
+		br.release()
+	}
 	if a.closer != nil {
 		if err := a.closer.Close(); err != nil && first == nil {
 			first = err

@@ -2,6 +2,7 @@ package symcheck
 
 import (
 	"archive/zip"
+	"cmp"
 	"context"
 	"debug/elf"
 	"errors"
@@ -184,7 +185,8 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 		if a.ID != b.ID {
 			return a.ID < b.ID
 		}
-		return a.Symbol+a.Library+a.Version+a.Message < b.Symbol+b.Library+b.Version+b.Message
+		return cmp.Or(strings.Compare(a.Symbol, b.Symbol), strings.Compare(a.Library, b.Library),
+			strings.Compare(a.Version, b.Version), strings.Compare(a.Message, b.Message)) < 0
 	})
 	return rep, nil
 }
