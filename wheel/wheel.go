@@ -344,7 +344,8 @@ func inflateIndexed(out io.Writer, raw *os.File, zf *zip.File) (*inflate.Index, 
 		return nil, err
 	}
 	sum := crc32.NewIEEE()
-	bw := bufio.NewWriterSize(io.MultiWriter(out, sum), 1<<20)
+	lw := &limitWriter{w: io.MultiWriter(out, sum), left: int64(zf.UncompressedSize64)}
+	bw := bufio.NewWriterSize(lw, 1<<20)
 	n := int64(zf.CompressedSize64)
 	idx, err := inflate.Decode(bw, io.NewSectionReader(raw, off, n), n)
 	if err != nil {
@@ -358,6 +359,24 @@ func inflateIndexed(out io.Writer, raw *os.File, zf *zip.File) (*inflate.Index, 
 	}
 	return idx, nil
 }
+
+// limitWriter fails once more than left bytes arrive: a member that
+// inflates past the size its header declares is not written out whole
+// (a zip bomb would fill the scratch directory).
+type limitWriter struct {
+	w    io.Writer
+	left int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	if int64(len(p)) > l.left {
+		return 0, fmt.Errorf("inflates to more than the %w", errDeclaredSize)
+	}
+	l.left -= int64(len(p))
+	return l.w.Write(p)
+}
+
+var errDeclaredSize = errors.New("size its header declares")
 
 func safeRel(p string) bool {
 	return p != "" && !strings.HasPrefix(p, "/") && !strings.Contains("/"+p+"/", "/../")

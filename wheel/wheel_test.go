@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -448,5 +449,42 @@ func TestRelinkCorruptWheel(t *testing.T) {
 				t.Errorf("the input changed")
 			}
 		})
+	}
+}
+
+// A member that inflates to more than its header says is refused before
+// it is written out whole.
+func TestRelinkMemberLargerThanDeclared(t *testing.T) {
+	fx := build(t)
+	orig, err := os.ReadFile(fx.wheel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := readZip(t, fx.wheel)
+	zf := z[provider]
+	// Halve the uncompressed size in the local header and the central
+	// directory (offsets 22 and 24 past each record's signature).
+	bad := append([]byte(nil), orig...)
+	var want [4]byte
+	binary.LittleEndian.PutUint32(want[:], uint32(zf.UncompressedSize64))
+	patched := 0
+	for i := 0; i+4 <= len(bad); i++ {
+		if bytes.Equal(bad[i:i+4], want[:]) {
+			binary.LittleEndian.PutUint32(bad[i:], uint32(zf.UncompressedSize64/2))
+			patched++
+		}
+	}
+	if patched < 2 {
+		t.Fatalf("found the size %d only %d times", zf.UncompressedSize64, patched)
+	}
+	in := filepath.Join(t.TempDir(), wheelName)
+	if err := os.WriteFile(in, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = wheel.Relink(context.Background(), in, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: filepath.Join(t.TempDir(), "out")})
+	// The limit stops the inflation (the CRC/size check after it would
+	// only catch this once the whole member had been written).
+	if err == nil || !strings.Contains(err.Error(), provider) || !strings.Contains(err.Error(), "inflates to more than the size its header declares") {
+		t.Fatalf("a member larger than declared: %v", err)
 	}
 }
