@@ -53,7 +53,11 @@ const (
 // writes the data to w and returns the stream's block index. Bytes after
 // the final block are ignored.
 func Decode(w io.Writer, r io.ReaderAt, n int64) (*Index, error) {
-	d := &decoder{w: w, out: make([]byte, outBuf+maxMatch+8)}
+	// Buffers in proportion to the input (a wheel holds many small
+	// libraries): the output buffer keeps 32 KiB of history plus room for
+	// a match, so it is at least twice the window.
+	size := min(outBuf, max(2*window, 4*n))
+	d := &decoder{w: w, out: make([]byte, size+maxMatch+8)}
 	d.br.init(r, n)
 	if err := d.run(); err != nil {
 		return nil, err
@@ -561,7 +565,7 @@ type bitReader struct {
 
 func (br *bitReader) init(r io.ReaderAt, size int64) {
 	br.r, br.size = r, size
-	br.buf = make([]byte, 0, chunk)
+	br.buf = make([]byte, 0, min(chunk, max(size, 64)))
 }
 
 // bitPos is the position of the next unread bit in the input.
