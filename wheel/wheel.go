@@ -22,9 +22,11 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
@@ -246,56 +248,8 @@ func stage(input, work string) (*dist, error) {
 	switch {
 	case !st.IsDir() && strings.HasSuffix(input, ".whl"):
 		d.kind = "wheel"
-		zr, err := zip.OpenReader(input)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", input, err)
-		}
-		defer zr.Close()
-		raw, err := os.Open(input)
-		if err != nil {
+		if err := stageWheel(d, input, work); err != nil {
 			return nil, err
-		}
-		defer raw.Close()
-		for _, zf := range zr.File {
-			if strings.HasSuffix(zf.Name, ".dist-info/RECORD") {
-				d.record = zf.Name
-			}
-			if zf.FileInfo().IsDir() || !safeRel(zf.Name) {
-				continue
-			}
-			rc, err := zf.Open()
-			if err != nil {
-				return nil, err
-			}
-			var m [4]byte
-			n, err := io.ReadFull(rc, m[:])
-			if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-				// Shorter than four bytes is fine; a member that does not
-				// decode is a damaged wheel.
-				rc.Close()
-				return nil, fmt.Errorf("%s: %s: %w", input, zf.Name, err)
-			}
-			if n == 4 && string(m[:]) == elf.ELFMAG {
-				dst := filepath.Join(work, filepath.FromSlash(zf.Name))
-				os.MkdirAll(filepath.Dir(dst), 0o755)
-				out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-				if err == nil {
-					if zf.Method == zip.Deflate {
-						d.index[zf.Name], err = inflateIndexed(out, raw, zf)
-					} else {
-						_, err = io.Copy(out, io.MultiReader(strings.NewReader(string(m[:])), rc))
-					}
-					if cerr := out.Close(); err == nil {
-						err = cerr
-					}
-				}
-				if err != nil {
-					rc.Close()
-					return nil, fmt.Errorf("%s: %s: %w", input, zf.Name, err)
-				}
-				d.elfs = append(d.elfs, zf.Name)
-			}
-			rc.Close()
 		}
 	case st.IsDir() && strings.HasSuffix(filepath.Clean(input), ".dist-info"):
 		d.kind = "installed"
@@ -334,6 +288,111 @@ func stage(input, work string) (*dist, error) {
 	}
 	sort.Strings(d.elfs)
 	return d, nil
+}
+
+// stageWheel extracts the wheel's ELF members into work, several at a
+// time (a wheel holds a few large libraries, and inflating is the slow
+// part), indexing the deflate blocks of each.
+func stageWheel(d *dist, input, work string) error {
+	zr, err := zip.OpenReader(input)
+	if err != nil {
+		return fmt.Errorf("%s: %w", input, err)
+	}
+	defer zr.Close()
+	raw, err := os.Open(input)
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
+	var elfs []*zip.File
+	at := map[string]int{} // a name listed twice: the later entry wins
+	for _, zf := range zr.File {
+		if strings.HasSuffix(zf.Name, ".dist-info/RECORD") {
+			d.record = zf.Name
+		}
+		if zf.FileInfo().IsDir() || !safeRel(zf.Name) {
+			continue
+		}
+		isELF, err := sniffMember(zf)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", input, zf.Name, err)
+		}
+		if !isELF {
+			continue
+		}
+		if i, ok := at[zf.Name]; ok {
+			elfs[i] = zf
+			continue
+		}
+		at[zf.Name] = len(elfs)
+		elfs = append(elfs, zf)
+	}
+	idx := make([]*inflate.Index, len(elfs))
+	errs := make([]error, len(elfs))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, zf := range elfs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			idx[i], errs[i] = extract(zf, raw, filepath.Join(work, filepath.FromSlash(zf.Name)))
+		}()
+	}
+	wg.Wait()
+	for i, zf := range elfs {
+		if errs[i] != nil {
+			return fmt.Errorf("%s: %s: %w", input, zf.Name, errs[i])
+		}
+		if idx[i] != nil {
+			d.index[zf.Name] = idx[i]
+		}
+		d.elfs = append(d.elfs, zf.Name)
+	}
+	return nil
+}
+
+// sniffMember reports whether a member starts with the ELF magic. Shorter
+// than four bytes is fine; a member that does not decode is an error.
+func sniffMember(zf *zip.File) (bool, error) {
+	rc, err := zf.Open()
+	if err != nil {
+		return false, err
+	}
+	defer rc.Close()
+	var m [4]byte
+	n, err := io.ReadFull(rc, m[:])
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return false, err
+	}
+	return n == 4 && string(m[:]) == elf.ELFMAG, nil
+}
+
+// extract writes member zf to dst: deflated members through our decoder,
+// which indexes their blocks; others as archive/zip reads them.
+func extract(zf *zip.File, raw *os.File, dst string) (*inflate.Index, error) {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return nil, err
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return nil, err
+	}
+	var idx *inflate.Index
+	if zf.Method == zip.Deflate {
+		idx, err = inflateIndexed(out, raw, zf)
+	} else {
+		var rc io.ReadCloser
+		if rc, err = zf.Open(); err == nil {
+			_, err = io.Copy(out, rc)
+			rc.Close()
+		}
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return idx, err
 }
 
 // inflateIndexed decodes a deflated member into out, indexing its blocks,
