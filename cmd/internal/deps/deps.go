@@ -3,7 +3,9 @@ package deps
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -105,6 +107,11 @@ func Run(ctx context.Context, opts *Options) error {
 				return err
 			}
 		}
+	}
+	// A damaged ld.so.cache changes what resolves: say so (a missing one
+	// is normal in a sysroot).
+	if err := r.CacheError(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: warning: %v; searched the directories of ld.so.conf instead\n", err)
 	}
 	if opts.JSON {
 		if err := cli.WriteJSON(opts.IO.Out, doc); err != nil {

@@ -94,3 +94,20 @@ func TestRootPrefixIsNotContainment(t *testing.T) {
 		t.Errorf("a file inside the root: exit %d %s", code, errOut)
 	}
 }
+
+// A damaged ld.so.cache in the sysroot is reported on stderr (resolution
+// goes on without it); a missing one, normal in a sysroot, is not.
+func TestDepsWarnsAboutDamagedCache(t *testing.T) {
+	root := t.TempDir()
+	if _, _, errOut := clitest.Run("deps", "--root", root, "--fail-on", "never", td+"hello"); strings.Contains(errOut, "ld.so.cache") {
+		t.Errorf("a sysroot without a cache drew a warning:\n%s", errOut)
+	}
+	os.MkdirAll(filepath.Join(root, "etc"), 0o755)
+	if err := os.WriteFile(filepath.Join(root, "etc", "ld.so.cache"), []byte("glibc-ld.so.cache1.1 and then garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, errOut := clitest.Run("deps", "--root", root, "--fail-on", "never", td+"hello")
+	if !strings.Contains(errOut, "warning: "+filepath.Join(root, "etc", "ld.so.cache")+": ") || !strings.Contains(errOut, "ld.so.conf") {
+		t.Errorf("no warning about the damaged cache:\n%s", errOut)
+	}
+}
