@@ -6,14 +6,16 @@ import (
 	"io"
 	"os"
 	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 )
 
 // The provider library of a wheel relink is libLLVM-sized; compare with
 // compress/flate on the same stream.
 func benchInput(b *testing.B) []byte {
-	data, err := os.ReadFile("/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1")
+	data, err := os.ReadFile(testenv.File(b, "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1", "libllvm15"))
 	if err != nil {
-		b.Skip("libLLVM-15.so.1 not installed (apt-get install libllvm15)")
+		b.Fatal(err)
 	}
 	return deflate(b, data[:32<<20], 1)
 }
