@@ -429,13 +429,13 @@ type limitWriter struct {
 
 func (l *limitWriter) Write(p []byte) (int, error) {
 	if int64(len(p)) > l.left {
-		return 0, fmt.Errorf("inflates to more than the %w", errDeclaredSize)
+		return 0, errTooLarge
 	}
 	l.left -= int64(len(p))
 	return l.w.Write(p)
 }
 
-var errDeclaredSize = errors.New("size its header declares")
+var errTooLarge = errors.New("inflates to more than the size its header declares")
 
 func safeRel(p string) bool {
 	return p != "" && !strings.HasPrefix(p, "/") && !strings.Contains("/"+p+"/", "/../")
