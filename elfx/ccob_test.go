@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -108,15 +106,7 @@ func TestGPUCodeObjectsCompressed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := filepath.Join(t.TempDir(), "libgpuz.so")
-	if err := os.WriteFile(p, mod, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ef, err := elfx.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ef.Close()
+	ef, _ := openTemp(t, "libgpuz.so", mod)
 	cos, err := ef.GPUCodeObjects()
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"debug/elf"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -99,20 +98,9 @@ func TestCorpusSymbolTableLookup(t *testing.T) {
 // build tree while check runs) must turn the SIGBUS into an error on the
 // table, not kill the process.
 func TestMappedSymbolTableTruncated(t *testing.T) {
-	src, err := os.ReadFile(testenv.Testdata("libMIOpen.so"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "libMIOpen.so")
-	if err := os.WriteFile(path, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := elfx.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, path := openTemp(t, "libMIOpen.so", readFixture(t, "libMIOpen.so"))
 	tab, err := f.MappedSymbolTable()
-	f.Close()
+	f.Close() // the mapping outlives the open file
 	if err != nil {
 		t.Fatal(err)
 	}

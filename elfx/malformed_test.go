@@ -6,12 +6,29 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 )
+
+// openTemp writes b to a file named name in a new temporary directory and
+// opens it; the file is closed when the test ends.
+func openTemp(t testing.TB, name string, b []byte) (*elfx.File, string) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfx.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f, p
+}
 
 func readFixture(t testing.TB, name string) []byte {
 	t.Helper()
