@@ -197,7 +197,9 @@ type Resolver struct {
 	isa      uint32
 }
 
-// New returns a Resolver for opts.
+// New returns a Resolver for opts. A Resolver remembers what it has read
+// and stat'ed (in its FileCache): make a new one, with a new cache, when the
+// files may have changed since.
 func New(opts Options) *Resolver {
 	r := &Resolver{opts: opts, files: opts.Files}
 	if r.files == nil {
