@@ -136,6 +136,13 @@ func Open(path string) (*File, error) {
 		fh.Close()
 		return nil, err
 	}
+	return OpenFile(fh, st, path)
+}
+
+// OpenFile is Open for a file the caller has already opened and stat'ed
+// (a scanner that looked at its first bytes to decide what it is). The File
+// takes fh over: Close closes it, and so does a failed OpenFile.
+func OpenFile(fh *os.File, st os.FileInfo, path string) (*File, error) {
 	if !st.Mode().IsRegular() {
 		fh.Close()
 		return nil, fmt.Errorf("%s: not a regular file", path)

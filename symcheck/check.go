@@ -94,12 +94,16 @@ func (f Finding) Fingerprint() string {
 
 type candidate struct {
 	path, root string
-	kind       string // "elf", "archive", "wheel"
+	// kind is "ck" from the name alone, else "" until a worker has looked
+	// inside: "elf", "archive", "wheel", or "" for anything else.
+	kind string
 }
 
 // Check scans roots (files or directories) with every applicable check and
-// returns the findings. Cancelling ctx stops promptly and returns the
-// partial report with Interrupted set.
+// returns the findings after ignores, severity overrides and the baseline.
+// Directories are walked; ELF files, archives, wheels and composable_kernel
+// CMake configs are checked, each inode once (a hard link is reported under
+// the path that sorts first in walk order).
 func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport, error) {
 	rep := &CheckReport{SchemaVersion: CheckSchemaVersion, Roots: roots, Files: []string{}, Findings: []Finding{}, Errors: []FileError{}}
 	if opts.WorkDir == "" {
@@ -113,19 +117,17 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	// Each file is opened once, by a worker: it reads the first bytes to
+	// learn what the file is and goes on with the same descriptor (a
+	// separate sniffing pass opened every file twice, on one core).
 	type result struct {
+		i        int
 		c        candidate
+		id       fileID
 		findings []Finding
 		err      error
 	}
-	var elfs []string
-	for _, c := range cands {
-		if c.kind == "elf" {
-			elfs = append(elfs, c.path)
-		}
-	}
-	opts.consumers = elfs
-	jobs := make(chan candidate)
+	jobs := make(chan int)
 	results := make(chan result)
 	var wg sync.WaitGroup
 	cache := NewTableCache()
@@ -133,34 +135,76 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	if opts.Resolver.Files == nil {
 		opts.Resolver.Files = rpath.NewFileCache()
 	}
-	for i := 0; i < workers; i++ {
+	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			b := NewBinderWithCache(rpath.New(opts.Resolver), cache)
-			for c := range jobs {
-				fs, err := checkFile(ctx, b, c, &opts)
-				results <- result{c, fs, err}
+			for i := range jobs {
+				c := cands[i]
+				r := result{i: i, c: c}
+				if c.kind != "ck" {
+					r.c.kind, r.id, r.findings, r.err = checkFile(ctx, b, c, &opts)
+				}
+				results <- r
 			}
 		}()
 	}
 	go func() {
 		defer close(jobs)
-		for _, c := range cands {
+		for i := range cands {
 			select {
-			case jobs <- c:
+			case jobs <- i:
 			case <-ctx.Done():
 				return
 			}
 		}
 	}()
 	go func() { wg.Wait(); close(results) }()
+	got := make([]*result, len(cands))
 	done := 0
 	for r := range results {
 		done++
 		if opts.Progress != nil {
 			opts.Progress(done, len(cands), r.c.path)
 		}
+		got[r.i] = &r
+	}
+	// Hard links: the first path in walk order speaks for the inode.
+	first := map[fileID]int{}
+	var elfs []string
+	keep := func(r *result) bool {
+		if r == nil || r.c.kind == "" {
+			return false
+		}
+		if r.id != (fileID{}) {
+			if _, dup := first[r.id]; dup {
+				return false
+			}
+			first[r.id] = r.i
+		}
+		if r.c.kind == "elf" {
+			elfs = append(elfs, r.c.path)
+		}
+		return true
+	}
+	var kept []*result
+	for _, r := range got {
+		if r != nil && r.c.kind == "ck" {
+			r.id = statID(r.c.path)
+		}
+		if keep(r) {
+			kept = append(kept, r)
+		}
+	}
+	// A composable_kernel config is checked against the ELF files of the
+	// scan (its consumers), so after all of them are known.
+	for _, r := range kept {
+		if r.c.kind == "ck" && ctx.Err() == nil {
+			r.findings, r.err = checkCK(r.c.path, elfs)
+		}
+	}
+	for _, r := range kept {
 		if r.err != nil {
 			if ctx.Err() != nil {
 				continue
@@ -207,39 +251,34 @@ func relTo(root, p string) string {
 	return p
 }
 
-// collect lists the files to check, each inode once.
+// fileID is a file's device and inode; zero when unknown.
+type fileID [2]uint64
+
+func idOf(st os.FileInfo) fileID {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return fileID{uint64(sys.Dev), uint64(sys.Ino)}
+	}
+	return fileID{}
+}
+
+func statID(path string) fileID {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fileID{}
+	}
+	return idOf(st)
+}
+
+// collect lists the regular files under roots in walk order (lexical per
+// directory); what each holds is for the workers to find out.
 func collect(ctx context.Context, roots []string) ([]candidate, error) {
 	var out []candidate
-	seen := map[[2]uint64]bool{}
 	add := func(p, root string) {
-		st, err := os.Stat(p)
-		if err != nil || !st.Mode().IsRegular() {
-			return
+		kind := ""
+		if filepath.Base(p) == "composable_kernelConfig.cmake" {
+			kind = "ck"
 		}
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			id := [2]uint64{uint64(sys.Dev), uint64(sys.Ino)}
-			if seen[id] {
-				return
-			}
-			seen[id] = true
-		}
-		fh, err := elfx.OpenRead(p)
-		if err != nil {
-			return
-		}
-		var m [8]byte
-		n, _ := fh.Read(m[:])
-		fh.Close()
-		switch {
-		case n >= 4 && string(m[:4]) == elf.ELFMAG:
-			out = append(out, candidate{p, root, "elf"})
-		case n == 8 && (string(m[:]) == "!<arch>\n" || string(m[:]) == "!<thin>\n"):
-			out = append(out, candidate{p, root, "archive"})
-		case n >= 4 && string(m[:4]) == "PK\x03\x04" && strings.HasSuffix(p, ".whl"):
-			out = append(out, candidate{p, root, "wheel"})
-		case filepath.Base(p) == "composable_kernelConfig.cmake":
-			out = append(out, candidate{p, root, "ck"})
-		}
+		out = append(out, candidate{p, root, kind})
 	}
 	for _, root := range roots {
 		st, err := os.Stat(root)
@@ -247,7 +286,9 @@ func collect(ctx context.Context, roots []string) ([]candidate, error) {
 			return nil, err
 		}
 		if !st.IsDir() {
-			add(root, filepath.Dir(root))
+			if st.Mode().IsRegular() {
+				add(root, filepath.Dir(root))
+			}
 			continue
 		}
 		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -269,44 +310,75 @@ func collect(ctx context.Context, roots []string) ([]candidate, error) {
 	return out, nil
 }
 
-func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) ([]Finding, error) {
-	switch c.kind {
-	case "archive":
+// checkCK checks a composable_kernel CMake config; the ELF files of the
+// scan that reference CK are its consumers.
+func checkCK(path string, elfs []string) ([]Finding, error) {
+	var consumers []string
+	for _, p := range elfs {
+		if refs, err := ckReferences(p); err == nil && len(refs) > 0 {
+			consumers = append(consumers, p)
+		}
+	}
+	rep, err := CheckCK(path, CKOptions{MissingSeverity: SeverityWarning, Consumers: consumers})
+	if err != nil {
+		return nil, err
+	}
+	return rep.Findings, nil
+}
+
+// checkFile opens c once, decides from its first bytes what it is, and
+// runs the checks for that kind. kind is "" for a file that is none of
+// the kinds checked (or could not be opened, as a walk skips it).
+func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) (kind string, id fileID, _ []Finding, _ error) {
+	fh, err := elfx.OpenRead(c.path)
+	if err != nil {
+		return "", id, nil, nil
+	}
+	st, err := fh.Stat()
+	if err != nil || !st.Mode().IsRegular() {
+		fh.Close()
+		return "", id, nil, nil
+	}
+	id = idOf(st)
+	var m [8]byte
+	n, _ := fh.ReadAt(m[:], 0)
+	switch {
+	case n >= 4 && string(m[:4]) == elf.ELFMAG:
+		f, err := elfx.OpenFile(fh, st, c.path)
+		if err != nil {
+			return "elf", id, nil, err
+		}
+		fs, err := checkELF(ctx, b, f, c, opts)
+		return "elf", id, fs, err
+	case n == 8 && (string(m[:]) == "!<arch>\n" || string(m[:]) == "!<thin>\n"):
+		fh.Close()
 		// The LLVMInitialize* diagnosis is the one archive check in a
 		// prefix scan; it runs on archives that hold LLVM or MLIR code.
 		if related, err := llvmRelated(c.path); err != nil || !related {
-			return nil, err
+			return "archive", id, nil, err
 		}
 		res, err := CheckLinkInputs(ctx, []string{c.path})
 		if err != nil {
-			return nil, err
+			return "archive", id, nil, err
 		}
 		var names []string
 		for n := range res.Unresolved {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return llvmFinding(c.path, DiagnoseLLVM(names, func(n string) bool { return res.Defined[n] }, nil)), nil
-	case "wheel":
-		return checkWheel(c.path, opts)
-	case "ck":
-		// The ELF files of the scan are the consumers of the CK install.
-		var consumers []string
-		for _, p := range opts.consumers {
-			if refs, err := ckReferences(p); err == nil && len(refs) > 0 {
-				consumers = append(consumers, p)
-			}
-		}
-		rep, err := CheckCK(c.path, CKOptions{MissingSeverity: SeverityWarning, Consumers: consumers})
-		if err != nil {
-			return nil, err
-		}
-		return rep.Findings, nil
+		return "archive", id, llvmFinding(c.path, DiagnoseLLVM(names, func(n string) bool { return res.Defined[n] }, nil)), nil
+	case n >= 4 && string(m[:4]) == "PK\x03\x04" && strings.HasSuffix(c.path, ".whl"):
+		fh.Close()
+		fs, err := checkWheel(c.path, opts)
+		return "wheel", id, fs, err
 	}
-	f, err := elfx.Open(c.path)
-	if err != nil {
-		return nil, err
-	}
+	fh.Close()
+	return "", id, nil, nil
+}
+
+// checkELF runs the hygiene rules and binds the dynamic symbols of f,
+// which it closes.
+func checkELF(ctx context.Context, b *Binder, f *elfx.File, c candidate, opts *CheckOptions) ([]Finding, error) {
 	out, err := hygiene(f, c.path, opts)
 	if err != nil {
 		f.Close()

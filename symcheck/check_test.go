@@ -3,7 +3,10 @@ package symcheck_test
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -51,8 +54,17 @@ func TestCheckInterruptedAndProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if calls != len(rep.Files) || lastTotal != len(rep.Files) || rep.Interrupted {
-		t.Errorf("progress called %d times (total %d) for %d files", calls, lastTotal, len(rep.Files))
+	// Progress counts every regular file looked at; the report lists
+	// those of a checked kind.
+	regular := 0
+	filepath.WalkDir(testenv.Testdata("checktree"), func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			regular++
+		}
+		return nil
+	})
+	if calls != regular || lastTotal != regular || rep.Interrupted || len(rep.Files) == 0 || len(rep.Files) > regular {
+		t.Errorf("progress called %d times (total %d) for %d regular files, %d checked", calls, lastTotal, regular, len(rep.Files))
 	}
 }
 
@@ -131,4 +143,44 @@ func TestCorpusCheckSystemLibs(t *testing.T) {
 		}
 	}
 	t.Logf("check over %s: %d files, %d findings, deterministic; RD1001/RD1004 agree with ldd -r on %d files", root, len(rep.Files), len(rep.Findings), compared)
+}
+
+// TestCheckHardLinksOnce: an inode reached by two paths is checked and
+// reported once, under the path the walk meets first, whichever worker
+// gets to it first.
+func TestCheckHardLinksOnce(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(testenv.Testdata("checktree/lib/libmissing.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"a", "b"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := filepath.Join(dir, "a", "libmissing.so")
+	if err := os.WriteFile(first, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(first, filepath.Join(dir, "b", "libmissing.so")); err != nil {
+		t.Skipf("no hard links here: %v", err)
+	}
+	for range 5 {
+		rep, err := symcheck.Check(context.Background(), []string{dir}, symcheck.CheckOptions{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Files) != 1 || rep.Files[0] != first {
+			t.Fatalf("files = %v, want only %s", rep.Files, first)
+		}
+		if len(rep.Findings) == 0 {
+			t.Fatalf("no findings for %s", first)
+		}
+		for _, f := range rep.Findings {
+			if f.File != first {
+				t.Errorf("finding for %s: %+v", f.File, f)
+			}
+		}
+	}
 }
