@@ -412,7 +412,7 @@ func parseIndex(ix *rawIndex, byHeader map[int64]int) ([]ArchiveSymbol, error) {
 			return nil, errors.New("truncated count")
 		}
 		n := readUint(binary.BigEndian, b, w)
-		if n > uint64(len(b)/w) {
+		if n > uint64((len(b)-w)/w) {
 			return nil, fmt.Errorf("count %d does not fit in %d bytes", n, len(b))
 		}
 		offs := b[w : w+int(n)*w]
