@@ -523,3 +523,79 @@ func (a *Archive) OpenELF(i int) (*File, error) {
 func (a *Archive) MemberPath(i int) string {
 	return fmt.Sprintf("%s(%s)", nameOr(a.Path), a.Members[i].Name)
 }
+
+// EachIndexName calls fn with each name in the symbol index of the archive
+// at path, stopping when fn returns false, without reading any member
+// header but the index's own: deciding what an archive defines costs one
+// read instead of one per member (libc.a has 1,700). The name passed to fn
+// is only valid during the call. ok is false when the archive does not
+// start with a GNU index ("/" or "/SYM64/"; BSD archives and archives
+// without an index): the caller falls back to OpenArchive.
+func EachIndexName(path string, fn func(name []byte) bool) (ok bool, err error) {
+	fh, err := OpenRead(path)
+	if err != nil {
+		return false, err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return false, err
+	}
+	return EachIndexNameAt(fh, st.Size(), path, fn)
+}
+
+// EachIndexNameAt is EachIndexName for an archive of the given size read
+// from r; name is used in errors.
+func EachIndexNameAt(r io.ReaderAt, size int64, name string, fn func(name []byte) bool) (ok bool, err error) {
+	fail := func(off int64, what string, err error) (bool, error) {
+		return false, &FormatError{Path: name, Offset: off, What: what, Err: err}
+	}
+	var buf [8 + arHdrSize]byte
+	got, _ := r.ReadAt(buf[:], 0)
+	if got < 8 || (string(buf[:8]) != arMagic && string(buf[:8]) != arThinMagic) {
+		return false, fmt.Errorf("%s: %w", nameOr(name), ErrNotArchive)
+	}
+	if got < len(buf) {
+		return false, nil // no whole first member: OpenArchive says what is wrong
+	}
+	hdr := buf[8:]
+	w := 0
+	switch strings.TrimRight(string(hdr[0:16]), " ") {
+	case "/":
+		w = 4
+	case "/SYM64/":
+		w = 8
+	default:
+		return false, nil
+	}
+	if hdr[58] != '`' || hdr[59] != '\n' {
+		return fail(8, "member header", fmt.Errorf("bad terminator %q", hdr[58:60]))
+	}
+	n, err := parseDec(hdr[48:58])
+	if err != nil {
+		return fail(8+48, "member size", err)
+	}
+	b, err := saferio.ReadAt(r, size, 8+arHdrSize, n, maxTableBytes)
+	if err != nil {
+		return fail(8+arHdrSize, "archive symbol index", err)
+	}
+	if len(b) < w {
+		return fail(8+arHdrSize, "archive symbol index", errors.New("truncated count"))
+	}
+	count := readUint(binary.BigEndian, b, w)
+	if count > uint64((len(b)-w)/w) {
+		return fail(8+arHdrSize, "archive symbol index", fmt.Errorf("count %d does not fit in %d bytes", count, len(b)))
+	}
+	strs := b[w+int(count)*w:]
+	for i := 0; i < int(count); i++ {
+		end := indexByte(strs, 0)
+		if end < 0 {
+			return fail(8+arHdrSize, "archive symbol index", fmt.Errorf("symbol %d: name not terminated", i))
+		}
+		if !fn(strs[:end]) {
+			break
+		}
+		strs = strs[end+1:]
+	}
+	return true, nil
+}

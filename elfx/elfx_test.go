@@ -401,3 +401,47 @@ func TestSniffAndErrors(t *testing.T) {
 		t.Errorf("Open(dir) = %v", err)
 	}
 }
+
+// TestEachIndexName: the index-only reader sees the same names, in the
+// same order, as OpenArchive's index, stops when asked, and leaves BSD
+// archives to OpenArchive.
+func TestEachIndexName(t *testing.T) {
+	for _, tt := range []struct {
+		file string
+		ok   bool
+	}{{"libgnu.a", true}, {"libthin.a", true}, {"librockCompiler.a", true}, {"libbsd.a", false}} {
+		t.Run(tt.file, func(t *testing.T) {
+			path := testenv.Testdata(tt.file)
+			a, err := elfx.OpenArchive(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			var want, got []string
+			for _, s := range a.Symbols {
+				want = append(want, s.Name)
+			}
+			ok, err := elfx.EachIndexName(path, func(n []byte) bool { got = append(got, string(n)); return true })
+			if err != nil || ok != tt.ok {
+				t.Fatalf("ok, err = %v, %v; want %v", ok, err, tt.ok)
+			}
+			if !ok {
+				if len(got) != 0 {
+					t.Errorf("names without an index: %v", got)
+				}
+				return
+			}
+			if len(want) == 0 || !reflect.DeepEqual(got, want) {
+				t.Errorf("names = %v, want %v", got, want)
+			}
+			calls := 0
+			elfx.EachIndexName(path, func([]byte) bool { calls++; return false })
+			if calls != 1 {
+				t.Errorf("fn called %d times after returning false", calls)
+			}
+		})
+	}
+	if _, err := elfx.EachIndexName(testenv.Testdata("libbe.so"), func([]byte) bool { return true }); !errors.Is(err, elfx.ErrNotArchive) {
+		t.Errorf("an ELF file: err = %v, want ErrNotArchive", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -227,12 +228,25 @@ func TestArchiveMalformed(t *testing.T) {
 		binary.BigEndian.PutUint32(b[8+60:], 0x7fffffff)
 		_, err := elfx.NewArchiveSize(bytes.NewReader(b), int64(len(b)), "fixture")
 		wantFormatError(t, err, 8+60, "count")
+		_, err = elfx.EachIndexNameAt(bytes.NewReader(b), int64(len(b)), "fixture", func([]byte) bool { return true })
+		wantFormatError(t, err, 8+60, "count")
 	})
 	t.Run("truncations", func(t *testing.T) {
 		for n := 0; n < len(good); n++ {
+			// The index-only reader fails cleanly or agrees with the
+			// full parse wherever both succeed.
+			var names []string
+			ok, ierr := elfx.EachIndexNameAt(bytes.NewReader(good[:n]), int64(n), "fixture", func(b []byte) bool { names = append(names, string(b)); return true })
 			a, err := elfx.NewArchiveSize(bytes.NewReader(good[:n]), int64(n), "fixture")
 			if err != nil {
 				continue
+			}
+			var want []string
+			for _, s := range a.Symbols {
+				want = append(want, s.Name)
+			}
+			if ierr != nil || (ok && !reflect.DeepEqual(names, want)) || (!ok && len(want) > 0) {
+				t.Errorf("%d bytes: index-only %v %v %v, full parse %v", n, ok, ierr, names, want)
 			}
 			for i := range a.Members {
 				if f, err := a.OpenELF(i); err == nil {

@@ -2,6 +2,7 @@ package symcheck
 
 import (
 	"archive/zip"
+	"bytes"
 	"cmp"
 	"context"
 	"debug/elf"
@@ -425,14 +426,26 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, c candidate, opts *C
 // MLIR code (C API, llvm::, mlir:: names): only such archives can carry the
 // LLVMInitialize* gap, and reading the index is cheap.
 func llvmRelated(path string) (bool, error) {
+	llvmName := func(n []byte) bool {
+		return bytes.HasPrefix(n, []byte("LLVM")) || bytes.HasPrefix(n, []byte("_ZN4llvm")) ||
+			bytes.HasPrefix(n, []byte("_ZN4mlir")) || bytes.HasPrefix(n, []byte("mlir"))
+	}
+	related := false
+	ok, err := elfx.EachIndexName(path, func(n []byte) bool {
+		related = llvmName(n)
+		return !related
+	})
+	if ok || err != nil {
+		return related, err
+	}
+	// A BSD index, or none.
 	a, err := elfx.OpenArchive(path)
 	if err != nil {
 		return false, err
 	}
 	defer a.Close()
 	for _, sym := range a.Symbols {
-		n := sym.Name
-		if strings.HasPrefix(n, "LLVM") || strings.HasPrefix(n, "_ZN4llvm") || strings.HasPrefix(n, "_ZN4mlir") || strings.HasPrefix(n, "mlir") {
+		if llvmName([]byte(sym.Name)) {
 			return true, nil
 		}
 	}
