@@ -47,12 +47,28 @@ func FuzzMappedSymbolTable(f *testing.F) {
 		}
 		defer file.Close()
 		copied, err1 := file.DynamicSymbolTable()
+		restore := elfx.MapAlways()
 		mapped, err2 := file.MappedSymbolTable()
+		restore()
 		if (err1 == nil) != (err2 == nil) {
 			t.Fatalf("copied table error %v, mapped %v", err1, err2)
 		}
+		// Small tables are read in one piece; that view must agree too.
+		piece, err3 := file.MappedSymbolTable()
+		if (err1 == nil) != (err3 == nil) {
+			t.Fatalf("copied table error %v, read in one piece %v", err1, err3)
+		}
 		if err1 != nil {
 			return
+		}
+		if u1, u3 := copied.Undefined(), piece.Undefined(); !reflect.DeepEqual(u1, u3) {
+			t.Fatalf("Undefined differs: %d vs %d symbols read in one piece", len(u1), len(u3))
+		}
+		for i := 1; i < min(copied.Len(), 64); i++ {
+			n := copied.Symbol(i).Name
+			if a, b := copied.Lookup(n), piece.Lookup(n); !reflect.DeepEqual(a, b) {
+				t.Fatalf("Lookup(%q) differs read in one piece: %v vs %v", n, a, b)
+			}
 		}
 		u1, u2 := copied.Undefined(), mapped.Undefined()
 		if !reflect.DeepEqual(u1, u2) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
@@ -17,16 +18,20 @@ import (
 // A table made by MappedSymbolTable views the file through a read-only
 // memory mapping rather than copies of its sections; see Err.
 type SymbolTable struct {
-	f      *File
-	m      *mapping // nil when the sections were copied into memory
-	is64   bool
-	entsz  int
-	syms   []byte // raw .dynsym
-	strs   []byte // its string table
-	versym []byte // raw .gnu.version, nil when absent
-	vers   map[uint16]verName
-	defs   []VersionDef
-	needs  []VersionNeed
+	f *File
+	m *mapping // nil when the sections were copied into memory
+	// span holds the file's bytes from spanOff when the sections were
+	// read together in one piece (small tables).
+	span    []byte
+	spanOff uint64
+	is64    bool
+	entsz   int
+	syms    []byte // raw .dynsym
+	strs    []byte // its string table
+	versym  []byte // raw .gnu.version, nil when absent
+	vers    map[uint16]verName
+	defs    []VersionDef
+	needs   []VersionNeed
 
 	gnu        *gnuHash
 	sysv       *sysvHash
@@ -63,9 +68,10 @@ func (f *File) DynamicSymbolTable() (*SymbolTable, error) {
 // was opened with Open on a 64-bit host, the table views the sections
 // through a read-only memory mapping, so nothing is read until it is
 // looked up and only the pages a lookup visits are touched (for
-// libLLVM-15, a few of its 4.7 MB of symbol, string and hash tables). The
-// table stays valid after the File is closed. Elsewhere it falls back to
-// DynamicSymbolTable.
+// libLLVM-15, a few of its 4.7 MB of symbol, string and hash tables). When
+// the sections lie within 256 KiB of each other they are read in one piece
+// instead, which is cheaper than mapping. The table stays valid after the
+// File is closed. Elsewhere it falls back to DynamicSymbolTable.
 //
 // The file must not be rewritten in place while the table is in use. If it
 // is truncated under the mapping, the access that faults returns no
@@ -73,6 +79,16 @@ func (f *File) DynamicSymbolTable() (*SymbolTable, error) {
 func (f *File) MappedSymbolTable() (*SymbolTable, error) {
 	if f.fh == nil || f.Size <= 0 {
 		return f.symbolTable(nil)
+	}
+	// Small tables (most libraries: they sit together after the program
+	// headers) are read in one piece: a mapping costs an mmap, page faults
+	// and an munmap, more than copying a few pages.
+	if lo, hi, ok := f.tableSpan(); ok && hi-lo <= smallTables {
+		b, err := f.readRange(int64(lo), hi-lo, "dynamic symbol tables")
+		if err != nil {
+			return nil, err
+		}
+		return f.symbolTableIn(nil, b, lo)
 	}
 	data, err := mapFile(f.fh, f.Size)
 	if err != nil {
@@ -102,6 +118,10 @@ func (t *SymbolTable) section(s *elf.Section, what string) ([]byte, error) {
 	if s.Type == elf.SHT_NOBITS {
 		return nil, nil // no bytes in the file
 	}
+	if t.span != nil && s.Offset >= t.spanOff && s.Size <= uint64(len(t.span)) && s.Offset-t.spanOff <= uint64(len(t.span))-s.Size {
+		i := s.Offset - t.spanOff
+		return t.span[i : i+s.Size : i+s.Size], nil
+	}
 	if t.m == nil {
 		if s.Type == elf.SHT_STRTAB {
 			return t.f.readStrings(int64(s.Offset), s.Size, what)
@@ -125,8 +145,51 @@ func (t *SymbolTable) link(s *elf.Section, what string) (*elf.Section, error) {
 	return t.f.ef.Sections[s.Link], nil
 }
 
+// smallTables is the most MappedSymbolTable copies instead of mapping (a
+// variable for tests, which map the small fixtures too).
+var smallTables uint64 = 256 << 10
+
+// tableSpan is the range of the file covering every section a symbol
+// table reads, when they all have file bytes inside the file.
+func (f *File) tableSpan() (lo, hi uint64, ok bool) {
+	ds := f.ef.SectionByType(elf.SHT_DYNSYM)
+	if ds == nil {
+		return 0, 0, false
+	}
+	lo = math.MaxUint64
+	add := func(s *elf.Section) bool {
+		if s == nil {
+			return true
+		}
+		if s.Type == elf.SHT_NOBITS || s.Offset > uint64(f.Size) || s.Size > uint64(f.Size)-s.Offset {
+			return false
+		}
+		lo, hi = min(lo, s.Offset), max(hi, s.Offset+s.Size)
+		return true
+	}
+	linked := func(s *elf.Section) *elf.Section {
+		if s == nil || int(s.Link) <= 0 || int(s.Link) >= len(f.ef.Sections) {
+			return nil
+		}
+		return f.ef.Sections[s.Link]
+	}
+	ok = true
+	for _, typ := range []elf.SectionType{elf.SHT_DYNSYM, elf.SHT_GNU_VERSYM, elf.SHT_GNU_VERDEF, elf.SHT_GNU_VERNEED, elf.SHT_GNU_HASH, elf.SHT_HASH} {
+		s := f.ef.SectionByType(typ)
+		ok = ok && add(s)
+		if typ == elf.SHT_DYNSYM || typ == elf.SHT_GNU_VERDEF || typ == elf.SHT_GNU_VERNEED {
+			ok = ok && add(linked(s))
+		}
+	}
+	return lo, hi, ok && lo < hi
+}
+
 func (f *File) symbolTable(m *mapping) (t *SymbolTable, err error) {
-	t = &SymbolTable{f: f, m: m, is64: f.Class == elf.ELFCLASS64, entsz: 16}
+	return f.symbolTableIn(m, nil, 0)
+}
+
+func (f *File) symbolTableIn(m *mapping, span []byte, spanOff uint64) (t *SymbolTable, err error) {
+	t = &SymbolTable{f: f, m: m, span: span, spanOff: spanOff, is64: f.Class == elf.ELFCLASS64, entsz: 16}
 	if t.is64 {
 		t.entsz = 24
 	}

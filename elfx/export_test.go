@@ -1,0 +1,9 @@
+package elfx
+
+// MapAlways makes MappedSymbolTable map every file, however small its
+// tables, until the returned function is called.
+func MapAlways() (restore func()) {
+	old := smallTables
+	smallTables = 0
+	return func() { smallTables = old }
+}
