@@ -114,7 +114,7 @@ type File struct {
 	ef *elf.File
 	r  io.ReaderAt
 	bo binary.ByteOrder
-	fh *os.File // set by Open: closed by Close, mapped by MappedSymbolTable
+	fh *handle // set by Open: closed by Close, mapped by MappedSymbolTable
 	fi os.FileInfo
 
 	dyn    *Dynamic
@@ -127,32 +127,32 @@ type File struct {
 
 // Open opens the named file. The caller must Close it.
 func Open(path string) (*File, error) {
-	fh, err := OpenRead(path)
+	h, err := openHandle(path)
 	if err != nil {
 		return nil, err
 	}
-	st, err := fh.Stat()
+	st, err := h.stat()
 	if err != nil {
-		fh.Close()
+		h.Close()
 		return nil, err
 	}
-	return OpenFile(fh, st, path)
-}
-
-// OpenFile is Open for a file the caller has already opened and stat'ed
-// (a scanner that looked at its first bytes to decide what it is). The File
-// takes fh over: Close closes it, and so does a failed OpenFile.
-func OpenFile(fh *os.File, st os.FileInfo, path string) (*File, error) {
 	if !st.Mode().IsRegular() {
-		fh.Close()
+		h.Close()
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	f, err := newFile(newBlockReader(fh), st.Size(), path)
+	return openFile(h, newBlockReader(h), st, path)
+}
+
+// openFile parses an opened file read through br; the File owns h, which
+// is closed on failure.
+func openFile(h *handle, br *blockReader, st os.FileInfo, path string) (*File, error) {
+	f, err := newFile(br, st.Size(), path)
 	if err != nil {
-		fh.Close()
+		br.release()
+		h.Close()
 		return nil, err
 	}
-	f.fh, f.fi = fh, st
+	f.fh, f.fi = h, st
 	return f, nil
 }
 

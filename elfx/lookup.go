@@ -90,7 +90,7 @@ func (f *File) MappedSymbolTable() (*SymbolTable, error) {
 		}
 		return f.symbolTableIn(nil, b, lo)
 	}
-	data, err := mapFile(f.fh, f.Size)
+	data, err := mapFile(f.fh.descriptor(), f.Size)
 	if err != nil {
 		return f.symbolTable(nil) // no mapping (address space, limits): copy instead
 	}

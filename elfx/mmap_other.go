@@ -2,12 +2,9 @@
 
 package elfx
 
-import (
-	"errors"
-	"os"
-)
+import "errors"
 
 // mapFile is unavailable here; tables are read with pread instead.
-func mapFile(*os.File, int64) ([]byte, error) { return nil, errors.ErrUnsupported }
+func mapFile(uintptr, int64) ([]byte, error) { return nil, errors.ErrUnsupported }
 
 func unmapFile([]byte) {}

@@ -23,12 +23,17 @@ func (k FileKind) String() string {
 func Sniff(r io.ReaderAt) FileKind {
 	var m [8]byte
 	n, _ := r.ReadAt(m[:], 0)
+	return kindOf(m[:n])
+}
+
+// kindOf classifies a file by its first bytes.
+func kindOf(m []byte) FileKind {
 	switch {
-	case n >= 4 && string(m[:4]) == elf.ELFMAG:
+	case len(m) >= 4 && string(m[:4]) == elf.ELFMAG:
 		return KindELF
-	case n == 8 && string(m[:]) == arMagic:
+	case len(m) >= 8 && string(m[:8]) == arMagic:
 		return KindArchive
-	case n == 8 && string(m[:]) == arThinMagic:
+	case len(m) >= 8 && string(m[:8]) == arThinMagic:
 		return KindThinArchive
 	}
 	return KindOther

@@ -331,31 +331,26 @@ func checkCK(path string, elfs []string) ([]Finding, error) {
 // runs the checks for that kind. kind is "" for a file that is none of
 // the kinds checked (or could not be opened, as a walk skips it).
 func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) (kind string, id fileID, _ []Finding, _ error) {
-	fh, err := elfx.OpenRead(c.path)
+	p, err := elfx.OpenProbe(c.path)
 	if err != nil {
 		return "", id, nil, nil
 	}
-	st, err := fh.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		fh.Close()
-		return "", id, nil, nil
-	}
-	id = idOf(st)
-	var m [8]byte
-	n, _ := fh.ReadAt(m[:], 0)
+	id = idOf(p.Info)
+	k := p.Kind()
 	switch {
-	case n >= 4 && string(m[:4]) == elf.ELFMAG:
-		f, err := elfx.OpenFile(fh, st, c.path)
+	case k == elfx.KindELF:
+		f, err := p.ELF()
 		if err != nil {
 			return "elf", id, nil, err
 		}
 		fs, err := checkELF(ctx, b, f, c, opts)
 		return "elf", id, fs, err
-	case n == 8 && (string(m[:]) == "!<arch>\n" || string(m[:]) == "!<thin>\n"):
-		fh.Close()
+	case k == elfx.KindArchive || k == elfx.KindThinArchive:
 		// The LLVMInitialize* diagnosis is the one archive check in a
 		// prefix scan; it runs on archives that hold LLVM or MLIR code.
-		if related, err := llvmRelated(c.path); err != nil || !related {
+		related, err := llvmRelated(p)
+		p.Close()
+		if err != nil || !related {
 			return "archive", id, nil, err
 		}
 		res, err := CheckLinkInputs(ctx, []string{c.path})
@@ -368,12 +363,12 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		}
 		sort.Strings(names)
 		return "archive", id, llvmFinding(c.path, DiagnoseLLVM(names, func(n string) bool { return res.Defined[n] }, nil)), nil
-	case n >= 4 && string(m[:4]) == "PK\x03\x04" && strings.HasSuffix(c.path, ".whl"):
-		fh.Close()
+	case bytes.HasPrefix(p.Head, []byte("PK\x03\x04")) && strings.HasSuffix(c.path, ".whl"):
+		p.Close()
 		fs, err := checkWheel(c.path, opts)
 		return "wheel", id, fs, err
 	}
-	fh.Close()
+	p.Close()
 	return "", id, nil, nil
 }
 
@@ -425,13 +420,13 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, c candidate, opts *C
 // llvmRelated reports whether an archive's symbol index defines LLVM or
 // MLIR code (C API, llvm::, mlir:: names): only such archives can carry the
 // LLVMInitialize* gap, and reading the index is cheap.
-func llvmRelated(path string) (bool, error) {
+func llvmRelated(p *elfx.Probe) (bool, error) {
 	llvmName := func(n []byte) bool {
 		return bytes.HasPrefix(n, []byte("LLVM")) || bytes.HasPrefix(n, []byte("_ZN4llvm")) ||
 			bytes.HasPrefix(n, []byte("_ZN4mlir")) || bytes.HasPrefix(n, []byte("mlir"))
 	}
 	related := false
-	ok, err := elfx.EachIndexName(path, func(n []byte) bool {
+	ok, err := elfx.EachIndexNameAt(p, p.Info.Size(), p.Path, func(n []byte) bool {
 		related = llvmName(n)
 		return !related
 	})
@@ -439,7 +434,7 @@ func llvmRelated(path string) (bool, error) {
 		return related, err
 	}
 	// A BSD index, or none.
-	a, err := elfx.OpenArchive(path)
+	a, err := elfx.OpenArchive(p.Path)
 	if err != nil {
 		return false, err
 	}

@@ -1,0 +1,84 @@
+package elfx
+
+import (
+	"fmt"
+	"os"
+)
+
+// Probe is a file opened by a scanner that decides from its content what
+// the file is: it is stat'ed, its first block has been read (an ELF parse
+// reuses it), and it is then handed to ELF or closed. One open, one fstat
+// and one read per file that turns out not to be ELF; nothing repeated for
+// one that is.
+type Probe struct {
+	Path string
+	Info os.FileInfo
+	// Head is the start of the file (up to 4 KiB, less for a shorter
+	// file); valid until ELF or Close.
+	Head []byte
+
+	h  *handle
+	br *blockReader
+}
+
+// OpenProbe opens path, which must be a regular file, and reads its head.
+func OpenProbe(path string) (*Probe, error) {
+	h, err := openHandle(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := h.stat()
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		h.Close()
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	p := &Probe{Path: path, Info: st, h: h, br: newBlockReader(h)}
+	p.br.mu.Lock()
+	blk, err := p.br.block(0)
+	if err == nil {
+		p.Head = blk.buf[:blk.n]
+	}
+	p.br.mu.Unlock()
+	if err != nil {
+		p.Close()
+		return nil, &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	return p, nil
+}
+
+// ReadAt reads the file through the block cache that holds Head.
+func (p *Probe) ReadAt(b []byte, off int64) (int, error) {
+	if p.h == nil {
+		return 0, os.ErrClosed
+	}
+	return p.br.ReadAt(b, off)
+}
+
+// Kind classifies the file by its head.
+func (p *Probe) Kind() FileKind { return kindOf(p.Head) }
+
+// ELF parses the file as ELF; the File takes over the descriptor (Close
+// it), and the Probe is used up whether or not the parse succeeds.
+func (p *Probe) ELF() (*File, error) {
+	if p.h == nil {
+		return nil, fmt.Errorf("%s: %w", p.Path, os.ErrClosed)
+	}
+	h, br := p.h, p.br
+	p.h, p.br, p.Head = nil, nil, nil
+	return openFile(h, br, p.Info, p.Path)
+}
+
+// Close releases a Probe that was not handed to ELF.
+func (p *Probe) Close() error {
+	if p.h == nil {
+		return nil
+	}
+	p.br.release()
+	err := p.h.Close()
+	p.h, p.br, p.Head = nil, nil, nil
+	return err
+}

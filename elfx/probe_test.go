@@ -1,0 +1,115 @@
+package elfx_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+)
+
+// TestProbe: one open classifies a file, and an ELF file goes on to be
+// parsed from the same descriptor with the same identity os.Stat reports.
+func TestProbe(t *testing.T) {
+	path := testenv.Testdata("libbe.so")
+	p, err := elfx.OpenProbe(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(path)
+	if p.Kind() != elfx.KindELF || !bytes.Equal(p.Head, want[:min(len(want), 4096)]) {
+		t.Fatalf("Kind %v, head %d bytes", p.Kind(), len(p.Head))
+	}
+	st, _ := os.Stat(path)
+	if p.Info.Size() != st.Size() || p.Info.Mode() != st.Mode() || !p.Info.ModTime().Equal(st.ModTime()) || p.Info.Name() != st.Name() {
+		t.Errorf("Info %v %v %v %v, os.Stat %v %v %v %v", p.Info.Name(), p.Info.Size(), p.Info.Mode(), p.Info.ModTime(), st.Name(), st.Size(), st.Mode(), st.ModTime())
+	}
+	if sys, ok := p.Info.Sys().(*syscall.Stat_t); !ok || sys.Ino != st.Sys().(*syscall.Stat_t).Ino {
+		t.Errorf("Sys = %T, want the same *syscall.Stat_t os.Stat gives", p.Info.Sys())
+	}
+	f, err := p.ELF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Machine == 0 || f.FileInfo() != p.Info {
+		t.Errorf("parsed %v, FileInfo %v", f.Machine, f.FileInfo())
+	}
+	if _, err := f.Dynamic(); err != nil {
+		t.Error(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Error(err)
+	}
+	if _, err := p.ELF(); err == nil {
+		t.Error("a used Probe parsed again")
+	}
+	if err := p.Close(); err != nil {
+		t.Errorf("Close after ELF: %v", err)
+	}
+
+	dir := t.TempDir()
+	text := filepath.Join(dir, "notes.txt")
+	os.WriteFile(text, []byte("hi"), 0o644)
+	p, err = elfx.OpenProbe(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Kind() != elfx.KindOther || string(p.Head) != "hi" {
+		t.Errorf("text file: Kind %v, head %q", p.Kind(), p.Head)
+	}
+	if _, err := p.ELF(); !errors.Is(err, elfx.ErrNotELF) {
+		t.Errorf("ELF() of a text file: %v", err)
+	}
+	p.Close()
+
+	p, err = elfx.OpenProbe(testenv.Testdata("libgnu.a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Kind() != elfx.KindArchive {
+		t.Errorf("libgnu.a: Kind %v", p.Kind())
+	}
+	p.Close()
+	if _, err := p.ReadAt(make([]byte, 1), 0); err == nil {
+		t.Error("ReadAt after Close succeeded")
+	}
+	if _, err := elfx.OpenProbe(dir); err == nil {
+		t.Error("a directory was probed")
+	}
+	if _, err := elfx.OpenProbe(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+// TestProbeReadAt: reads through a Probe behave like os.File.ReadAt at
+// every interesting offset, including short reads at the end.
+func TestProbeReadAt(t *testing.T) {
+	path := testenv.Testdata("libMIOpen.so")
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := elfx.OpenProbe(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	n := int64(len(want))
+	for _, c := range []struct{ off, len int64 }{{0, 8}, {4090, 20}, {n - 5, 5}, {n - 5, 10}, {n, 1}, {n + 100, 4}, {0, n}, {1, 3 * 4096}} {
+		b := make([]byte, c.len)
+		got, err := p.ReadAt(b, c.off)
+		end := min(c.off+c.len, n)
+		wantN := max(end-c.off, 0)
+		if int64(got) != wantN || !bytes.Equal(b[:got], want[min(c.off, n):end]) {
+			t.Errorf("ReadAt(%d, %d) = %d bytes, want %d", c.len, c.off, got, wantN)
+		}
+		if (wantN < c.len) != (err == io.EOF) {
+			t.Errorf("ReadAt(%d, %d): err %v", c.len, c.off, err)
+		}
+	}
+}
