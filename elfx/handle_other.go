@@ -15,5 +15,5 @@ func openHandle(path string) (*handle, error) {
 	return &handle{fh}, nil
 }
 
-func (h *handle) descriptor() uintptr         { return h.Fd() }
+func (h *handle) descriptor() uintptr        { return h.Fd() }
 func (h *handle) stat() (os.FileInfo, error) { return h.Stat() }
