@@ -249,3 +249,27 @@ func TestHWCapsLevels(t *testing.T) {
 		t.Errorf("ParseHWCapsLevel = %v", got)
 	}
 }
+
+// FuzzParseCache: any bytes either fail to parse or give a cache whose
+// lookups work; never a panic.
+func FuzzParseCache(f *testing.F) {
+	f.Add(writeNewCache([]entry{{"libx.so.1", "/x", 0x0303, 0, 0}, {"libx.so.1", "/y", 0x0303, -1, 0}}, []string{"x86-64-v2"}))
+	f.Add(writeOldCache([]entry{{"libx.so.1", "/x", 0x0303, -1, 0}}))
+	if b, err := os.ReadFile("/etc/ld.so.cache"); err == nil && len(b) < 1<<20 {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := rpath.ParseCache(b)
+		if err != nil {
+			return
+		}
+		for _, e := range c.Entries {
+			for _, flags := range []uint32{0x0303, e.Flags} {
+				got, ok := c.Lookup(e.Name, flags, []string{"x86-64-v3", "x86-64-v2", e.HWCaps}, ^uint32(0))
+				if ok && got.Name != e.Name {
+					t.Fatalf("Lookup(%q) = entry for %q", e.Name, got.Name)
+				}
+			}
+		}
+	})
+}
