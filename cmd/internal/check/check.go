@@ -3,7 +3,6 @@ package check
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
@@ -115,16 +115,18 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.ListRules {
 		return listRules(opts)
 	}
+	root := opts.check.Resolver.Root
 	if len(opts.Paths) == 0 {
 		p := os.Getenv("ROCM_PATH")
 		if p == "" {
 			p = "/opt/rocm"
 		}
-		if _, err := os.Stat(p); err != nil {
-			return &cli.UsageError{Err: errors.New("no PATH given, and neither $ROCM_PATH nor /opt/rocm exists: name the prefix or files to check")}
+		if _, err := os.Stat(rpath.FileInRoot(root, p)); err != nil {
+			return &cli.UsageError{Err: fmt.Errorf("no PATH given, and neither $ROCM_PATH nor /opt/rocm exists%s: name the prefix or files to check", inRootNote(root))}
 		}
 		opts.Paths = []string{p}
 	}
+	opts.Paths = cli.InRoot(root, opts.Paths)
 	co := &opts.check
 	co.Glibc, co.Glibcxx, co.ExpectRunpath, co.Workers = opts.Glibc, opts.Glibcxx, opts.ExpectRunpath, opts.Workers
 	cfg := opts.Config
@@ -246,4 +248,11 @@ func render(opts *Options, rep *symcheck.CheckReport) error {
 	}
 	_, err := fmt.Fprintf(io.Out, "checked %d file(s): %s%s\n", len(rep.Files), strings.Join(parts, ", "), extra)
 	return err
+}
+
+func inRootNote(root string) string {
+	if root == "" {
+		return ""
+	}
+	return " in " + root
 }

@@ -212,3 +212,29 @@ func TestRulesDocCurrent(t *testing.T) {
 		t.Errorf("docs/rules.md is stale: run go run ./cmd/gendocs docs")
 	}
 }
+
+// With --root, PATH arguments and the $ROCM_PATH default are inside the
+// sysroot.
+func TestCheckPathsInRoot(t *testing.T) {
+	sys := t.TempDir()
+	inside := filepath.Join(sys, "opt", "rocm-x", "lib", "libmissing.so")
+	os.MkdirAll(filepath.Dir(inside), 0o755)
+	b, err := os.ReadFile(filepath.Join(tree, "lib", "libmissing.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(inside, b, 0o644)
+	for _, args := range [][]string{{"/opt/rocm-x"}, {}} {
+		t.Setenv("ROCM_PATH", "/opt/rocm-x")
+		code, out, errOut := run(t, append([]string{"check", "--root", sys, "--fail-on", "never", "--json"}, args...)...)
+		var rep struct{ Files []string }
+		json.Unmarshal([]byte(out), &rep)
+		if code != 0 || len(rep.Files) != 1 || rep.Files[0] != inside {
+			t.Errorf("%v: exit %d, files %v, stderr %q; want %s", args, code, rep.Files, errOut, inside)
+		}
+	}
+	t.Setenv("ROCM_PATH", "/opt/nowhere")
+	if code, _, errOut := run(t, "check", "--root", sys); code != cli.ExitUsage || !strings.Contains(errOut, "in "+sys) {
+		t.Errorf("no prefix in the root: exit %d, %q", code, errOut)
+	}
+}

@@ -26,7 +26,7 @@ type ResolverFlags struct {
 func (r *ResolverFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.LDLibraryPath, "ld-library-path", "", "search these colon-separated directories as LD_LIBRARY_PATH")
 	fs.BoolVar(&r.Env, "env", false, "take LD_LIBRARY_PATH from the environment")
-	fs.StringVar(&r.Root, "root", "", "resolve every absolute path inside this sysroot `DIR`")
+	fs.StringVar(&r.Root, "root", "", "resolve every absolute path, the ones named on the command line included, inside this sysroot `DIR`")
 	fs.StringArrayVar(&r.LibDirs, "lib-dir", nil, "also search `DIR` after the object's own paths (repeatable)")
 	fs.StringVar(&r.HWCaps, "hwcaps", "auto", "glibc-hwcaps level: auto (this CPU), none, x86-64-v2, x86-64-v3, x86-64-v4")
 	fs.StringVar(&r.Platform, "platform", "", "value of $PLATFORM (default by machine, e.g. x86_64)")
@@ -74,3 +74,17 @@ func FailOnVar(fs *pflag.FlagSet, p *string, usage string) {
 
 // FailOnUsage is the --fail-on help of the report commands.
 const FailOnUsage = "exit 3 on findings at or above: error, warning, note or never"
+
+// InRoot maps files named on the command line into the --root sysroot the
+// way the resolver maps the paths it finds (rpath.FileInRoot): with
+// --root /sys, /usr/lib/libx.so is /sys/usr/lib/libx.so.
+func InRoot(root string, paths []string) []string {
+	if root == "" {
+		return paths
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = rpath.FileInRoot(root, p)
+	}
+	return out
+}

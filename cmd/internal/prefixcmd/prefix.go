@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
@@ -49,7 +50,7 @@ composable_kernel headers MIGraphX includes. Exit status 3 on findings.`,
 				if _, ok := symcheck.HeaderSets[f]; ok {
 					o.Headers = append(o.Headers, f)
 				} else {
-					o.Programs = append(o.Programs, f)
+					o.Programs = append(o.Programs, rpath.FileInRoot(ro.Root, f))
 				}
 			}
 			prefix := ""
@@ -57,11 +58,12 @@ composable_kernel headers MIGraphX includes. Exit status 3 on findings.`,
 				prefix = args[0]
 			} else if p := os.Getenv("ROCM_PATH"); p != "" {
 				prefix = p
-			} else if _, err := os.Stat("/opt/rocm"); err == nil {
+			} else if _, err := os.Stat(rpath.FileInRoot(ro.Root, "/opt/rocm")); err == nil {
 				prefix = "/opt/rocm"
 			} else {
 				return &cli.UsageError{Err: errors.New("no PREFIX given, and neither $ROCM_PATH nor /opt/rocm exists")}
 			}
+			prefix = rpath.FileInRoot(ro.Root, prefix)
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()

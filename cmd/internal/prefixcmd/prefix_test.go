@@ -35,3 +35,16 @@ func TestPrefixCommand(t *testing.T) {
 		t.Errorf("missing prefix: exit %d %q", code, errOut)
 	}
 }
+
+// With --root, PREFIX and the $ROCM_PATH default are inside the sysroot.
+func TestPrefixInRoot(t *testing.T) {
+	sys := t.TempDir()
+	os.MkdirAll(filepath.Join(sys, "opt", "rocm-x", "x"), 0o755)
+	for _, args := range [][]string{{"/opt/rocm-x"}, {}} {
+		t.Setenv("ROCM_PATH", "/opt/rocm-x")
+		io, _, out, errOut := cli.Test()
+		if code := root.Run(io, append([]string{"prefix", "--root", sys}, args...)); code != 0 || !strings.Contains(out.String(), "no findings") {
+			t.Errorf("%v: exit %d %q\n%s", args, code, errOut, out)
+		}
+	}
+}

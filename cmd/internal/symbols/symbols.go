@@ -52,11 +52,11 @@ Exit status 3 when unresolved symbols remain (see --fail-on).`,
   rocmdoctor symbols --filter 'LLVMInitialize*' --json libMIOpen.so`,
 		Args: cli.MinArgs(1, "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Paths = args
 			ro, err := opts.Resolver.Options(cmd)
 			if err != nil {
 				return err
 			}
+			opts.Paths = cli.InRoot(ro.Root, args)
 			opts.Symbols.Resolver = ro
 			if runF != nil {
 				return runF(cmd.Context(), opts)

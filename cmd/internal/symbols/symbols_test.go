@@ -2,6 +2,8 @@ package symbols_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -61,5 +63,22 @@ func TestSymbolsFlags(t *testing.T) {
 	}
 	if code, _, errOut := clitest.Run("symbols", td+"src/foo.c"); code != cli.ExitError || !strings.Contains(errOut, "foo.c: not an ELF file") {
 		t.Errorf("non-ELF: exit %d %q", code, errOut)
+	}
+}
+
+// With --root, an absolute FILE is the file inside the sysroot, as deps
+// takes it and as the resolver takes every path it finds.
+func TestSymbolsFileInRoot(t *testing.T) {
+	root := t.TempDir()
+	inside := filepath.Join(root, "usr", "lib", "libMIOpen.so")
+	os.MkdirAll(filepath.Dir(inside), 0o755)
+	b, err := os.ReadFile(td + "libMIOpen.so")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(inside, b, 0o644)
+	code, out, errOut := clitest.Run("symbols", "--root", root, "--fail-on", "never", "--json", "/usr/lib/libMIOpen.so")
+	if code != 0 || !strings.Contains(out, inside) {
+		t.Errorf("exit %d, stderr %q; want a report on %s:\n%s", code, errOut, inside, out)
 	}
 }

@@ -56,10 +56,13 @@ Exit status 3 on findings (see --fail-on).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Args = args
 			ro, err := opts.Resolver.Options(cmd)
 			if err != nil {
 				return err
+			}
+			opts.Args = args
+			if !opts.Link { // a link line's paths are the linker's, not the loader's
+				opts.Args = cli.InRoot(ro.Root, args)
 			}
 			opts.resolver = ro
 			if runF != nil {

@@ -55,3 +55,19 @@ func TestUnwindUsage(t *testing.T) {
 		t.Errorf("bad link line: exit %d", code)
 	}
 }
+
+// With --root, an absolute FILE is the file inside the sysroot.
+func TestUnwindFileInRoot(t *testing.T) {
+	root := t.TempDir()
+	inside := filepath.Join(root, "usr", "lib", "libfoo.so.1")
+	os.MkdirAll(filepath.Dir(inside), 0o755)
+	b, err := os.ReadFile(td + "libfoo.so.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(inside, b, 0o644)
+	code, out, errOut := clitest.Run("unwind", "--root", root, "--fail-on", "never", "--json", "/usr/lib/libfoo.so.1")
+	if code != 0 || !strings.Contains(out, inside) {
+		t.Errorf("exit %d, stderr %q; want a report on %s:\n%s", code, errOut, inside, out)
+	}
+}
