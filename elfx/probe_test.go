@@ -32,6 +32,9 @@ func TestProbe(t *testing.T) {
 	if sys, ok := p.Info.Sys().(*syscall.Stat_t); !ok || sys.Ino != st.Sys().(*syscall.Stat_t).Ino {
 		t.Errorf("Sys = %T, want the same *syscall.Stat_t os.Stat gives", p.Info.Sys())
 	}
+	if id := elfx.IDOf(p.Info); id == (elfx.FileID{}) || id != elfx.IDOf(st) {
+		t.Errorf("IDOf = %v, os.Stat's %v", id, elfx.IDOf(st))
+	}
 	f, err := p.ELF()
 	if err != nil {
 		t.Fatal(err)

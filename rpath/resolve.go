@@ -33,7 +33,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 )
@@ -182,7 +181,7 @@ func (r *Result) Flat() []FlatEntry {
 	return out
 }
 
-type fileID struct{ dev, ino uint64 }
+type fileID = elfx.FileID
 
 // Resolver resolves closures. It caches the cache, ld.so.conf and parsed
 // headers; it is not safe for concurrent use.
@@ -364,13 +363,6 @@ func (c *FileCache) put(id fileID, p *parsed) {
 	c.mu.Unlock()
 }
 
-func idOf(st os.FileInfo) fileID {
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		return fileID{uint64(sys.Dev), uint64(sys.Ino)}
-	}
-	return fileID{}
-}
-
 // Prime records what resolution needs from f, a file the caller already
 // has open (made by elfx.Open), so resolving it does not open it again.
 func (r *Resolver) Prime(f *elfx.File) error {
@@ -378,7 +370,7 @@ func (r *Resolver) Prime(f *elfx.File) error {
 	if st == nil {
 		return fmt.Errorf("%s: not opened from a file", f.Path)
 	}
-	id := idOf(st)
+	id := elfx.IDOf(st)
 	if id == (fileID{}) {
 		return nil
 	}
@@ -402,7 +394,7 @@ func (r *Resolver) parse(path string, st os.FileInfo) (*parsed, fileID, error) {
 			return nil, fileID{}, err
 		}
 	}
-	id := idOf(st)
+	id := elfx.IDOf(st)
 	if id != (fileID{}) {
 		if p, ok := r.files.get(id); ok {
 			return p, id, nil
@@ -636,7 +628,7 @@ func (r *Resolver) try(res *Result, obj *Object, dep *Dep, p string, rule Rule, 
 		return false
 	}
 	// Same file as a loaded object (by device and inode)?
-	if id := idOf(st); id != (fileID{}) {
+	if id := elfx.IDOf(st); id != (fileID{}) {
 		for _, o := range res.Objects {
 			if o.id == id {
 				o.names = append(o.names, dep.Name)

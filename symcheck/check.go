@@ -17,7 +17,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/version"
@@ -252,22 +251,14 @@ func relTo(root, p string) string {
 	return p
 }
 
-// fileID is a file's device and inode; zero when unknown.
-type fileID [2]uint64
-
-func idOf(st os.FileInfo) fileID {
-	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-		return fileID{uint64(sys.Dev), uint64(sys.Ino)}
-	}
-	return fileID{}
-}
+type fileID = elfx.FileID
 
 func statID(path string) fileID {
 	st, err := os.Stat(path)
 	if err != nil {
 		return fileID{}
 	}
-	return idOf(st)
+	return elfx.IDOf(st)
 }
 
 // collect lists the regular files under roots in walk order (lexical per
@@ -335,7 +326,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 	if err != nil {
 		return "", id, nil, nil
 	}
-	id = idOf(p.Info)
+	id = elfx.IDOf(p.Info)
 	k := p.Kind()
 	switch {
 	case k == elfx.KindELF:
