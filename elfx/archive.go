@@ -122,28 +122,19 @@ func IsArchive(r io.ReaderAt) bool {
 // OpenArchive opens the named archive. Thin members are resolved relative to
 // its directory. The caller must Close it.
 func OpenArchive(path string) (*Archive, error) {
-	fh, err := OpenRead(path)
+	h, st, err := openRegular(path)
 	if err != nil {
 		return nil, err
-	}
-	st, err := fh.Stat()
-	if err != nil {
-		fh.Close()
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		fh.Close()
-		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
 	// Member headers are read one by one; for archives of small members
 	// (libc.a has 1,700) the block cache turns that into a read per 4 KiB.
-	br := newBlockReader(fh)
+	br := newBlockReader(h)
 	a, err := NewArchiveSize(br, st.Size(), path)
 	if err != nil {
-		fh.Close()
+		h.Close()
 		return nil, err
 	}
-	a.closer = fh
+	a.closer = h
 	return a, nil
 }
 
@@ -532,16 +523,12 @@ func (a *Archive) MemberPath(i int) string {
 // start with a GNU index ("/" or "/SYM64/"; BSD archives and archives
 // without an index): the caller falls back to OpenArchive.
 func EachIndexName(path string, fn func(name []byte) bool) (ok bool, err error) {
-	fh, err := OpenRead(path)
+	h, st, err := openRegular(path)
 	if err != nil {
 		return false, err
 	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return false, err
-	}
-	return EachIndexNameAt(fh, st.Size(), path, fn)
+	defer h.Close()
+	return EachIndexNameAt(h, st.Size(), path, fn)
 }
 
 // EachIndexNameAt is EachIndexName for an archive of the given size read

@@ -127,20 +127,29 @@ type File struct {
 
 // Open opens the named file. The caller must Close it.
 func Open(path string) (*File, error) {
-	h, err := openHandle(path)
+	h, st, err := openRegular(path)
 	if err != nil {
 		return nil, err
+	}
+	return openFile(h, newBlockReader(h), st, path)
+}
+
+// openRegular opens path, which must be a regular file, and stats it.
+func openRegular(path string) (*handle, os.FileInfo, error) {
+	h, err := openHandle(path)
+	if err != nil {
+		return nil, nil, err
 	}
 	st, err := h.stat()
 	if err != nil {
 		h.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	if !st.Mode().IsRegular() {
 		h.Close()
-		return nil, fmt.Errorf("%s: not a regular file", path)
+		return nil, nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	return openFile(h, newBlockReader(h), st, path)
+	return h, st, nil
 }
 
 // openFile parses an opened file read through br; the File owns h, which

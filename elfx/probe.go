@@ -23,18 +23,9 @@ type Probe struct {
 
 // OpenProbe opens path, which must be a regular file, and reads its head.
 func OpenProbe(path string) (*Probe, error) {
-	h, err := openHandle(path)
+	h, st, err := openRegular(path)
 	if err != nil {
 		return nil, err
-	}
-	st, err := h.stat()
-	if err != nil {
-		h.Close()
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		h.Close()
-		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
 	p := &Probe{Path: path, Info: st, h: h, br: newBlockReader(h)}
 	p.br.mu.Lock()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/clitest"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/root"
 	"github.com/rocmdoctor/rocmdoctor/internal/golden"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
@@ -216,14 +217,7 @@ func TestRulesDocCurrent(t *testing.T) {
 // With --root, PATH arguments and the $ROCM_PATH default are inside the
 // sysroot.
 func TestCheckPathsInRoot(t *testing.T) {
-	sys := t.TempDir()
-	inside := filepath.Join(sys, "opt", "rocm-x", "lib", "libmissing.so")
-	os.MkdirAll(filepath.Dir(inside), 0o755)
-	b, err := os.ReadFile(filepath.Join(tree, "lib", "libmissing.so"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(inside, b, 0o644)
+	sys, inside := clitest.InSysroot(t, "checktree/lib/libmissing.so", "opt/rocm-x/lib/libmissing.so")
 	for _, args := range [][]string{{"/opt/rocm-x"}, {}} {
 		t.Setenv("ROCM_PATH", "/opt/rocm-x")
 		code, out, errOut := run(t, append([]string{"check", "--root", sys, "--fail-on", "never", "--json"}, args...)...)

@@ -3,6 +3,10 @@
 package clitest
 
 import (
+	"os"
+	"path/filepath"
+	"testing"
+
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/root"
 )
@@ -17,4 +21,23 @@ func Run(args ...string) (code int, out, errOut string) {
 	io, _, o, e := cli.Test()
 	code = root.Run(io, args)
 	return code, o.String(), e.String()
+}
+
+// InSysroot copies the testdata file name to rel inside a new temporary
+// sysroot and returns the sysroot and the copy's path.
+func InSysroot(t testing.TB, name, rel string) (root, inside string) {
+	t.Helper()
+	root = t.TempDir()
+	inside = filepath.Join(root, rel)
+	b, err := os.ReadFile(Testdata + name)
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(inside), 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(inside, b, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, inside
 }

@@ -2,8 +2,6 @@ package symbols_test
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -69,14 +67,7 @@ func TestSymbolsFlags(t *testing.T) {
 // With --root, an absolute FILE is the file inside the sysroot, as deps
 // takes it and as the resolver takes every path it finds.
 func TestSymbolsFileInRoot(t *testing.T) {
-	root := t.TempDir()
-	inside := filepath.Join(root, "usr", "lib", "libMIOpen.so")
-	os.MkdirAll(filepath.Dir(inside), 0o755)
-	b, err := os.ReadFile(td + "libMIOpen.so")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(inside, b, 0o644)
+	root, inside := clitest.InSysroot(t, "libMIOpen.so", "usr/lib/libMIOpen.so")
 	code, out, errOut := clitest.Run("symbols", "--root", root, "--fail-on", "never", "--json", "/usr/lib/libMIOpen.so")
 	if code != 0 || !strings.Contains(out, inside) {
 		t.Errorf("exit %d, stderr %q; want a report on %s:\n%s", code, errOut, inside, out)

@@ -58,14 +58,7 @@ func TestUnwindUsage(t *testing.T) {
 
 // With --root, an absolute FILE is the file inside the sysroot.
 func TestUnwindFileInRoot(t *testing.T) {
-	root := t.TempDir()
-	inside := filepath.Join(root, "usr", "lib", "libfoo.so.1")
-	os.MkdirAll(filepath.Dir(inside), 0o755)
-	b, err := os.ReadFile(td + "libfoo.so.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(inside, b, 0o644)
+	root, inside := clitest.InSysroot(t, "libfoo.so.1", "usr/lib/libfoo.so.1")
 	code, out, errOut := clitest.Run("unwind", "--root", root, "--fail-on", "never", "--json", "/usr/lib/libfoo.so.1")
 	if code != 0 || !strings.Contains(out, inside) {
 		t.Errorf("exit %d, stderr %q; want a report on %s:\n%s", code, errOut, inside, out)
