@@ -3,6 +3,7 @@ package elfx
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"sync"
@@ -25,11 +26,12 @@ type SymbolTable struct {
 	span    []byte
 	spanOff uint64
 	is64    bool
+	be      bool // big-endian: words are decoded inline, not through binary.ByteOrder
 	entsz   int
-	syms    []byte // raw .dynsym
-	strs    []byte // its string table
-	versym  []byte // raw .gnu.version, nil when absent
-	vers    map[uint16]verName
+	syms    []byte    // raw .dynsym
+	strs    []byte    // its string table
+	versym  []byte    // raw .gnu.version, nil when absent
+	vers    []verName // by version index
 	defs    []VersionDef
 	needs   []VersionNeed
 
@@ -189,7 +191,7 @@ func (f *File) symbolTable(m *mapping) (t *SymbolTable, err error) {
 }
 
 func (f *File) symbolTableIn(m *mapping, span []byte, spanOff uint64) (t *SymbolTable, err error) {
-	t = &SymbolTable{f: f, m: m, span: span, spanOff: spanOff, is64: f.Class == elf.ELFCLASS64, entsz: 16}
+	t = &SymbolTable{f: f, m: m, span: span, spanOff: spanOff, is64: f.Class == elf.ELFCLASS64, be: f.Data == elf.ELFDATA2MSB, entsz: 16}
 	if t.is64 {
 		t.entsz = 24
 	}
@@ -265,13 +267,32 @@ func (t *SymbolTable) readVersions() error {
 	if t.versym == nil {
 		return nil
 	}
-	t.vers = map[uint16]verName{}
+	// A slice by index: a map lookup per decoded symbol was a few percent
+	// of binding a prefix. Indices above 0x7fff cannot be referenced.
+	top := -1
 	for _, d := range t.defs {
-		t.vers[d.Index] = verName{name: d.Name}
+		if d.Index <= 0x7fff {
+			top = max(top, int(d.Index))
+		}
 	}
 	for _, n := range t.needs {
 		for _, v := range n.Versions {
-			t.vers[v.Index] = verName{name: v.Name, lib: n.File}
+			if v.Index <= 0x7fff {
+				top = max(top, int(v.Index))
+			}
+		}
+	}
+	t.vers = make([]verName, top+1)
+	for _, d := range t.defs {
+		if d.Index <= 0x7fff {
+			t.vers[d.Index] = verName{name: d.Name}
+		}
+	}
+	for _, n := range t.needs {
+		for _, v := range n.Versions {
+			if v.Index <= 0x7fff {
+				t.vers[v.Index] = verName{name: v.Name, lib: n.File}
+			}
 		}
 	}
 	return nil
@@ -308,12 +329,35 @@ func (t *SymbolTable) readGNUHash(s *elf.Section) (*gnuHash, error) {
 // bloomWord returns bloom word i widened to 64 bits.
 func (t *SymbolTable) bloomWord(i uint32) uint64 {
 	if t.gnu.bloomBits == 64 {
-		return t.f.bo.Uint64(t.gnu.bloom[8*uint64(i):])
+		return t.u64(t.gnu.bloom[8*uint64(i):])
 	}
-	return uint64(t.f.bo.Uint32(t.gnu.bloom[4*uint64(i):]))
+	return uint64(t.u32(t.gnu.bloom[4*uint64(i):]))
 }
 
-func (t *SymbolTable) word(b []byte, i uint32) uint32 { return t.f.bo.Uint32(b[4*uint64(i):]) }
+func (t *SymbolTable) word(b []byte, i uint32) uint32 { return t.u32(b[4*uint64(i):]) }
+
+// u16, u32 and u64 decode in the file's byte order without an interface
+// call, so the lookup loop inlines them.
+func (t *SymbolTable) u16(b []byte) uint16 {
+	if t.be {
+		return binary.BigEndian.Uint16(b)
+	}
+	return binary.LittleEndian.Uint16(b)
+}
+
+func (t *SymbolTable) u32(b []byte) uint32 {
+	if t.be {
+		return binary.BigEndian.Uint32(b)
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+func (t *SymbolTable) u64(b []byte) uint64 {
+	if t.be {
+		return binary.BigEndian.Uint64(b)
+	}
+	return binary.LittleEndian.Uint64(b)
+}
 
 func (t *SymbolTable) readSysVHash(s *elf.Section) (*sysvHash, error) {
 	b, err := t.section(s, ".hash")
@@ -335,7 +379,7 @@ func (t *SymbolTable) Len() int { return len(t.syms) / t.entsz }
 
 // rawName returns the name bytes of symbol i without allocating.
 func (t *SymbolTable) rawName(i int) []byte {
-	b, _ := saferio.CBytes(t.strs, uint64(t.f.bo.Uint32(t.syms[i*t.entsz:])))
+	b, _ := saferio.CBytes(t.strs, uint64(t.u32(t.syms[i*t.entsz:])))
 	return b
 }
 
@@ -352,14 +396,14 @@ func (t *SymbolTable) NameBytes(i int) []byte {
 
 // nameIs reports whether symbol i is named name, comparing in place.
 func (t *SymbolTable) nameIs(i int, name string) bool {
-	off := uint64(t.f.bo.Uint32(t.syms[i*t.entsz:]))
+	off := uint64(t.u32(t.syms[i*t.entsz:]))
 	end := off + uint64(len(name))
 	return end < uint64(len(t.strs)) && t.strs[end] == 0 && string(t.strs[off:end]) == name
 }
 
 // hasPrefix reports whether symbol i's name starts with p.
 func (t *SymbolTable) hasPrefix(i int, p []byte) bool {
-	off := uint64(t.f.bo.Uint32(t.syms[i*t.entsz:]))
+	off := uint64(t.u32(t.syms[i*t.entsz:]))
 	end := off + uint64(len(p))
 	return end <= uint64(len(t.strs)) && bytes.Equal(t.strs[off:end], p) && bytes.IndexByte(t.strs[off:end], 0) < 0
 }
@@ -368,9 +412,9 @@ func (t *SymbolTable) hasPrefix(i int, p []byte) bool {
 func (t *SymbolTable) shndx(i int) elf.SectionIndex {
 	e := t.syms[i*t.entsz:]
 	if t.is64 {
-		return elf.SectionIndex(t.f.bo.Uint16(e[6:]))
+		return elf.SectionIndex(t.u16(e[6:]))
 	}
-	return elf.SectionIndex(t.f.bo.Uint16(e[14:]))
+	return elf.SectionIndex(t.u16(e[14:]))
 }
 
 // Symbol decodes symbol i (1 ≤ i < Len()).
@@ -386,17 +430,16 @@ func (t *SymbolTable) Symbol(i int) (s Symbol) {
 // (a lookup's key), which saves copying it out of the string table.
 func (t *SymbolTable) symbol(i int, name *string) Symbol {
 	e := t.syms[i*t.entsz:]
-	bo := t.f.bo
 	var s Symbol
 	var info, other byte
 	if t.is64 {
 		info, other = e[4], e[5]
-		s.Section = elf.SectionIndex(bo.Uint16(e[6:]))
-		s.Value, s.Size = bo.Uint64(e[8:]), bo.Uint64(e[16:])
+		s.Section = elf.SectionIndex(t.u16(e[6:]))
+		s.Value, s.Size = t.u64(e[8:]), t.u64(e[16:])
 	} else {
-		s.Value, s.Size = uint64(bo.Uint32(e[4:])), uint64(bo.Uint32(e[8:]))
+		s.Value, s.Size = uint64(t.u32(e[4:])), uint64(t.u32(e[8:]))
 		info, other = e[12], e[13]
-		s.Section = elf.SectionIndex(bo.Uint16(e[14:]))
+		s.Section = elf.SectionIndex(t.u16(e[14:]))
 	}
 	if name != nil {
 		s.Name = *name
@@ -405,9 +448,9 @@ func (t *SymbolTable) symbol(i int, name *string) Symbol {
 	}
 	s.Bind, s.Type, s.Visibility = elf.ST_BIND(info), elf.ST_TYPE(info), elf.ST_VISIBILITY(other)
 	if t.versym != nil && 2*i+2 <= len(t.versym) {
-		v := bo.Uint16(t.versym[2*i:])
+		v := t.u16(t.versym[2*i:])
 		s.VersionIndex, s.HiddenVersion = v&0x7fff, v&0x8000 != 0
-		if s.VersionIndex > 1 {
+		if s.VersionIndex > 1 && int(s.VersionIndex) < len(t.vers) {
 			vn := t.vers[s.VersionIndex]
 			s.Version, s.Library = vn.name, vn.lib
 		}
@@ -441,14 +484,17 @@ func SysVHash[S string | []byte](name S) uint32 {
 }
 
 // Key is a symbol name with its hashes computed once, for looking the same
-// name up in many tables (every library of a closure).
+// name up in many tables (every library of a closure). LookupKey fills in
+// the SysV hash the first time a table without DT_GNU_HASH needs it, so a
+// Key is not for sharing between goroutines.
 type Key struct {
 	Name      string
 	gnu, sysv uint32
+	hasSysv   bool // the SysV hash is computed when a table without DT_GNU_HASH needs it
 }
 
 // NewKey hashes name for LookupKey.
-func NewKey(name string) Key { return Key{Name: name, gnu: GNUHash(name), sysv: SysVHash(name)} }
+func NewKey(name string) Key { return Key{Name: name, gnu: GNUHash(name)} }
 
 // Lookup returns the symbols named name: every defined version, as ld.so
 // sees them through the hash table (GNU hash tables omit undefined symbols;
@@ -461,10 +507,12 @@ func (t *SymbolTable) Lookup(name string) []Symbol {
 // LookupKey is Lookup for a prepared key, appending to dst.
 func (t *SymbolTable) LookupKey(dst []Symbol, k *Key) (out []Symbol) {
 	out = dst
-	if t.Err() != nil {
-		return out
+	if t.m != nil {
+		if t.Err() != nil {
+			return out
+		}
+		defer t.m.leave(t.m.enter())
 	}
-	defer t.m.leave(t.m.enter())
 	n := t.Len()
 	name := k.Name
 	match := func(i int) {
@@ -499,6 +547,9 @@ func (t *SymbolTable) LookupKey(dst []Symbol, k *Key) (out []Symbol) {
 			}
 		}
 	case t.sysv != nil:
+		if !k.hasSysv {
+			k.sysv, k.hasSysv = SysVHash(k.Name), true
+		}
 		h := k.sysv
 		s := t.sysv
 		seen := 0
