@@ -56,8 +56,6 @@ type CheckOptions struct {
 	// WorkDir is the directory whose appearance in an RPATH counts as a
 	// build directory (default: the working directory).
 	WorkDir string
-
-	consumers []string // ELF files of the scan, for CK consumer checks
 }
 
 // SeverityOff disables a rule in CheckOptions.Severity.
@@ -103,7 +101,8 @@ type candidate struct {
 // returns the findings after ignores, severity overrides and the baseline.
 // Directories are walked; ELF files, archives, wheels and composable_kernel
 // CMake configs are checked, each inode once (a hard link is reported under
-// the path that sorts first in walk order).
+// the path that sorts first in walk order). Cancelling ctx stops promptly and
+// returns the partial report with Interrupted set.
 func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport, error) {
 	rep := &CheckReport{SchemaVersion: CheckSchemaVersion, Roots: roots, Files: []string{}, Findings: []Finding{}, Errors: []FileError{}}
 	if opts.WorkDir == "" {
