@@ -458,6 +458,25 @@ func (t *SymbolTable) symbol(i int, name *string) Symbol {
 	return s
 }
 
+// HeapBytes is how much of the file the table holds in memory: its copied
+// sections, or 0 for a table that views a mapping.
+func (t *SymbolTable) HeapBytes() int {
+	if t.m != nil {
+		return 0
+	}
+	if t.span != nil {
+		return len(t.span)
+	}
+	n := len(t.syms) + len(t.strs) + len(t.versym)
+	if t.gnu != nil {
+		n += len(t.gnu.bloom) + len(t.gnu.buckets) + len(t.gnu.chain)
+	}
+	if t.sysv != nil {
+		n += len(t.sysv.buckets) + len(t.sysv.chain)
+	}
+	return n
+}
+
 // HasVersions reports whether the table has .gnu.version.
 func (t *SymbolTable) HasVersions() bool { return t.versym != nil }
 

@@ -19,6 +19,7 @@ type symtab struct {
 	tab     *elfx.SymbolTable
 	verdefs map[string]bool
 	needs   []elfx.VersionNeed
+	cost    int // bytes counted against the TableCache budget
 
 	// The references to the unwinding ABI, found on first use (a check
 	// asks once per closure that contains the object).
@@ -41,14 +42,27 @@ type Binder struct {
 
 // TableCache holds symbol tables by path; it is safe for concurrent use,
 // so parallel Binders (one per worker, each with its own resolver) read
-// every library once.
+// every library once. What it holds is bounded whatever the number of
+// files: tables count their copied bytes (a mapped one counts as
+// mappedTableCost, which also bounds the number of mappings) against a
+// budget, and past it some entries are dropped; a dropped table is read
+// again if it is needed again.
 type TableCache struct {
-	mu sync.Mutex
-	m  map[string]*symtab
+	mu     sync.Mutex
+	m      map[string]*symtab
+	bytes  int
+	budget int
 }
 
+// tableCacheBudget is the default TableCache budget (a variable for tests).
+var tableCacheBudget = 256 << 20
+
+const mappedTableCost = 64 << 10
+
 // NewTableCache returns an empty cache.
-func NewTableCache() *TableCache { return &TableCache{m: map[string]*symtab{}} }
+func NewTableCache() *TableCache {
+	return &TableCache{m: map[string]*symtab{}, budget: tableCacheBudget}
+}
 
 func (c *TableCache) get(path string) (*symtab, bool) {
 	c.mu.Lock()
@@ -58,9 +72,32 @@ func (c *TableCache) get(path string) (*symtab, bool) {
 }
 
 func (c *TableCache) put(path string, t *symtab) {
+	cost := t.tab.HeapBytes()
+	if cost == 0 {
+		cost = mappedTableCost
+	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	t.cost = cost
+	if old, ok := c.m[path]; ok {
+		c.bytes -= old.cost
+	}
 	c.m[path] = t
-	c.mu.Unlock()
+	c.bytes += cost
+	if c.bytes <= c.budget {
+		return
+	}
+	// Drop entries (in map order, which is as good as any here) until a
+	// quarter of the budget is free, so this does not run on every put.
+	for p, o := range c.m {
+		if c.bytes <= c.budget*3/4 {
+			break
+		}
+		if p != path {
+			delete(c.m, p)
+			c.bytes -= o.cost
+		}
+	}
 }
 
 // NewBinder returns a Binder resolving libraries with r.
@@ -71,12 +108,6 @@ func NewBinder(r *rpath.Resolver) *Binder {
 // NewBinderWithCache returns a Binder sharing cache with others.
 func NewBinderWithCache(r *rpath.Resolver, cache *TableCache) *Binder {
 	return &Binder{resolver: r, tables: cache}
-}
-
-// tab returns a table loaded by loadTables or table.
-func (b *Binder) tab(path string) *symtab {
-	t, _ := b.tables.get(path)
-	return t
 }
 
 // prime hands f, which the caller has open, to the resolver and the table
@@ -132,40 +163,47 @@ func tableOf(f *elfx.File) (*symtab, error) {
 
 // loadTables reads the symbol tables of objs that are not cached yet, two
 // at a time (the machine's cores; the work is reading and decoding).
-func (b *Binder) loadTables(objs []*rpath.Object) error {
-	var todo []string
-	for _, o := range objs {
-		if _, ok := b.tables.get(o.Path); !ok {
-			todo = append(todo, o.Path)
+func (b *Binder) loadTables(objs []*rpath.Object) ([]*symtab, error) {
+	tabs := make([]*symtab, len(objs))
+	var todo []int
+	for i, o := range objs {
+		if t, ok := b.tables.get(o.Path); ok {
+			tabs[i] = t
+		} else {
+			todo = append(todo, i)
 		}
 	}
 	type result struct {
-		path string
-		t    *symtab
-		err  error
+		i   int
+		t   *symtab
+		err error
 	}
 	ch := make(chan result, len(todo))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for _, p := range todo {
+	for _, i := range todo {
 		sem <- struct{}{}
-		go func(p string) {
+		go func(i int) {
 			defer func() { <-sem }()
-			t, err := readTable(p)
-			ch <- result{p, t, err}
-		}(p)
+			t, err := readTable(objs[i].Path)
+			ch <- result{i, t, err}
+		}(i)
 	}
 	var first error
 	for range todo {
 		r := <-ch
 		if r.err != nil {
 			if first == nil {
-				first = fmt.Errorf("%s: %w", r.path, r.err)
+				first = fmt.Errorf("%s: %w", objs[r.i].Path, r.err)
 			}
 			continue
 		}
-		b.tables.put(r.path, r.t)
+		tabs[r.i] = r.t
+		b.tables.put(objs[r.i].Path, r.t)
 	}
-	return first
+	if first != nil {
+		return nil, first
+	}
+	return tabs, nil
 }
 
 // exportable reports whether a definition can satisfy references from
@@ -256,12 +294,13 @@ func (b *Binder) BindDynamic(ctx context.Context, path string, closure bool) (*D
 		obj *rpath.Object
 		tab *symtab
 	}
-	if err := b.loadTables(res.Objects); err != nil {
+	tabs, err := b.loadTables(res.Objects)
+	if err != nil {
 		return nil, err
 	}
 	var scope []loaded
-	for _, o := range res.Objects {
-		t := b.tab(o.Path)
+	for i, o := range res.Objects {
+		t := tabs[i]
 		scope = append(scope, loaded{o, t})
 		out.scope = append(out.scope, t)
 	}

@@ -184,3 +184,36 @@ func TestCheckHardLinksOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckTableBudget: a scan whose symbol tables do not all fit in the
+// cache's budget (here none does: every table evicts the others) reports
+// exactly what an unbounded one does.
+func TestCheckTableBudget(t *testing.T) {
+	checkTableBudget(t, testenv.Testdata("."), 1)
+}
+
+// TestCorpusCheckTableBudget is the same over the system's libraries with
+// a 4 MB budget.
+func TestCorpusCheckTableBudget(t *testing.T) {
+	testenv.Corpus(t)
+	checkTableBudget(t, "/usr/lib/x86_64-linux-gnu", 4<<20)
+}
+
+func checkTableBudget(t *testing.T, root string, budget int) {
+	run := func() string {
+		rep, err := symcheck.Check(context.Background(), []string{root}, symcheck.CheckOptions{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Findings) == 0 {
+			t.Fatalf("no findings over %s", root)
+		}
+		b, _ := json.Marshal(rep)
+		return string(b)
+	}
+	want := run()
+	defer symcheck.SetTableCacheBudget(budget)()
+	if got := run(); got != want {
+		t.Errorf("%s: with a %d-byte table budget the report differs from an unbounded scan", root, budget)
+	}
+}

@@ -300,14 +300,15 @@ func (rep *PrefixReport) duplicates(ctx context.Context, libDirs []string, o Pre
 		if err != nil {
 			continue
 		}
-		if err := b.loadTables(res.Objects); err != nil {
+		tabs, err := b.loadTables(res.Objects)
+		if err != nil {
 			continue
 		}
 		byKind := map[string][]string{}
-		for _, obj := range res.Objects {
+		for i, obj := range res.Objects {
 			k, ok := kinds[obj.Path]
 			if !ok {
-				k = kindOf(b.tab(obj.Path), obj.Soname)
+				k = kindOf(tabs[i], obj.Soname)
 				kinds[obj.Path] = k
 			}
 			if k != "" {

@@ -92,14 +92,14 @@ func (b *Binder) CheckUnwind(ctx context.Context, path string) (*UnwindResult, e
 }
 
 func (b *Binder) unwindFindings(res *rpath.Result, path string) (*UnwindResult, error) {
-	if err := b.loadTables(res.Objects); err != nil {
+	tabs, err := b.loadTables(res.Objects)
+	if err != nil {
 		return nil, err
 	}
 	out := &UnwindResult{File: path, Unwinders: []Unwinder{}, Findings: []Finding{}}
 	byPath := map[string]int{}
-	for _, o := range res.Objects {
-		t := b.tab(o.Path)
-		fl := classifyUnwinder(t)
+	for i, o := range res.Objects {
+		fl := classifyUnwinder(tabs[i])
 		if fl == "" {
 			continue
 		}
@@ -108,13 +108,12 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string) (*UnwindResult, 
 			Machine: elfx.MachineName(o.Header.Machine), Static: !isUnwinderLibrary(o.Soname, o.Path)})
 	}
 	// Who binds to which provider, in load order like ld.so.
-	for _, o := range res.Objects {
-		t := b.tab(o.Path)
-		for _, u := range t.unwindReferences() {
+	for i, o := range res.Objects {
+		for _, u := range tabs[i].unwindReferences() {
 			k := elfx.NewKey(u.Name)
 			var scratch []elfx.Symbol
-			for _, p := range res.Objects {
-				if b.tab(p.Path).matches(&k, u.Version, &scratch) {
+			for j, p := range res.Objects {
+				if tabs[j].matches(&k, u.Version, &scratch) {
 					if i, ok := byPath[p.Path]; ok {
 						out.Unwinders[i].BoundBy = appendUnique(out.Unwinders[i].BoundBy, o.Path)
 					}
