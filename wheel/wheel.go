@@ -227,7 +227,7 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 		}
 	}
 	if refused && !o.AllowUnresolved {
-		return p, fmt.Errorf("%w: %d finding(s); nothing was written (use --allow-unresolved or --allow-soname-change as the findings say)", ErrRefused, len(p.Findings))
+		return p, fmt.Errorf("%s: %w: %d finding(s); nothing was written (use --allow-unresolved or --allow-soname-change as the findings say)", input, ErrRefused, len(p.Findings))
 	}
 	if o.DryRun {
 		return p, nil

@@ -38,10 +38,10 @@ type fixture struct {
 	dir, prefix, wheel string
 }
 
-func build(t *testing.T) *fixture { return buildWith(t, "") }
+func build(t testing.TB) *fixture { return buildWith(t, "") }
 
 // buildWith builds the fixture with extra C source in the provider.
-func buildWith(t *testing.T, extra string) *fixture {
+func buildWith(t testing.TB, extra string) *fixture {
 	t.Helper()
 	gcc := testenv.Tool(t, "gcc", "gcc")
 	dir := t.TempDir()
@@ -487,4 +487,48 @@ func TestRelinkMemberLargerThanDeclared(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), provider) || !strings.Contains(err.Error(), "inflates to more than the size its header declares") {
 		t.Fatalf("a member larger than declared: %v", err)
 	}
+}
+
+// FuzzRelink: whatever the bytes of the wheel, relinking either fails with
+// nothing written and the input untouched, or writes a wheel that reads
+// back; it never panics.
+func FuzzRelink(f *testing.F) {
+	fx := build(f)
+	orig, err := os.ReadFile(fx.wheel)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(orig)
+	f.Add(orig[:len(orig)/2])
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		work, err := os.MkdirTemp(dir, "run")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer os.RemoveAll(work)
+		in := filepath.Join(work, wheelName)
+		if err := os.WriteFile(in, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(work, "out")
+		_, err = wheel.Relink(context.Background(), in, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out})
+		if got, _ := os.ReadFile(in); !bytes.Equal(got, b) {
+			t.Fatalf("the input changed (err %v)", err)
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), in) {
+				t.Errorf("the error does not name the wheel: %v", err)
+			}
+			if ents, _ := os.ReadDir(out); len(ents) != 0 {
+				t.Fatalf("failed (%v) but wrote %v", err, ents)
+			}
+			return
+		}
+		z, err := zip.OpenReader(filepath.Join(out, wheelName))
+		if err != nil {
+			t.Fatalf("relinked, but the result does not open: %v", err)
+		}
+		z.Close()
+	})
 }
