@@ -1,6 +1,8 @@
 package symcheck_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io/fs"
@@ -216,4 +218,39 @@ func checkTableBudget(t *testing.T, root string, budget int) {
 	if got := run(); got != want {
 		t.Errorf("%s: with a %d-byte table budget the report differs from an unbounded scan", root, budget)
 	}
+}
+
+// FuzzCheckWheel: check over a wheel of any bytes reports findings or a
+// clear error naming the wheel; it never panics.
+func FuzzCheckWheel(f *testing.F) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, name := range []string{"libexecstack.so", "libfoo.so.1", "libbe.so"} {
+		b, err := os.ReadFile(testenv.Testdata(name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		w, _ := zw.CreateHeader(&zip.FileHeader{Name: "pkg/" + name, Method: zip.Deflate})
+		w.Write(b)
+	}
+	w, _ := zw.Create("pkg-1.0.dist-info/RECORD")
+	w.Write([]byte("pkg/libfoo.so.1,,\n"))
+	zw.Close()
+	f.Add(buf.Bytes())
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(dir, "pkg-1.0-py3-none-linux_x86_64.whl")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range rep.Errors {
+			if !strings.Contains(e.Error, p) {
+				t.Errorf("error does not name the wheel: %s", e.Error)
+			}
+		}
+	})
 }
