@@ -318,6 +318,15 @@ func (c *FileCache) stat(p string) (os.FileInfo, error) {
 	return r.fi, r.err
 }
 
+// knowStat records fi as the answer to stat(p) unless there is one.
+func (c *FileCache) knowStat(p string, fi os.FileInfo) {
+	c.mu.Lock()
+	if _, ok := c.stats[p]; !ok {
+		c.stats[p] = statResult{fi: fi}
+	}
+	c.mu.Unlock()
+}
+
 // realDir is the directory a file at path really lives in (symbolic links
 // resolved), as filepath.Dir(filepath.EvalSymlinks(path)); directories are
 // resolved once.
@@ -374,6 +383,9 @@ func (r *Resolver) Prime(f *elfx.File) error {
 	if id == (fileID{}) {
 		return nil
 	}
+	// What the caller's open found is what os.Stat would say of the path
+	// (both follow symbolic links): resolving it needs no stat.
+	r.files.knowStat(f.Path, st)
 	if _, ok := r.files.get(id); ok {
 		return nil
 	}
