@@ -128,7 +128,7 @@ func OpenArchive(path string) (*Archive, error) {
 	}
 	// Member headers are read one by one; for archives of small members
 	// (libc.a has 1,700) the block cache turns that into a read per 4 KiB.
-	br := newBlockReader(h)
+	br := newBlockReader(h, st.Size())
 	a, err := NewArchiveSize(br, st.Size(), path)
 	if err != nil {
 		h.Close()

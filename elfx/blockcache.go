@@ -13,8 +13,9 @@ import (
 // places. Through the cache that is a handful of block reads. Reads larger
 // than two blocks go straight to the file.
 type blockReader struct {
-	r  io.ReaderAt
-	mu sync.Mutex
+	r    io.ReaderAt
+	size int64 // the file's size: no read asks past it (a short read would cost a second pread to find EOF)
+	mu   sync.Mutex
 	// The slots are reused round-robin; a scan of one file touches
 	// fewer blocks than there are slots.
 	slots    [blockSlots]*block
@@ -34,7 +35,7 @@ type block struct {
 	buf [blockSize]byte
 }
 
-func newBlockReader(r io.ReaderAt) *blockReader { return &blockReader{r: r} }
+func newBlockReader(r io.ReaderAt, size int64) *blockReader { return &blockReader{r: r, size: size} }
 
 func (b *blockReader) ReadAt(p []byte, off int64) (int, error) {
 	if off < 0 || len(p) > 2*blockSize {
@@ -77,7 +78,15 @@ func (b *blockReader) block(i int64) (*block, error) {
 	s := b.slots[b.next]
 	b.next = (b.next + 1) % blockSlots
 	s.idx = 0
-	m, err := b.r.ReadAt(s.buf[:], i<<blockShift)
+	want := int64(blockSize)
+	if rest := b.size - i<<blockShift; rest < want {
+		want = max(rest, 0)
+	}
+	if want == 0 {
+		s.idx, s.n = i+1, 0
+		return s, nil
+	}
+	m, err := b.r.ReadAt(s.buf[:want], i<<blockShift)
 	if err != nil && (err != io.EOF || m == 0) {
 		if err == io.EOF {
 			s.idx, s.n = i+1, 0

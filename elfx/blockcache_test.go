@@ -10,12 +10,14 @@ import (
 
 // countingReader counts the reads that reach the file.
 type countingReader struct {
-	r     io.ReaderAt
-	reads int
+	r      io.ReaderAt
+	reads  int
+	maxEnd int64 // the furthest byte any read asked for
 }
 
 func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
 	c.reads++
+	c.maxEnd = max(c.maxEnd, off+int64(len(p)))
 	return c.r.ReadAt(p, off)
 }
 
@@ -28,7 +30,7 @@ func TestBlockReaderMatchesFile(t *testing.T) {
 		data := make([]byte, size)
 		rng.Read(data)
 		want := bytes.NewReader(data)
-		got := newBlockReader(bytes.NewReader(data))
+		got := newBlockReader(bytes.NewReader(data), int64(size))
 		for i := 0; i < 2000; i++ {
 			off := rng.Int63n(int64(size) + blockSize)
 			n := rng.Intn(3*blockSize) + 1
@@ -53,7 +55,7 @@ func TestBlockReaderMatchesFile(t *testing.T) {
 func TestBlockReaderSavesReads(t *testing.T) {
 	data := make([]byte, 64*blockSize)
 	c := &countingReader{r: bytes.NewReader(data)}
-	br := newBlockReader(c)
+	br := newBlockReader(c, int64(len(data)))
 	var buf [64]byte
 	for _, off := range []int64{0, 0, 16, 64, 120, 4090} {
 		br.ReadAt(buf[:], off)
@@ -75,20 +77,40 @@ func TestBlockReaderSavesReads(t *testing.T) {
 	}
 }
 
+// TestBlockReaderStopsAtSize: the last, short block is one read of exactly
+// what is left; the file is never asked for bytes past its size (each such
+// ask is a pread that only says EOF).
+func TestBlockReaderStopsAtSize(t *testing.T) {
+	data := make([]byte, 3*blockSize+123)
+	c := &countingReader{r: bytes.NewReader(data)}
+	br := newBlockReader(c, int64(len(data)))
+	var buf [200]byte
+	n, err := br.ReadAt(buf[:], int64(len(data))-100)
+	if n != 100 || err != io.EOF {
+		t.Errorf("read over the end: %d, %v", n, err)
+	}
+	if c.reads != 1 || c.maxEnd > int64(len(data)) {
+		t.Errorf("%d reads reaching to %d for a file of %d bytes", c.reads, c.maxEnd, len(data))
+	}
+	if n, err := br.ReadAt(buf[:8], int64(len(data))+blockSize); n != 0 || err != io.EOF || c.reads != 1 {
+		t.Errorf("past the end: %d, %v after %d reads", n, err, c.reads)
+	}
+}
+
 type failingReader struct{}
 
 func (failingReader) ReadAt([]byte, int64) (int, error) { return 0, errors.New("disk on fire") }
 
 func TestBlockReaderError(t *testing.T) {
 	var b [8]byte
-	if _, err := newBlockReader(failingReader{}).ReadAt(b[:], 0); err == nil || err.Error() != "disk on fire" {
+	if _, err := newBlockReader(failingReader{}, 100).ReadAt(b[:], 0); err == nil || err.Error() != "disk on fire" {
 		t.Fatalf("error %v, want the file's", err)
 	}
 }
 
 func TestBlockReaderRelease(t *testing.T) {
 	data := []byte("0123456789")
-	br := newBlockReader(bytes.NewReader(data))
+	br := newBlockReader(bytes.NewReader(data), int64(len(data)))
 	var b [4]byte
 	br.ReadAt(b[:], 0)
 	br.release()

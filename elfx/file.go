@@ -131,7 +131,7 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openFile(h, newBlockReader(h), st, path)
+	return openFile(h, newBlockReader(h, st.Size()), st, path)
 }
 
 // openRegular opens path, which must be a regular file, and stats it.

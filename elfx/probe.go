@@ -27,7 +27,7 @@ func OpenProbe(path string) (*Probe, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Probe{Path: path, Info: st, h: h, br: newBlockReader(h)}
+	p := &Probe{Path: path, Info: st, h: h, br: newBlockReader(h, st.Size())}
 	p.br.mu.Lock()
 	blk, err := p.br.block(0)
 	if err == nil {
