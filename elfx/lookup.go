@@ -639,14 +639,24 @@ func (t *SymbolTable) UndefinedNamed(names ...string) (out []Symbol) {
 
 // DefinedWithPrefix returns the defined symbols whose names start with
 // prefix, scanning the raw table without decoding the others.
-func (t *SymbolTable) DefinedWithPrefix(prefix string) (out []Symbol) {
+func (t *SymbolTable) DefinedWithPrefix(prefix string) []Symbol {
+	return t.withPrefix(prefix, false)
+}
+
+// UndefinedWithPrefix returns the undefined symbols whose names start with
+// prefix, scanning the raw table without decoding the others.
+func (t *SymbolTable) UndefinedWithPrefix(prefix string) []Symbol {
+	return t.withPrefix(prefix, true)
+}
+
+func (t *SymbolTable) withPrefix(prefix string, undefined bool) (out []Symbol) {
 	if t.Err() != nil {
 		return nil
 	}
 	defer t.m.leave(t.m.enter())
 	p := []byte(prefix)
 	for i := 1; i < t.Len(); i++ {
-		if t.shndx(i) != elf.SHN_UNDEF && t.hasPrefix(i, p) {
+		if (t.shndx(i) == elf.SHN_UNDEF) == undefined && t.hasPrefix(i, p) {
 			out = append(out, t.symbol(i, nil))
 		}
 	}

@@ -56,6 +56,8 @@ type CheckOptions struct {
 	// WorkDir is the directory whose appearance in an RPATH counts as a
 	// build directory (default: the working directory).
 	WorkDir string
+
+	wantCK bool // a CK config is in the scan: workers read CK references
 }
 
 // SeverityOff disables a rule in CheckOptions.Severity.
@@ -120,11 +122,12 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	// learn what the file is and goes on with the same descriptor (a
 	// separate sniffing pass opened every file twice, on one core).
 	type result struct {
-		i        int
-		c        candidate
-		id       fileID
-		findings []Finding
-		err      error
+		i int
+		c candidate
+		scanned
+	}
+	for _, c := range cands {
+		opts.wantCK = opts.wantCK || c.kind == "ck"
 	}
 	jobs := make(chan int)
 	results := make(chan result)
@@ -143,7 +146,8 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 				c := cands[i]
 				r := result{i: i, c: c}
 				if c.kind != "ck" {
-					r.c.kind, r.id, r.findings, r.err = checkFile(ctx, b, c, &opts)
+					r.scanned = checkFile(ctx, b, c, &opts)
+					r.c.kind = r.kind
 				}
 				results <- r
 			}
@@ -171,7 +175,7 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	}
 	// Hard links: the first path in walk order speaks for the inode.
 	first := map[fileID]int{}
-	var elfs []string
+	consumers := map[string][]string{}
 	keep := func(r *result) bool {
 		if r == nil || r.c.kind == "" {
 			return false
@@ -182,8 +186,8 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 			}
 			first[r.id] = r.i
 		}
-		if r.c.kind == "elf" {
-			elfs = append(elfs, r.c.path)
+		if len(r.ckRefs) > 0 {
+			consumers[r.c.path] = r.ckRefs
 		}
 		return true
 	}
@@ -197,10 +201,11 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 		}
 	}
 	// A composable_kernel config is checked against the ELF files of the
-	// scan (its consumers), so after all of them are known.
+	// scan that reference CK instances (its consumers), so after all of
+	// them are known.
 	for _, r := range kept {
 		if r.c.kind == "ck" && ctx.Err() == nil {
-			r.findings, r.err = checkCK(r.c.path, elfs)
+			r.findings, r.err = checkCK(r.c.path, consumers)
 		}
 	}
 	for _, r := range kept {
@@ -301,84 +306,111 @@ func collect(ctx context.Context, roots []string) ([]candidate, error) {
 	return out, nil
 }
 
-// checkCK checks a composable_kernel CMake config; the ELF files of the
-// scan that reference CK are its consumers.
-func checkCK(path string, elfs []string) ([]Finding, error) {
-	var consumers []string
-	for _, p := range elfs {
-		if refs, err := ckReferences(p); err == nil && len(refs) > 0 {
-			consumers = append(consumers, p)
-		}
+// checkCK checks a composable_kernel CMake config against the scan's
+// consumers (their CK references by path, read during the scan).
+func checkCK(path string, consumers map[string][]string) ([]Finding, error) {
+	paths := make([]string, 0, len(consumers))
+	for p := range consumers {
+		paths = append(paths, p)
 	}
-	rep, err := CheckCK(path, CKOptions{MissingSeverity: SeverityWarning, Consumers: consumers})
+	sort.Strings(paths)
+	rep, err := CheckCK(path, CKOptions{MissingSeverity: SeverityWarning, Consumers: paths, consumerRefs: consumers})
 	if err != nil {
 		return nil, err
 	}
 	return rep.Findings, nil
 }
 
+// scanned is what a worker found in one file.
+type scanned struct {
+	kind     string // "" for a file none of the checks applies to
+	id       fileID
+	findings []Finding
+	err      error
+	ckRefs   []string // undefined CK instance functions (when a CK config is in the scan)
+}
+
 // checkFile opens c once, decides from its first bytes what it is, and
-// runs the checks for that kind. kind is "" for a file that is none of
-// the kinds checked (or could not be opened, as a walk skips it).
-func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) (kind string, id fileID, _ []Finding, _ error) {
+// runs the checks for that kind. A file that could not be opened is
+// skipped, as a walk skips it.
+func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) (sc scanned) {
 	p, err := elfx.OpenProbe(c.path)
 	if err != nil {
-		return "", id, nil, nil
+		return sc
 	}
-	id = elfx.IDOf(p.Info)
+	sc.id = elfx.IDOf(p.Info)
 	k := p.Kind()
 	switch {
 	case k == elfx.KindELF:
+		sc.kind = "elf"
 		f, err := p.ELF()
 		if err != nil {
-			return "elf", id, nil, err
+			sc.err = err
+			return sc
 		}
-		fs, err := checkELF(ctx, b, f, c, opts)
-		return "elf", id, fs, err
+		sc.findings, sc.err = checkELF(ctx, b, f, c, opts, &sc)
 	case k == elfx.KindArchive || k == elfx.KindThinArchive:
+		sc.kind = "archive"
 		// The LLVMInitialize* diagnosis is the one archive check in a
 		// prefix scan; it runs on archives that hold LLVM or MLIR code.
 		related, err := llvmRelated(p)
 		p.Close()
 		if err != nil || !related {
-			return "archive", id, nil, err
+			sc.err = err
+			return sc
 		}
 		res, err := CheckLinkInputs(ctx, []string{c.path})
 		if err != nil {
-			return "archive", id, nil, err
+			sc.err = err
+			return sc
 		}
 		var names []string
 		for n := range res.Unresolved {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return "archive", id, llvmFinding(c.path, DiagnoseLLVM(names, func(n string) bool { return res.Defined[n] }, nil)), nil
+		sc.findings = llvmFinding(c.path, DiagnoseLLVM(names, func(n string) bool { return res.Defined[n] }, nil))
 	case bytes.HasPrefix(p.Head, []byte("PK\x03\x04")) && strings.HasSuffix(c.path, ".whl"):
+		sc.kind = "wheel"
 		p.Close()
-		fs, err := checkWheel(c.path, opts)
-		return "wheel", id, fs, err
+		sc.findings, sc.err = checkWheel(c.path, opts)
+	default:
+		p.Close()
 	}
-	p.Close()
-	return "", id, nil, nil
+	return sc
 }
 
 // checkELF runs the hygiene rules and binds the dynamic symbols of f,
 // which it closes.
-func checkELF(ctx context.Context, b *Binder, f *elfx.File, c candidate, opts *CheckOptions) ([]Finding, error) {
+func checkELF(ctx context.Context, b *Binder, f *elfx.File, c candidate, opts *CheckOptions, sc *scanned) ([]Finding, error) {
+	// The references to composable_kernel instances, for a CK install in
+	// the scan, are read now, from the open file and its table.
+	ckRefs := func(t *elfx.SymbolTable) {
+		if opts.wantCK {
+			sc.ckRefs, _ = ckRefsOf(f, t)
+		}
+	}
 	out, err := hygiene(f, c.path, opts)
 	if err != nil {
 		f.Close()
 		return out, err
 	}
 	if f.Type != elf.ET_DYN && f.Type != elf.ET_EXEC {
+		ckRefs(nil)
 		f.Close()
 		return out, nil
 	}
 	if _, derr := f.Dynamic(); derr != nil {
+		ckRefs(nil)
 		f.Close()
 		return out, nil
 	}
 	b.prime(f)
+	if t, ok := b.tables.get(c.path); ok {
+		ckRefs(t.tab)
+	} else {
+		ckRefs(nil)
+	}
 	f.Close()
 	dr, err := b.BindDynamic(ctx, c.path, false)
 	if err != nil {

@@ -58,6 +58,9 @@ type CKOptions struct {
 	// Consumers are files (libMIOpen.so, objects) whose undefined
 	// add_device_…_instances references must be defined by the install.
 	Consumers []string
+	// consumerRefs holds the references of consumers a caller has already
+	// read (check's scan), by path, so they are not read again.
+	consumerRefs map[string][]string
 	// MissingSeverity is the severity of a missing required component
 	// (default error; check uses warning when it only knows what the
 	// config advertises).
@@ -245,7 +248,7 @@ func CheckCK(prefix string, opts CKOptions) (*CKReport, error) {
 	}
 	sort.Strings(rep.GPUTargets)
 	if len(opts.Consumers) > 0 {
-		if err := checkCKConsumers(rep, opts.Consumers); err != nil {
+		if err := checkCKConsumers(rep, opts.Consumers, opts.consumerRefs); err != nil {
 			return nil, err
 		}
 	}
@@ -364,7 +367,7 @@ func componentFor(demangled string) string {
 	return "device_other_operations"
 }
 
-func checkCKConsumers(rep *CKReport, consumers []string) error {
+func checkCKConsumers(rep *CKReport, consumers []string, known map[string][]string) error {
 	defined := map[string]bool{}
 	for _, c := range rep.Components {
 		for _, t := range c.Targets {
@@ -382,9 +385,12 @@ func checkCKConsumers(rep *CKReport, consumers []string) error {
 		}
 	}
 	for _, p := range consumers {
-		refs, err := ckReferences(p)
-		if err != nil {
-			return err
+		refs, ok := known[p]
+		if !ok {
+			var err error
+			if refs, err = ckReferences(p); err != nil {
+				return err
+			}
 		}
 		for _, r := range refs {
 			if defined[r] {
@@ -419,19 +425,10 @@ func ckReferences(p string) ([]string, error) {
 	}
 	var out []string
 	collect := func(f *elfx.File) error {
-		var syms []elfx.Symbol
-		var err error
-		if f.Type == elf.ET_REL {
-			syms, err = f.Symbols()
-		} else {
-			var t *elfx.SymbolTable
-			if t, err = f.DynamicSymbolTable(); err == nil {
-				syms = t.Undefined()
-			}
-		}
-		for _, s := range syms {
-			if !s.Defined() && isCKInstance(s.Name) && !slices.Contains(out, s.Name) {
-				out = append(out, s.Name)
+		refs, err := ckRefsOf(f, nil)
+		for _, r := range refs {
+			if !slices.Contains(out, r) {
+				out = append(out, r)
 			}
 		}
 		return err
@@ -459,6 +456,30 @@ func ckReferences(p string) ([]string, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("%s: %w and not an ar archive", p, elfx.ErrNotELF)
+}
+
+// ckRefsOf returns the undefined CK instance functions f references; t,
+// when not nil, is f's dynamic symbol table already in hand.
+func ckRefsOf(f *elfx.File, t *elfx.SymbolTable) ([]string, error) {
+	var syms []elfx.Symbol
+	var err error
+	switch {
+	case f.Type == elf.ET_REL:
+		syms, err = f.Symbols()
+	case t != nil:
+		syms = t.UndefinedWithPrefix(ckInstancePrefix)
+	default:
+		if t, err = f.DynamicSymbolTable(); err == nil {
+			syms = t.UndefinedWithPrefix(ckInstancePrefix)
+		}
+	}
+	var out []string
+	for _, s := range syms {
+		if !s.Defined() && isCKInstance(s.Name) && !slices.Contains(out, s.Name) {
+			out = append(out, s.Name)
+		}
+	}
+	return out, err
 }
 
 // explainCK adds the likely cause to component findings, from the GPU
