@@ -578,6 +578,10 @@ func isBuildDir(e, workdir string) bool {
 }
 
 // checkWheel runs the file-level rules on the ELF files inside a wheel.
+// maxWheelMember is the largest ELF member of a wheel check extracts
+// (ROCm's largest libraries are under 2 GiB).
+const maxWheelMember = 8 << 30
+
 func checkWheel(path string, opts *CheckOptions) ([]Finding, error) {
 	zr, err := zip.OpenReader(path)
 	if err != nil {
@@ -598,6 +602,13 @@ func checkWheel(path string, opts *CheckOptions) ([]Finding, error) {
 		if n < 4 || string(m[:]) != elf.ELFMAG {
 			rc.Close()
 			continue
+		}
+		// The member is extracted to be parsed; its declared size bounds
+		// what archive/zip lets through, and that size is bounded here so
+		// a wheel cannot make a scan fill the temporary directory.
+		if zf.UncompressedSize64 > maxWheelMember {
+			rc.Close()
+			return out, fmt.Errorf("%s!/%s: declares %d bytes, more than check extracts (%d)", path, zf.Name, zf.UncompressedSize64, uint64(maxWheelMember))
 		}
 		tmp, err := os.CreateTemp("", "rocmdoctor-wheel-*.so")
 		if err != nil {

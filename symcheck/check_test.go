@@ -3,8 +3,10 @@ package symcheck_test
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"context"
 	"encoding/json"
+	"hash/crc32"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -253,4 +255,35 @@ func FuzzCheckWheel(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A wheel whose ELF member declares more than check extracts is an error
+// naming the member, and nothing that size is written.
+func TestCheckWheelHugeMember(t *testing.T) {
+	elfBytes, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var comp bytes.Buffer
+	fw, _ := flate.NewWriter(&comp, flate.BestSpeed)
+	fw.Write(elfBytes)
+	fw.Close()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: "pkg/libbomb.so", Method: zip.Deflate,
+		CRC32: crc32.ChecksumIEEE(elfBytes), CompressedSize64: uint64(comp.Len()), UncompressedSize64: 64 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(comp.Bytes())
+	zw.Close()
+	p := filepath.Join(t.TempDir(), "pkg-1.0-py3-none-linux_x86_64.whl")
+	os.WriteFile(p, buf.Bytes(), 0o644)
+	rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0].Error, p+"!/pkg/libbomb.so: declares 68719476736 bytes") {
+		t.Errorf("errors = %+v", rep.Errors)
+	}
 }
