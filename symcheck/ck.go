@@ -418,44 +418,41 @@ func shortName(demangled, raw string) string {
 
 // ckReferences returns the undefined CK instance functions a file (shared
 // library, executable, object or archive) references.
-func ckReferences(p string) ([]string, error) {
-	kind, err := elfx.SniffFile(p)
+func ckReferences(path string) ([]string, error) {
+	p, err := elfx.OpenProbe(path)
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	collect := func(f *elfx.File) error {
-		refs, err := ckRefsOf(f, nil)
-		for _, r := range refs {
-			if !slices.Contains(out, r) {
-				out = append(out, r)
-			}
-		}
-		return err
-	}
-	switch kind {
+	switch p.Kind() {
 	case elfx.KindELF:
-		f, err := elfx.Open(p)
+		f, err := p.ELF()
 		if err != nil {
 			return nil, err
 		}
 		defer f.Close()
-		err = collect(f)
-		return out, err
+		return ckRefsOf(f, nil)
 	case elfx.KindArchive, elfx.KindThinArchive:
-		a, err := elfx.OpenArchive(p)
+		defer p.Close()
+		a, err := elfx.NewArchiveSize(p, p.Info.Size(), path)
 		if err != nil {
 			return nil, err
 		}
 		defer a.Close()
+		var out []string
 		for i := range a.Members {
 			if f, err := a.OpenELF(i); err == nil {
-				collect(f)
+				refs, _ := ckRefsOf(f, nil)
+				for _, r := range refs {
+					if !slices.Contains(out, r) {
+						out = append(out, r)
+					}
+				}
 			}
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("%s: %w and not an ar archive", p, elfx.ErrNotELF)
+	p.Close()
+	return nil, fmt.Errorf("%s: %w and not an ar archive", path, elfx.ErrNotELF)
 }
 
 // ckRefsOf returns the undefined CK instance functions f references; t,
