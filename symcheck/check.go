@@ -372,8 +372,8 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		sc.findings = llvmFinding(c.path, DiagnoseLLVM(names, func(n string) bool { return res.Defined[n] }, nil))
 	case bytes.HasPrefix(p.Head, []byte("PK\x03\x04")) && strings.HasSuffix(c.path, ".whl"):
 		sc.kind = "wheel"
+		sc.findings, sc.err = checkWheel(p, opts)
 		p.Close()
-		sc.findings, sc.err = checkWheel(c.path, opts)
 	default:
 		p.Close()
 	}
@@ -582,12 +582,12 @@ func isBuildDir(e, workdir string) bool {
 // (ROCm's largest libraries are under 2 GiB).
 const maxWheelMember = 8 << 30
 
-func checkWheel(path string, opts *CheckOptions) ([]Finding, error) {
-	zr, err := zip.OpenReader(path)
+func checkWheel(p *elfx.Probe, opts *CheckOptions) ([]Finding, error) {
+	path := p.Path
+	zr, err := zip.NewReader(p, p.Info.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	defer zr.Close()
 	var out []Finding
 	for _, zf := range zr.File {
 		if zf.FileInfo().IsDir() || zf.UncompressedSize64 < 64 {
