@@ -174,13 +174,13 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 		got[r.i] = &r
 	}
 	// Hard links: the first path in walk order speaks for the inode.
-	first := map[fileID]int{}
+	first := map[elfx.FileID]int{}
 	consumers := map[string][]string{}
 	keep := func(r *result) bool {
 		if r == nil || r.c.kind == "" {
 			return false
 		}
-		if r.id != (fileID{}) {
+		if r.id != (elfx.FileID{}) {
 			if _, dup := first[r.id]; dup {
 				return false
 			}
@@ -255,12 +255,10 @@ func relTo(root, p string) string {
 	return p
 }
 
-type fileID = elfx.FileID
-
-func statID(path string) fileID {
+func statID(path string) elfx.FileID {
 	st, err := os.Stat(path)
 	if err != nil {
-		return fileID{}
+		return elfx.FileID{}
 	}
 	return elfx.IDOf(st)
 }
@@ -324,7 +322,7 @@ func checkCK(path string, consumers map[string][]string) ([]Finding, error) {
 // scanned is what a worker found in one file.
 type scanned struct {
 	kind     string // "" for a file none of the checks applies to
-	id       fileID
+	id       elfx.FileID
 	findings []Finding
 	err      error
 	ckRefs   []string // undefined CK instance functions (when a CK config is in the scan)

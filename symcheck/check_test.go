@@ -168,7 +168,7 @@ func TestCheckHardLinksOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.Link(first, filepath.Join(dir, "b", "libmissing.so")); err != nil {
-		t.Skipf("no hard links here: %v", err)
+		t.Fatalf("making a hard link: %v", err)
 	}
 	for range 5 {
 		rep, err := symcheck.Check(context.Background(), []string{dir}, symcheck.CheckOptions{Workers: 2})
