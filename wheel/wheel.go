@@ -294,16 +294,20 @@ func stage(input, work string) (*dist, error) {
 // time (a wheel holds a few large libraries, and inflating is the slow
 // part), indexing the deflate blocks of each.
 func stageWheel(d *dist, input, work string) error {
-	zr, err := zip.OpenReader(input)
-	if err != nil {
-		return fmt.Errorf("%s: %w", input, err)
-	}
-	defer zr.Close()
 	raw, err := os.Open(input)
 	if err != nil {
 		return err
 	}
 	defer raw.Close()
+	st, err := raw.Stat()
+	if err != nil {
+		return err
+	}
+	// One descriptor for the directory and for the members' raw data.
+	zr, err := zip.NewReader(raw, st.Size())
+	if err != nil {
+		return fmt.Errorf("%s: %w", input, err)
+	}
 	var elfs []*zip.File
 	at := map[string]int{} // a name listed twice: the later entry wins
 	for _, zf := range zr.File {
