@@ -294,20 +294,11 @@ func stage(input, work string) (*dist, error) {
 // time (a wheel holds a few large libraries, and inflating is the slow
 // part), indexing the deflate blocks of each.
 func stageWheel(d *dist, input, work string) error {
-	raw, err := os.Open(input)
+	raw, zr, err := openWheel(input)
 	if err != nil {
 		return err
 	}
 	defer raw.Close()
-	st, err := raw.Stat()
-	if err != nil {
-		return err
-	}
-	// One descriptor for the directory and for the members' raw data.
-	zr, err := zip.NewReader(raw, st.Size())
-	if err != nil {
-		return fmt.Errorf("%s: %w", input, err)
-	}
 	var elfs []*zip.File
 	at := map[string]int{} // a name listed twice: the later entry wins
 	for _, zf := range zr.File {
@@ -355,6 +346,24 @@ func stageWheel(d *dist, input, work string) error {
 		d.elfs = append(d.elfs, zf.Name)
 	}
 	return nil
+}
+
+// openWheel opens a wheel once for both its directory and its members'
+// raw data (the splice and the raw copies read it directly).
+func openWheel(path string) (*os.File, *zip.Reader, error) {
+	raw, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := raw.Stat()
+	if err == nil {
+		var zr *zip.Reader
+		if zr, err = zip.NewReader(raw, st.Size()); err == nil {
+			return raw, zr, nil
+		}
+	}
+	raw.Close()
+	return nil, nil, fmt.Errorf("%s: %w", path, err)
 }
 
 // sniffMember reports whether a member starts with the ELF magic. Shorter

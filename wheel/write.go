@@ -127,12 +127,7 @@ func replaceFile(src, dst string) error {
 // recompression, same order, times and attributes), changed ELFs from the
 // staged copies, RECORD regenerated, signatures dropped.
 func writeWheel(d *dist, p *Plan, o Options, changed, dropped map[string]bool) error {
-	zr, err := zip.OpenReader(d.input)
-	if err != nil {
-		return err
-	}
-	defer zr.Close()
-	raw, err := os.Open(d.input)
+	raw, zr, err := openWheel(d.input)
 	if err != nil {
 		return err
 	}
