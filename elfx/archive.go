@@ -515,25 +515,15 @@ func (a *Archive) MemberPath(i int) string {
 	return fmt.Sprintf("%s(%s)", nameOr(a.Path), a.Members[i].Name)
 }
 
-// EachIndexName calls fn with each name in the symbol index of the archive
-// at path, stopping when fn returns false, without reading any member
-// header but the index's own: deciding what an archive defines costs one
-// read instead of one per member (libc.a has 1,700). The name passed to fn
-// is only valid during the call. ok is false when the archive does not
-// start with a GNU index ("/" or "/SYM64/"; BSD archives and archives
-// without an index): the caller falls back to OpenArchive.
-func EachIndexName(path string, fn func(name []byte) bool) (ok bool, err error) {
-	h, st, err := openRegular(path)
-	if err != nil {
-		return false, err
-	}
-	defer h.Close()
-	return EachIndexNameAt(h, st.Size(), path, fn)
-}
-
-// EachIndexNameAt is EachIndexName for an archive of the given size read
-// from r; name is used in errors.
-func EachIndexNameAt(r io.ReaderAt, size int64, name string, fn func(name []byte) bool) (ok bool, err error) {
+// EachIndexName calls fn with each name in the symbol index of an archive
+// of the given size read from r (name is used in errors), stopping when fn
+// returns false, without reading any member header but the index's own:
+// deciding what an archive defines costs one read instead of one per
+// member (libc.a has 1,700). The name passed to fn is only valid during
+// the call. ok is false when the archive does not start with a GNU index
+// ("/" or "/SYM64/"; BSD archives and archives without an index): the
+// caller falls back to OpenArchive.
+func EachIndexName(r io.ReaderAt, size int64, name string, fn func(name []byte) bool) (ok bool, err error) {
 	fail := func(off int64, what string, err error) (bool, error) {
 		return false, &FormatError{Path: name, Offset: off, What: what, Err: err}
 	}

@@ -1,6 +1,7 @@
 package elfx_test
 
 import (
+	"bytes"
 	"debug/elf"
 	"errors"
 	"os"
@@ -421,7 +422,14 @@ func TestEachIndexName(t *testing.T) {
 			for _, s := range a.Symbols {
 				want = append(want, s.Name)
 			}
-			ok, err := elfx.EachIndexName(path, func(n []byte) bool { got = append(got, string(n)); return true })
+			fh, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fh.Close()
+			st, _ := fh.Stat()
+			each := func(fn func([]byte) bool) (bool, error) { return elfx.EachIndexName(fh, st.Size(), path, fn) }
+			ok, err := each(func(n []byte) bool { got = append(got, string(n)); return true })
 			if err != nil || ok != tt.ok {
 				t.Fatalf("ok, err = %v, %v; want %v", ok, err, tt.ok)
 			}
@@ -435,13 +443,17 @@ func TestEachIndexName(t *testing.T) {
 				t.Errorf("names = %v, want %v", got, want)
 			}
 			calls := 0
-			elfx.EachIndexName(path, func([]byte) bool { calls++; return false })
+			each(func([]byte) bool { calls++; return false })
 			if calls != 1 {
 				t.Errorf("fn called %d times after returning false", calls)
 			}
 		})
 	}
-	if _, err := elfx.EachIndexName(testenv.Testdata("libbe.so"), func([]byte) bool { return true }); !errors.Is(err, elfx.ErrNotArchive) {
+	be, err := os.ReadFile(testenv.Testdata("libbe.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := elfx.EachIndexName(bytes.NewReader(be), int64(len(be)), "libbe.so", func([]byte) bool { return true }); !errors.Is(err, elfx.ErrNotArchive) {
 		t.Errorf("an ELF file: err = %v, want ErrNotArchive", err)
 	}
 }

@@ -97,7 +97,7 @@ func FuzzArchive(f *testing.F) {
 		f.Add(readFixture(f, n))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		elfx.EachIndexNameAt(bytes.NewReader(b), int64(len(b)), "fuzz", func([]byte) bool { return true })
+		elfx.EachIndexName(bytes.NewReader(b), int64(len(b)), "fuzz", func([]byte) bool { return true })
 		a, err := elfx.NewArchiveSize(bytes.NewReader(b), int64(len(b)), "fuzz")
 		if err != nil {
 			return

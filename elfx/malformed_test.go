@@ -228,7 +228,7 @@ func TestArchiveMalformed(t *testing.T) {
 		binary.BigEndian.PutUint32(b[8+60:], 0x7fffffff)
 		_, err := elfx.NewArchiveSize(bytes.NewReader(b), int64(len(b)), "fixture")
 		wantFormatError(t, err, 8+60, "count")
-		_, err = elfx.EachIndexNameAt(bytes.NewReader(b), int64(len(b)), "fixture", func([]byte) bool { return true })
+		_, err = elfx.EachIndexName(bytes.NewReader(b), int64(len(b)), "fixture", func([]byte) bool { return true })
 		wantFormatError(t, err, 8+60, "count")
 	})
 	t.Run("truncations", func(t *testing.T) {
@@ -236,7 +236,7 @@ func TestArchiveMalformed(t *testing.T) {
 			// The index-only reader fails cleanly or agrees with the
 			// full parse wherever both succeed.
 			var names []string
-			ok, ierr := elfx.EachIndexNameAt(bytes.NewReader(good[:n]), int64(n), "fixture", func(b []byte) bool { names = append(names, string(b)); return true })
+			ok, ierr := elfx.EachIndexName(bytes.NewReader(good[:n]), int64(n), "fixture", func(b []byte) bool { names = append(names, string(b)); return true })
 			a, err := elfx.NewArchiveSize(bytes.NewReader(good[:n]), int64(n), "fixture")
 			if err != nil {
 				continue

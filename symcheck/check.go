@@ -446,7 +446,7 @@ func llvmRelated(p *elfx.Probe) (bool, error) {
 			bytes.HasPrefix(n, []byte("_ZN4mlir")) || bytes.HasPrefix(n, []byte("mlir"))
 	}
 	related := false
-	ok, err := elfx.EachIndexNameAt(p, p.Info.Size(), p.Path, func(n []byte) bool {
+	ok, err := elfx.EachIndexName(p, p.Info.Size(), p.Path, func(n []byte) bool {
 		related = llvmName(n)
 		return !related
 	})
