@@ -18,7 +18,7 @@ import (
 // TestCorpusEditsKeepLibrariesLoadable is the CI tier: every shared library
 // under /usr/lib/x86_64-linux-gnu (plus libLLVM-15 and libamdhip64), on a
 // copy, gets a longer RUNPATH, a replaced and an added NEEDED and a new
-// SONAME; readelf -a must not warn and the library must still load with the
+// SONAME, then a still longer RUNPATH in a second call; readelf -a must not warn and the library must still load with the
 // real loader (a dlopen harness). Debian's patchelf gets the same edits on
 // separate copies, and where it fails and rocmdoctor does not is reported.
 func TestCorpusEditsKeepLibrariesLoadable(t *testing.T) {
@@ -142,6 +142,17 @@ func editOne(src, dir, harness, readelf, patchelfBin string) error {
 		if perr != nil {
 			err = fmt.Errorf("patchelf: %v %s", perr, out)
 		}
+	}
+	if err != nil {
+		return err
+	}
+	// A second growing edit: where the first left .dynstr at the end of
+	// the file, ours extends it in place.
+	rpath2 := rpath + ":/opt/rocm-6.3.0/lib/grown/by/a/second/edit"
+	if patchelfBin == "" {
+		_, err = patchelf.EditFile(dst, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: rpath2}}, patchelf.Options{}, patchelf.WriteOptions{})
+	} else if out, perr := exec.Command(patchelfBin, "--set-rpath", rpath2, dst).CombinedOutput(); perr != nil {
+		err = fmt.Errorf("patchelf (second edit): %v %s", perr, out)
 	}
 	if err != nil {
 		return err

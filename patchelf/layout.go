@@ -75,6 +75,16 @@ func (m *model) layout() (*Plan, error) {
 	if m.interp != nil && interpIdx >= 0 && uint64(len(*m.interp)+1) > m.phdrs[interpIdx].Filesz {
 		interpMoves = true
 	}
+	// A grown .dynstr that already ends the file and the last PT_LOAD
+	// (where patchelf, or an earlier growing edit of ours, put it) grows
+	// where it is: the file grows by the new strings instead of by a whole
+	// new copy of the table on every edit.
+	extend := -1
+	if strMoves && !dynMoves && !interpMoves && !m.addGNUStack {
+		if extend = m.tailLoad(); extend >= 0 {
+			strMoves = false
+		}
+	}
 	needSegment := m.addGNUStack || dynMoves || strMoves || interpMoves
 
 	phdrs := append([]phdr(nil), m.phdrs...)
@@ -192,9 +202,35 @@ func (m *model) layout() (*Plan, error) {
 	// written from m.str itself (the segment's tail) rather than copied.
 	var strOff uint64
 	if m.dyn != nil {
-		if strMoves {
+		switch {
+		case strMoves:
 			p.Moved = append(p.Moved, ".dynstr")
-		} else {
+		case extend >= 0:
+			// m.orig was let go when the table grew; the old part is read
+			// again to patch only what changed in it.
+			orig, err := readAt(m.f, m.dyn.StrTab, m.origLen)
+			if err != nil {
+				return nil, m.errf("reading .dynstr: %v", err)
+			}
+			for _, r := range diffRanges(orig, m.str[:m.origLen]) {
+				patch(m.dyn.StrTab+int64(r[0]), append([]byte(nil), m.str[r[0]:r[1]]...), ".dynstr")
+			}
+			p.Extended = ".dynstr"
+			p.AppendOffset = m.dyn.StrTab + int64(m.origLen)
+			p.AppendTail = m.str[m.origLen:]
+			p.AppendSize = len(p.AppendTail)
+			p.NewSize = max(p.NewSize, p.AppendOffset+int64(p.AppendSize))
+			m.setVal(elf.DT_STRSZ, uint64(len(m.str)))
+			ld := &phdrs[extend]
+			end := uint64(m.dyn.StrTab) + uint64(len(m.str)) - ld.Off
+			ld.Filesz, ld.Memsz = max(ld.Filesz, end), max(ld.Memsz, end)
+			for i, s := range m.f.ELF().Sections {
+				if s.Type == elf.SHT_STRTAB && int64(s.Offset) == m.dyn.StrTab {
+					m.patchSections(patch, map[int][2]uint64{i: {s.Offset, uint64(len(m.str))}},
+						func(off uint64) uint64 { return off - ld.Off + ld.Vaddr })
+				}
+			}
+		default:
 			for _, r := range diffRanges(m.orig, m.str) {
 				patch(m.dyn.StrTab+int64(r[0]), append([]byte(nil), m.str[r[0]:r[1]]...), ".dynstr")
 			}
@@ -319,7 +355,7 @@ func (m *model) layout() (*Plan, error) {
 	// .gnu.version_r file names, .gnu.version entries.
 	for field, name := range m.verneedFile {
 		off := m.intern(name, 0, false)
-		if !strMoves && off >= uint64(m.origLen) {
+		if !strMoves && extend < 0 && off >= uint64(m.origLen) {
 			return nil, m.errf("internal error: version requirement name %q not in the string table", name)
 		}
 		b := make([]byte, 4)
@@ -375,6 +411,69 @@ func (m *model) layout() (*Plan, error) {
 		p.expect.needs[name] = true
 	}
 	return p, nil
+}
+
+// tailLoad returns the index of the PT_LOAD that .dynstr can grow in
+// place at the end of, or -1. The table must end the file (nothing after
+// it but zero padding; no section header table) and its segment, which
+// must be the last in memory with no zero-filled tail, so that the bytes
+// appended to the file extend the table and nothing else.
+func (m *model) tailLoad() int {
+	strEnd := uint64(m.dyn.StrTab) + uint64(m.origLen)
+	if uint64(m.f.Size) > strEnd && !m.onlyPaddingAfter(strEnd) {
+		return -1
+	}
+	found := -1
+	var top uint64
+	for i, ph := range m.phdrs {
+		if ph.Type != elf.PT_LOAD {
+			continue
+		}
+		top = max(top, ph.Vaddr)
+		if ph.Off <= uint64(m.dyn.StrTab) && strEnd <= ph.Off+ph.Filesz {
+			found = i
+		}
+	}
+	if found < 0 {
+		return -1
+	}
+	ld := m.phdrs[found]
+	if ld.Vaddr != top || ld.Filesz != ld.Memsz || ld.Off+ld.Filesz < uint64(m.f.Size) {
+		return -1
+	}
+	var shoff uint64
+	if m.is64 {
+		shoff = m.bo.Uint64(m.ehdr[40:])
+	} else {
+		shoff = uint64(m.bo.Uint32(m.ehdr[32:]))
+	}
+	if shoff >= strEnd {
+		return -1
+	}
+	for _, s := range m.f.ELF().Sections {
+		if s.Type != elf.SHT_NOBITS && s.Size > 0 && s.Offset+s.Size > strEnd && int64(s.Offset) != m.dyn.StrTab {
+			return -1
+		}
+	}
+	// A 32-bit file must still fit its address space.
+	if !m.is64 && ld.Vaddr+ld.Memsz+uint64(len(m.str)-m.origLen) > 1<<32-1 {
+		return -1
+	}
+	return found
+}
+
+// onlyPaddingAfter reports whether the file holds only zero bytes from off
+// to its end (alignment padding after a table, at most a page).
+func (m *model) onlyPaddingAfter(off uint64) bool {
+	n := uint64(m.f.Size) - off
+	if n > m.pageSize() {
+		return false
+	}
+	b, err := readAt(m.f, int64(off), int(n))
+	if err != nil {
+		return false
+	}
+	return bytes.Count(b, []byte{0}) == len(b)
 }
 
 // makeRoom returns the sections that must move so that a program header

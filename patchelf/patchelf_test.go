@@ -148,6 +148,54 @@ func TestRepeatedEditsDoNotGrow(t *testing.T) {
 	}
 }
 
+// TestSecondGrowingEditExtendsInPlace: after a growing edit has put
+// .dynstr at the end of the file in a segment of its own, a second growing
+// edit extends that segment by the new strings instead of appending
+// another copy of the whole table (patchelf grows the file by the table on
+// every such edit), on every byte order and class.
+func TestSecondGrowingEditExtendsInPlace(t *testing.T) {
+	for _, name := range []string{"libfoo.so.1", "hello", "libi386.so", "libbe.so", "libsysv.so"} {
+		t.Run(name, func(t *testing.T) {
+			p := copyFixture(t, name)
+			first := edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
+			if first.Extended != "" || first.AppendSize == 0 {
+				t.Fatalf("first growing edit: %+v", first)
+			}
+			phnum := func() int {
+				f, err := elfx.Open(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				return len(f.Progs())
+			}
+			progs := phnum()
+			second := long + ":/opt/rocm-6.2.2/lib64:/a/second/edit/grows/the/table/where/it/is"
+			plan := edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: second}, patchelf.Edit{Kind: patchelf.AddNeeded, Arg: "libextra-needed.so.3"})
+			if plan.Extended != ".dynstr" || len(plan.Moved) != 0 {
+				t.Fatalf("second growing edit did not extend .dynstr in place: %+v", plan)
+			}
+			want := int64(len(second) + 1 + len("libextra-needed.so.3") + 1)
+			if got := plan.NewSize - plan.OldSize; got > want {
+				t.Errorf("file grew by %d bytes, want at most the %d bytes of new strings", got, want)
+			}
+			s := read(t, p)
+			if s.rpath != second || s.needed[0] != "libextra-needed.so.3" || s.size != plan.NewSize {
+				t.Errorf("after the second edit: %+v", s)
+			}
+			if n := phnum(); n != progs {
+				t.Errorf("%d program headers, want %d (no new segment)", n, progs)
+			}
+			if readelf, err := exec.LookPath("readelf"); err == nil {
+				out, err := exec.Command(readelf, "-a", "-W", p).CombinedOutput()
+				if err != nil || bytes.Contains(out, []byte("Warning")) {
+					t.Errorf("readelf -a: %v\n%s", err, out)
+				}
+			}
+		})
+	}
+}
+
 func TestCombinedEqualsSequential(t *testing.T) {
 	edits := []patchelf.Edit{
 		{Kind: patchelf.SetRPath, Arg: long},
@@ -339,6 +387,21 @@ func TestRealLoaderAndStrip(t *testing.T) {
 			}
 			if warn := run(readelf, "-a", "-W", p); strings.Contains(warn, "Warning") {
 				t.Errorf("case %d %s: readelf warns", ci, exe)
+			}
+			// A second growing edit extends the table where the first put
+			// it; the program still runs.
+			plan, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: dir + ":" + long + ":/grown/again/in/place"}}, patchelf.Options{}, patchelf.WriteOptions{})
+			if err != nil {
+				t.Fatalf("case %d %s, second edit: %v", ci, exe, err)
+			}
+			if ci == 0 && plan.Extended != ".dynstr" {
+				t.Errorf("case %d %s: second growing edit added a segment: %+v", ci, exe, plan)
+			}
+			if out := run(p); strings.TrimSpace(out) != "42" {
+				t.Errorf("case %d %s after a second edit prints %q", ci, exe, out)
+			}
+			if warn := run(readelf, "-a", "-W", p); strings.Contains(warn, "Warning") {
+				t.Errorf("case %d %s: readelf warns after a second edit", ci, exe)
 			}
 			run(strip, p)
 			if out := run(p); strings.TrimSpace(out) != "42" {

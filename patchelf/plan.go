@@ -38,8 +38,12 @@ type Plan struct {
 	AppendTail   []byte   `json:"-"`
 	AppendSize   int      `json:"append_size,omitempty"`
 	Moved        []string `json:"moved,omitempty"` // ".dynstr", ".dynamic", ".interp", "program headers"
-	OldSize      int64    `json:"old_size"`
-	NewSize      int64    `json:"new_size"`
+	// Extended names a section that grew where it is, at the end of the
+	// last PT_LOAD and of the file (a .dynstr an earlier edit moved
+	// there): the appended bytes extend that segment instead of adding one.
+	Extended string `json:"extended,omitempty"`
+	OldSize  int64  `json:"old_size"`
+	NewSize  int64  `json:"new_size"`
 	// Output holds what --print-* options report after the edits.
 	Output map[string]string `json:"-"`
 

@@ -439,7 +439,10 @@ func (o *Options) one(path string) error {
 			w = out
 		}
 		fmt.Fprintf(w, "%s: %d patch(es)", path, len(plan.Patches))
-		if plan.AppendSize > 0 {
+		switch {
+		case plan.Extended != "":
+			fmt.Fprintf(w, ", %s grows in place at the end of the last PT_LOAD (%d bytes at 0x%x)", plan.Extended, plan.AppendSize, plan.AppendOffset)
+		case plan.AppendSize > 0:
 			fmt.Fprintf(w, ", new PT_LOAD of %d bytes at 0x%x (moves %s)", plan.AppendSize, plan.AppendOffset, strings.Join(plan.Moved, ", "))
 		}
 		fmt.Fprintf(w, "; size %d -> %d bytes\n", plan.OldSize, plan.NewSize)
