@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
 )
 
 // replacement is the copy of a file being edited, made next to its
@@ -58,7 +60,7 @@ func (r *replacement) copy() error {
 	go func() {
 		defer close(wbDone)
 		for c := range wb {
-			startWriteback(r.tmp, c[0], c[1])
+			writeback.Start(r.tmp, c[0], c[1])
 		}
 	}()
 	defer func() {

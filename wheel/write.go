@@ -15,6 +15,7 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/pflate"
+	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
 )
 
 // write produces the output: a new wheel, or the patched files and RECORD
@@ -157,7 +158,9 @@ func writeWheel(d *dist, p *Plan, o Options, changed, dropped map[string]bool) e
 			os.Remove(tmp.Name())
 		}
 	}()
-	zw := zip.NewWriter(tmp)
+	// The new wheel reaches the disk while it is written, so the fsync
+	// before the rename does not wait for all of it at the end.
+	zw := zip.NewWriter(&writeback.Writer{F: tmp})
 	// Changed libraries are the only entries compressed again, at the
 	// fastest deflate level and on every core (the size cost is a few per
 	// cent on shared objects).
@@ -180,7 +183,10 @@ func writeWheel(d *dist, p *Plan, o Options, changed, dropped map[string]bool) e
 			}
 		}
 	}
-	var record strings.Builder
+	// RECORD, a line per entry; a changed library's line is a function
+	// that waits for its digest, computed while the rest is written.
+	var record []func() (string, error)
+	known := func(l string) func() (string, error) { return func() (string, error) { return l, nil } }
 	var recordHeader *zip.FileHeader
 	// Raw entries go through in 1 MiB pieces (io.Copy's 32 KiB meant
 	// 25,000 system calls for a 400 MB wheel).
@@ -202,7 +208,9 @@ func writeWheel(d *dist, p *Plan, o Options, changed, dropped map[string]bool) e
 			line, sp, err := writeSpliced(zw, zf, raw, d.index[name], d.edited[name], path)
 			switch {
 			case errors.Is(err, inflate.ErrNotWorthSplicing):
-				line, err = writeChanged(zw, zf.FileHeader, path)
+				var l string
+				l, err = writeChanged(zw, zf.FileHeader, path)
+				line = known(l)
 			case err == nil:
 				p.Notes = append(p.Notes, fmt.Sprintf("%s: %d of %d bytes kept in the original compressed form, %d compressed again",
 					name, sp.Reused, sp.Reused+sp.Compressed, sp.Compressed))
@@ -210,7 +218,7 @@ func writeWheel(d *dist, p *Plan, o Options, changed, dropped map[string]bool) e
 			if err != nil {
 				return err
 			}
-			record.WriteString(line + "\n")
+			record = append(record, line)
 		default:
 			rc, err := zf.OpenRaw()
 			if err != nil {
@@ -228,7 +236,7 @@ func writeWheel(d *dist, p *Plan, o Options, changed, dropped map[string]bool) e
 				continue
 			}
 			if r, ok := old[name]; ok && r.hash != "" {
-				record.WriteString(recordLine(name, r.hash, atoi(r.size)) + "\n")
+				record = append(record, known(recordLine(name, r.hash, atoi(r.size))))
 			} else {
 				rc, err := zf.Open()
 				if err != nil {
@@ -239,19 +247,27 @@ func writeWheel(d *dist, p *Plan, o Options, changed, dropped map[string]bool) e
 				if err != nil {
 					return err
 				}
-				record.WriteString(recordLine(name, h, n) + "\n")
+				record = append(record, known(recordLine(name, h, n)))
 			}
 		}
 	}
+	var b strings.Builder
+	for _, line := range record {
+		l, err := line()
+		if err != nil {
+			return err
+		}
+		b.WriteString(l + "\n")
+	}
 	if recordHeader != nil {
-		record.WriteString(recordLine(d.record, "", 0) + "\n")
+		b.WriteString(recordLine(d.record, "", 0) + "\n")
 		h := *recordHeader
 		h.CompressedSize64, h.UncompressedSize64, h.CRC32 = 0, 0, 0
 		w, err := zw.CreateHeader(&h)
 		if err != nil {
 			return err
 		}
-		if _, err := io.WriteString(w, record.String()); err != nil {
+		if _, err := io.WriteString(w, b.String()); err != nil {
 			return err
 		}
 	}
@@ -312,45 +328,90 @@ func writeChanged(zw *zip.Writer, h zip.FileHeader, path string) (string, error)
 // every block of the original member whose bytes (and the 32 KiB before
 // them) the edits left alone and compressing only the rest: for a 100 MB
 // library with a new RUNPATH that is a few hundred KB instead of all of it.
-// The new file is read once, for its RECORD digest, CRC-32 and the
-// block comparison. ErrNotWorthSplicing (also for members that were
-// stored or had no index) sends the caller to writeChanged.
-func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index, edited [][2]int64, path string) (line string, sp *inflate.Spliced, err error) {
+// The new file is read for its CRC-32 and the block comparison, and, on
+// another core while the rest of the wheel is written, for its RECORD
+// digest; line waits for that. ErrNotWorthSplicing (also for members that
+// were stored or had no index) sends the caller to writeChanged.
+func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index, edited [][2]int64, path string) (line func() (string, error), sp *inflate.Spliced, err error) {
 	if idx == nil || zf.Method != zip.Deflate {
-		return "", nil, inflate.ErrNotWorthSplicing
+		return nil, nil, inflate.ErrNotWorthSplicing
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	sum, crc, changes := sha256.New(), crc32.NewIEEE(), idx.NewChanges()
-	n, err := io.CopyBuffer(io.MultiWriter(sum, crc, changes), f, make([]byte, 1<<20))
+	sha := hashFileAsync(path)
+	defer func() {
+		if err != nil {
+			sha() // not left reading after a failure
+		}
+	}()
+	crc, changes := crc32.NewIEEE(), idx.NewChanges()
+	n, err := io.CopyBuffer(io.MultiWriter(crc, changes), f, make([]byte, 1<<20))
 	if err != nil {
-		return "", nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	for _, r := range edited {
 		changes.Mark(r[0], r[1])
 	}
 	off, err := zf.DataOffset()
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	orig := io.NewSectionReader(raw, off, int64(zf.CompressedSize64))
 	sp, err = inflate.PlanSplice(orig, idx, f, n, changes.Changed(), flate.BestSpeed, n/4)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	h := zf.FileHeader
 	h.CRC32, h.CompressedSize64, h.UncompressedSize64 = crc.Sum32(), uint64(sp.Size()), uint64(n)
 	w, err := zw.CreateRaw(&h)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	if _, err := sp.WriteTo(w); err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
-	return recordLine(h.Name, digest(sum.Sum(nil)), n), sp, nil
+	return func() (string, error) {
+		sum, size, err := sha()
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", path, err)
+		}
+		if size != n {
+			return "", fmt.Errorf("%s: changed while it was written (%d bytes, then %d)", path, n, size)
+		}
+		return recordLine(h.Name, sum, n), nil
+	}, sp, nil
+}
+
+// hashFileAsync computes the RECORD digest of the file at path on another
+// goroutine; the function it returns waits for the answer.
+func hashFileAsync(path string) func() (string, int64, error) {
+	type result struct {
+		sum string
+		n   int64
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		f, err := os.Open(path)
+		if err != nil {
+			ch <- result{err: err}
+			return
+		}
+		defer f.Close()
+		sum, n, err := hashStream(bufio.NewReaderSize(f, 1<<20))
+		ch <- result{sum, n, err}
+	}()
+	var r *result
+	return func() (string, int64, error) {
+		if r == nil {
+			x := <-ch
+			r = &x
+		}
+		return r.sum, r.n, r.err
+	}
 }
 
 func sameFile(a, b string) bool {
