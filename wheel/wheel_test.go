@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,10 +40,11 @@ type fixture struct {
 	dir, prefix, wheel string
 }
 
-func build(t testing.TB) *fixture { return buildWith(t, "") }
+func build(t testing.TB) *fixture { return buildWith(t, "", nil) }
 
-// buildWith builds the fixture with extra C source in the provider.
-func buildWith(t testing.TB, extra string) *fixture {
+// buildWith builds the fixture with extra C source in the provider and
+// more entries (stored, before the dist-info) in the wheel.
+func buildWith(t testing.TB, extra string, more map[string][]byte) *fixture {
 	t.Helper()
 	gcc := testenv.Tool(t, "gcc", "gcc")
 	dir := t.TempDir()
@@ -81,8 +84,12 @@ func buildWith(t testing.TB, extra string) *fixture {
 		b, _ := os.ReadFile(filepath.Join(stage, rel))
 		files[rel] = b
 	}
-	order := []string{"onnxruntime/__init__.py", provider, shared, graft, distInfo + "/METADATA", distInfo + "/WHEEL",
-		distInfo + "/top_level.txt", distInfo + "/RECORD.jws", distInfo + "/RECORD"}
+	order := []string{"onnxruntime/__init__.py", provider, shared, graft}
+	for _, n := range slices.Sorted(maps.Keys(more)) {
+		files[n] = more[n]
+		order = append(order, n)
+	}
+	order = append(order, distInfo+"/METADATA", distInfo+"/WHEEL", distInfo+"/top_level.txt", distInfo+"/RECORD.jws", distInfo+"/RECORD")
 	var rec strings.Builder
 	for _, n := range order[:len(order)-1] {
 		rec.WriteString(n + "," + wheel.RecordHash(files[n]) + "," + strconv.Itoa(len(files[n])) + "\n")
@@ -93,7 +100,11 @@ func buildWith(t testing.TB, extra string) *fixture {
 	out, _ := os.Create(fx.wheel)
 	zw := zip.NewWriter(out)
 	for _, n := range order {
-		w, _ := zw.CreateHeader(&zip.FileHeader{Name: n, Method: zip.Deflate})
+		method := zip.Deflate
+		if more[n] != nil {
+			method = zip.Store
+		}
+		w, _ := zw.CreateHeader(&zip.FileHeader{Name: n, Method: method})
 		w.Write(files[n])
 	}
 	zw.Close()
@@ -113,6 +124,20 @@ func readZip(t *testing.T, p string) map[string]*zip.File {
 		m[f.Name] = f
 	}
 	return m
+}
+
+func readZipList(t *testing.T, p string) []string {
+	t.Helper()
+	zr, err := zip.OpenReader(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	var names []string
+	for _, f := range zr.File {
+		names = append(names, f.Name)
+	}
+	return names
 }
 
 func content(t *testing.T, f *zip.File) []byte {
@@ -244,6 +269,8 @@ func TestRelinkWritesAVerifiableWheel(t *testing.T) {
 // A provider of several MB keeps its compressed form: only the blocks
 // around the edited headers, dynamic section and appended segment are
 // compressed again, and the result still verifies, installs and loads.
+// Large unchanged entries (copied by the kernel, not through archive/zip)
+// come out byte for byte, around it and after it.
 func TestRelinkSplicesLargeLibrary(t *testing.T) {
 	blob := filepath.Join(t.TempDir(), "blob")
 	var b bytes.Buffer
@@ -253,7 +280,15 @@ func TestRelinkSplicesLargeLibrary(t *testing.T) {
 	if err := os.WriteFile(blob, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fx := buildWith(t, `__asm__(".section .rodata\n.global kernel_blob\nkernel_blob:\n.incbin \"`+blob+`\"\n.previous\n");`+"\n")
+	kernels := map[string][]byte{}
+	for i, n := range []int{3<<20 + 17, 1 << 20, 5<<20 + 4093} {
+		data := make([]byte, n)
+		for j := range data {
+			data[j] = byte(j*31 + i + j>>12)
+		}
+		kernels["onnxruntime/capi/kernels_"+strconv.Itoa(i)+".bin"] = data
+	}
+	fx := buildWith(t, `__asm__(".section .rodata\n.global kernel_blob\nkernel_blob:\n.incbin \"`+blob+`\"\n.previous\n");`+"\n", kernels)
 	out := filepath.Join(fx.dir, "out")
 	p, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, DropBundled: true, Output: out})
 	if err != nil {
@@ -263,6 +298,22 @@ func TestRelinkSplicesLargeLibrary(t *testing.T) {
 	z := readZip(t, p.Output)
 	if z[provider].Method != zip.Deflate {
 		t.Errorf("provider method %d", z[provider].Method)
+	}
+	for n, want := range kernels {
+		if z[n] == nil || !bytes.Equal(content(t, z[n]), want) {
+			t.Errorf("%s did not come through unchanged", n)
+		}
+	}
+	// Entries in the input's order (less the dropped graft and signature).
+	var want, got []string
+	for _, f := range readZipList(t, fx.wheel) {
+		if f != graft && !strings.HasSuffix(f, "RECORD.jws") {
+			want = append(want, f)
+		}
+	}
+	got = readZipList(t, p.Output)
+	if !slices.Equal(got, want) {
+		t.Errorf("entries %v, want %v", got, want)
 	}
 	pythonChecks(t, fx, p.Output)
 }
