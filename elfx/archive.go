@@ -128,9 +128,15 @@ func OpenArchive(path string) (*Archive, error) {
 	}
 	// Member headers are read one by one; for archives of small members
 	// (libc.a has 1,700) the block cache turns that into a read per 4 KiB.
-	br := newBlockReader(h, st.Size())
-	a, err := NewArchiveSize(br, st.Size(), path)
+	return openArchive(h, newBlockReader(h, st.Size()), st.Size(), path)
+}
+
+// openArchive parses an opened archive read through br; the Archive owns
+// h, which is closed on failure.
+func openArchive(h *handle, br *blockReader, size int64, path string) (*Archive, error) {
+	a, err := NewArchiveSize(br, size, path)
 	if err != nil {
+		br.release()
 		h.Close()
 		return nil, err
 	}

@@ -1,13 +1,15 @@
 package elfx
 
 import (
+	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"os"
 )
 
 // Probe is a file opened by a scanner that decides from its content what
 // the file is: it is stat'ed, its first block has been read (an ELF parse
-// reuses it), and it is then handed to ELF or closed. One open, one fstat
+// reuses it), and it is then handed to ELF or Archive, or closed. One open, one fstat
 // and one read per file that turns out not to be ELF; nothing repeated for
 // one that is.
 type Probe struct {
@@ -52,6 +54,22 @@ func (p *Probe) ReadAt(b []byte, off int64) (int, error) {
 // Kind classifies the file by its head.
 func (p *Probe) Kind() FileKind { return kindOf(p.Head) }
 
+// Type is the ELF file type recorded in the header (e_type), read from
+// Head without parsing the file; ET_NONE when it is not ELF.
+func (p *Probe) Type() elf.Type {
+	h := p.Head
+	if p.Kind() != KindELF || len(h) < 18 {
+		return elf.ET_NONE
+	}
+	switch elf.Data(h[elf.EI_DATA]) {
+	case elf.ELFDATA2LSB:
+		return elf.Type(binary.LittleEndian.Uint16(h[16:]))
+	case elf.ELFDATA2MSB:
+		return elf.Type(binary.BigEndian.Uint16(h[16:]))
+	}
+	return elf.ET_NONE
+}
+
 // ELF parses the file as ELF; the File takes over the descriptor (Close
 // it), and the Probe is used up whether or not the parse succeeds.
 func (p *Probe) ELF() (*File, error) {
@@ -63,7 +81,18 @@ func (p *Probe) ELF() (*File, error) {
 	return openFile(h, br, p.Info, p.Path)
 }
 
-// Close releases a Probe that was not handed to ELF.
+// Archive parses the file as an ar archive (Kind says whether it is one);
+// like ELF, the Archive takes over the descriptor and the Probe is used up.
+func (p *Probe) Archive() (*Archive, error) {
+	if p.h == nil {
+		return nil, fmt.Errorf("%s: %w", p.Path, os.ErrClosed)
+	}
+	h, br := p.h, p.br
+	p.h, p.br, p.Head = nil, nil, nil
+	return openArchive(h, br, p.Info.Size(), p.Path)
+}
+
+// Close releases a Probe that was not handed to ELF or Archive.
 func (p *Probe) Close() error {
 	if p.h == nil {
 		return nil

@@ -2,10 +2,12 @@ package elfx_test
 
 import (
 	"bytes"
+	"debug/elf"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -77,6 +79,40 @@ func TestProbe(t *testing.T) {
 	if p.Kind() != elfx.KindArchive {
 		t.Errorf("libgnu.a: Kind %v", p.Kind())
 	}
+	// The archive parse goes on from the probe's descriptor and gives the
+	// same archive as OpenArchive.
+	a, err := p.Archive()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := elfx.OpenArchive(testenv.Testdata("libgnu.a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Members) == 0 || len(a.Members) != len(ref.Members) || len(a.Symbols) != len(ref.Symbols) {
+		t.Errorf("probed archive: %d members, %d symbols; OpenArchive: %d, %d", len(a.Members), len(a.Symbols), len(ref.Members), len(ref.Symbols))
+	}
+	if f, err := a.OpenELF(0); err != nil {
+		t.Errorf("member 0 of the probed archive: %v", err)
+	} else {
+		f.Close()
+	}
+	a.Close()
+	ref.Close()
+	if _, err := p.Archive(); err == nil {
+		t.Error("a used-up probe parsed again")
+	}
+	if _, err := p.ReadAt(make([]byte, 1), 0); err == nil {
+		t.Error("ReadAt after Archive succeeded")
+	}
+	// Not an archive: an error naming the file, descriptor released.
+	p, err = elfx.OpenProbe(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Archive(); err == nil || !strings.Contains(err.Error(), text) {
+		t.Errorf("Archive() of a text file: %v", err)
+	}
 	p.Close()
 	if _, err := p.ReadAt(make([]byte, 1), 0); err == nil {
 		t.Error("ReadAt after Close succeeded")
@@ -113,6 +149,27 @@ func TestProbeReadAt(t *testing.T) {
 		}
 		if (wantN < c.len) != (err == io.EOF) {
 			t.Errorf("ReadAt(%d, %d): err %v", c.len, c.off, err)
+		}
+	}
+}
+
+// TestProbeType: the type read from the head matches the parsed header,
+// in both byte orders; not ELF is ET_NONE.
+func TestProbeType(t *testing.T) {
+	for _, name := range []string{"libfoo.so.1", "libbe.so", "i386.o", "be.o", "hello", "libgnu.a"} {
+		p, err := elfx.OpenProbe(testenv.Testdata(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := p.Type()
+		p.Close()
+		want := elf.ET_NONE
+		if f, err := elfx.Open(testenv.Testdata(name)); err == nil {
+			want = f.Type
+			f.Close()
+		}
+		if got != want || (name != "libgnu.a" && got == elf.ET_NONE) {
+			t.Errorf("%s: Type() = %v, header says %v", name, got, want)
 		}
 	}
 }

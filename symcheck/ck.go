@@ -2,7 +2,9 @@ package symcheck
 
 import (
 	"debug/elf"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -289,16 +291,21 @@ func checkCKLocation(rep *CKReport, comp *CKComponent, name, definedIn string, c
 		bad(fmt.Sprintf("%s has no IMPORTED_LOCATION", name))
 		return
 	}
-	kind, err := elfx.SniffFile(ct.Location)
-	if err != nil {
+	pr, err := elfx.OpenProbe(ct.Location)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		ct.Kind = "missing"
 		bad(fmt.Sprintf("%s: IMPORTED_LOCATION_%s %s does not exist", name, ct.Config, ct.Location))
 		return
+	case err != nil:
+		ct.Kind = "other"
+		bad(fmt.Sprintf("%s: IMPORTED_LOCATION_%s: %v", name, ct.Config, err))
+		return
 	}
-	switch kind {
+	switch pr.Kind() {
 	case elfx.KindArchive, elfx.KindThinArchive:
 		ct.Kind = "archive"
-		a, err := elfx.OpenArchive(ct.Location)
+		a, err := pr.Archive()
 		if err != nil {
 			bad(fmt.Sprintf("%s: %v", name, err))
 			return
@@ -339,8 +346,10 @@ func checkCKLocation(rep *CKReport, comp *CKComponent, name, definedIn string, c
 				Fix:     "rebuild composable_kernel with GPU targets that have instances for " + comp.Name})
 		}
 	case elfx.KindELF:
+		pr.Close()
 		ct.Kind = "shared"
 	default:
+		pr.Close()
 		ct.Kind = "other"
 		bad(fmt.Sprintf("%s: %s is neither an archive nor an ELF library", name, ct.Location))
 	}

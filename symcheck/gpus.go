@@ -272,14 +272,14 @@ func (l *GPULibrary) hasUnreadableCode() bool {
 // are neither ELF nor archives.
 func gpuLibrary(p string) (GPULibrary, bool, error) {
 	lib := GPULibrary{Path: p, Targets: []string{}, Code: []GPUCodeSummary{}}
-	kind, err := elfx.SniffFile(p)
+	pr, err := elfx.OpenProbe(p)
 	if err != nil {
 		return lib, false, nil
 	}
 	var cos []elfx.CodeObject
-	switch kind {
+	switch pr.Kind() {
 	case elfx.KindELF:
-		f, err := elfx.Open(p)
+		f, err := pr.ELF()
 		if err != nil {
 			lib.Notes = append(lib.Notes, err.Error())
 			return lib, true, nil
@@ -290,7 +290,7 @@ func gpuLibrary(p string) (GPULibrary, bool, error) {
 			lib.Notes = append(lib.Notes, err.Error())
 		}
 	case elfx.KindArchive, elfx.KindThinArchive:
-		a, err := elfx.OpenArchive(p)
+		a, err := pr.Archive()
 		if err != nil {
 			lib.Notes = append(lib.Notes, err.Error())
 			return lib, true, nil
@@ -308,6 +308,7 @@ func gpuLibrary(p string) (GPULibrary, bool, error) {
 		}
 		a.Close()
 	default:
+		pr.Close()
 		return lib, false, nil
 	}
 	for _, s := range elfx.TargetStats(cos) {

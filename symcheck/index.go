@@ -76,13 +76,13 @@ func indexable(name string) bool {
 }
 
 func (x *Index) indexFile(p string, add func(string, Provider)) {
-	kind, err := elfx.SniffFile(p)
+	pr, err := elfx.OpenProbe(p)
 	if err != nil {
 		return
 	}
-	switch kind {
+	switch pr.Kind() {
 	case elfx.KindArchive, elfx.KindThinArchive:
-		a, err := elfx.OpenArchive(p)
+		a, err := pr.Archive()
 		if err != nil {
 			return
 		}
@@ -110,7 +110,7 @@ func (x *Index) indexFile(p string, add func(string, Provider)) {
 			}
 		}
 	case elfx.KindELF:
-		f, err := elfx.Open(p)
+		f, err := pr.ELF()
 		if err != nil {
 			return
 		}
@@ -126,6 +126,8 @@ func (x *Index) indexFile(p string, add func(string, Provider)) {
 				add(s.Name, Provider{File: p})
 			}
 		}
+	default:
+		pr.Close()
 	}
 }
 

@@ -2,8 +2,9 @@ package symcheck
 
 import (
 	"debug/elf"
+	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -310,13 +311,16 @@ func (t LinkTarget) compatible(h elfx.Header) (bool, string) {
 // inspectInput classifies a file and checks it against the target. An
 // archive is judged by its first ELF member.
 func (ll *LinkLine) inspectInput(p string) (kind, ident string, ok bool, reason string) {
-	k, err := elfx.SniffFile(p)
-	if err != nil {
+	pr, err := elfx.OpenProbe(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission):
 		return "missing", "", false, err.Error()
+	case err != nil:
+		return "other", "", true, "" // a directory, a device
 	}
-	switch k {
+	switch pr.Kind() {
 	case elfx.KindELF:
-		f, err := elfx.Open(p)
+		f, err := pr.ELF()
 		if err != nil {
 			return "other", "", false, err.Error()
 		}
@@ -328,7 +332,7 @@ func (ll *LinkLine) inspectInput(p string) (kind, ident string, ok bool, reason 
 		ok, reason = ll.Target.compatible(f.Header)
 		return kind, identity(f.Header), ok, reason
 	case elfx.KindArchive, elfx.KindThinArchive:
-		a, err := elfx.OpenArchive(p)
+		a, err := pr.Archive()
 		if err != nil {
 			return "archive", "", false, err.Error()
 		}
@@ -343,27 +347,22 @@ func (ll *LinkLine) inspectInput(p string) (kind, ident string, ok bool, reason 
 		}
 		return "archive", "archive without ELF members", true, ""
 	}
+	script := isLinkerScript(pr.Info.Size(), pr.Head)
+	pr.Close()
 	switch strings.ToLower(filepath.Ext(p)) {
 	case ".s", ".c", ".cc", ".cpp", ".cxx", ".hip", ".cu", ".ll", ".bc", ".f90", ".f":
 		return "source", "", true, ""
 	}
-	if isLinkerScript(p) {
+	if script {
 		return "linker-script", "", true, ""
 	}
 	return "other", "", true, ""
 }
 
 // isLinkerScript recognises the small GROUP(...) scripts that stand in for
-// libc.so and friends, reading at most 4 KiB.
-func isLinkerScript(p string) bool {
-	fh, err := os.Open(p)
-	if err != nil {
-		return false
-	}
-	defer fh.Close()
-	b := make([]byte, 4097)
-	n, _ := io.ReadFull(fh, b)
-	return n < len(b) && strings.Contains(string(b[:n]), "GROUP")
+// libc.so and friends: at most 4 KiB (all of it in head).
+func isLinkerScript(size int64, head []byte) bool {
+	return size <= 4096 && int64(len(head)) == size && strings.Contains(string(head), "GROUP")
 }
 
 func (ll *LinkLine) dirs() []string {

@@ -75,13 +75,13 @@ func CheckLinkInputs(ctx context.Context, paths []string) (*StaticResult, error)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		kind, err := elfx.SniffFile(p)
+		pr, err := elfx.OpenProbe(p)
 		if err != nil {
 			return nil, err
 		}
-		switch kind {
+		switch pr.Kind() {
 		case elfx.KindArchive, elfx.KindThinArchive:
-			a, err := elfx.OpenArchive(p)
+			a, err := pr.Archive()
 			if err != nil {
 				return nil, err
 			}
@@ -105,7 +105,7 @@ func CheckLinkInputs(ctx context.Context, paths []string) (*StaticResult, error)
 			}
 			a.Close()
 		case elfx.KindELF:
-			f, err := elfx.Open(p)
+			f, err := pr.ELF()
 			if err != nil {
 				return nil, err
 			}
@@ -115,6 +115,7 @@ func CheckLinkInputs(ctx context.Context, paths []string) (*StaticResult, error)
 				return nil, err
 			}
 		default:
+			pr.Close()
 			return nil, fmt.Errorf("%s: %w and not an ar archive", p, elfx.ErrNotELF)
 		}
 	}

@@ -3,7 +3,6 @@ package symcheck
 import (
 	"context"
 	"debug/elf"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -194,27 +193,21 @@ func summarize(xs []string) string {
 }
 
 // isDynamicInput reports whether paths is a single linked ELF file (shared
-// library or executable with a dynamic section).
+// library or executable), from each file's head: the command that follows
+// parses the files.
 func isDynamicInput(paths []string) (bool, error) {
+	var t elf.Type
 	for _, p := range paths {
-		k, err := elfx.SniffFile(p)
+		pr, err := elfx.OpenProbe(p)
 		if err != nil {
 			return false, err
 		}
+		k := pr.Kind()
+		t = pr.Type()
+		pr.Close()
 		if k == elfx.KindOther {
 			return false, fmt.Errorf("%s: %w and not an ar archive", p, elfx.ErrNotELF)
 		}
 	}
-	if len(paths) != 1 {
-		return false, nil
-	}
-	f, err := elfx.Open(paths[0])
-	if err != nil {
-		if errors.Is(err, elfx.ErrNotELF) {
-			return false, nil // an archive
-		}
-		return false, err
-	}
-	defer f.Close()
-	return f.Type == elf.ET_DYN || f.Type == elf.ET_EXEC, nil
+	return len(paths) == 1 && (t == elf.ET_DYN || t == elf.ET_EXEC), nil
 }

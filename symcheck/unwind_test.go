@@ -83,6 +83,9 @@ func TestLinkLineParsing(t *testing.T) {
 	copyFile(t, testenv.Testdata("libgnu.a"), filepath.Join(dir, "a", "libx.a"))
 	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(dir, "a", "libx.so"))
 	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(dir, "sys", "usr", "lib", "libfoo.so.1"))
+	os.MkdirAll(filepath.Join(dir, "script"), 0o755)
+	os.WriteFile(filepath.Join(dir, "script", "libc.so"), []byte("/* GNU ld script */\nGROUP ( /lib/x86_64-linux-gnu/libc.so.6 )\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "script", "big.txt"), []byte("GROUP"+strings.Repeat(" ", 5000)), 0o644)
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -93,6 +96,10 @@ func TestLinkLineParsing(t *testing.T) {
 		{"-l:exact", []string{"-L", dir + "/sys/usr/lib", "-l:libfoo.so.1"}, []string{"shared:usr/lib/libfoo.so.1"}},
 		{"sysroot =", []string{"--sysroot=" + dir + "/sys", "-L=/usr/lib", "-l:libfoo.so.1"}, []string{"shared:usr/lib/libfoo.so.1"}},
 		{"missing", []string{"-L" + dir + "/a", "-lnothere", "-o", "out.o"}, []string{"missing:"}},
+		{"linker script", []string{dir + "/script/libc.so"}, []string{"linker-script:script/libc.so"}},
+		{"large text is not a script", []string{dir + "/script/big.txt"}, []string{"other:script/big.txt"}},
+		{"directory input", []string{dir + "/a"}, []string{"other:" + dir + "/a"}},
+		{"missing input", []string{dir + "/none.o"}, []string{"missing:none.o"}},
 		{"values are not inputs", []string{"-o", "libx.a", "-x", "c", "-T", "script.ld", "-L" + dir + "/a", "-lx"}, []string{"shared:a/libx.so"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
