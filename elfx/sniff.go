@@ -38,13 +38,3 @@ func kindOf(m []byte) FileKind {
 	}
 	return KindOther
 }
-
-// SniffFile opens path, classifies it by its magic and closes it.
-func SniffFile(path string) (FileKind, error) {
-	fh, err := OpenRead(path)
-	if err != nil {
-		return KindOther, err
-	}
-	defer fh.Close()
-	return Sniff(fh), nil
-}
