@@ -1,9 +1,12 @@
 package rpath
 
 import (
+	"bytes"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 )
 
 // x86-64 micro-architecture levels and the /proc/cpuinfo flags each needs
@@ -32,17 +35,117 @@ func HostHWCaps() []string {
 }
 
 func cpuFlags(cpuinfo string) map[string]bool {
-	flags := map[string]bool{}
+	_, flags := cpuInfo(cpuinfo)
+	return flags
+}
+
+// cpuInfo returns the vendor and the flags of the first CPU in a
+// /proc/cpuinfo.
+func cpuInfo(cpuinfo string) (vendor string, flags map[string]bool) {
+	flags = map[string]bool{}
 	for _, line := range strings.Split(cpuinfo, "\n") {
 		k, v, ok := strings.Cut(line, ":")
-		if ok && strings.TrimSpace(k) == "flags" {
+		switch k = strings.TrimSpace(k); {
+		case !ok:
+		case k == "vendor_id" && vendor == "":
+			vendor = strings.TrimSpace(v)
+		case k == "flags":
 			for _, f := range strings.Fields(v) {
 				flags[f] = true
 			}
-			break
+			return vendor, flags
 		}
 	}
-	return flags
+	return vendor, flags
+}
+
+// LegacyHWCapDirs returns the legacy hwcaps subdirectories that ld.so of
+// glibc before 2.37 searches, for an x86-64 process, in every search
+// directory after its glibc-hwcaps subdirectories and before the directory
+// itself, highest priority first. The names (glibc sysdeps/x86
+// cpu-features.c) are the hwcap "x86_64", always; on Intel CPUs "avx512_1"
+// (AVX512CD, BW, DQ and VL without AVX512ER) and the platform "xeon_phi"
+// (AVX512CD, ER and PF) or else "haswell" (AVX2, FMA, BMI1, BMI2, LZCNT,
+// MOVBE, POPCNT); and "tls". Every combination is searched, as
+// _dl_important_hwcaps builds them: with the names numbered in that order,
+// the subsets by descending bit mask, each written from its highest
+// number down (tls/haswell/avx512_1/x86_64, tls/haswell/avx512_1, …,
+// avx512_1, x86_64). vendor is /proc/cpuinfo's vendor_id.
+func LegacyHWCapDirs(vendor string, flags map[string]bool) []string {
+	names := []string{"x86_64"}
+	platform := ""
+	if vendor == "GenuineIntel" {
+		if flags["avx512cd"] {
+			if flags["avx512er"] {
+				if flags["avx512pf"] {
+					platform = "xeon_phi"
+				}
+			} else if flags["avx512bw"] && flags["avx512dq"] && flags["avx512vl"] {
+				names = append(names, "avx512_1")
+			}
+		}
+		if platform == "" && flags["avx2"] && flags["fma"] && flags["bmi1"] && flags["bmi2"] && flags["abm"] && flags["movbe"] && flags["popcnt"] {
+			platform = "haswell"
+		}
+	}
+	if platform != "" {
+		names = append(names, platform)
+	}
+	names = append(names, "tls")
+	var out []string
+	for mask := 1<<len(names) - 1; mask > 0; mask-- {
+		var parts []string
+		for i := len(names) - 1; i >= 0; i-- {
+			if mask&(1<<i) != 0 {
+				parts = append(parts, names[i])
+			}
+		}
+		out = append(out, strings.Join(parts, "/"))
+	}
+	return out
+}
+
+var hostLegacy = sync.OnceValue(func() []string {
+	if runtime.GOARCH != "amd64" {
+		return nil
+	}
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return nil
+	}
+	return LegacyHWCapDirs(cpuInfo(string(b)))
+})
+
+// hostLegacyHWCaps is LegacyHWCapDirs for the running CPU (nil on other
+// architectures than amd64).
+func hostLegacyHWCaps() []string { return hostLegacy() }
+
+// GlibcMinor returns N for the C library at path (libc.so.6), read from
+// its "release version 2.N" banner, or -1 when path is not such a file.
+func GlibcMinor(path string) int {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Size() > 64<<20 {
+		return -1
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return -1
+	}
+	const banner = "release version 2."
+	i := bytes.Index(b, []byte(banner))
+	if i < 0 {
+		return -1
+	}
+	rest := b[i+len(banner):]
+	n := 0
+	for n < len(rest) && n < 4 && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	v, err := strconv.Atoi(string(rest[:n]))
+	if err != nil {
+		return -1
+	}
+	return v
 }
 
 // HWCapsForFlags returns the x86-64 levels satisfied by a set of cpuinfo

@@ -17,7 +17,10 @@
 //  7. unless X has DF_1_NODEFLIB: the trusted default directories.
 //
 // Each directory of 2–5 and 7 is searched first in its glibc-hwcaps
-// subdirectories (x86-64-v4, -v3, -v2 as far as the CPU level allows).
+// subdirectories (x86-64-v4, -v3, -v2 as far as the CPU level allows; not
+// when the target's glibc is older than 2.33), then, when the target's
+// glibc is older than 2.37, in its legacy hwcaps subdirectories
+// (tls/haswell/avx512_1/x86_64 … x86_64 for an x86-64 object, by the CPU).
 // Names containing a slash are opened as paths. Candidates whose class,
 // data encoding, machine or OS ABI differ from the root object are skipped,
 // as the loader skips them, and recorded with the reason.
@@ -64,9 +67,16 @@ type Options struct {
 	// LibDirs are searched after the object's own paths, before the cache.
 	LibDirs []string
 	// HWCaps lists the glibc-hwcaps subdirectories to search, in priority
-	// order. Nil means what the running CPU supports; an empty non-nil
-	// slice disables them.
+	// order. Nil means what the running CPU supports, unless the target's
+	// glibc (libc.so.6 in the default directories) is older than 2.33,
+	// which has none; an empty non-nil slice disables them.
 	HWCaps []string
+	// LegacyHWCaps lists the legacy hwcaps subdirectories (glibc before
+	// 2.37) to search after the glibc-hwcaps ones, in priority order. Nil
+	// means those of the running CPU for x86-64 objects when the target's
+	// glibc is older than 2.37 (see LegacyHWCapDirs), none otherwise; an
+	// empty non-nil slice disables them.
+	LegacyHWCaps []string
 	// Platform is the value of $PLATFORM (default "x86_64" etc. by machine).
 	Platform string
 	// Lib is the value of $LIB (default: "lib/<multiarch triplet>" when the
@@ -97,7 +107,9 @@ type Dep struct {
 	Path   string  `json:"path,omitempty"` // resolved path, "" when missing
 	Rule   Rule    `json:"rule"`
 	// Via names the object whose DT_RPATH supplied the directory (rule rpath).
-	Via      string    `json:"via,omitempty"`
+	Via string `json:"via,omitempty"`
+	// HWCaps is the glibc-hwcaps or legacy hwcaps subdirectory the
+	// library was found in ("x86-64-v3", "tls/x86_64").
 	HWCaps   string    `json:"hwcaps,omitempty"`
 	Tried    []Attempt `json:"tried,omitempty"`
 	Rejected []Attempt `json:"rejected,omitempty"`
@@ -194,6 +206,9 @@ type Resolver struct {
 	defaults []string
 	hwcaps   []string
 	isa      uint32
+
+	glibcOnce  sync.Once
+	glibcMinor int // minor version of the target's glibc 2.x, -1 unknown
 }
 
 // New returns a Resolver for opts. A Resolver remembers what it has read
@@ -581,6 +596,7 @@ func (r *Resolver) resolveOne(res *Result, obj *Object, name string) *Dep {
 // searchDirs tries name in each directory (and its glibc-hwcaps
 // subdirectories). via is the object whose path list this is, for $ORIGIN.
 func (r *Resolver) searchDirs(res *Result, obj *Object, dep *Dep, dirs []string, via *Object, rule Rule, name string) bool {
+	glibcHW, legacy := r.hwcapDirs(res.Root.Header)
 	for _, d := range dirs {
 		if via != nil {
 			d = r.hostPath(d, via)
@@ -591,8 +607,15 @@ func (r *Resolver) searchDirs(res *Result, obj *Object, dep *Dep, dirs []string,
 		if rule == RuleRPath && via != nil {
 			viaPath = via.Path
 		}
-		for _, h := range r.hwcaps {
-			if r.try(res, obj, dep, filepath.Join(d, "glibc-hwcaps", h, name), rule, viaPath, h) {
+		// Subdirectories that do not exist are passed over once per
+		// directory rather than tried per name, as ld.so does.
+		for _, h := range glibcHW {
+			if r.isDir(filepath.Join(d, "glibc-hwcaps", h)) && r.try(res, obj, dep, filepath.Join(d, "glibc-hwcaps", h, name), rule, viaPath, h) {
+				return true
+			}
+		}
+		for _, l := range legacy {
+			if r.isDir(filepath.Join(d, l)) && r.try(res, obj, dep, filepath.Join(d, l, name), rule, viaPath, l) {
 				return true
 			}
 		}
@@ -601,6 +624,44 @@ func (r *Resolver) searchDirs(res *Result, obj *Object, dep *Dep, dirs []string,
 		}
 	}
 	return false
+}
+
+func (r *Resolver) isDir(p string) bool {
+	st, err := r.files.stat(p)
+	return err == nil && st.IsDir()
+}
+
+// hwcapDirs returns the glibc-hwcaps and the legacy hwcaps subdirectories
+// that the target's loader searches in every directory for a process whose
+// main object has header h (see Options.HWCaps and LegacyHWCaps).
+func (r *Resolver) hwcapDirs(h elfx.Header) (glibcHW, legacy []string) {
+	r.glibcOnce.Do(func() {
+		r.glibcMinor = -1
+		if r.opts.HWCaps == nil || r.opts.LegacyHWCaps == nil {
+			r.glibcMinor = r.findGlibcMinor(h)
+		}
+	})
+	old := r.glibcMinor >= 0
+	glibcHW = r.hwcaps
+	if r.opts.HWCaps == nil && old && r.glibcMinor < 33 {
+		glibcHW = nil
+	}
+	legacy = r.opts.LegacyHWCaps
+	if legacy == nil && old && r.glibcMinor < 37 && h.Machine == elf.EM_X86_64 {
+		legacy = hostLegacyHWCaps()
+	}
+	return glibcHW, legacy
+}
+
+// findGlibcMinor reads N from the "release version 2.N" banner of the
+// libc.so.6 in the default directories for h (inside the sysroot), or -1.
+func (r *Resolver) findGlibcMinor(h elfx.Header) int {
+	for _, d := range r.defaultDirs(h) {
+		if v := GlibcMinor(filepath.Join(r.inRoot(d), "libc.so.6")); v >= 0 {
+			return v
+		}
+	}
+	return -1
 }
 
 // hostPath turns a search-path element or NEEDED path into a path on this

@@ -64,7 +64,7 @@ func (tr *tree) run(args ...string) {
 // hermetic options: only the tree, no cache, no system directories except
 // libc's (so executables still resolve libc like the real loader does).
 func hermetic() rpath.Options {
-	return rpath.Options{NoCache: true, HWCaps: []string{}}
+	return rpath.Options{NoCache: true, HWCaps: []string{}, LegacyHWCaps: []string{}}
 }
 
 func resolve(t *testing.T, opts rpath.Options, path string) *rpath.Result {

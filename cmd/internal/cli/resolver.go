@@ -19,6 +19,7 @@ type ResolverFlags struct {
 	Root          string
 	LibDirs       []string
 	HWCaps        string
+	LegacyHWCaps  string
 	Platform      string
 }
 
@@ -29,6 +30,7 @@ func (r *ResolverFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.Root, "root", "", "resolve every absolute path, the ones named on the command line included, inside this sysroot `DIR`")
 	fs.StringArrayVar(&r.LibDirs, "lib-dir", nil, "also search `DIR` after the object's own paths (repeatable)")
 	fs.StringVar(&r.HWCaps, "hwcaps", "auto", "glibc-hwcaps level: auto (this CPU), none, x86-64-v2, x86-64-v3, x86-64-v4")
+	fs.StringVar(&r.LegacyHWCaps, "legacy-hwcaps", "auto", "legacy hwcaps subdirectories (tls, haswell, x86_64, …; glibc before 2.37): auto (when the target's glibc is older than 2.37, by this CPU) or none")
 	fs.StringVar(&r.Platform, "platform", "", "value of $PLATFORM (default by machine, e.g. x86_64)")
 }
 
@@ -40,6 +42,13 @@ func (r *ResolverFlags) Options(cmd *cobra.Command) (rpath.Options, error) {
 		return ro, &UsageError{fmt.Errorf("--hwcaps must be auto, none, x86-64-v2, x86-64-v3 or x86-64-v4, not %q", r.HWCaps)}
 	}
 	ro.HWCaps = hw
+	switch r.LegacyHWCaps {
+	case "", "auto":
+	case "none":
+		ro.LegacyHWCaps = []string{}
+	default:
+		return ro, &UsageError{fmt.Errorf("--legacy-hwcaps must be auto or none, not %q", r.LegacyHWCaps)}
+	}
 	switch {
 	case cmd.Flags().Changed("ld-library-path"):
 		ro.LDLibraryPath = strings.Split(r.LDLibraryPath, ":")

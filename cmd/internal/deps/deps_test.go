@@ -61,7 +61,7 @@ func TestDepsFlatJSONWhy(t *testing.T) {
 }
 
 func TestDepsUsage(t *testing.T) {
-	for _, args := range [][]string{{"deps"}, {"deps", "--hwcaps", "v9", td + "hello"}, {"deps", "--fail-on", "sometimes", td + "hello"}} {
+	for _, args := range [][]string{{"deps"}, {"deps", "--hwcaps", "v9", td + "hello"}, {"deps", "--legacy-hwcaps", "sometimes", td + "hello"}, {"deps", "--fail-on", "sometimes", td + "hello"}} {
 		if code, _, _ := clitest.Run(args...); code != cli.ExitUsage {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}

@@ -1,0 +1,163 @@
+package rpath_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
+)
+
+func flagSet(fs ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, f := range fs {
+		m[f] = true
+	}
+	return m
+}
+
+func TestLegacyHWCapDirs(t *testing.T) {
+	haswell := []string{"avx2", "fma", "bmi1", "bmi2", "abm", "movbe", "popcnt"}
+	avx512 := []string{"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}
+	for _, tt := range []struct {
+		name   string
+		vendor string
+		flags  map[string]bool
+		want   []string
+	}{
+		// AMD: only the x86_64 hwcap, whatever the features.
+		{"amd", "AuthenticAMD", flagSet(append(haswell, avx512...)...), []string{"tls/x86_64", "tls", "x86_64"}},
+		{"intel haswell", "GenuineIntel", flagSet(haswell...),
+			[]string{"tls/haswell/x86_64", "tls/haswell", "tls/x86_64", "tls", "haswell/x86_64", "haswell", "x86_64"}},
+		// What LD_DEBUG=libs shows on an AVX-512 Xeon with glibc 2.36.
+		{"intel avx512", "GenuineIntel", flagSet(append(haswell, avx512...)...), []string{
+			"tls/haswell/avx512_1/x86_64", "tls/haswell/avx512_1", "tls/haswell/x86_64", "tls/haswell",
+			"tls/avx512_1/x86_64", "tls/avx512_1", "tls/x86_64", "tls",
+			"haswell/avx512_1/x86_64", "haswell/avx512_1", "haswell/x86_64", "haswell",
+			"avx512_1/x86_64", "avx512_1", "x86_64"}},
+		// Knights Landing: the xeon_phi platform, neither avx512_1 nor haswell.
+		{"xeon phi", "GenuineIntel", flagSet(append(append(haswell, avx512...), "avx512er", "avx512pf")...),
+			[]string{"tls/xeon_phi/x86_64", "tls/xeon_phi", "tls/x86_64", "tls", "xeon_phi/x86_64", "xeon_phi", "x86_64"}},
+		{"intel without lzcnt", "GenuineIntel", flagSet("avx2", "fma", "bmi1", "bmi2", "movbe", "popcnt"), []string{"tls/x86_64", "tls", "x86_64"}},
+	} {
+		if got := rpath.LegacyHWCapDirs(tt.vendor, tt.flags); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %v\nwant %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestGlibcMinor reads the version from libc.so.6's banner; getconf is the
+// oracle.
+func TestGlibcMinor(t *testing.T) {
+	getconf := testenv.Tool(t, "getconf", "libc-bin")
+	out, err := exec.Command(getconf, "GNU_LIBC_VERSION").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, v, _ := strings.Cut(strings.TrimSpace(string(out)), " 2.")
+	want, _ := strconv.Atoi(v)
+	libc := testenv.File(t, "/lib/x86_64-linux-gnu/libc.so.6", "libc6")
+	if got := rpath.GlibcMinor(libc); got != want || got < 17 {
+		t.Errorf("GlibcMinor(%s) = %d, getconf says 2.%d", libc, got, want)
+	}
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "libc.so.6")
+	os.WriteFile(fake, []byte("\x00GNU C Library (Ubuntu GLIBC 2.31-0ubuntu9.16) stable release version 2.31.\n"), 0o644)
+	if got := rpath.GlibcMinor(fake); got != 31 {
+		t.Errorf("banner 2.31: %d", got)
+	}
+	os.WriteFile(fake, []byte("no banner"), 0o644)
+	if got := rpath.GlibcMinor(fake); got != -1 {
+		t.Errorf("no banner: %d", got)
+	}
+	if got := rpath.GlibcMinor(dir); got != -1 {
+		t.Errorf("a directory: %d", got)
+	}
+}
+
+// TestLegacyHWCapsRealLoader puts copies of a library in a directory's
+// glibc-hwcaps and legacy hwcaps subdirectories and in the directory itself,
+// and removes the one the real loader picked until only the plain one is
+// left: each time rocmdoctor must pick the same copy (glibc before 2.37
+// searches the legacy subdirectories; later ones do not, and neither must
+// rocmdoctor then).
+func TestLegacyHWCapsRealLoader(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("x86-64 hwcaps")
+	}
+	tr := newTree(t)
+	d := tr.path("d")
+	subs := []string{"glibc-hwcaps/x86-64-v2", "tls", "tls/x86_64", "haswell", "x86_64", "avx512_1/x86_64", "."}
+	for i, s := range subs {
+		tr.lib(filepath.Join("d", s, "libhw.so"), "libhw.so", "int hw(void) { return "+strconv.Itoa(i+1)+"; }")
+	}
+	exe := tr.exe("main", `#include <stdio.h>
+extern int hw(void); int main(void) { printf("%d\n", hw()); return 0; }`, "-L"+d, "-lhw", "-Wl,--enable-new-dtags,-rpath,"+d)
+	for left := len(subs); left > 0; left-- {
+		out, err := exec.Command(exe).Output()
+		if err != nil {
+			t.Fatalf("%s: %v", exe, err)
+		}
+		n, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+		if n < 1 || n > len(subs) {
+			t.Fatalf("the program printed %q", out)
+		}
+		loaded := filepath.Join(d, subs[n-1], "libhw.so")
+		dep := depOf(t, resolve(t, rpath.Options{NoCache: true}, exe), "libhw.so")
+		if dep.Path != loaded {
+			t.Fatalf("ld.so loads %s, rocmdoctor resolves %s (hwcaps %q)", loaded, dep.Path, dep.HWCaps)
+		}
+		t.Logf("ld.so and rocmdoctor: %s", strings.TrimPrefix(loaded, d+"/"))
+		if err := os.Remove(loaded); err != nil {
+			t.Fatal(err)
+		}
+		if subs[n-1] == "." {
+			break
+		}
+	}
+}
+
+// TestHWCapsFollowSysrootGlibc: the subdirectories searched depend on the
+// glibc of the sysroot: 2.31 has no glibc-hwcaps, 2.36 has both kinds,
+// 2.38 no legacy ones.
+func TestHWCapsFollowSysrootGlibc(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("x86-64 hwcaps")
+	}
+	tr := newTree(t)
+	root := tr.path("root")
+	lib := filepath.Join("root", "usr", "lib", "x86_64-linux-gnu")
+	for _, s := range []string{"glibc-hwcaps/x86-64-v2", "x86_64", "."} {
+		tr.lib(filepath.Join(lib, s, "libq.so"), "libq.so", "int q(void) { return 0; }")
+	}
+	exe := tr.exe("root/bin/main", "extern int q(void); int main(void) { return q(); }", "-L"+tr.path(lib), "-lq")
+	os.MkdirAll(filepath.Join(root, "lib", "x86_64-linux-gnu"), 0o755)
+	v2 := slices.Contains(rpath.HostHWCaps(), "x86-64-v2")
+	for _, tt := range []struct {
+		minor         int
+		hwcaps, plain string
+	}{
+		{31, "x86_64", "x86_64"},
+		{36, "glibc-hwcaps/x86-64-v2", "x86_64"},
+		{38, "glibc-hwcaps/x86-64-v2", "."},
+	} {
+		banner := "GNU C Library (test) stable release version 2." + strconv.Itoa(tt.minor) + ".\n"
+		if err := os.WriteFile(filepath.Join(root, "lib", "x86_64-linux-gnu", "libc.so.6"), []byte(banner), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := tt.plain
+		if v2 {
+			want = tt.hwcaps
+		}
+		dep := depOf(t, resolve(t, rpath.Options{Root: root, NoCache: true}, exe), "libq.so")
+		if dep.Path != filepath.Join(root, "usr", "lib", "x86_64-linux-gnu", want, "libq.so") {
+			t.Errorf("glibc 2.%d: resolved %s, want %s/libq.so", tt.minor, dep.Path, want)
+		}
+	}
+}
