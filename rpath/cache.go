@@ -67,6 +67,11 @@ type CacheEntry struct {
 	HWCaps string
 	// ISALevel is the x86 ISA level bitmask of hwcaps entries.
 	ISALevel uint32
+	// Legacy is the legacy hwcap bitmask of an entry that ldconfig found
+	// in a legacy hwcaps subdirectory (tls, haswell, x86_64, …): hwcap
+	// bits, platform bits from bit 48, 1<<63 for tls. Only loaders of
+	// glibc before 2.37 use such entries.
+	Legacy uint64
 }
 
 // Cache is a parsed ld.so.cache.
@@ -177,10 +182,8 @@ func (c *Cache) parseNew(b []byte) error {
 			}
 			ce.HWCaps = hwcaps[idx]
 			ce.ISALevel = uint32(hw>>32) & hwcapISALevelMask
-		} else if hw != 0 {
-			// Legacy hwcap bitmask entries: glibc ≥ 2.37 ignores them and
-			// 2.33–2.36 only use them for legacy hwcaps subdirectories.
-			continue
+		} else {
+			ce.Legacy = hw
 		}
 		c.add(ce)
 	}
@@ -219,8 +222,9 @@ func parseHWCapsExtension(b []byte, off uint32, bo binary.ByteOrder) ([]string, 
 // Lookup returns the entry ld.so would use for name: among entries whose
 // flags match wantFlags, the one in the highest-priority glibc-hwcaps
 // subdirectory of active (and ISA level within isaLevel), else the first
-// entry without hwcaps.
-func (c *Cache) Lookup(name string, wantFlags uint32, active []string, isaLevel uint32) (CacheEntry, bool) {
+// other entry in cache order that legacy accepts (ldconfig puts the legacy
+// hwcaps entries of a name before its plain one).
+func (c *Cache) Lookup(name string, wantFlags uint32, active []string, isaLevel uint32, legacy LegacyCaps) (CacheEntry, bool) {
 	best, bestPrio := -1, len(active)
 	plain := -1
 	for _, i := range c.byName[name] {
@@ -229,7 +233,7 @@ func (c *Cache) Lookup(name string, wantFlags uint32, active []string, isaLevel 
 			continue
 		}
 		if e.HWCaps == "" {
-			if plain < 0 {
+			if plain < 0 && legacy.accepts(e.Legacy) {
 				plain = i
 			}
 			continue
@@ -250,6 +254,36 @@ func (c *Cache) Lookup(name string, wantFlags uint32, active []string, isaLevel 
 		return c.Entries[plain], true
 	}
 	return CacheEntry{}, false
+}
+
+// LegacyCaps says which legacy hwcap entries of the cache a loader uses.
+// The zero value is a loader of glibc 2.37 or later, which uses none.
+type LegacyCaps struct {
+	// Enabled: the loader is older than glibc 2.37.
+	Enabled bool
+	// HWCap holds the CPU's hwcap bits (x86-64: 1<<1 x86_64, 1<<2
+	// avx512_1) and Platform its platform bit (1<<50 haswell, 1<<51
+	// xeon_phi), 0 for none.
+	HWCap, Platform uint64
+}
+
+const (
+	legacyTLSBit       = uint64(1) << 63
+	legacyPlatformBits = uint64(0xf) << 48 // i586, i686, haswell, xeon_phi
+)
+
+// accepts mirrors the legacy part of search_cache in glibc 2.33–2.36: no
+// hwcap bit the CPU lacks (tls and platform bits aside), and platform bits,
+// if any, exactly the CPU's platform.
+func (l LegacyCaps) accepts(hw uint64) bool {
+	if hw == 0 {
+		return true
+	}
+	if !l.Enabled || hw&^(l.HWCap|legacyPlatformBits|legacyTLSBit) != 0 {
+		return false
+	}
+	p := hw & legacyPlatformBits
+	return p == 0 || p == l.Platform
 }
 
 // flagsMatch mirrors _dl_cache_check_flags: an ELF libc6 entry for the same

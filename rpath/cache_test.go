@@ -120,15 +120,15 @@ func TestParseCacheNewWithHWCaps(t *testing.T) {
 		{[]string{"x86-64-v2"}, 1 | 2, "/usr/lib/glibc-hwcaps/x86-64-v2/libx.so.1"},
 		{nil, 1, "/usr/lib/libx.so.1"},
 	} {
-		e, ok := c.Lookup("libx.so.1", 0x0303, tt.active, tt.isa)
+		e, ok := c.Lookup("libx.so.1", 0x0303, tt.active, tt.isa, rpath.LegacyCaps{})
 		if !ok || e.Path != tt.want {
 			t.Errorf("Lookup with %v = %q, want %q", tt.active, e.Path, tt.want)
 		}
 	}
-	if e, ok := c.Lookup("libx.so.1", 0x0003, nil, 1); !ok || e.Path != "/usr/lib32/libx.so.1" {
+	if e, ok := c.Lookup("libx.so.1", 0x0003, nil, 1, rpath.LegacyCaps{}); !ok || e.Path != "/usr/lib32/libx.so.1" {
 		t.Errorf("i386 lookup = %q", e.Path)
 	}
-	if _, ok := c.Lookup("liby.so", 0x0303, nil, 1); ok {
+	if _, ok := c.Lookup("liby.so", 0x0303, nil, 1, rpath.LegacyCaps{}); ok {
 		t.Errorf("found a name that is not there")
 	}
 }
@@ -138,7 +138,7 @@ func TestParseCacheOld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e, ok := c.Lookup("libold.so.2", 0x0303, nil, 1); c.Format != "old" || !ok || e.Path != "/lib/libold.so.2" {
+	if e, ok := c.Lookup("libold.so.2", 0x0303, nil, 1, rpath.LegacyCaps{}); c.Format != "old" || !ok || e.Path != "/lib/libold.so.2" {
 		t.Errorf("old cache: format %s, %+v", c.Format, e)
 	}
 }
@@ -172,7 +172,7 @@ func TestSystemCacheParses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := c.Lookup("libc.so.6", 0x0303, nil, 1); !ok {
+	if _, ok := c.Lookup("libc.so.6", 0x0303, nil, 1, rpath.LegacyCaps{}); !ok {
 		t.Errorf("libc.so.6 not in %s (%d entries)", path, len(c.Entries))
 	}
 }
@@ -265,7 +265,7 @@ func FuzzParseCache(f *testing.F) {
 		}
 		for _, e := range c.Entries {
 			for _, flags := range []uint32{0x0303, e.Flags} {
-				got, ok := c.Lookup(e.Name, flags, []string{"x86-64-v3", "x86-64-v2", e.HWCaps}, ^uint32(0))
+				got, ok := c.Lookup(e.Name, flags, []string{"x86-64-v3", "x86-64-v2", e.HWCaps}, ^uint32(0), rpath.LegacyCaps{Enabled: true, HWCap: ^uint64(0)})
 				if ok && got.Name != e.Name {
 					t.Fatalf("Lookup(%q) = entry for %q", e.Name, got.Name)
 				}

@@ -116,6 +116,28 @@ var hostLegacy = sync.OnceValue(func() []string {
 	return LegacyHWCapDirs(cpuInfo(string(b)))
 })
 
+// LegacyCapsOf is the LegacyCaps of a loader that searches the legacy
+// hwcaps subdirectories dirs (LegacyHWCapDirs): the names in them are the
+// CPU's hwcaps and platform.
+func LegacyCapsOf(dirs []string) LegacyCaps {
+	l := LegacyCaps{Enabled: len(dirs) > 0}
+	for _, d := range dirs {
+		for _, n := range strings.Split(d, "/") {
+			switch n {
+			case "x86_64":
+				l.HWCap |= 1 << 1
+			case "avx512_1":
+				l.HWCap |= 1 << 2
+			case "haswell":
+				l.Platform = 1 << 50
+			case "xeon_phi":
+				l.Platform = 1 << 51
+			}
+		}
+	}
+	return l
+}
+
 // hostLegacyHWCaps is LegacyHWCapDirs for the running CPU (nil on other
 // architectures than amd64).
 func hostLegacyHWCaps() []string { return hostLegacy() }

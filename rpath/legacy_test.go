@@ -161,3 +161,64 @@ func TestHWCapsFollowSysrootGlibc(t *testing.T) {
 		}
 	}
 }
+
+// TestLegacyCacheEntries: ldconfig records libraries in legacy hwcaps
+// subdirectories with hwcap bits; a loader older than glibc 2.37 takes the
+// first of a name's entries (in cache order) that the CPU can use, a newer
+// one only the plain entry. (On this kind of machine the real loader was
+// checked by hand against /etc/ld.so.cache: tls/ first, then haswell/ on
+// an Intel CPU.)
+func TestLegacyCacheEntries(t *testing.T) {
+	ldconfig := testenv.Tool(t, "ldconfig", "libc-bin")
+	tr := newTree(t)
+	for _, s := range []string{"xeon_phi", "haswell", "avx512_1", "x86_64", "."} {
+		tr.lib(filepath.Join("d", s, "libyy.so.1"), "libyy.so.1", "int y(void) { return 0; }")
+	}
+	tr.lib("d/tls/libzz.so.1", "libzz.so.1", "int z(void) { return 0; }")
+	tr.lib("d/haswell/libzz.so.1", "libzz.so.1", "int z(void) { return 0; }")
+	tr.lib("d/libzz.so.1", "libzz.so.1", "int z(void) { return 0; }")
+	conf, cache := tr.path("ld.so.conf"), tr.path("ld.so.cache")
+	os.WriteFile(conf, []byte(tr.path("d")+"\n"), 0o644)
+	if out, err := exec.Command(ldconfig, "-X", "-C", cache, "-f", conf).CombinedOutput(); err != nil {
+		t.Fatalf("ldconfig: %v\n%s", err, out)
+	}
+	c, err := rpath.ReadCache(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy := 0
+	for _, e := range c.Entries {
+		if e.Name == "libyy.so.1" && e.Legacy != 0 {
+			legacy++
+		}
+	}
+	if legacy != 4 {
+		t.Fatalf("%d legacy entries for libyy.so.1, want 4: %+v", legacy, c.Entries)
+	}
+	haswell := []string{"avx2", "fma", "bmi1", "bmi2", "abm", "movbe", "popcnt"}
+	avx512 := append([]string{"avx512f", "avx512cd", "avx512bw", "avx512dq", "avx512vl"}, haswell...)
+	for _, tt := range []struct {
+		cpu          string
+		vendor       string
+		flags        []string
+		glibc237     bool
+		wantY, wantZ string
+	}{
+		{"newer glibc", "GenuineIntel", avx512, true, ".", "."},
+		{"amd", "AuthenticAMD", avx512, false, "x86_64", "tls"},
+		{"intel haswell", "GenuineIntel", haswell, false, "haswell", "tls"},
+		{"intel avx512", "GenuineIntel", avx512, false, "haswell", "tls"},
+		{"xeon phi", "GenuineIntel", append(avx512, "avx512er", "avx512pf"), false, "xeon_phi", "tls"},
+	} {
+		dirs := rpath.LegacyHWCapDirs(tt.vendor, flagSet(tt.flags...))
+		if tt.glibc237 {
+			dirs = []string{}
+		}
+		for name, want := range map[string]string{"libyy.so.1": tt.wantY, "libzz.so.1": tt.wantZ} {
+			e, ok := c.Lookup(name, 0x0303, nil, 1, rpath.LegacyCapsOf(dirs))
+			if w := filepath.Join(tr.path("d"), want, name); !ok || e.Path != w {
+				t.Errorf("%s: %s → %s, want %s", tt.cpu, name, e.Path, w)
+			}
+		}
+	}
+}

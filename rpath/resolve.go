@@ -578,7 +578,8 @@ func (r *Resolver) resolveOne(res *Result, obj *Object, name string) *Dep {
 	if !obj.NoDefLib {
 		// 6. ld.so.cache.
 		if c := r.loadCache(); c != nil {
-			if e, ok := c.Lookup(name, cacheFlags(res.Root.Header), r.hwcaps, r.isa); ok {
+			glibcHW, legacy := r.hwcapDirs(res.Root.Header)
+			if e, ok := c.Lookup(name, cacheFlags(res.Root.Header), glibcHW, r.isa, LegacyCapsOf(legacy)); ok {
 				if r.try(res, obj, dep, r.inRoot(e.Path), RuleCache, "", e.HWCaps) {
 					return dep
 				}
