@@ -470,7 +470,37 @@ func FuzzEditSequences(f *testing.F) {
 			}
 			t.Fatalf("%v: %v", edits, err)
 		}
+		// A second, growing edit of the result: it meets the layouts the
+		// first one leaves (a .dynstr at the end of the file, grown in
+		// place, new segments after new segments).
+		out := make([]byte, plan.NewSize)
+		copy(out, b)
+		if err := plan.Apply(sliceWriter(out)); err != nil {
+			t.Fatalf("%v: apply: %v", edits, err)
+		}
+		after, err := elfx.NewFileSize(bytes.NewReader(out), int64(len(out)), "fuzz (after)")
+		if err != nil {
+			t.Fatalf("%v: the result does not parse: %v", edits, err)
+		}
+		second := []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: strings.Repeat(arg+":", 3) + "/second/edit"}, {Kind: patchelf.AddNeeded, Arg: "lib" + arg + ".so.2"}}
+		plan2, err := patchelf.PlanFile(after, second, patchelf.Options{})
+		if err != nil {
+			return
+		}
+		if err := plan2.Verify(after); err != nil && !strings.ContainsAny(arg, "\x00") {
+			t.Fatalf("%v then %v: %v", edits, second, err)
+		}
 	})
+}
+
+// sliceWriter writes into a byte slice that already has the final size.
+type sliceWriter []byte
+
+func (w sliceWriter) WriteAt(p []byte, off int64) (int, error) {
+	if off < 0 || off+int64(len(p)) > int64(len(w)) {
+		return 0, fmt.Errorf("write of %d bytes at %d outside %d", len(p), off, len(w))
+	}
+	return copy(w[off:], p), nil
 }
 
 // TestRenameDynamicSymbolsRealLoader renames every seventh of 300 exported
