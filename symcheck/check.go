@@ -575,11 +575,15 @@ func isBuildDir(e, workdir string) bool {
 	return workdir != "" && workdir != "/" && (e == workdir || strings.HasPrefix(e, workdir+"/"))
 }
 
-// checkWheel runs the file-level rules on the ELF files inside a wheel.
 // maxWheelMember is the largest ELF member of a wheel check extracts
-// (ROCm's largest libraries are under 2 GiB).
+// (ROCm's largest libraries are under 2 GiB); members up to
+// inMemoryMember are read into memory instead of a temporary file (a
+// worker holds one at a time, so memory stays bounded).
 const maxWheelMember = 8 << 30
 
+var inMemoryMember uint64 = 32 << 20
+
+// checkWheel runs the file-level rules on the ELF files inside a wheel.
 func checkWheel(p *elfx.Probe, opts *CheckOptions) ([]Finding, error) {
 	path := p.Path
 	zr, err := zip.NewReader(p, p.Info.Size())
@@ -591,47 +595,70 @@ func checkWheel(p *elfx.Probe, opts *CheckOptions) ([]Finding, error) {
 		if zf.FileInfo().IsDir() || zf.UncompressedSize64 < 64 {
 			continue
 		}
-		rc, err := zf.Open()
+		name := path + "!/" + zf.Name
+		fs, err := checkWheelMember(zf, name, opts)
+		out = append(out, fs...)
 		if err != nil {
-			return out, fmt.Errorf("%s!/%s: %w", path, zf.Name, err)
-		}
-		var m [4]byte
-		n, _ := io.ReadFull(rc, m[:])
-		if n < 4 || string(m[:]) != elf.ELFMAG {
-			rc.Close()
-			continue
-		}
-		// The member is extracted to be parsed; its declared size bounds
-		// what archive/zip lets through, and that size is bounded here so
-		// a wheel cannot make a scan fill the temporary directory.
-		if zf.UncompressedSize64 > maxWheelMember {
-			rc.Close()
-			return out, fmt.Errorf("%s!/%s: declares %d bytes, more than check extracts (%d)", path, zf.Name, zf.UncompressedSize64, uint64(maxWheelMember))
-		}
-		tmp, err := os.CreateTemp("", "rocmdoctor-wheel-*.so")
-		if err != nil {
-			rc.Close()
-			return out, err
-		}
-		_, err = io.Copy(tmp, io.MultiReader(strings.NewReader(string(m[:])), rc))
-		rc.Close()
-		tmp.Close()
-		if err == nil {
-			var f *elfx.File
-			if f, err = elfx.Open(tmp.Name()); err == nil {
-				name := path + "!/" + zf.Name
-				var fs []Finding
-				fs, err = hygiene(f, name, opts)
-				f.Close()
-				out = append(out, fs...)
+			if !strings.HasPrefix(err.Error(), name+": ") { // the ELF reader's errors name it
+				err = fmt.Errorf("%s: %w", name, err)
 			}
-		}
-		os.Remove(tmp.Name())
-		if err != nil {
-			return out, fmt.Errorf("%s!/%s: %w", path, zf.Name, err)
+			return out, err
 		}
 	}
 	return out, nil
+}
+
+// checkWheelMember runs the file-level rules on one member if it is ELF.
+func checkWheelMember(zf *zip.File, name string, opts *CheckOptions) ([]Finding, error) {
+	rc, err := zf.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	var m [4]byte
+	if n, _ := io.ReadFull(rc, m[:]); n < 4 || string(m[:]) != elf.ELFMAG {
+		return nil, nil
+	}
+	// The declared size bounds what archive/zip lets through, and that
+	// size is bounded here so a wheel cannot make a scan fill the memory or
+	// the temporary directory.
+	size := zf.UncompressedSize64
+	if size > maxWheelMember {
+		return nil, fmt.Errorf("declares %d bytes, more than check extracts (%d)", size, uint64(maxWheelMember))
+	}
+	data := io.MultiReader(bytes.NewReader(m[:]), rc)
+	var r io.ReaderAt
+	if size <= inMemoryMember {
+		buf := make([]byte, size)
+		if _, err := io.ReadFull(data, buf); err != nil {
+			return nil, err
+		}
+		// The end of the member, where archive/zip checks its CRC-32.
+		if k, err := rc.Read(m[:1]); k != 0 || err != io.EOF {
+			if err == nil || err == io.EOF {
+				err = zip.ErrFormat
+			}
+			return nil, err
+		}
+		r = bytes.NewReader(buf)
+	} else {
+		tmp, err := os.CreateTemp("", "rocmdoctor-wheel-*.so")
+		if err != nil {
+			return nil, err
+		}
+		defer os.Remove(tmp.Name())
+		defer tmp.Close()
+		if _, err := io.Copy(tmp, data); err != nil {
+			return nil, err
+		}
+		r = tmp
+	}
+	f, err := elfx.NewFileSize(r, int64(size), name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return hygiene(f, name, opts)
 }
 
 // applyPolicy sets rule IDs, applies severity overrides, ignores and the

@@ -257,6 +257,71 @@ func FuzzCheckWheel(f *testing.F) {
 	})
 }
 
+// TestCheckWheelMembers: the ELF members of a wheel get the file rules,
+// whether read into memory or through a temporary file; a malformed member
+// is an error naming it once; a member whose data does not match its CRC
+// is an error.
+func TestCheckWheelMembers(t *testing.T) {
+	exec, err := os.ReadFile(testenv.Testdata("libexecstack.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := append([]byte("\x7fELF\x02\x01\x01"), bytes.Repeat([]byte{0xff}, 100)...)
+	build := func(crcOff bool) string {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		w, _ := zw.CreateHeader(&zip.FileHeader{Name: "pkg/libexecstack.so", Method: zip.Deflate})
+		w.Write(exec)
+		if crcOff {
+			h := &zip.FileHeader{Name: "pkg/libcrc.so", Method: zip.Store, CRC32: crc32.ChecksumIEEE(exec) + 1,
+				CompressedSize64: uint64(len(exec)), UncompressedSize64: uint64(len(exec))}
+			w, _ = zw.CreateRaw(h)
+			w.Write(exec)
+		} else {
+			w, _ = zw.CreateHeader(&zip.FileHeader{Name: "pkg/libbad.so", Method: zip.Deflate})
+			w.Write(bad)
+		}
+		zw.Close()
+		p := filepath.Join(t.TempDir(), "pkg-1.0-py3-none-linux_x86_64.whl")
+		os.WriteFile(p, buf.Bytes(), 0o644)
+		return p
+	}
+	p := build(false)
+	var reports []string
+	for _, limit := range []uint64{32 << 20, 0} {
+		restore := symcheck.SetInMemoryMember(limit)
+		rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{})
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, f := range rep.Findings {
+			found = found || f.File == p+"!/pkg/libexecstack.so" && f.Rule == symcheck.RuleExecStack
+		}
+		if !found {
+			t.Errorf("in-memory limit %d: no executable-stack finding for the member: %+v", limit, rep.Findings)
+		}
+		if len(rep.Errors) != 1 || !strings.HasPrefix(rep.Errors[0].Error, p+"!/pkg/libbad.so: malformed") ||
+			strings.Count(rep.Errors[0].Error, "libbad.so") != 1 {
+			t.Errorf("in-memory limit %d: errors = %+v", limit, rep.Errors)
+		}
+		b, _ := json.Marshal(rep)
+		reports = append(reports, string(b))
+	}
+	if reports[0] != reports[1] {
+		t.Errorf("reports differ between memory and temporary file:\n%s\n%s", reports[0], reports[1])
+	}
+	p = build(true)
+	rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0].Error, p+"!/pkg/libcrc.so: ") || !strings.Contains(rep.Errors[0].Error, "checksum") {
+		t.Errorf("CRC mismatch: errors = %+v", rep.Errors)
+	}
+}
+
 // A wheel whose ELF member declares more than check extracts is an error
 // naming the member, and nothing that size is written.
 func TestCheckWheelHugeMember(t *testing.T) {

@@ -7,3 +7,11 @@ func SetTableCacheBudget(n int) (restore func()) {
 	tableCacheBudget = n
 	return func() { tableCacheBudget = old }
 }
+
+// SetInMemoryMember changes the size up to which check reads a wheel's ELF
+// member into memory, until the returned function is called.
+func SetInMemoryMember(n uint64) (restore func()) {
+	old := inMemoryMember
+	inMemoryMember = n
+	return func() { inMemoryMember = old }
+}
