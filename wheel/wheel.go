@@ -168,6 +168,7 @@ type dist struct {
 	kind  string
 	input string
 	elfs  []string // relative paths of ELF files
+	isELF map[string]bool
 	// For wheels and installed distributions: the RECORD path relative to root.
 	record string
 	// For a wheel's deflated ELF members: the block index of the
@@ -190,7 +191,23 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	d, err := stage(input, work)
+	// A wheel's output is begun as soon as its ELF members are known: the
+	// entries that cannot change are copied while those are inflated.
+	var out *wheelOutput
+	defer func() {
+		if out != nil {
+			out.discard()
+		}
+	}()
+	early := func(d *dist) error {
+		if o.DryRun {
+			return nil
+		}
+		var err error
+		out, err = newWheelOutput(d, o)
+		return err
+	}
+	d, err := stage(input, work, early)
 	if err != nil {
 		return nil, err
 	}
@@ -232,14 +249,18 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 	if o.DryRun {
 		return p, nil
 	}
-	if err := write(d, p, o); err != nil {
+	w := out
+	out = nil // finish cleans up after itself
+	if err := write(d, p, o, w); err != nil {
 		return nil, err
 	}
 	p.Written = true
 	return p, nil
 }
 
-func stage(input, work string) (*dist, error) {
+// stage copies the ELF files of input into work. For a wheel, early is
+// called once its ELF members are known, before they are extracted.
+func stage(input, work string, early func(*dist) error) (*dist, error) {
 	st, err := os.Stat(input)
 	if err != nil {
 		return nil, err
@@ -248,7 +269,7 @@ func stage(input, work string) (*dist, error) {
 	switch {
 	case !st.IsDir() && strings.HasSuffix(input, ".whl"):
 		d.kind = "wheel"
-		if err := stageWheel(d, input, work); err != nil {
+		if err := stageWheel(d, input, work, early); err != nil {
 			return nil, err
 		}
 	case st.IsDir() && strings.HasSuffix(filepath.Clean(input), ".dist-info"):
@@ -293,7 +314,7 @@ func stage(input, work string) (*dist, error) {
 // stageWheel extracts the wheel's ELF members into work, several at a
 // time (a wheel holds a few large libraries, and inflating is the slow
 // part), indexing the deflate blocks of each.
-func stageWheel(d *dist, input, work string) error {
+func stageWheel(d *dist, input, work string, early func(*dist) error) error {
 	raw, zr, err := openWheel(input)
 	if err != nil {
 		return err
@@ -321,6 +342,13 @@ func stageWheel(d *dist, input, work string) error {
 		}
 		at[zf.Name] = len(elfs)
 		elfs = append(elfs, zf)
+	}
+	d.isELF = map[string]bool{}
+	for _, zf := range elfs {
+		d.isELF[zf.Name] = true
+	}
+	if err := early(d); err != nil {
+		return err
 	}
 	idx := make([]*inflate.Index, len(elfs))
 	errs := make([]error, len(elfs))

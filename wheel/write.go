@@ -5,7 +5,6 @@ import (
 	"bufio"
 	"compress/flate"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -14,13 +13,11 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
-	"github.com/rocmdoctor/rocmdoctor/internal/pflate"
-	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
 )
 
 // write produces the output: a new wheel, or the patched files and RECORD
 // of a directory or installed distribution.
-func write(d *dist, p *Plan, o Options) error {
+func write(d *dist, p *Plan, o Options, out *wheelOutput) error {
 	changed := map[string]bool{}
 	for _, fp := range p.Files {
 		if len(fp.Edits) > 0 {
@@ -32,7 +29,7 @@ func write(d *dist, p *Plan, o Options) error {
 		dropped[r] = true
 	}
 	if d.kind == "wheel" {
-		return writeWheel(d, p, o, changed, dropped)
+		return out.finish(p, changed, dropped)
 	}
 	// Directory or installed distribution: replace changed files atomically,
 	// remove dropped ones, then rewrite RECORD.
@@ -122,173 +119,6 @@ func replaceFile(src, dst string) error {
 	}
 	tmp.Close()
 	return os.Rename(tmp.Name(), dst)
-}
-
-// writeWheel copies the wheel entry by entry: unchanged entries raw (no
-// recompression, same order, times and attributes), changed ELFs from the
-// staged copies, RECORD regenerated, signatures dropped.
-func writeWheel(d *dist, p *Plan, o Options, changed, dropped map[string]bool) error {
-	raw, zr, err := openWheel(d.input)
-	if err != nil {
-		return err
-	}
-	defer raw.Close()
-	outDir := o.Output
-	if o.InPlace || outDir == "" {
-		outDir = filepath.Dir(d.input)
-	}
-	if err := os.MkdirAll(outDir, 0o755); err != nil {
-		return err
-	}
-	dst := filepath.Join(outDir, filepath.Base(d.input))
-	if !o.InPlace && o.Output == "" {
-		return fmt.Errorf("give -o DIR or --in-place")
-	}
-	if !o.InPlace && sameFile(dst, d.input) {
-		return fmt.Errorf("-o %s would overwrite the input; use --in-place", outDir)
-	}
-	tmp, err := os.CreateTemp(outDir, ".rocmdoctor-wheel-*")
-	if err != nil {
-		return err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	// The new wheel reaches the disk while it is written, so the fsync
-	// before the rename does not wait for all of it at the end.
-	zw := zip.NewWriter(&writeback.Writer{F: tmp})
-	// Changed libraries are the only entries compressed again, at the
-	// fastest deflate level and on every core (the size cost is a few per
-	// cent on shared objects).
-	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) {
-		return pflate.NewWriter(w, flate.BestSpeed)
-	})
-	old := map[string]Record{}
-	if d.record != "" {
-		for _, zf := range zr.File {
-			if zf.Name == d.record {
-				rc, err := zf.Open()
-				if err != nil {
-					return err
-				}
-				b, _ := io.ReadAll(io.LimitReader(rc, 64<<20))
-				rc.Close()
-				for _, r := range parseRecord(string(b)) {
-					old[r.path] = r
-				}
-			}
-		}
-	}
-	// RECORD, a line per entry; a changed library's line is a function
-	// that waits for its digest, computed while the rest is written.
-	var record []func() (string, error)
-	known := func(l string) func() (string, error) { return func() (string, error) { return l, nil } }
-	var recordHeader *zip.FileHeader
-	// Raw entries go through in 1 MiB pieces (io.Copy's 32 KiB meant
-	// 25,000 system calls for a 400 MB wheel).
-	copyBuf := make([]byte, 1<<20)
-	for _, zf := range zr.File {
-		name := zf.Name
-		switch {
-		case dropped[name]:
-			continue
-		case strings.HasSuffix(name, ".dist-info/RECORD.jws") || strings.HasSuffix(name, ".dist-info/RECORD.p7s"):
-			p.Notes = append(p.Notes, "removed the signature "+name+": it signed the old RECORD")
-			continue
-		case name == d.record:
-			h := zf.FileHeader
-			recordHeader = &h
-			continue // written last, after every hash is known
-		case changed[name]:
-			path := filepath.Join(d.root, filepath.FromSlash(name))
-			line, sp, err := writeSpliced(zw, zf, raw, d.index[name], d.edited[name], path)
-			switch {
-			case errors.Is(err, inflate.ErrNotWorthSplicing):
-				var l string
-				l, err = writeChanged(zw, zf.FileHeader, path)
-				line = known(l)
-			case err == nil:
-				p.Notes = append(p.Notes, fmt.Sprintf("%s: %d of %d bytes kept in the original compressed form, %d compressed again",
-					name, sp.Reused, sp.Reused+sp.Compressed, sp.Compressed))
-			}
-			if err != nil {
-				return err
-			}
-			record = append(record, line)
-		default:
-			rc, err := zf.OpenRaw()
-			if err != nil {
-				return err
-			}
-			h := zf.FileHeader
-			w, err := zw.CreateRaw(&h)
-			if err != nil {
-				return err
-			}
-			if _, err := io.CopyBuffer(w, rc, copyBuf); err != nil {
-				return err
-			}
-			if zf.FileInfo().IsDir() {
-				continue
-			}
-			if r, ok := old[name]; ok && r.hash != "" {
-				record = append(record, known(recordLine(name, r.hash, atoi(r.size))))
-			} else {
-				rc, err := zf.Open()
-				if err != nil {
-					return err
-				}
-				h, n, err := hashStream(rc)
-				rc.Close()
-				if err != nil {
-					return err
-				}
-				record = append(record, known(recordLine(name, h, n)))
-			}
-		}
-	}
-	var b strings.Builder
-	for _, line := range record {
-		l, err := line()
-		if err != nil {
-			return err
-		}
-		b.WriteString(l + "\n")
-	}
-	if recordHeader != nil {
-		b.WriteString(recordLine(d.record, "", 0) + "\n")
-		h := *recordHeader
-		h.CompressedSize64, h.UncompressedSize64, h.CRC32 = 0, 0, 0
-		w, err := zw.CreateHeader(&h)
-		if err != nil {
-			return err
-		}
-		if _, err := io.WriteString(w, b.String()); err != nil {
-			return err
-		}
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		return err
-	}
-	ok = true
-	p.Output = dst
-	return nil
 }
 
 // hashStream is the RECORD digest and size of everything r yields, read

@@ -1,0 +1,438 @@
+package wheel
+
+import (
+	"archive/zip"
+	"compress/flate"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
+	"github.com/rocmdoctor/rocmdoctor/internal/pflate"
+	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
+)
+
+// wheelOutput is a relinked wheel being written next to its destination.
+// The entries that cannot change (everything but the ELF members, RECORD
+// and its signatures) are copied raw while the ELF members are still being
+// inflated and planned (copyUnchanged, on its own goroutine); finish then
+// adds the ELF members, changed or not, and the new RECORD. The central
+// directory is put back in the input's order at the end, so zip readers
+// and pip list the entries in the order they had; only their placement in
+// the file differs.
+type wheelOutput struct {
+	d      *dist
+	raw    *os.File
+	zr     *zip.Reader
+	tmp    *os.File
+	out    *wheelOut
+	dst    string
+	zw     *zip.Writer
+	old    map[string]Record // the input's RECORD by path
+	order  []int             // input index of each entry written, in write order
+	record map[int]func() (string, error)
+	notes  []string
+	copied chan error // copyUnchanged's result
+}
+
+// newWheelOutput checks where the output goes and opens the temporary file.
+func newWheelOutput(d *dist, o Options) (*wheelOutput, error) {
+	outDir := o.Output
+	if o.InPlace || outDir == "" {
+		outDir = filepath.Dir(d.input)
+	}
+	dst := filepath.Join(outDir, filepath.Base(d.input))
+	if !o.InPlace && o.Output == "" {
+		return nil, fmt.Errorf("give -o DIR or --in-place")
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, err
+	}
+	if !o.InPlace && sameFile(dst, d.input) {
+		return nil, fmt.Errorf("-o %s would overwrite the input; use --in-place", outDir)
+	}
+	raw, zr, err := openWheel(d.input)
+	if err != nil {
+		return nil, err
+	}
+	w := &wheelOutput{d: d, raw: raw, zr: zr, dst: dst, old: map[string]Record{}, record: map[int]func() (string, error){}}
+	if d.record != "" {
+		for _, zf := range zr.File {
+			if zf.Name != d.record {
+				continue
+			}
+			rc, err := zf.Open()
+			if err != nil {
+				raw.Close()
+				return nil, fmt.Errorf("%s: %s: %w", d.input, zf.Name, err)
+			}
+			b, _ := io.ReadAll(io.LimitReader(rc, 64<<20))
+			rc.Close()
+			for _, r := range parseRecord(string(b)) {
+				w.old[r.path] = r
+			}
+		}
+	}
+	if w.tmp, err = os.CreateTemp(outDir, ".rocmdoctor-wheel-*"); err != nil {
+		raw.Close()
+		return nil, err
+	}
+	w.out = &wheelOut{f: w.tmp}
+	w.zw = zip.NewWriter(w.out)
+	// Changed libraries are the only entries compressed again, at the
+	// fastest deflate level and on every core (the size cost is a few per
+	// cent on shared objects).
+	w.zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
+		return pflate.NewWriter(out, flate.BestSpeed)
+	})
+	w.copied = make(chan error, 1)
+	go func() { w.copied <- w.copyUnchanged() }()
+	return w, nil
+}
+
+// late reports the entries written by finish: the ELF members, RECORD and
+// its signatures.
+func (w *wheelOutput) late(zf *zip.File) bool {
+	return w.d.isELF[zf.Name] || zf.Name == w.d.record || isSignature(zf.Name)
+}
+
+func isSignature(name string) bool {
+	return strings.HasSuffix(name, ".dist-info/RECORD.jws") || strings.HasSuffix(name, ".dist-info/RECORD.p7s")
+}
+
+func (w *wheelOutput) copyUnchanged() error {
+	for i, zf := range w.zr.File {
+		if !w.late(zf) {
+			if err := w.copyRaw(i, zf); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// copyRaw copies entry i as it is stored (no recompression; same times
+// and attributes) and records its RECORD line.
+func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
+	h := zf.FileHeader
+	out, err := w.zw.CreateRaw(&h)
+	if err != nil {
+		return err
+	}
+	if err := w.out.copyRaw(w.zw, out, zf, w.raw); err != nil {
+		return fmt.Errorf("%s: %s: %w", w.d.input, zf.Name, err)
+	}
+	w.order = append(w.order, i)
+	if zf.FileInfo().IsDir() {
+		return nil
+	}
+	if r, ok := w.old[zf.Name]; ok && r.hash != "" {
+		line := recordLine(zf.Name, r.hash, atoi(r.size))
+		w.record[i] = func() (string, error) { return line, nil }
+		return nil
+	}
+	// Not in RECORD: hashed now, from its data.
+	rd, err := zf.Open()
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", w.d.input, zf.Name, err)
+	}
+	sum, n, err := hashStream(rd)
+	rd.Close()
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", w.d.input, zf.Name, err)
+	}
+	line := recordLine(zf.Name, sum, n)
+	w.record[i] = func() (string, error) { return line, nil }
+	return nil
+}
+
+// finish writes the ELF members (spliced when changed, raw otherwise,
+// dropped ones left out), the new RECORD, the central directory in the
+// input's order, and renames the result into place.
+func (w *wheelOutput) finish(p *Plan, changed, dropped map[string]bool) (err error) {
+	defer func() {
+		if err != nil {
+			w.discard()
+		}
+	}()
+	if err := <-w.copied; err != nil {
+		w.copied = nil
+		return err
+	}
+	w.copied = nil
+	// A name listed twice: the later entry is the one staged and kept.
+	last := map[string]int{}
+	for i, zf := range w.zr.File {
+		last[zf.Name] = i
+	}
+	recordAt := -1
+	var recordHeader zip.FileHeader
+	for i, zf := range w.zr.File {
+		name := zf.Name
+		switch {
+		case !w.late(zf):
+		case isSignature(name):
+			p.Notes = append(p.Notes, "removed the signature "+name+": it signed the old RECORD")
+		case name == w.d.record:
+			recordAt, recordHeader = i, zf.FileHeader
+		case dropped[name]:
+		case last[name] != i:
+			p.Notes = append(p.Notes, fmt.Sprintf("left out the first of two entries named %s (the later one is kept)", name))
+		case changed[name]:
+			path := filepath.Join(w.d.root, filepath.FromSlash(name))
+			line, sp, err := writeSpliced(w.zw, zf, w.raw, w.d.index[name], w.d.edited[name], path)
+			switch {
+			case errors.Is(err, inflate.ErrNotWorthSplicing):
+				var l string
+				l, err = writeChanged(w.zw, zf.FileHeader, path)
+				line = func() (string, error) { return l, nil }
+			case err == nil:
+				p.Notes = append(p.Notes, fmt.Sprintf("%s: %d of %d bytes kept in the original compressed form, %d compressed again",
+					name, sp.Reused, sp.Reused+sp.Compressed, sp.Compressed))
+			}
+			if err != nil {
+				return err
+			}
+			w.order = append(w.order, i)
+			w.record[i] = line
+		default:
+			if err := w.copyRaw(i, zf); err != nil {
+				return err
+			}
+		}
+	}
+	if recordAt >= 0 {
+		var b strings.Builder
+		idx := make([]int, 0, len(w.record))
+		for i := range w.record {
+			idx = append(idx, i)
+		}
+		sort.Ints(idx)
+		for _, i := range idx {
+			l, err := w.record[i]()
+			if err != nil {
+				return err
+			}
+			b.WriteString(l + "\n")
+		}
+		b.WriteString(recordLine(w.d.record, "", 0) + "\n")
+		h := recordHeader
+		h.CompressedSize64, h.UncompressedSize64, h.CRC32 = 0, 0, 0
+		out, err := w.zw.CreateHeader(&h)
+		if err != nil {
+			return err
+		}
+		if _, err := io.WriteString(out, b.String()); err != nil {
+			return err
+		}
+		w.order = append(w.order, recordAt)
+	} else {
+		// No RECORD to write: the digests are still waited for, so no
+		// hashing is left running.
+		for _, line := range w.record {
+			if _, err := line(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := w.zw.Close(); err != nil {
+		return err
+	}
+	if err := sortCentralDirectory(w.tmp, w.order); err != nil {
+		return fmt.Errorf("%s: %w", w.tmp.Name(), err)
+	}
+	if err := w.tmp.Sync(); err != nil {
+		return err
+	}
+	if err := w.tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(w.tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(w.tmp.Name(), w.dst); err != nil {
+		return err
+	}
+	w.raw.Close()
+	p.Output = w.dst
+	return nil
+}
+
+// discard abandons the output: the copy is waited for, the temporary
+// file removed.
+func (w *wheelOutput) discard() {
+	if w.copied != nil {
+		<-w.copied
+		w.copied = nil
+	}
+	w.tmp.Close()
+	os.Remove(w.tmp.Name())
+	w.raw.Close()
+}
+
+// wheelOut is the new wheel's file under archive/zip. Unchanged entries'
+// data is copied from the old wheel by the kernel (copy_file_range) rather
+// than through archive/zip, which is then handed that many zero bytes so
+// that it counts them for its offsets; wheelOut drops them. Every
+// writebackChunk bytes it starts their write-back to disk, so the fsync
+// before the rename does not wait for the whole wheel at the end.
+type wheelOut struct {
+	f       *os.File
+	off     int64 // bytes in the file
+	skip    int64 // bytes archive/zip will pass that are already in the file
+	started int64 // write-back started below this offset
+	zeros   []byte
+}
+
+const writebackChunk = 8 << 20
+
+func (o *wheelOut) Write(p []byte) (int, error) {
+	n := len(p)
+	if o.skip > 0 {
+		k := min(o.skip, int64(len(p)))
+		o.skip -= k
+		p = p[k:]
+	}
+	if len(p) > 0 {
+		m, err := o.f.Write(p)
+		o.off += int64(m)
+		if err != nil {
+			return n - len(p) + m, err
+		}
+	}
+	if o.off-o.started >= writebackChunk {
+		writeback.Start(o.f, o.started, o.off-o.started)
+		o.started = o.off
+	}
+	return n, nil
+}
+
+// copyRaw writes zf's data, as stored in the old wheel src, as the entry
+// w that zw has just begun.
+func (o *wheelOut) copyRaw(zw *zip.Writer, w io.Writer, zf *zip.File, src *os.File) error {
+	n := int64(zf.CompressedSize64)
+	off, err := zf.DataOffset()
+	if err != nil {
+		return err
+	}
+	if n < 1<<20 {
+		_, err := io.Copy(w, io.NewSectionReader(src, off, n))
+		return err
+	}
+	// The entry's header must be in the file before the data after it.
+	if err := zw.Flush(); err != nil {
+		return err
+	}
+	if _, err := src.Seek(off, io.SeekStart); err != nil {
+		return err
+	}
+	m, err := io.Copy(o.f, io.LimitReader(src, n)) // copy_file_range where the kernel has it
+	o.off += m
+	if err == nil && m < n {
+		err = io.ErrUnexpectedEOF
+	}
+	if err != nil {
+		return err
+	}
+	o.skip += n
+	if o.zeros == nil {
+		o.zeros = make([]byte, 1<<20)
+	}
+	for left := n; left > 0; {
+		k := min(left, int64(len(o.zeros)))
+		if _, err := w.Write(o.zeros[:k]); err != nil {
+			return err
+		}
+		left -= k
+	}
+	if err := zw.Flush(); err != nil {
+		return err
+	}
+	if o.skip != 0 {
+		return errors.New("internal error: archive/zip did not pass the entry's data through")
+	}
+	return nil
+}
+
+// sortCentralDirectory reorders the central directory archive/zip wrote at
+// the end of f, whose records are in write order, so that they follow
+// order (the input index of each record): same records, same total size,
+// so the end records stay valid.
+func sortCentralDirectory(f *os.File, order []int) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size := st.Size()
+	var eocd [22]byte
+	if size < 22 {
+		return errors.New("zip output too short")
+	}
+	if _, err := f.ReadAt(eocd[:], size-22); err != nil {
+		return err
+	}
+	le := binary.LittleEndian
+	if le.Uint32(eocd[:]) != 0x06054b50 {
+		return errors.New("zip output: no end of central directory record where archive/zip writes it")
+	}
+	count, cdSize, cdOff := uint64(le.Uint16(eocd[10:])), uint64(le.Uint32(eocd[12:])), uint64(le.Uint32(eocd[16:]))
+	if count == 0xffff || cdSize == 0xffffffff || cdOff == 0xffffffff {
+		var loc [20]byte
+		if size < 42 {
+			return errors.New("zip output: no zip64 locator")
+		}
+		if _, err := f.ReadAt(loc[:], size-42); err != nil {
+			return err
+		}
+		var rec [56]byte
+		off := int64(le.Uint64(loc[8:]))
+		if le.Uint32(loc[:]) != 0x07064b50 || off < 0 || off > size-56 {
+			return errors.New("zip output: bad zip64 locator")
+		}
+		if _, err := f.ReadAt(rec[:], off); err != nil {
+			return err
+		}
+		if le.Uint32(rec[:]) != 0x06064b50 {
+			return errors.New("zip output: bad zip64 end record")
+		}
+		count, cdSize, cdOff = le.Uint64(rec[32:]), le.Uint64(rec[40:]), le.Uint64(rec[48:])
+	}
+	if count != uint64(len(order)) || cdOff > uint64(size) || cdSize > uint64(size)-cdOff {
+		return fmt.Errorf("zip output: %d central directory records at 0x%x, %d entries written", count, cdOff, len(order))
+	}
+	cd := make([]byte, cdSize)
+	if _, err := f.ReadAt(cd, int64(cdOff)); err != nil {
+		return err
+	}
+	type rec struct {
+		at   int
+		data []byte
+	}
+	recs := make([]rec, 0, len(order))
+	for b := cd; len(b) > 0; {
+		if len(b) < 46 || le.Uint32(b) != 0x02014b50 {
+			return errors.New("zip output: malformed central directory record")
+		}
+		n := 46 + int(le.Uint16(b[28:])) + int(le.Uint16(b[30:])) + int(le.Uint16(b[32:]))
+		if n > len(b) || len(recs) == len(order) {
+			return errors.New("zip output: malformed central directory record")
+		}
+		recs = append(recs, rec{order[len(recs)], b[:n]})
+		b = b[n:]
+	}
+	if len(recs) != len(order) {
+		return errors.New("zip output: central directory records missing")
+	}
+	sort.SliceStable(recs, func(i, j int) bool { return recs[i].at < recs[j].at })
+	out := make([]byte, 0, len(cd))
+	for _, r := range recs {
+		out = append(out, r.data...)
+	}
+	_, err = f.WriteAt(out, int64(cdOff))
+	return err
+}
