@@ -160,6 +160,23 @@ func TestRelinkRefusesSONAMEChangeWithoutWriting(t *testing.T) {
 	if after, _ := os.ReadFile(fx.wheel); !bytes.Equal(before, after) {
 		t.Errorf("the wheel changed although the relink was refused")
 	}
+	// The output begun while the wheel was staged is gone too.
+	onlyWheel := func(what string) {
+		t.Helper()
+		ents, _ := os.ReadDir(filepath.Dir(fx.wheel))
+		if len(ents) != 1 || ents[0].Name() != wheelName {
+			var names []string
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			t.Errorf("%s: the wheel's directory holds %v", what, names)
+		}
+	}
+	onlyWheel("refused")
+	if _, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, InPlace: true, DryRun: true}); err != nil && !errors.Is(err, wheel.ErrRefused) {
+		t.Fatal(err)
+	}
+	onlyWheel("dry run")
 	classes := map[string]string{}
 	for _, f := range p.Files {
 		if f.Path == provider {
