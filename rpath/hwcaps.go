@@ -24,19 +24,30 @@ var x86Levels = []struct {
 // supports, highest priority first (["x86-64-v4", "x86-64-v3", "x86-64-v2"]
 // on a recent x86-64 CPU). It reads /proc/cpuinfo and returns nil elsewhere.
 func HostHWCaps() []string {
-	if runtime.GOARCH != "amd64" {
+	cpu, ok := hostCPU()
+	if !ok {
 		return nil
+	}
+	return HWCapsForFlags(cpu.flags)
+}
+
+// hostCPU is the vendor_id and the flags of the running x86-64 CPU, read
+// from /proc/cpuinfo once; ok is false on other architectures or without it.
+var hostCPU = sync.OnceValues(func() (cpu cpuID, ok bool) {
+	if runtime.GOARCH != "amd64" {
+		return cpu, false
 	}
 	b, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {
-		return nil
+		return cpu, false
 	}
-	return HWCapsForFlags(cpuFlags(string(b)))
-}
+	cpu.vendor, cpu.flags = cpuInfo(string(b))
+	return cpu, true
+})
 
-func cpuFlags(cpuinfo string) map[string]bool {
-	_, flags := cpuInfo(cpuinfo)
-	return flags
+type cpuID struct {
+	vendor string
+	flags  map[string]bool
 }
 
 // cpuInfo returns the vendor and the flags of the first CPU in a
@@ -105,15 +116,14 @@ func LegacyHWCapDirs(vendor string, flags map[string]bool) []string {
 	return out
 }
 
+// hostLegacy is LegacyHWCapDirs for the running CPU (nil on other
+// architectures than amd64).
 var hostLegacy = sync.OnceValue(func() []string {
-	if runtime.GOARCH != "amd64" {
+	cpu, ok := hostCPU()
+	if !ok {
 		return nil
 	}
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return nil
-	}
-	return LegacyHWCapDirs(cpuInfo(string(b)))
+	return LegacyHWCapDirs(cpu.vendor, cpu.flags)
 })
 
 // LegacyCapsOf is the LegacyCaps of a loader that searches the legacy
@@ -137,10 +147,6 @@ func LegacyCapsOf(dirs []string) LegacyCaps {
 	}
 	return l
 }
-
-// hostLegacyHWCaps is LegacyHWCapDirs for the running CPU (nil on other
-// architectures than amd64).
-func hostLegacyHWCaps() []string { return hostLegacy() }
 
 // GlibcMinor returns N for the C library at path (libc.so.6), read from
 // its "release version 2.N" banner, or -1 when path is not such a file.

@@ -649,7 +649,7 @@ func (r *Resolver) hwcapDirs(h elfx.Header) (glibcHW, legacy []string) {
 	}
 	legacy = r.opts.LegacyHWCaps
 	if legacy == nil && old && r.glibcMinor < 37 && h.Machine == elf.EM_X86_64 {
-		legacy = hostLegacyHWCaps()
+		legacy = hostLegacy()
 	}
 	return glibcHW, legacy
 }
