@@ -204,7 +204,7 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 			return nil
 		}
 		var err error
-		out, err = newWheelOutput(d, o)
+		out, err = newWheelOutput(ctx, d, o)
 		return err
 	}
 	d, err := stage(input, work, early)

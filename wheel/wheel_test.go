@@ -600,3 +600,19 @@ func FuzzRelink(f *testing.F) {
 		z.Close()
 	})
 }
+
+// A relink whose context is cancelled stops with the context's error and
+// leaves nothing in the output directory.
+func TestRelinkCancelled(t *testing.T) {
+	fx := build(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := filepath.Join(fx.dir, "out")
+	_, err := wheel.Relink(ctx, fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("cancelled, but the output directory holds %v", ents)
+	}
+}

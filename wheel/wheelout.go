@@ -3,6 +3,7 @@ package wheel
 import (
 	"archive/zip"
 	"compress/flate"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/pflate"
@@ -36,12 +38,13 @@ type wheelOutput struct {
 	old    map[string]Record // the input's RECORD by path
 	order  []int             // input index of each entry written, in write order
 	record map[int]func() (string, error)
-	notes  []string
-	copied chan error // copyUnchanged's result
+	copied chan error  // copyUnchanged's result
+	stop   atomic.Bool // set by discard: copyUnchanged gives up
 }
 
-// newWheelOutput checks where the output goes and opens the temporary file.
-func newWheelOutput(d *dist, o Options) (*wheelOutput, error) {
+// newWheelOutput checks where the output goes, opens the temporary file
+// and starts copying the entries that cannot change (until ctx is done).
+func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, error) {
 	outDir := o.Output
 	if o.InPlace || outDir == "" {
 		outDir = filepath.Dir(d.input)
@@ -91,7 +94,7 @@ func newWheelOutput(d *dist, o Options) (*wheelOutput, error) {
 		return pflate.NewWriter(out, flate.BestSpeed)
 	})
 	w.copied = make(chan error, 1)
-	go func() { w.copied <- w.copyUnchanged() }()
+	go func() { w.copied <- w.copyUnchanged(ctx) }()
 	return w, nil
 }
 
@@ -105,8 +108,14 @@ func isSignature(name string) bool {
 	return strings.HasSuffix(name, ".dist-info/RECORD.jws") || strings.HasSuffix(name, ".dist-info/RECORD.p7s")
 }
 
-func (w *wheelOutput) copyUnchanged() error {
+func (w *wheelOutput) copyUnchanged(ctx context.Context) error {
 	for i, zf := range w.zr.File {
+		if w.stop.Load() {
+			return errors.New("abandoned")
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if !w.late(zf) {
 			if err := w.copyRaw(i, zf); err != nil {
 				return err
@@ -244,7 +253,7 @@ func (w *wheelOutput) finish(p *Plan, changed, dropped map[string]bool) (err err
 		return err
 	}
 	if err := sortCentralDirectory(w.tmp, w.order); err != nil {
-		return fmt.Errorf("%s: %w", w.tmp.Name(), err)
+		return fmt.Errorf("%s: writing %s: %w", w.d.input, w.tmp.Name(), err)
 	}
 	if err := w.tmp.Sync(); err != nil {
 		return err
@@ -266,6 +275,7 @@ func (w *wheelOutput) finish(p *Plan, changed, dropped map[string]bool) (err err
 // discard abandons the output: the copy is waited for, the temporary
 // file removed.
 func (w *wheelOutput) discard() {
+	w.stop.Store(true)
 	if w.copied != nil {
 		<-w.copied
 		w.copied = nil
