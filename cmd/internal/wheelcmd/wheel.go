@@ -76,6 +76,7 @@ order and attributes), regenerates RECORD and drops RECORD.jws/RECORD.p7s.`,
 	f.BoolVar(&o.json, "json", false, "print the plan as JSON")
 	f.StringVar(&o.resolver.Root, "root", "", "resolve system libraries inside this sysroot `DIR`")
 	f.StringVar(&o.resolver.HWCaps, "hwcaps", "auto", "glibc-hwcaps level for resolution")
+	f.StringVar(&o.resolver.LegacyHWCaps, "legacy-hwcaps", "auto", "legacy hwcaps subdirectories (glibc before 2.37) for resolution: auto or none")
 	return cmd
 }
 
