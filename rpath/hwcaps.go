@@ -84,22 +84,10 @@ func cpuInfo(cpuinfo string) (vendor string, flags map[string]bool) {
 // avx512_1, x86_64). vendor is /proc/cpuinfo's vendor_id.
 func LegacyHWCapDirs(vendor string, flags map[string]bool) []string {
 	names := []string{"x86_64"}
-	platform := ""
-	if vendor == "GenuineIntel" {
-		if flags["avx512cd"] {
-			if flags["avx512er"] {
-				if flags["avx512pf"] {
-					platform = "xeon_phi"
-				}
-			} else if flags["avx512bw"] && flags["avx512dq"] && flags["avx512vl"] {
-				names = append(names, "avx512_1")
-			}
-		}
-		if platform == "" && flags["avx2"] && flags["fma"] && flags["bmi1"] && flags["bmi2"] && flags["abm"] && flags["movbe"] && flags["popcnt"] {
-			platform = "haswell"
-		}
+	if vendor == "GenuineIntel" && flags["avx512cd"] && !flags["avx512er"] && flags["avx512bw"] && flags["avx512dq"] && flags["avx512vl"] {
+		names = append(names, "avx512_1")
 	}
-	if platform != "" {
+	if platform := X86Platform(vendor, flags); platform != "" {
 		names = append(names, platform)
 	}
 	names = append(names, "tls")
@@ -115,6 +103,35 @@ func LegacyHWCapDirs(vendor string, flags map[string]bool) []string {
 	}
 	return out
 }
+
+// X86Platform is the platform glibc's ld.so sets for an x86-64 CPU
+// (cpu-features.c, every glibc since 2.26): "xeon_phi" for Intel CPUs
+// with AVX512CD, ER and PF, "haswell" for other Intel CPUs with AVX2, FMA,
+// BMI1, BMI2, LZCNT, MOVBE and POPCNT, "" otherwise (then the kernel's
+// "x86_64" stays). It names a legacy hwcaps subdirectory and is what
+// $PLATFORM expands to.
+func X86Platform(vendor string, flags map[string]bool) string {
+	if vendor != "GenuineIntel" {
+		return ""
+	}
+	if flags["avx512cd"] && flags["avx512er"] && flags["avx512pf"] {
+		return "xeon_phi"
+	}
+	if flags["avx2"] && flags["fma"] && flags["bmi1"] && flags["bmi2"] && flags["abm"] && flags["movbe"] && flags["popcnt"] {
+		return "haswell"
+	}
+	return ""
+}
+
+// hostPlatform is $PLATFORM for an x86-64 process on the running CPU.
+var hostPlatform = sync.OnceValue(func() string {
+	if cpu, ok := hostCPU(); ok {
+		if p := X86Platform(cpu.vendor, cpu.flags); p != "" {
+			return p
+		}
+	}
+	return "x86_64"
+})
 
 // hostLegacy is LegacyHWCapDirs for the running CPU (nil on other
 // architectures than amd64).

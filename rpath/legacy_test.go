@@ -45,6 +45,9 @@ func TestLegacyHWCapDirs(t *testing.T) {
 		{"xeon phi", "GenuineIntel", flagSet(append(append(haswell, avx512...), "avx512er", "avx512pf")...),
 			[]string{"tls/xeon_phi/x86_64", "tls/xeon_phi", "tls/x86_64", "tls", "xeon_phi/x86_64", "xeon_phi", "x86_64"}},
 		{"intel without lzcnt", "GenuineIntel", flagSet("avx2", "fma", "bmi1", "bmi2", "movbe", "popcnt"), []string{"tls/x86_64", "tls", "x86_64"}},
+		// AVX512ER without PF: no xeon_phi, and glibc goes on to haswell.
+		{"intel er without pf", "GenuineIntel", flagSet(append(append(haswell, avx512...), "avx512er")...),
+			[]string{"tls/haswell/x86_64", "tls/haswell", "tls/x86_64", "tls", "haswell/x86_64", "haswell", "x86_64"}},
 	} {
 		if got := rpath.LegacyHWCapDirs(tt.vendor, tt.flags); !slices.Equal(got, tt.want) {
 			t.Errorf("%s: %v\nwant %v", tt.name, got, tt.want)
@@ -220,5 +223,31 @@ func TestLegacyCacheEntries(t *testing.T) {
 				t.Errorf("%s: %s → %s, want %s", tt.cpu, name, e.Path, w)
 			}
 		}
+	}
+}
+
+// TestPlatformRealLoader: $PLATFORM in a RUNPATH expands to what ld.so
+// sets for this CPU ("haswell" on most Intel CPUs, "x86_64" on AMD ones);
+// copies of the library under both names tell which one the real loader
+// used.
+func TestPlatformRealLoader(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skip("x86-64 platforms")
+	}
+	tr := newTree(t)
+	for i, p := range []string{"haswell", "xeon_phi", "x86_64"} {
+		tr.lib(filepath.Join("p", p, "libplat.so"), "libplat.so", "int plat(void) { return "+strconv.Itoa(i+1)+"; }")
+	}
+	exe := tr.exe("main", `#include <stdio.h>
+extern int plat(void); int main(void) { printf("%d\n", plat()); return 0; }`, "-L"+tr.path("p/x86_64"), "-lplat", "-Wl,--enable-new-dtags,-rpath,"+tr.path("p")+"/$PLATFORM")
+	out, err := exec.Command(exe).Output()
+	if err != nil {
+		t.Fatalf("%s: %v", exe, err)
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	want := filepath.Join(tr.path("p"), []string{"", "haswell", "xeon_phi", "x86_64"}[min(max(n, 0), 3)], "libplat.so")
+	dep := depOf(t, resolve(t, rpath.Options{NoCache: true}, exe), "libplat.so")
+	if dep.Path != want {
+		t.Errorf("ld.so loads %s, rocmdoctor resolves %s", want, dep.Path)
 	}
 }

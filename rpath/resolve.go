@@ -77,7 +77,9 @@ type Options struct {
 	// glibc is older than 2.37 (see LegacyHWCapDirs), none otherwise; an
 	// empty non-nil slice disables them.
 	LegacyHWCaps []string
-	// Platform is the value of $PLATFORM (default "x86_64" etc. by machine).
+	// Platform is the value of $PLATFORM (default by machine: "aarch64",
+	// "i686", …; for x86-64 what ld.so sets for the running CPU: "haswell"
+	// or "xeon_phi" on Intel CPUs that qualify, "x86_64" otherwise).
 	Platform string
 	// Lib is the value of $LIB (default: "lib/<multiarch triplet>" when the
 	// root has that directory, else "lib64"/"lib").
@@ -794,7 +796,7 @@ func (r *Resolver) platform(h elfx.Header) string {
 	}
 	switch h.Machine {
 	case elf.EM_X86_64:
-		return "x86_64"
+		return hostPlatform()
 	case elf.EM_386:
 		return "i686"
 	case elf.EM_AARCH64:

@@ -31,7 +31,7 @@ func (r *ResolverFlags) Register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&r.LibDirs, "lib-dir", nil, "also search `DIR` after the object's own paths (repeatable)")
 	fs.StringVar(&r.HWCaps, "hwcaps", "auto", "glibc-hwcaps level: auto (this CPU), none, x86-64-v2, x86-64-v3, x86-64-v4")
 	fs.StringVar(&r.LegacyHWCaps, "legacy-hwcaps", "auto", "legacy hwcaps subdirectories (tls, haswell, x86_64, …; glibc before 2.37): auto (when the target's glibc is older than 2.37, by this CPU) or none")
-	fs.StringVar(&r.Platform, "platform", "", "value of $PLATFORM (default by machine, e.g. x86_64)")
+	fs.StringVar(&r.Platform, "platform", "", "value of $PLATFORM (default: what ld.so sets on this CPU, e.g. haswell on Intel, x86_64 on AMD)")
 }
 
 // Options converts the flags; cmd tells whether --ld-library-path was given.
