@@ -2,11 +2,14 @@ package rpath
 
 import (
 	"bytes"
+	"debug/elf"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
 )
 
 // x86-64 micro-architecture levels and the /proc/cpuinfo flags each needs
@@ -166,13 +169,19 @@ func LegacyCapsOf(dirs []string) LegacyCaps {
 }
 
 // GlibcMinor returns N for the C library at path (libc.so.6), read from
-// its "release version 2.N" banner, or -1 when path is not such a file.
+// its "release version 2.N" banner in .rodata, or -1 when path is not such
+// a file.
 func GlibcMinor(path string) int {
-	st, err := os.Stat(path)
-	if err != nil || !st.Mode().IsRegular() || st.Size() > 64<<20 {
+	f, err := elfx.Open(path)
+	if err != nil {
 		return -1
 	}
-	b, err := os.ReadFile(path)
+	defer f.Close()
+	s := f.ELF().Section(".rodata")
+	if s == nil || s.Type == elf.SHT_NOBITS || s.Size > 64<<20 {
+		return -1
+	}
+	b, err := s.Data()
 	if err != nil {
 		return -1
 	}

@@ -69,18 +69,18 @@ func TestGlibcMinor(t *testing.T) {
 	if got := rpath.GlibcMinor(libc); got != want || got < 17 {
 		t.Errorf("GlibcMinor(%s) = %d, getconf says 2.%d", libc, got, want)
 	}
-	dir := t.TempDir()
-	fake := filepath.Join(dir, "libc.so.6")
-	os.WriteFile(fake, []byte("\x00GNU C Library (Ubuntu GLIBC 2.31-0ubuntu9.16) stable release version 2.31.\n"), 0o644)
+	tr := newTree(t)
+	fake := fakeLibc(tr, "fake/libc.so.6", 31)
 	if got := rpath.GlibcMinor(fake); got != 31 {
 		t.Errorf("banner 2.31: %d", got)
 	}
-	os.WriteFile(fake, []byte("no banner"), 0o644)
-	if got := rpath.GlibcMinor(fake); got != -1 {
-		t.Errorf("no banner: %d", got)
-	}
-	if got := rpath.GlibcMinor(dir); got != -1 {
-		t.Errorf("a directory: %d", got)
+	plain := tr.lib("fake/libplain.so", "libplain.so", `const char msg[] = "no banner here";`)
+	text := tr.path("fake/text")
+	os.WriteFile(text, []byte("stable release version 2.31."), 0o644)
+	for _, p := range []string{plain, text, tr.path("fake")} {
+		if got := rpath.GlibcMinor(p); got != -1 {
+			t.Errorf("%s: %d, want -1", p, got)
+		}
 	}
 }
 
@@ -150,10 +150,7 @@ func TestHWCapsFollowSysrootGlibc(t *testing.T) {
 		{36, "glibc-hwcaps/x86-64-v2", "x86_64"},
 		{38, "glibc-hwcaps/x86-64-v2", "."},
 	} {
-		banner := "GNU C Library (test) stable release version 2." + strconv.Itoa(tt.minor) + ".\n"
-		if err := os.WriteFile(filepath.Join(root, "lib", "x86_64-linux-gnu", "libc.so.6"), []byte(banner), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		fakeLibc(tr, "root/lib/x86_64-linux-gnu/libc.so.6", tt.minor)
 		want := tt.plain
 		if v2 {
 			want = tt.hwcaps
@@ -250,4 +247,9 @@ extern int plat(void); int main(void) { printf("%d\n", plat()); return 0; }`, "-
 	if dep.Path != want {
 		t.Errorf("ld.so loads %s, rocmdoctor resolves %s", want, dep.Path)
 	}
+}
+
+// fakeLibc builds a library whose .rodata holds glibc's version banner.
+func fakeLibc(tr *tree, out string, minor int) string {
+	return tr.lib(out, "libc.so.6", `const char banner[] = "GNU C Library (test) stable release version 2.`+strconv.Itoa(minor)+`.\n";`)
 }
