@@ -116,6 +116,10 @@ extern int hw(void); int main(void) { printf("%d\n", hw()); return 0; }`, "-L"+d
 		if dep.Path != loaded {
 			t.Fatalf("ld.so loads %s, rocmdoctor resolves %s (hwcaps %q)", loaded, dep.Path, dep.HWCaps)
 		}
+		if legacy := subs[n-1] != "." && !strings.HasPrefix(subs[n-1], "glibc-hwcaps/"); dep.LegacyHWCaps != legacy ||
+			(subs[n-1] != "." && !strings.HasSuffix(subs[n-1], dep.HWCaps)) {
+			t.Errorf("%s: hwcaps %q, legacy %v", subs[n-1], dep.HWCaps, dep.LegacyHWCaps)
+		}
 		t.Logf("ld.so and rocmdoctor: %s", strings.TrimPrefix(loaded, d+"/"))
 		if err := os.Remove(loaded); err != nil {
 			t.Fatal(err)

@@ -111,10 +111,12 @@ type Dep struct {
 	// Via names the object whose DT_RPATH supplied the directory (rule rpath).
 	Via string `json:"via,omitempty"`
 	// HWCaps is the glibc-hwcaps or legacy hwcaps subdirectory the
-	// library was found in ("x86-64-v3", "tls/x86_64").
-	HWCaps   string    `json:"hwcaps,omitempty"`
-	Tried    []Attempt `json:"tried,omitempty"`
-	Rejected []Attempt `json:"rejected,omitempty"`
+	// library was found in ("x86-64-v3", "tls/x86_64"); LegacyHWCaps
+	// says it was a legacy one.
+	HWCaps       string    `json:"hwcaps,omitempty"`
+	LegacyHWCaps bool      `json:"legacy_hwcaps,omitempty"`
+	Tried        []Attempt `json:"tried,omitempty"`
+	Rejected     []Attempt `json:"rejected,omitempty"`
 }
 
 // Missing reports whether the dependency could not be resolved.
@@ -619,6 +621,7 @@ func (r *Resolver) searchDirs(res *Result, obj *Object, dep *Dep, dirs []string,
 		}
 		for _, l := range legacy {
 			if r.isDir(filepath.Join(d, l)) && r.try(res, obj, dep, filepath.Join(d, l, name), rule, viaPath, l) {
+				dep.LegacyHWCaps = true
 				return true
 			}
 		}

@@ -177,7 +177,11 @@ func printTree(io *cli.IOStreams, o *rpath.Object, indent string, seen map[*rpat
 				rule += " of " + d.Via
 			}
 			if d.HWCaps != "" {
-				rule += ", glibc-hwcaps " + d.HWCaps
+				if d.LegacyHWCaps {
+					rule += ", legacy hwcaps " + d.HWCaps
+				} else {
+					rule += ", glibc-hwcaps " + d.HWCaps
+				}
 			}
 			fmt.Fprintf(io.Out, "%s%s%s => %s %s\n", indent, branch, d.Name, d.Path, c.Dim("["+rule+"]"))
 			printTree(io, d.Object, indent+next, seen)
