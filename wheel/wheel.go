@@ -249,9 +249,14 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 	if o.DryRun {
 		return p, nil
 	}
-	w := out
-	out = nil // finish cleans up after itself
-	if err := write(d, p, o, w); err != nil {
+	if d.kind == "wheel" {
+		w := out
+		out = nil // finish cleans up after itself
+		err = w.finish(p)
+	} else {
+		err = writeFiles(d, p)
+	}
+	if err != nil {
 		return nil, err
 	}
 	p.Written = true

@@ -616,3 +616,60 @@ func TestRelinkCancelled(t *testing.T) {
 		t.Errorf("cancelled, but the output directory holds %v", ents)
 	}
 }
+
+// An unpacked wheel is relinked in place: the changed provider is
+// replaced, the dropped graft removed, and RECORD lists each remaining
+// file's digest and size as they are on disk.
+func TestRelinkDirectoryUpdatesRecord(t *testing.T) {
+	fx := build(t)
+	dir := filepath.Join(fx.dir, "unpacked")
+	for name, f := range readZip(t, fx.wheel) {
+		dst := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(dst), 0o755)
+		if err := os.WriteFile(dst, content(t, f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(provider)))
+	p, err := wheel.Relink(context.Background(), dir, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, DropBundled: true, InPlace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Kind != "directory" || !p.Written {
+		t.Fatalf("plan = %+v", p)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(provider)))
+	if bytes.Equal(before, after) {
+		t.Fatalf("the provider was not rewritten")
+	}
+	if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(graft))); !os.IsNotExist(err) {
+		t.Errorf("the dropped graft is still there: %v", err)
+	}
+	rec, err := os.ReadFile(filepath.Join(dir, distInfo, "RECORD"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, l := range strings.Split(strings.TrimSpace(string(rec)), "\n") {
+		parts := strings.Split(l, ",")
+		if parts[0] == distInfo+"/RECORD" {
+			continue
+		}
+		if parts[0] == graft {
+			t.Errorf("RECORD still lists the dropped graft")
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(parts[0])))
+		if err != nil {
+			t.Errorf("RECORD lists %s: %v", parts[0], err)
+			continue
+		}
+		if parts[1] != wheel.RecordHash(data) || parts[2] != strconv.Itoa(len(data)) {
+			t.Errorf("RECORD line %q does not match the file", l)
+		}
+		seen++
+	}
+	if seen < 6 {
+		t.Errorf("RECORD lists %d files:\n%s", seen, rec)
+	}
+}

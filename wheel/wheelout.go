@@ -163,12 +163,13 @@ func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
 // finish writes the ELF members (spliced when changed, raw otherwise,
 // dropped ones left out), the new RECORD, the central directory in the
 // input's order, and renames the result into place.
-func (w *wheelOutput) finish(p *Plan, changed, dropped map[string]bool) (err error) {
+func (w *wheelOutput) finish(p *Plan) (err error) {
 	defer func() {
 		if err != nil {
 			w.discard()
 		}
 	}()
+	changed, dropped := p.changes()
 	if err := <-w.copied; err != nil {
 		w.copied = nil
 		return err

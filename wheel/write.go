@@ -15,33 +15,37 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 )
 
-// write produces the output: a new wheel, or the patched files and RECORD
-// of a directory or installed distribution.
-func write(d *dist, p *Plan, o Options, out *wheelOutput) error {
-	changed := map[string]bool{}
+// changes are the paths p rewrites and the ones it drops.
+func (p *Plan) changes() (changed, dropped map[string]bool) {
+	changed, dropped = map[string]bool{}, map[string]bool{}
 	for _, fp := range p.Files {
 		if len(fp.Edits) > 0 {
 			changed[fp.Path] = true
 		}
 	}
-	dropped := map[string]bool{}
 	for _, r := range p.Drop {
 		dropped[r] = true
 	}
-	if d.kind == "wheel" {
-		return out.finish(p, changed, dropped)
-	}
-	// Directory or installed distribution: replace changed files atomically,
-	// remove dropped ones, then rewrite RECORD.
+	return changed, dropped
+}
+
+// writeFiles patches a directory or installed distribution: changed files
+// are replaced atomically, dropped ones removed, then RECORD rewritten.
+func writeFiles(d *dist, p *Plan) error {
+	changed, dropped := p.changes()
 	base := d.input
 	if d.kind == "installed" {
 		base = filepath.Dir(filepath.Clean(d.input))
 	}
+	// RECORD lines of the replaced files, hashed as they are copied.
+	lines := map[string]string{}
 	for rel := range changed {
 		dst := filepath.Join(base, filepath.FromSlash(rel))
-		if err := replaceFile(filepath.Join(d.root, filepath.FromSlash(rel)), dst); err != nil {
+		sum, n, err := replaceFile(filepath.Join(d.root, filepath.FromSlash(rel)), dst)
+		if err != nil {
 			return err
 		}
+		lines[rel] = recordLine(rel, sum, n)
 	}
 	for rel := range dropped {
 		if err := os.Remove(filepath.Join(base, filepath.FromSlash(rel))); err != nil && !os.IsNotExist(err) {
@@ -65,16 +69,7 @@ func write(d *dist, p *Plan, o Options, out *wheelOutput) error {
 		case r.path == d.record:
 			b.WriteString(recordLine(r.path, "", 0) + "\n")
 		case changed[r.path]:
-			fh, err := os.Open(filepath.Join(base, filepath.FromSlash(r.path)))
-			if err != nil {
-				return err
-			}
-			h, n, err := hashStream(fh)
-			fh.Close()
-			if err != nil {
-				return err
-			}
-			b.WriteString(recordLine(r.path, h, n) + "\n")
+			b.WriteString(lines[r.path] + "\n")
 		default:
 			b.WriteString(recordLine(r.path, r.hash, atoi(r.size)) + "\n")
 		}
@@ -92,33 +87,41 @@ func atoi(s string) int64 {
 	return n
 }
 
-func replaceFile(src, dst string) error {
+// replaceFile puts a copy of src in place of dst (same mode), through a
+// temporary file, fsync and rename, and returns the copy's RECORD digest
+// and size, computed as it is written.
+func replaceFile(src, dst string) (string, int64, error) {
 	st, err := os.Stat(dst)
 	if err != nil {
-		return err
+		return "", 0, err
 	}
 	in, err := os.Open(src)
 	if err != nil {
-		return err
+		return "", 0, err
 	}
 	defer in.Close()
 	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".rocmdoctor-*")
 	if err != nil {
-		return err
+		return "", 0, err
 	}
-	if _, err := io.Copy(tmp, in); err != nil {
-		tmp.Close()
+	sum, n, err := hashStream(io.TeeReader(in, tmp))
+	if err == nil {
+		err = tmp.Chmod(st.Mode().Perm())
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), dst)
+	}
+	if err != nil {
 		os.Remove(tmp.Name())
-		return err
+		return "", 0, err
 	}
-	tmp.Chmod(st.Mode().Perm())
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	tmp.Close()
-	return os.Rename(tmp.Name(), dst)
+	return sum, n, nil
 }
 
 // hashStream is the RECORD digest and size of everything r yields, read
