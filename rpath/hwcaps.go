@@ -107,6 +107,9 @@ func LegacyHWCapDirs(vendor string, flags map[string]bool) []string {
 	return out
 }
 
+// hostLegacyCaps is the cache's view of hostLegacy.
+var hostLegacyCaps = sync.OnceValue(func() LegacyCaps { return LegacyCapsOf(hostLegacy()) })
+
 // X86Platform is the platform glibc's ld.so sets for an x86-64 CPU
 // (cpu-features.c, every glibc since 2.26): "xeon_phi" for Intel CPUs
 // with AVX512CD, ER and PF, "haswell" for other Intel CPUs with AVX2, FMA,

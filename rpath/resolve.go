@@ -212,7 +212,8 @@ type Resolver struct {
 	isa      uint32
 
 	glibcOnce  sync.Once
-	glibcMinor int // minor version of the target's glibc 2.x, -1 unknown
+	glibcMinor int        // minor version of the target's glibc 2.x, -1 unknown
+	optsLegacy LegacyCaps // the cache's view of opts.LegacyHWCaps
 }
 
 // New returns a Resolver for opts. A Resolver remembers what it has read
@@ -582,8 +583,8 @@ func (r *Resolver) resolveOne(res *Result, obj *Object, name string) *Dep {
 	if !obj.NoDefLib {
 		// 6. ld.so.cache.
 		if c := r.loadCache(); c != nil {
-			glibcHW, legacy := r.hwcapDirs(res.Root.Header)
-			if e, ok := c.Lookup(name, cacheFlags(res.Root.Header), glibcHW, r.isa, LegacyCapsOf(legacy)); ok {
+			glibcHW, _, legacy := r.hwcapDirs(res.Root.Header)
+			if e, ok := c.Lookup(name, cacheFlags(res.Root.Header), glibcHW, r.isa, legacy); ok {
 				if r.try(res, obj, dep, r.inRoot(e.Path), RuleCache, "", e.HWCaps) {
 					return dep
 				}
@@ -601,7 +602,7 @@ func (r *Resolver) resolveOne(res *Result, obj *Object, name string) *Dep {
 // searchDirs tries name in each directory (and its glibc-hwcaps
 // subdirectories). via is the object whose path list this is, for $ORIGIN.
 func (r *Resolver) searchDirs(res *Result, obj *Object, dep *Dep, dirs []string, via *Object, rule Rule, name string) bool {
-	glibcHW, legacy := r.hwcapDirs(res.Root.Header)
+	glibcHW, legacy, _ := r.hwcapDirs(res.Root.Header)
 	for _, d := range dirs {
 		if via != nil {
 			d = r.hostPath(d, via)
@@ -640,23 +641,28 @@ func (r *Resolver) isDir(p string) bool {
 // hwcapDirs returns the glibc-hwcaps and the legacy hwcaps subdirectories
 // that the target's loader searches in every directory for a process whose
 // main object has header h (see Options.HWCaps and LegacyHWCaps).
-func (r *Resolver) hwcapDirs(h elfx.Header) (glibcHW, legacy []string) {
+// caps says which legacy entries of ld.so.cache the loader uses.
+func (r *Resolver) hwcapDirs(h elfx.Header) (glibcHW, legacy []string, caps LegacyCaps) {
 	r.glibcOnce.Do(func() {
 		r.glibcMinor = -1
 		if r.opts.HWCaps == nil || r.opts.LegacyHWCaps == nil {
 			r.glibcMinor = r.findGlibcMinor(h)
 		}
+		r.optsLegacy = LegacyCapsOf(r.opts.LegacyHWCaps)
 	})
 	old := r.glibcMinor >= 0
 	glibcHW = r.hwcaps
 	if r.opts.HWCaps == nil && old && r.glibcMinor < 33 {
 		glibcHW = nil
 	}
-	legacy = r.opts.LegacyHWCaps
-	if legacy == nil && old && r.glibcMinor < 37 && h.Machine == elf.EM_X86_64 {
-		legacy = hostLegacy()
+	if r.opts.LegacyHWCaps != nil {
+		return glibcHW, r.opts.LegacyHWCaps, r.optsLegacy
 	}
-	return glibcHW, legacy
+	if old && r.glibcMinor < 37 && h.Machine == elf.EM_X86_64 {
+		legacy = hostLegacy()
+		caps = hostLegacyCaps()
+	}
+	return glibcHW, legacy, caps
 }
 
 // findGlibcMinor reads N from the "release version 2.N" banner of the
