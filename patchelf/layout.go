@@ -441,13 +441,7 @@ func (m *model) tailLoad() int {
 	if ld.Vaddr != top || ld.Filesz != ld.Memsz || ld.Off+ld.Filesz < uint64(m.f.Size) {
 		return -1
 	}
-	var shoff uint64
-	if m.is64 {
-		shoff = m.bo.Uint64(m.ehdr[40:])
-	} else {
-		shoff = uint64(m.bo.Uint32(m.ehdr[32:]))
-	}
-	if shoff >= strEnd {
+	if shoff, _ := m.sectionHeaders(); shoff >= strEnd {
 		return -1
 	}
 	for _, s := range m.f.ELF().Sections {
@@ -638,16 +632,19 @@ func (m *model) encodePhdrs(ps []phdr) []byte {
 	return b
 }
 
+// sectionHeaders is where the section header table starts (e_shoff) and
+// the size of an entry (e_shentsize).
+func (m *model) sectionHeaders() (shoff uint64, shentsize int) {
+	if m.is64 {
+		return m.bo.Uint64(m.ehdr[40:]), int(m.bo.Uint16(m.ehdr[58:]))
+	}
+	return uint64(m.bo.Uint32(m.ehdr[32:])), int(m.bo.Uint16(m.ehdr[46:]))
+}
+
 // patchSections points the section headers of moved sections at their new
 // place (sh_addr, sh_offset, sh_size).
 func (m *model) patchSections(patch func(int64, []byte, string), upd map[int][2]uint64, vaddrOf func(uint64) uint64) {
-	var shoff uint64
-	var shentsize int
-	if m.is64 {
-		shoff, shentsize = m.bo.Uint64(m.ehdr[40:]), int(m.bo.Uint16(m.ehdr[58:]))
-	} else {
-		shoff, shentsize = uint64(m.bo.Uint32(m.ehdr[32:])), int(m.bo.Uint16(m.ehdr[46:]))
-	}
+	shoff, shentsize := m.sectionHeaders()
 	if shoff == 0 {
 		return // no section headers: nothing to keep in sync
 	}
