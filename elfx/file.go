@@ -214,6 +214,17 @@ func guard(path string, what string, err *error) {
 	}
 }
 
+// byteOrder is the byte order of an EI_DATA value, nil for an unknown one.
+func byteOrder(d elf.Data) binary.ByteOrder {
+	switch d {
+	case elf.ELFDATA2LSB:
+		return binary.LittleEndian
+	case elf.ELFDATA2MSB:
+		return binary.BigEndian
+	}
+	return nil
+}
+
 func newFile(r io.ReaderAt, size int64, path string) (f *File, err error) {
 	f = &File{Path: path, Size: size, r: r}
 	var ident [elf.EI_NIDENT]byte
@@ -226,12 +237,7 @@ func newFile(r io.ReaderAt, size int64, path string) (f *File, err error) {
 	f.Data = elf.Data(ident[elf.EI_DATA])
 	f.OSABI = elf.OSABI(ident[elf.EI_OSABI])
 	f.ABIVersion = ident[elf.EI_ABIVERSION]
-	switch f.Data {
-	case elf.ELFDATA2LSB:
-		f.bo = binary.LittleEndian
-	case elf.ELFDATA2MSB:
-		f.bo = binary.BigEndian
-	default:
+	if f.bo = byteOrder(f.Data); f.bo == nil {
 		return nil, f.formatErr(int64(elf.EI_DATA), "ELF identification", fmt.Errorf("unknown data encoding %d", ident[elf.EI_DATA]))
 	}
 	var hdrSize int64

@@ -2,7 +2,6 @@ package elfx
 
 import (
 	"debug/elf"
-	"encoding/binary"
 	"fmt"
 	"os"
 )
@@ -61,13 +60,11 @@ func (p *Probe) Type() elf.Type {
 	if p.Kind() != KindELF || len(h) < 18 {
 		return elf.ET_NONE
 	}
-	switch elf.Data(h[elf.EI_DATA]) {
-	case elf.ELFDATA2LSB:
-		return elf.Type(binary.LittleEndian.Uint16(h[16:]))
-	case elf.ELFDATA2MSB:
-		return elf.Type(binary.BigEndian.Uint16(h[16:]))
+	bo := byteOrder(elf.Data(h[elf.EI_DATA]))
+	if bo == nil {
+		return elf.ET_NONE
 	}
-	return elf.ET_NONE
+	return elf.Type(bo.Uint16(h[16:]))
 }
 
 // ELF parses the file as ELF; the File takes over the descriptor (Close
