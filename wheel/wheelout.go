@@ -133,7 +133,7 @@ func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
 	if err != nil {
 		return err
 	}
-	if err := w.out.copyRaw(w.zw, out, zf, w.raw); err != nil {
+	if err := w.out.copyData(w.zw, out, zf, w.raw); err != nil {
 		return fmt.Errorf("%s: %s: %w", w.d.input, zf.Name, err)
 	}
 	w.order = append(w.order, i)
@@ -323,9 +323,9 @@ func (o *wheelOut) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// copyRaw writes zf's data, as stored in the old wheel src, as the entry
+// copyData writes zf's data, as stored in the old wheel src, as the entry
 // w that zw has just begun.
-func (o *wheelOut) copyRaw(zw *zip.Writer, w io.Writer, zf *zip.File, src *os.File) error {
+func (o *wheelOut) copyData(zw *zip.Writer, w io.Writer, zf *zip.File, src *os.File) error {
 	n := int64(zf.CompressedSize64)
 	off, err := zf.DataOffset()
 	if err != nil {
