@@ -39,3 +39,20 @@ func BenchmarkStdlib(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeParts: the same stream cut into parts as on a machine
+// with cores to spare (partsFor with eight cores).
+func BenchmarkDecodeParts(b *testing.B) {
+	comp := benchInput(b)
+	n := int64(len(comp))
+	k := partsFor(n, 8)
+	if k < 2 {
+		b.Fatalf("a %d-byte stream is not cut", n)
+	}
+	b.SetBytes(32 << 20)
+	for i := 0; i < b.N; i++ {
+		if _, err := decode(io.Discard, bytes.NewReader(comp), n, k); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"hash/crc32"
 	"io"
 	"math/bits"
+	"runtime"
+	"sync/atomic"
 )
 
 // Block is one block of a decoded stream.
@@ -29,6 +31,9 @@ type Index struct {
 	Blocks []Block
 	EndBit int64 // just after the final block's last code
 	Size   int64 // uncompressed bytes
+	// confirmed counts the parts of a parallel decode whose speculative
+	// output was used (tests check that the parallel path did its work).
+	confirmed int
 }
 
 // CorruptError reports malformed input at a compressed byte offset.
@@ -51,18 +56,32 @@ const (
 
 // Decode inflates the raw deflate stream held in the first n bytes of r,
 // writes the data to w and returns the stream's block index. Bytes after
-// the final block are ignored.
+// the final block are ignored. Large streams are decoded on several cores
+// (see parallel.go); the output, the index and the errors are the same.
 func Decode(w io.Writer, r io.ReaderAt, n int64) (*Index, error) {
-	// Buffers in proportion to the input (a wheel holds many small
-	// libraries): the output buffer keeps 32 KiB of history plus room for
-	// a match, so it is at least twice the window.
-	size := min(outBuf, max(2*window, 4*n))
-	d := &decoder{w: w, out: make([]byte, size+maxMatch+8)}
+	return decode(w, r, n, partsFor(n, runtime.GOMAXPROCS(0)))
+}
+
+// decode decodes the stream in k parts (sequentially when k is 1).
+func decode(w io.Writer, r io.ReaderAt, n int64, k int) (*Index, error) {
+	if k > 1 {
+		return decodeParallel(w, r, n, k)
+	}
+	d := newDecoder(w, bufSize(n))
 	d.br.init(r, n)
 	if err := d.run(); err != nil {
 		return nil, err
 	}
 	return &d.idx, nil
+}
+
+// bufSize is the output buffer for a stream of n compressed bytes: in
+// proportion to the input (a wheel holds many small libraries), and as
+// the buffer keeps 32 KiB of history, at least twice that.
+func bufSize(n int64) int64 { return min(outBuf, max(2*window, 4*n)) }
+
+func newDecoder(w io.Writer, size int64) *decoder {
+	return &decoder{w: w, out: make([]byte, size+maxMatch+8)}
 }
 
 type decoder struct {
@@ -79,6 +98,20 @@ type decoder struct {
 	// which are rebuilt in place for every dynamic block.
 	lit, dist       *huffman
 	dynLit, dynDist huffman
+	// limit, when positive, stops the decoder at the first block that
+	// begins at or after that bit; stopped says it did.
+	limit   int64
+	stopped bool
+	// m, when not nil, is the output of a decoder that started in the
+	// middle of a stream without its history (parallel.go): the first
+	// window entries stand for the unknown bytes before the start
+	// (marker 256+i for history byte i), literals are their byte values,
+	// and matches copy entries, markers included.
+	m        []uint16
+	prefix   []uint16     // m after the first window entries, once the decoder left markers behind
+	lastMark int          // index in m of the last marker written
+	marked   int          // blocks decoded into m
+	abort    *atomic.Bool // set when the result of a speculative decoder is no longer wanted
 }
 
 func (d *decoder) corrupt(what string) error {
@@ -87,10 +120,17 @@ func (d *decoder) corrupt(what string) error {
 
 func (d *decoder) run() error {
 	for {
+		if d.limit > 0 && d.br.bitPos() >= d.limit {
+			d.stopped = true
+			return d.flush()
+		}
+		if d.abort != nil && d.abort.Load() {
+			return errAbandoned
+		}
 		if err := d.br.need(3); err != nil {
 			return err
 		}
-		b := Block{Bit: d.br.bitPos(), Out: d.base + int64(d.pos)}
+		b := Block{Bit: d.br.bitPos(), Out: d.outPos()}
 		d.crc, d.crcAt = 0, d.pos
 		hdr := d.br.take(3)
 		b.Final = hdr&1 == 1
@@ -102,10 +142,10 @@ func (d *decoder) run() error {
 			err = d.stored()
 		case 1:
 			d.lit, d.dist = &fixedLit, &fixedDist
-			err = d.codes()
+			err = d.coded()
 		case 2:
 			if err = d.readTables(); err == nil {
-				err = d.codes()
+				err = d.coded()
 			}
 		default:
 			err = d.corrupt("reserved block type 3")
@@ -113,15 +153,53 @@ func (d *decoder) run() error {
 		if err != nil {
 			return err
 		}
-		d.sum()
-		d.idx.Blocks[len(d.idx.Blocks)-1].CRC = d.crc
+		if d.m != nil {
+			d.marked++
+		} else {
+			d.sum()
+			d.idx.Blocks[len(d.idx.Blocks)-1].CRC = d.crc
+		}
 		if b.Final {
 			d.idx.EndBit = d.br.bitPos()
-			d.idx.Size = d.base + int64(d.pos)
-			_, err := d.w.Write(d.out[d.start:d.pos])
-			return err
+			d.idx.Size = d.outPos()
+			return d.flush()
+		}
+		if d.m != nil {
+			d.leaveMarkers()
 		}
 	}
+}
+
+// outPos is the offset in the output of the next byte decoded.
+func (d *decoder) outPos() int64 {
+	if d.m != nil {
+		return int64(len(d.m) - window)
+	}
+	return d.base + int64(d.pos)
+}
+
+// flush writes what out holds that w has not had yet.
+func (d *decoder) flush() error {
+	if d.m != nil {
+		return nil
+	}
+	_, err := d.w.Write(d.out[d.start:d.pos])
+	d.start = d.pos
+	return err
+}
+
+func (d *decoder) stored() error {
+	if d.m != nil {
+		return d.storedMarked()
+	}
+	return d.storedBytes()
+}
+
+func (d *decoder) coded() error {
+	if d.m != nil {
+		return d.codesMarked()
+	}
+	return d.codes()
 }
 
 // room makes sure n more bytes fit in out: when the buffer is full its
@@ -129,6 +207,9 @@ func (d *decoder) run() error {
 func (d *decoder) room(n int) error {
 	if d.pos+n <= len(d.out) {
 		return nil
+	}
+	if o, ok := d.w.(*partOutput); ok {
+		return d.handOver(o)
 	}
 	if _, err := d.w.Write(d.out[d.start:d.pos]); err != nil {
 		return err
@@ -147,15 +228,24 @@ func (d *decoder) sum() {
 	d.crcAt = d.pos
 }
 
-func (d *decoder) stored() error {
+// storedLen reads a stored block's length and its complement.
+func (d *decoder) storedLen() (int, error) {
 	d.br.align()
 	if err := d.br.need(32); err != nil {
-		return err
+		return 0, err
 	}
 	v := d.br.take(32)
 	n, nn := int(v&0xffff), int(v>>16)
 	if n != ^nn&0xffff {
-		return d.corrupt("stored block length does not match its complement")
+		return 0, d.corrupt("stored block length does not match its complement")
+	}
+	return n, nil
+}
+
+func (d *decoder) storedBytes() error {
+	n, err := d.storedLen()
+	if err != nil {
+		return err
 	}
 	for n > 0 {
 		if err := d.room(1); err != nil {

@@ -3,9 +3,11 @@ package inflate
 import (
 	"bytes"
 	"compress/flate"
+	"fmt"
 	"io"
 	"math/rand"
 	"os"
+	"reflect"
 	"testing"
 )
 
@@ -127,13 +129,24 @@ func FuzzDecode(f *testing.F) {
 	f.Add(deflate(f, []byte("x"), flate.HuffmanOnly))
 	f.Fuzz(func(t *testing.T, comp []byte) {
 		want, werr := io.ReadAll(flate.NewReader(bytes.NewReader(comp)))
-		var out bytes.Buffer
-		_, err := Decode(&out, bytes.NewReader(comp), int64(len(comp)))
+		out, idx, err := decodeAll(comp, 1)
 		if (werr == nil) != (err == nil) {
 			t.Fatalf("compress/flate: %v; Decode: %v", werr, err)
 		}
-		if err == nil && !bytes.Equal(out.Bytes(), want) {
+		if err == nil && !bytes.Equal(out, want) {
 			t.Fatalf("output differs from compress/flate's")
+		}
+		// Cut into parts, the same output, index and error.
+		k := 2 + len(comp)%3
+		pout, pidx, perr := decodeAll(comp, k)
+		if fmt.Sprint(perr) != fmt.Sprint(err) {
+			t.Fatalf("%d parts: %v; sequential: %v", k, perr, err)
+		}
+		if err == nil {
+			pidx.confirmed = 0
+			if !bytes.Equal(pout, out) || !reflect.DeepEqual(pidx, idx) {
+				t.Fatalf("%d parts: output or index differs from the sequential decode's", k)
+			}
 		}
 	})
 }

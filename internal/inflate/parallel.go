@@ -1,0 +1,548 @@
+package inflate
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// A deflate stream has no index: where a block begins is known only by
+// decoding everything before it. Large streams are still decoded on
+// several cores, the way rapidgzip does it: the stream is cut into parts
+// at byte offsets; for every part but the first, a goroutine looks for the
+// first bit after the cut where a block plausibly begins (a dynamic block
+// header whose code tables are all valid) and decodes from there without
+// the 32 KiB of history before it, writing markers for the bytes it does
+// not know. Meanwhile the first part is decoded as usual up to the first
+// block that begins at or after the next cut. If that block begins exactly
+// where the next part's decoder started, that decoder began at a real
+// block and decoded the same symbols a sequential decoder would, so its
+// markers are replaced by the history now known and its output follows.
+// If not (the guess was wrong, or the part began with a stored or fixed
+// block that is not searched for, or its decoding failed), the part is
+// decoded sequentially instead. Whatever the guesses, the output, the
+// index and any error are those of a sequential decode: every byte
+// written is confirmed, and errors come from a sequential decoder.
+
+// partsFor says into how many parts a stream of n compressed bytes is cut
+// on a machine with procs cores. Not below three: decoding in parts costs
+// more in all (the search, the markers, the memory of parts held until
+// they are merged), so it pays only with a core to spare, and the one
+// caller, wheel relink, keeps a second core busy copying the rest of the
+// wheel meanwhile (measured on two cores: no faster, three times the
+// memory).
+func partsFor(n int64, procs int) int {
+	if n < parallelMin || procs < 3 {
+		return 1
+	}
+	return int(min(maxParts, (n+partBytes-1)/partBytes))
+}
+
+const (
+	// parallelMin is the compressed size from which a stream is split.
+	parallelMin = 8 << 20
+	// partBytes is the compressed size of a part: small enough that the
+	// cores stay busy to the end, large enough that the search for a
+	// block and the decoding with markers are a small share of a part.
+	partBytes = 4 << 20
+	maxParts  = 1 << 12
+	// maxScan bounds the compressed bytes searched after a cut.
+	maxScan = 1 << 20
+	// maxMarked bounds the entries a part decodes before the last 32 KiB
+	// it produced are free of markers (from then on it writes bytes).
+	maxMarked = 32 << 20
+	// maxSpecOut bounds the output a part holds until it is confirmed.
+	maxSpecOut = 64 << 20
+)
+
+var errAbandoned = errors.New("speculative decoding abandoned")
+
+// spec is one part decoded without its history.
+type spec struct {
+	start int64 // bit where the decoder began
+	d     *decoder
+	err   error
+}
+
+// Who decodes a part: the workers take parts in order, as far ahead of
+// the part being merged as there are tokens; the merging goroutine
+// decodes a part itself when no worker has taken it yet.
+const (
+	unclaimed int32 = iota
+	byWorker
+	byMerger
+)
+
+func decodeParallel(w io.Writer, r io.ReaderAt, n int64, k int) (*Index, error) {
+	cut := func(i int) int64 { // the bit where part i's decoder stops
+		if i >= k {
+			return 0
+		}
+		return n * int64(i) / int64(k) * 8
+	}
+	size := bufSize(n)
+	var abort atomic.Bool
+	specs := make([]*spec, k)
+	done := make([]chan struct{}, k)
+	claim := make([]atomic.Int32, k)
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
+	workers := max(1, min(runtime.GOMAXPROCS(0)-1, k-1))
+	// A token for every part decoded ahead of the merge: they bound the
+	// memory held by parts not yet merged.
+	tokens := make(chan struct{}, workers+2)
+	for range cap(tokens) {
+		tokens <- struct{}{}
+	}
+	quit := make(chan struct{})
+	var next atomic.Int64
+	// take claims the next part nobody has, with a token; wait says
+	// whether to wait for a token.
+	take := func(wait bool) (int, bool) {
+		for {
+			if wait {
+				select {
+				case <-tokens:
+				case <-quit:
+					return 0, false
+				}
+			} else {
+				select {
+				case <-tokens:
+				default:
+					return 0, false
+				}
+			}
+			j := int(next.Add(1))
+			if j >= k {
+				tokens <- struct{}{}
+				return 0, false
+			}
+			if claim[j].CompareAndSwap(unclaimed, byWorker) {
+				return j, true
+			}
+			tokens <- struct{}{}
+		}
+	}
+	work := func(j int) {
+		specs[j] = speculate(r, n, cut(j)/8, cut(j+1), size, &abort)
+		close(done[j])
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				j, ok := take(true)
+				if !ok {
+					return
+				}
+				work(j)
+			}
+		}()
+	}
+	defer func() {
+		abort.Store(true)
+		close(quit)
+		wg.Wait()
+	}()
+	idx := &Index{}
+	var bit, out int64 // where part i begins, in the input and the output
+	var hist []byte    // the last (up to) 32 KiB of output before it
+	for i := 0; i < k; i++ {
+		if i > 0 && !claim[i].CompareAndSwap(unclaimed, byMerger) {
+			// Part i is being decoded ahead: decode a later one
+			// meanwhile rather than wait.
+		wait:
+			for {
+				select {
+				case <-done[i]:
+					break wait
+				default:
+				}
+				j, ok := take(false)
+				if !ok {
+					<-done[i]
+					break
+				}
+				work(j)
+			}
+			tokens <- struct{}{}
+			if s := specs[i]; s.err == nil && s.start == bit {
+				data, ok := s.resolve(hist)
+				if ok {
+					idx.confirmed++
+					final, err := s.merge(w, idx, out, data)
+					if err != nil {
+						return nil, err
+					}
+					if final {
+						return idx, nil
+					}
+					out += int64(len(data) + s.output().size)
+					bit = s.d.br.bitPos()
+					hist = tail(append([][]byte{hist, data}, s.output().chunks...)...)
+					s.release()
+					continue
+				}
+			}
+			if s := specs[i]; s.d != nil {
+				s.release()
+			}
+		}
+		d := &decoder{w: w, out: getOutBuf(size)}
+		d.limit = cut(i + 1)
+		d.br.initAt(r, n, bit)
+		d.pos = copy(d.out, hist)
+		d.start, d.crcAt = d.pos, d.pos
+		d.base = out - int64(len(hist))
+		if err := d.run(); err != nil {
+			return nil, err
+		}
+		idx.Blocks = append(idx.Blocks, d.idx.Blocks...)
+		if !d.stopped {
+			idx.EndBit, idx.Size = d.idx.EndBit, d.idx.Size
+			return idx, nil
+		}
+		bit, out = d.br.bitPos(), d.outPos()
+		hist = tail(d.out[:d.pos])
+		putOutBuf(d.out)
+	}
+	// The last part has no limit: its decoder ends with the final block
+	// or an error.
+	return nil, errors.New("inflate: internal error: no part decoded the final block")
+}
+
+// tail is the last window bytes of the concatenation of parts, copied.
+func tail(parts ...[]byte) []byte {
+	var t []byte
+	for i := len(parts) - 1; i >= 0 && len(t) < window; i-- {
+		p := parts[i]
+		p = p[max(0, len(p)-(window-len(t))):]
+		t = append(append([]byte(nil), p...), t...)
+	}
+	return t
+}
+
+// speculate finds the first plausible block at or after byte from and
+// decodes from it, without history, up to the first block at or after
+// bit limit (0: to the end).
+func speculate(r io.ReaderAt, n, from, limit, size int64, abort *atomic.Bool) *spec {
+	scan := make([]byte, min(maxScan, n-from))
+	k, _ := r.ReadAt(scan, from)
+	scan = scan[:k]
+	var probe decoder
+	for rel := int64(0); rel < int64(len(scan))*8; rel++ {
+		if rel&0xfff == 0 && abort.Load() {
+			return &spec{err: errAbandoned}
+		}
+		if !quickHeader(scan, rel) {
+			continue
+		}
+		// The whole header, code tables included, read from scan.
+		probe.br = bitReader{buf: scan, off: from, i: int(rel / 8), eof: true, size: from + int64(len(scan))}
+		if probe.br.need(uint(rel%8)+3) != nil {
+			continue
+		}
+		probe.br.take(uint(rel%8) + 3)
+		if probe.readTables() != nil {
+			continue
+		}
+		start := from*8 + rel
+		d := &decoder{w: &partOutput{}, out: getOutBuf(size)}
+		d.limit, d.abort = limit, abort
+		d.m = make([]uint16, window, window+min(1<<20, 4*n))
+		for i := range window {
+			d.m[i] = uint16(256 + i)
+		}
+		d.lastMark = window - 1
+		d.br.initAt(r, n, start)
+		err := d.run()
+		// A false start shows within a block or two; a real one that
+		// fails later fails for the sequential decoder too.
+		if err != nil && !errors.Is(err, errAbandoned) && len(d.idx.Blocks) <= 2 {
+			(&spec{d: d}).release()
+			continue
+		}
+		return &spec{start: start, d: d, err: err}
+	}
+	return &spec{err: errors.New("no block found")}
+}
+
+// bitsAt returns the (at least 57) bits of b from bit on, zeros past its end.
+func bitsAt(b []byte, bit int64) uint64 {
+	i := int(bit / 8)
+	var v uint64
+	if i+8 <= len(b) {
+		v = binary.LittleEndian.Uint64(b[i:])
+	} else {
+		var w [8]byte
+		copy(w[:], b[min(i, len(b)):])
+		v = binary.LittleEndian.Uint64(w[:])
+	}
+	return v >> (bit % 8)
+}
+
+// quickHeader: bit rel of scan could begin a dynamic block — its counts
+// are in range and its code length code is complete.
+func quickHeader(scan []byte, rel int64) bool {
+	v := bitsAt(scan, rel)
+	if v>>1&3 != 2 || v>>3&31 > 29 || v>>8&31 > 29 {
+		return false
+	}
+	hclen := int(v>>13&15) + 4
+	c := bitsAt(scan, rel+17)
+	kraft, codes := 0, 0
+	for i := 0; i < hclen; i++ {
+		if l := c >> (3 * i) & 7; l != 0 {
+			kraft += 1 << (7 - l)
+			codes++
+		}
+	}
+	return kraft == 128 || (codes == 1 && kraft == 64)
+}
+
+// initAt starts reading r at a bit offset.
+func (br *bitReader) initAt(r io.ReaderAt, size, bit int64) {
+	br.init(r, size)
+	br.off = bit / 8
+	if br.need(uint(bit%8)) == nil {
+		br.take(uint(bit % 8))
+	}
+}
+
+// codesMarked decodes a Huffman-coded block into m.
+func (d *decoder) codesMarked() error {
+	br := &d.br
+	for {
+		if br.n < 48 {
+			if err := br.refill(); err != nil {
+				return err
+			}
+		}
+		sym, ok := d.lit.decode(br)
+		if !ok {
+			return d.fail("invalid literal/length code")
+		}
+		if sym < 256 {
+			d.m = append(d.m, uint16(sym))
+			continue
+		}
+		if sym == 256 {
+			return d.checkMarked()
+		}
+		sym -= 257
+		if sym >= 29 {
+			return d.fail("invalid length symbol")
+		}
+		x := uint(lenExtra[sym])
+		if br.n < x {
+			return d.fail("invalid length")
+		}
+		length := int(lenBase[sym]) + int(br.take(x))
+		ds, ok := d.dist.decode(br)
+		if !ok {
+			return d.fail("invalid distance code")
+		}
+		if ds >= 30 {
+			return d.fail("invalid distance symbol")
+		}
+		x = uint(distExtr[ds])
+		if br.n < x {
+			return d.fail("invalid distance")
+		}
+		dist := int(distBase[ds]) + int(br.take(x))
+		if dist > len(d.m) {
+			return d.fail("distance reaches before the start of the data")
+		}
+		for i := len(d.m) - dist; length > 0; i, length = i+1, length-1 {
+			v := d.m[i]
+			if v >= 256 {
+				d.lastMark = len(d.m)
+			}
+			d.m = append(d.m, v)
+		}
+		if len(d.m) > maxMarked {
+			return errAbandoned
+		}
+	}
+}
+
+func (d *decoder) checkMarked() error {
+	if len(d.m) > maxMarked {
+		return errAbandoned
+	}
+	return nil
+}
+
+// storedMarked copies a stored block into m.
+func (d *decoder) storedMarked() error {
+	n, err := d.storedLen()
+	if err != nil {
+		return err
+	}
+	var b [4096]byte
+	for n > 0 {
+		got, err := d.br.bytes(b[:min(n, len(b))])
+		for _, c := range b[:got] {
+			d.m = append(d.m, uint16(c))
+		}
+		n -= got
+		if err != nil {
+			return err
+		}
+	}
+	return d.checkMarked()
+}
+
+// leaveMarkers switches to decoding bytes once the last 32 KiB decoded
+// hold no marker: no later match can reach a byte before them.
+func (d *decoder) leaveMarkers() {
+	n := len(d.m)
+	if n-1-d.lastMark < window {
+		return
+	}
+	for i, v := range d.m[n-window:] {
+		d.out[i] = byte(v)
+	}
+	d.pos, d.start, d.crcAt = window, window, window
+	d.base = int64(n - 2*window) // output offset of d.m[n-window]
+	d.prefix, d.m = d.m[window:], nil
+}
+
+func (s *spec) output() *partOutput { return s.d.w.(*partOutput) }
+
+// resolve is the part's output up to where it began writing bytes, its
+// markers replaced by hist, the output before the part; false when a
+// marker reaches before the start of the stream.
+// release returns the part's buffers.
+func (s *spec) release() {
+	s.output().release()
+	putOutBuf(s.d.out)
+	s.d = nil
+}
+
+func (s *spec) resolve(hist []byte) ([]byte, bool) {
+	m := s.d.prefix
+	if s.d.m != nil {
+		m = s.d.m[window:]
+	}
+	out := make([]byte, len(m))
+	skip := window - len(hist)
+	for i, v := range m {
+		if v < 256 {
+			out[i] = byte(v)
+			continue
+		}
+		j := int(v) - 256 - skip
+		if j < 0 {
+			return nil, false
+		}
+		out[i] = hist[j]
+	}
+	return out, true
+}
+
+// merge writes a confirmed part's output (data, then what it wrote as
+// bytes) and adds its blocks to idx; true when it holds the final block.
+func (s *spec) merge(w io.Writer, idx *Index, out int64, data []byte) (bool, error) {
+	if _, err := w.Write(data); err != nil {
+		return false, err
+	}
+	for _, c := range s.output().chunks {
+		if _, err := w.Write(c); err != nil {
+			return false, err
+		}
+	}
+	d := s.d
+	size := int64(len(data) + s.output().size)
+	for i := range d.idx.Blocks {
+		b := &d.idx.Blocks[i]
+		if i < d.marked {
+			end := int64(len(data))
+			if i+1 < len(d.idx.Blocks) {
+				end = d.idx.Blocks[i+1].Out
+			}
+			b.CRC = crc32.ChecksumIEEE(data[b.Out:end])
+		}
+		b.Out += out
+		idx.Blocks = append(idx.Blocks, *b)
+	}
+	if !d.stopped {
+		idx.EndBit, idx.Size = d.idx.EndBit, out+size
+		return true, nil
+	}
+	return false, nil
+}
+
+// partOutput holds a part's output until it is confirmed: the decoder
+// hands over its output buffers instead of copying them (room), and
+// takes fresh ones from outBufs.
+type partOutput struct {
+	chunks [][]byte // the output, in order
+	bufs   [][]byte // the buffers the chunks lie in, for outBufs
+	size   int
+}
+
+// Write keeps p: only a decoder that is done writes here (flush).
+func (o *partOutput) Write(p []byte) (int, error) {
+	if o.size+len(p) > maxSpecOut {
+		return 0, errAbandoned
+	}
+	o.chunks = append(o.chunks, p)
+	o.size += len(p)
+	return len(p), nil
+}
+
+// release returns the part's buffers for other decoders.
+func (o *partOutput) release() {
+	for _, b := range o.bufs {
+		putOutBuf(b)
+	}
+	o.chunks, o.bufs = nil, nil
+}
+
+// outBufs recycles decoders' output buffers within parallel decodes.
+var outBufs = sync.Pool{New: func() any {
+	b := make([]byte, outBuf+maxMatch+8)
+	return &b
+}}
+
+// getOutBuf is an output buffer for size bytes of output (outBuf or less
+// for a smaller stream) plus the room a match needs.
+func getOutBuf(size int64) []byte {
+	if size == outBuf {
+		return *outBufs.Get().(*[]byte)
+	}
+	return make([]byte, size+maxMatch+8)
+}
+
+func putOutBuf(b []byte) {
+	if len(b) == outBuf+maxMatch+8 {
+		outBufs.Put(&b)
+	}
+}
+
+// handOver is room for a decoder writing a part's output: the full
+// buffer goes to the part as it is, and decoding goes on in a fresh one
+// that starts with the last 32 KiB.
+func (d *decoder) handOver(o *partOutput) error {
+	d.sum()
+	if _, err := o.Write(d.out[d.start:d.pos]); err != nil {
+		return err
+	}
+	o.bufs = append(o.bufs, d.out)
+	nb := getOutBuf(int64(len(d.out) - maxMatch - 8))
+	h := min(window, d.pos)
+	copy(nb, d.out[d.pos-h:d.pos])
+	d.out = nb
+	d.base += int64(d.pos - h)
+	d.start, d.pos, d.crcAt = h, h, h
+	return nil
+}

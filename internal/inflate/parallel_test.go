@@ -1,0 +1,109 @@
+package inflate
+
+import (
+	"bytes"
+	"compress/flate"
+	"fmt"
+	"reflect"
+	"testing"
+)
+
+func decodeAll(comp []byte, k int) ([]byte, *Index, error) {
+	var out bytes.Buffer
+	idx, err := decode(&out, bytes.NewReader(comp), int64(len(comp)), k)
+	return out.Bytes(), idx, err
+}
+
+// A parallel decode gives the sequential decode's output and index, block
+// CRCs included, and on the larger inputs it uses what the speculative
+// parts decoded.
+func TestParallelMatchesSequential(t *testing.T) {
+	type result struct {
+		idx *Index
+		out []byte
+	}
+	seq := map[string]result{}
+	c := corpus(t)
+	levels := []int{flate.HuffmanOnly, flate.NoCompression, 1, 6, 9}
+	for name, data := range c {
+		for _, level := range levels {
+			comp := deflate(t, data, level)
+			out, idx, err := decodeAll(comp, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seq[fmt.Sprint(name, level)] = result{idx, out}
+		}
+	}
+	for _, k := range []int{2, 3, 4} {
+		confirmed := 0
+		for name, data := range c {
+			for _, level := range levels {
+				comp := deflate(t, data, level)
+				out, idx, err := decodeAll(comp, k)
+				if err != nil {
+					t.Fatalf("%s level %d, %d parts: %v", name, level, k, err)
+				}
+				if !bytes.Equal(out, data) {
+					t.Fatalf("%s level %d, %d parts: output differs", name, level, k)
+				}
+				want := seq[fmt.Sprint(name, level)].idx
+				confirmed += idx.confirmed
+				idx.confirmed = 0
+				if !reflect.DeepEqual(idx, want) {
+					t.Fatalf("%s level %d, %d parts: index differs from the sequential one", name, level, k)
+				}
+			}
+		}
+		// Level 1, 6 and 9 streams of the 2 MiB mixed input and the text
+		// have many dynamic blocks after every cut.
+		if confirmed < 3*(k-1) {
+			t.Errorf("%d parts: only %d speculative parts were used", k, confirmed)
+		}
+		t.Logf("%d parts: %d speculative parts used", k, confirmed)
+	}
+}
+
+// Damaged streams fail with the sequential decoder's error, wherever the
+// damage is relative to the cuts.
+func TestParallelErrorsMatchSequential(t *testing.T) {
+	data := corpus(t)["mixed"]
+	comp := deflate(t, data, 6)
+	for _, at := range []int{10, len(comp) / 3, len(comp) / 2, len(comp)/2 + 100, len(comp) - 10} {
+		bad := bytes.Clone(comp)
+		bad[at] ^= 0x5a
+		want, _, werr := decodeAll(bad, 1)
+		for _, k := range []int{2, 4} {
+			out, _, err := decodeAll(bad, k)
+			if fmt.Sprint(err) != fmt.Sprint(werr) {
+				t.Fatalf("damage at %d, %d parts: %v; sequential: %v", at, k, err, werr)
+			}
+			if err == nil && !bytes.Equal(out, want) {
+				t.Fatalf("damage at %d, %d parts: output differs from the sequential decode's", at, k)
+			}
+		}
+	}
+	for _, n := range []int{len(comp) / 2, len(comp) - 1} {
+		if _, _, err := decodeAll(comp[:n], 3); err == nil {
+			t.Errorf("truncated to %d of %d bytes: no error", n, len(comp))
+		}
+	}
+}
+
+func TestPartsFor(t *testing.T) {
+	for _, c := range []struct {
+		n     int64
+		procs int
+		want  int
+	}{
+		{1 << 20, 8, 1},         // small streams are not cut
+		{parallelMin, 2, 1},     // two cores: no core to spare
+		{parallelMin, 4, 2},     // 8 MiB in 4 MiB parts
+		{parallelMin + 1, 4, 3}, // a part for the remainder
+		{1 << 40, 64, maxParts}, // bounded
+	} {
+		if got := partsFor(c.n, c.procs); got != c.want {
+			t.Errorf("partsFor(%d, %d) = %d, want %d", c.n, c.procs, got, c.want)
+		}
+	}
+}
