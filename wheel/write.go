@@ -161,9 +161,8 @@ func writeChanged(zw *zip.Writer, h zip.FileHeader, path string) (string, error)
 // every block of the original member whose bytes (and the 32 KiB before
 // them) the edits left alone and compressing only the rest: for a 100 MB
 // library with a new RUNPATH that is a few hundred KB instead of all of it.
-// The new file is read for its CRC-32 and the block comparison, and, on
-// another core while the rest of the wheel is written, for its RECORD
-// digest; line waits for that. ErrNotWorthSplicing (also for members that
+// The new file is read once, for its CRC-32 and the block comparison and,
+// on another core, for its RECORD digest; line waits for the digest. ErrNotWorthSplicing (also for members that
 // were stored or had no index) sends the caller to writeChanged.
 func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index, edited [][2]int64, path string) (line func() (string, error), sp *inflate.Spliced, err error) {
 	if idx == nil || zf.Method != zip.Deflate {
@@ -174,17 +173,27 @@ func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index
 		return nil, nil, err
 	}
 	defer f.Close()
-	sha := hashFileAsync(path)
-	defer func() {
-		if err != nil {
-			sha() // not left reading after a failure
-		}
-	}()
+	// One read of the file: the CRC-32 and the block comparison here, the
+	// RECORD digest on another core from the same buffers.
+	sha := newHashAsync()
 	crc, changes := crc32.NewIEEE(), idx.NewChanges()
-	n, err := io.CopyBuffer(io.MultiWriter(crc, changes), f, make([]byte, 1<<20))
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	var n int64
+	for {
+		b := sha.buffer()
+		k, rerr := io.ReadFull(f, b)
+		crc.Write(b[:k])
+		changes.Write(b[:k])
+		sha.write(b[:k])
+		n += int64(k)
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			sha.close()
+			return nil, nil, fmt.Errorf("%s: %w", path, rerr)
+		}
 	}
+	sha.close()
 	for _, r := range edited {
 		changes.Mark(r[0], r[1])
 	}
@@ -207,44 +216,49 @@ func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index
 		return nil, nil, err
 	}
 	return func() (string, error) {
-		sum, size, err := sha()
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", path, err)
-		}
-		if size != n {
-			return "", fmt.Errorf("%s: changed while it was written (%d bytes, then %d)", path, n, size)
-		}
-		return recordLine(h.Name, sum, n), nil
+		return recordLine(h.Name, sha.sum(), n), nil
 	}, sp, nil
 }
 
-// hashFileAsync computes the RECORD digest of the file at path on another
-// goroutine; the function it returns waits for the answer.
-func hashFileAsync(path string) func() (string, int64, error) {
-	type result struct {
-		sum string
-		n   int64
-		err error
+// hashAsync computes a RECORD digest on another goroutine from buffers
+// handed to it in order; a few buffers circulate so reading and hashing
+// overlap.
+type hashAsync struct {
+	data, free chan []byte
+	done       chan struct{}
+	digest     string
+}
+
+func newHashAsync() *hashAsync {
+	const bufs = 4
+	h := &hashAsync{data: make(chan []byte, bufs), free: make(chan []byte, bufs), done: make(chan struct{})}
+	for range bufs {
+		h.free <- make([]byte, 1<<20)
 	}
-	ch := make(chan result, 1)
 	go func() {
-		f, err := os.Open(path)
-		if err != nil {
-			ch <- result{err: err}
-			return
+		s := sha256.New()
+		for b := range h.data {
+			s.Write(b)
+			h.free <- b[:cap(b)]
 		}
-		defer f.Close()
-		sum, n, err := hashStream(bufio.NewReaderSize(f, 1<<20))
-		ch <- result{sum, n, err}
+		h.digest = digest(s.Sum(nil))
+		close(h.done)
 	}()
-	var r *result
-	return func() (string, int64, error) {
-		if r == nil {
-			x := <-ch
-			r = &x
-		}
-		return r.sum, r.n, r.err
-	}
+	return h
+}
+
+// buffer is a buffer to fill and hand to write.
+func (h *hashAsync) buffer() []byte { return <-h.free }
+
+func (h *hashAsync) write(b []byte) { h.data <- b }
+
+// close ends the data; call it once.
+func (h *hashAsync) close() { close(h.data) }
+
+// sum waits for the digest of everything written.
+func (h *hashAsync) sum() string {
+	<-h.done
+	return h.digest
 }
 
 func sameFile(a, b string) bool {
