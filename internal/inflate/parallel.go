@@ -3,6 +3,7 @@ package inflate
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"runtime"
@@ -55,11 +56,19 @@ const (
 	// maxMarked bounds the entries a part decodes before the last 32 KiB
 	// it produced are free of markers (from then on it writes bytes).
 	maxMarked = 32 << 20
-	// maxSpecOut bounds the output a part holds until it is confirmed.
-	maxSpecOut = 64 << 20
 )
 
-var errAbandoned = errors.New("speculative decoding abandoned")
+// maxSpecOut bounds the output a part holds until it is confirmed (a
+// variable for tests).
+var maxSpecOut = 64 << 20
+
+var (
+	errAbandoned = errors.New("speculative decoding abandoned")
+	// errTooLarge: a part's output outgrew maxSpecOut. The stream is too
+	// compressible for its parts' output to be held, so no more parts
+	// are decoded ahead.
+	errTooLarge = fmt.Errorf("%w: too much output", errAbandoned)
+)
 
 // spec is one part decoded without its history.
 type spec struct {
@@ -131,6 +140,9 @@ func decodeParallel(w io.Writer, r io.ReaderAt, n int64, k int) (*Index, error) 
 	}
 	work := func(j int) {
 		specs[j] = speculate(r, n, cut(j)/8, cut(j+1), size, &abort)
+		if errors.Is(specs[j].err, errTooLarge) {
+			abort.Store(true)
+		}
 		close(done[j])
 	}
 	var wg sync.WaitGroup
@@ -493,7 +505,7 @@ type partOutput struct {
 // Write keeps p: only a decoder that is done writes here (flush).
 func (o *partOutput) Write(p []byte) (int, error) {
 	if o.size+len(p) > maxSpecOut {
-		return 0, errAbandoned
+		return 0, errTooLarge
 	}
 	o.chunks = append(o.chunks, p)
 	o.size += len(p)

@@ -107,3 +107,21 @@ func TestPartsFor(t *testing.T) {
 		}
 	}
 }
+
+// A stream too compressible for its parts' output to be held: the first
+// part that outgrows the bound stops all decoding ahead, and the stream
+// is decoded sequentially, correctly.
+func TestParallelTooMuchOutput(t *testing.T) {
+	old := maxSpecOut
+	maxSpecOut = 64 << 10
+	t.Cleanup(func() { maxSpecOut = old })
+	data := bytes.Repeat(corpus(t)["text"][:4000], 2000) // 8 MB
+	comp := deflate(t, data, 6)
+	out, idx, err := decodeAll(comp, 4)
+	if err != nil || !bytes.Equal(out, data) {
+		t.Fatalf("err %v, output equal: %v", err, bytes.Equal(out, data))
+	}
+	if idx.confirmed != 0 {
+		t.Errorf("%d parts over the output bound were used", idx.confirmed)
+	}
+}
