@@ -401,13 +401,17 @@ fail:
 }
 
 // fail reports a decoding error in a block: the input's own error, a cut
-// stream when the bits ran out at its end, or what.
+// stream when the error is at its very end, or what.
 func (d *decoder) fail(what string) error {
 	br := &d.br
 	if br.err != nil {
 		return br.err
 	}
-	if br.eof && br.i >= len(br.buf) && br.n < 48 {
+	// Within the last 48 bits a code may have been read from the zeros
+	// past the end. Decided from the position alone, not from how much
+	// of the input the bit buffer happens to hold: a decoder that began
+	// at a later block (parallel.go) must report the same error.
+	if br.size*8-br.bitPos() < 48 {
 		return d.corrupt("stream ends inside a block")
 	}
 	return d.corrupt(what)
@@ -654,8 +658,11 @@ type bitReader struct {
 }
 
 func (br *bitReader) init(r io.ReaderAt, size int64) {
-	br.r, br.size = r, size
-	br.buf = make([]byte, 0, min(chunk, max(size, 64)))
+	buf := br.buf
+	if c := min(chunk, max(size, 64)); int64(cap(buf)) < c {
+		buf = make([]byte, 0, c)
+	}
+	*br = bitReader{r: r, size: size, buf: buf[:0]}
 }
 
 // bitPos is the position of the next unread bit in the input.

@@ -51,8 +51,10 @@ const (
 	// block and the decoding with markers are a small share of a part.
 	partBytes = 4 << 20
 	maxParts  = 1 << 12
-	// maxScan bounds the compressed bytes searched after a cut.
-	maxScan = 1 << 20
+	// maxScan bounds the compressed bytes searched after a cut: zlib and
+	// compress/flate end a block every 16 Ki symbols at most (their
+	// compressed blocks are tens of KB).
+	maxScan = 128 << 10
 	// maxMarked bounds the entries a part decodes before the last 32 KiB
 	// it produced are free of markers (from then on it writes bytes).
 	maxMarked = 32 << 20
@@ -64,10 +66,17 @@ var maxSpecOut = 64 << 20
 
 var (
 	errAbandoned = errors.New("speculative decoding abandoned")
-	// errTooLarge: a part's output outgrew maxSpecOut. The stream is too
-	// compressible for its parts' output to be held, so no more parts
-	// are decoded ahead.
-	errTooLarge = fmt.Errorf("%w: too much output", errAbandoned)
+	// errStopAhead: a part shows that decoding ahead does not pay for
+	// this stream, and no more parts are decoded ahead.
+	errStopAhead = fmt.Errorf("%w: the stream does not suit decoding in parts", errAbandoned)
+	// errTooLarge: a part's output outgrew maxSpecOut, the stream is too
+	// compressible for its parts' output to be held.
+	errTooLarge = fmt.Errorf("%w (too much output)", errStopAhead)
+	// errNoBlock: no dynamic block begins within maxScan of a cut: the
+	// stream is made of stored blocks (incompressible data, decoded at
+	// copying speed anyway) or fixed ones, and searching the other parts
+	// would cost more than decoding them.
+	errNoBlock = fmt.Errorf("%w (no dynamic block after a cut)", errStopAhead)
 )
 
 // spec is one part decoded without its history.
@@ -140,7 +149,7 @@ func decodeParallel(w io.Writer, r io.ReaderAt, n int64, k int) (*Index, error) 
 	}
 	work := func(j int) {
 		specs[j] = speculate(r, n, cut(j)/8, cut(j+1), size, &abort)
-		if errors.Is(specs[j].err, errTooLarge) {
+		if errors.Is(specs[j].err, errStopAhead) {
 			abort.Store(true)
 		}
 		close(done[j])
@@ -250,6 +259,7 @@ func speculate(r io.ReaderAt, n, from, limit, size int64, abort *atomic.Bool) *s
 	k, _ := r.ReadAt(scan, from)
 	scan = scan[:k]
 	var probe decoder
+	var d *decoder // reused from one false start to the next
 	for rel := int64(0); rel < int64(len(scan))*8; rel++ {
 		if rel&0xfff == 0 && abort.Load() {
 			return &spec{err: errAbandoned}
@@ -267,24 +277,23 @@ func speculate(r io.ReaderAt, n, from, limit, size int64, abort *atomic.Bool) *s
 			continue
 		}
 		start := from*8 + rel
-		d := &decoder{w: &partOutput{}, out: getOutBuf(size)}
-		d.limit, d.abort = limit, abort
-		d.m = make([]uint16, window, window+min(1<<20, 4*n))
-		for i := range window {
-			d.m[i] = uint16(256 + i)
+		if d == nil {
+			d = &decoder{w: &partOutput{}, out: getOutBuf(size), limit: limit, abort: abort}
 		}
-		d.lastMark = window - 1
+		d.startMarked(n)
 		d.br.initAt(r, n, start)
 		err := d.run()
 		// A false start shows within a block or two; a real one that
 		// fails later fails for the sequential decoder too.
 		if err != nil && !errors.Is(err, errAbandoned) && len(d.idx.Blocks) <= 2 {
-			(&spec{d: d}).release()
 			continue
 		}
 		return &spec{start: start, d: d, err: err}
 	}
-	return &spec{err: errors.New("no block found")}
+	if d != nil {
+		(&spec{d: d}).release()
+	}
+	return &spec{err: errNoBlock}
 }
 
 // bitsAt returns the (at least 57) bits of b from bit on, zeros past its end.
@@ -302,23 +311,37 @@ func bitsAt(b []byte, bit int64) uint64 {
 }
 
 // quickHeader: bit rel of scan could begin a dynamic block — its counts
-// are in range and its code length code is complete.
+// are in range and its code length code is complete (or zlib's single
+// one-bit code).
 func quickHeader(scan []byte, rel int64) bool {
 	v := bitsAt(scan, rel)
 	if v>>1&3 != 2 || v>>3&31 > 29 || v>>8&31 > 29 {
 		return false
 	}
-	hclen := int(v>>13&15) + 4
-	c := bitsAt(scan, rel+17)
-	kraft, codes := 0, 0
-	for i := 0; i < hclen; i++ {
-		if l := c >> (3 * i) & 7; l != 0 {
-			kraft += 1 << (7 - l)
-			codes++
-		}
+	hclen := v>>13&15 + 4
+	c := bitsAt(scan, rel+17) & (1<<(3*hclen) - 1)
+	// Two code lengths at a time: kraftPairs holds, for six bits, the
+	// Kraft sum of the two lengths (in 128ths) and, from bit 16, how many
+	// of them are codes.
+	sum := 0
+	for range 10 {
+		sum += int(kraftPairs[c&63])
+		c >>= 6
 	}
+	kraft, codes := sum&0xffff, sum>>16
 	return kraft == 128 || (codes == 1 && kraft == 64)
 }
+
+var kraftPairs = func() (t [64]uint32) {
+	for i := range t {
+		for _, l := range []int{i & 7, i >> 3} {
+			if l != 0 {
+				t[i] += 1<<(7-l) + 1<<16
+			}
+		}
+	}
+	return
+}()
 
 // initAt starts reading r at a bit offset.
 func (br *bitReader) initAt(r io.ReaderAt, size, bit int64) {
@@ -411,6 +434,22 @@ func (d *decoder) storedMarked() error {
 		}
 	}
 	return d.checkMarked()
+}
+
+// startMarked (re)starts a speculative decoder on a stream of n bytes:
+// output into markers, nothing decoded.
+func (d *decoder) startMarked(n int64) {
+	d.w.(*partOutput).release()
+	if d.m == nil {
+		d.m = make([]uint16, window, window+min(1<<20, 4*n))
+		for i := range window {
+			d.m[i] = uint16(256 + i)
+		}
+	}
+	d.m, d.prefix = d.m[:window], nil
+	d.lastMark, d.marked, d.stopped = window-1, 0, false
+	d.idx = Index{}
+	d.pos, d.start, d.crcAt, d.base = 0, 0, 0, 0
 }
 
 // leaveMarkers switches to decoding bytes once the last 32 KiB decoded

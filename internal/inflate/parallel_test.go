@@ -3,8 +3,10 @@ package inflate
 import (
 	"bytes"
 	"compress/flate"
+	"errors"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 	"testing"
 )
 
@@ -123,5 +125,27 @@ func TestParallelTooMuchOutput(t *testing.T) {
 	}
 	if idx.confirmed != 0 {
 		t.Errorf("%d parts over the output bound were used", idx.confirmed)
+	}
+}
+
+// Incompressible data is stored blocks, which the search after a cut does
+// not look for: the first part that finds no block stops all decoding
+// ahead, and the stream is decoded sequentially, correctly.
+func TestParallelStoredStream(t *testing.T) {
+	data := corpus(t)["random"]
+	data = bytes.Repeat(data, 8)[:2<<20]
+	for i := range data {
+		data[i] ^= byte(i * 7) // no repeats across the copies
+	}
+	comp := deflate(t, data, flate.NoCompression)
+	out, idx, err := decodeAll(comp, 4)
+	if err != nil || !bytes.Equal(out, data) {
+		t.Fatalf("err %v, output equal: %v", err, bytes.Equal(out, data))
+	}
+	if idx.confirmed != 0 {
+		t.Errorf("%d parts of a stored stream were used", idx.confirmed)
+	}
+	if s := speculate(bytes.NewReader(comp), int64(len(comp)), int64(len(comp)/2), 0, bufSize(int64(len(comp))), new(atomic.Bool)); !errors.Is(s.err, errNoBlock) {
+		t.Errorf("search in a stored stream: %v, want %v", s.err, errNoBlock)
 	}
 }
