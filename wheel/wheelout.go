@@ -37,7 +37,7 @@ type wheelOutput struct {
 	zw     *zip.Writer
 	old    map[string]Record // the input's RECORD by path
 	order  []int             // input index of each entry written, in write order
-	record map[int]func() (string, error)
+	record map[int]func() string
 	copied chan error  // copyUnchanged's result
 	stop   atomic.Bool // set by discard: copyUnchanged gives up
 }
@@ -63,7 +63,7 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 	if err != nil {
 		return nil, err
 	}
-	w := &wheelOutput{d: d, raw: raw, zr: zr, dst: dst, old: map[string]Record{}, record: map[int]func() (string, error){}}
+	w := &wheelOutput{d: d, raw: raw, zr: zr, dst: dst, old: map[string]Record{}, record: map[int]func() string{}}
 	if d.record != "" {
 		for _, zf := range zr.File {
 			if zf.Name != d.record {
@@ -142,7 +142,7 @@ func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
 	}
 	if r, ok := w.old[zf.Name]; ok && r.hash != "" {
 		line := recordLine(zf.Name, r.hash, atoi(r.size))
-		w.record[i] = func() (string, error) { return line, nil }
+		w.record[i] = func() string { return line }
 		return nil
 	}
 	// Not in RECORD: hashed now, from its data.
@@ -156,7 +156,7 @@ func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
 		return fmt.Errorf("%s: %s: %w", w.d.input, zf.Name, err)
 	}
 	line := recordLine(zf.Name, sum, n)
-	w.record[i] = func() (string, error) { return line, nil }
+	w.record[i] = func() string { return line }
 	return nil
 }
 
@@ -200,7 +200,7 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 			case errors.Is(err, inflate.ErrNotWorthSplicing):
 				var l string
 				l, err = writeChanged(w.zw, zf.FileHeader, path)
-				line = func() (string, error) { return l, nil }
+				line = func() string { return l }
 			case err == nil:
 				p.Notes = append(p.Notes, fmt.Sprintf("%s: %d of %d bytes kept in the original compressed form, %d compressed again",
 					name, sp.Reused, sp.Reused+sp.Compressed, sp.Compressed))
@@ -224,11 +224,7 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 		}
 		sort.Ints(idx)
 		for _, i := range idx {
-			l, err := w.record[i]()
-			if err != nil {
-				return err
-			}
-			b.WriteString(l + "\n")
+			b.WriteString(w.record[i]() + "\n")
 		}
 		b.WriteString(recordLine(w.d.record, "", 0) + "\n")
 		h := recordHeader
@@ -245,9 +241,7 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 		// No RECORD to write: the digests are still waited for, so no
 		// hashing is left running.
 		for _, line := range w.record {
-			if _, err := line(); err != nil {
-				return err
-			}
+			line()
 		}
 	}
 	if err := w.zw.Close(); err != nil {

@@ -162,9 +162,10 @@ func writeChanged(zw *zip.Writer, h zip.FileHeader, path string) (string, error)
 // them) the edits left alone and compressing only the rest: for a 100 MB
 // library with a new RUNPATH that is a few hundred KB instead of all of it.
 // The new file is read once, for its CRC-32 and the block comparison and,
-// on another core, for its RECORD digest; line waits for the digest. ErrNotWorthSplicing (also for members that
-// were stored or had no index) sends the caller to writeChanged.
-func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index, edited [][2]int64, path string) (line func() (string, error), sp *inflate.Spliced, err error) {
+// on another core, for its RECORD digest; line waits for the digest.
+// ErrNotWorthSplicing (also for members that were stored or had no
+// index) sends the caller to writeChanged.
+func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index, edited [][2]int64, path string) (line func() string, sp *inflate.Spliced, err error) {
 	if idx == nil || zf.Method != zip.Deflate {
 		return nil, nil, inflate.ErrNotWorthSplicing
 	}
@@ -215,9 +216,7 @@ func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index
 	if _, err := sp.WriteTo(w); err != nil {
 		return nil, nil, err
 	}
-	return func() (string, error) {
-		return recordLine(h.Name, sha.sum(), n), nil
-	}, sp, nil
+	return func() string { return recordLine(h.Name, sha.sum(), n) }, sp, nil
 }
 
 // hashAsync computes a RECORD digest on another goroutine from buffers
