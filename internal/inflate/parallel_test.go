@@ -27,6 +27,10 @@ func TestParallelMatchesSequential(t *testing.T) {
 	seq := map[string]result{}
 	c := corpus(t)
 	levels := []int{flate.HuffmanOnly, flate.NoCompression, 1, 6, 9}
+	if raceDetector {
+		c = map[string][]byte{"mixed": c["mixed"], "random": c["random"]}
+		levels = []int{flate.NoCompression, 1, 9}
+	}
 	for name, data := range c {
 		for _, level := range levels {
 			comp := deflate(t, data, level)
@@ -59,7 +63,11 @@ func TestParallelMatchesSequential(t *testing.T) {
 		}
 		// Level 1, 6 and 9 streams of the 2 MiB mixed input and the text
 		// have many dynamic blocks after every cut.
-		if confirmed < 3*(k-1) {
+		want := 3 * (k - 1)
+		if raceDetector {
+			want = 1 // two streams, and the race detector's scheduling
+		}
+		if confirmed < want {
 			t.Errorf("%d parts: only %d speculative parts were used", k, confirmed)
 		}
 		t.Logf("%d parts: %d speculative parts used", k, confirmed)
