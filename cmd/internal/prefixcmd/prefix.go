@@ -101,7 +101,8 @@ func render(io *cli.IOStreams, rep *symcheck.PrefixReport) {
 			tc.DeviceLibs, strings.Join(tc.DeviceLibFiles, " "))
 	}
 	for _, p := range rep.Providers {
-		fmt.Fprintf(w, "%s: %s wins over %s\n", p.Kind, p.Winner, strings.Join(p.Others, ", "))
+		// Each closure has its own winner (load order): name the closure.
+		fmt.Fprintf(w, "%s in the closure of %s: %s wins over %s\n", p.Kind, p.Closure, p.Winner, strings.Join(p.Others, ", "))
 	}
 	for _, f := range rep.Findings {
 		fmt.Fprintf(w, "%s %s: %s\n  fix: %s\n", c.Red(string(f.Severity)), f.Rule, f.Message, f.Fix)
