@@ -398,10 +398,16 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, c candidate, opts *C
 		f.Close()
 		return out, nil
 	}
-	if _, derr := f.Dynamic(); derr != nil {
+	d, derr := f.Dynamic()
+	if derr != nil {
 		ckRefs(nil)
 		f.Close()
 		return out, nil
+	}
+	module, err := isModule(f, d, c.path)
+	if err != nil {
+		f.Close()
+		return out, err
 	}
 	b.prime(f)
 	if t, ok := b.tables.get(c.path); ok {
@@ -414,12 +420,17 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, c candidate, opts *C
 	if err != nil {
 		return out, err
 	}
-	out = append(out, dr.Findings...)
 	var unresolved []string
 	for _, fd := range dr.Findings {
+		if fd.Rule == RuleUndefinedSymbol && module && fd.File == c.path {
+			fd.Rule, fd.Severity = RuleModuleUndefined, SeverityNote
+			fd.Message += " — a loadable module (no SONAME): the program that loads it may define it"
+			fd.Fix = "nothing if the program that loads the module defines it; otherwise link the library that defines it"
+		}
 		if fd.Rule == RuleUndefinedSymbol {
 			unresolved = append(unresolved, fd.Symbol)
 		}
+		out = append(out, fd)
 	}
 	out = append(out, llvmFinding(c.path, DiagnoseLLVM(unresolved, dr.Defined, nil))...)
 	uw, err := b.unwindFindings(dr.Closure, c.path)
@@ -435,6 +446,19 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, c candidate, opts *C
 		out = append(out, fd)
 	}
 	return out, nil
+}
+
+// isModule reports whether f is a loadable module rather than a library
+// others link against: a shared object (not a PIE: no interpreter) without
+// DT_SONAME whose name does not start with "lib" — what CMake's MODULE
+// libraries, LLVM plugins and Python/Perl extensions look like. Lib-named
+// ones without a SONAME are reported by missing-soname instead.
+func isModule(f *elfx.File, d *elfx.Dynamic, path string) (bool, error) {
+	if f.Type != elf.ET_DYN || d.HasSoname || strings.HasPrefix(filepath.Base(path), "lib") {
+		return false, nil
+	}
+	interp, err := f.Interp()
+	return interp == "", err
 }
 
 // llvmRelated reports whether an archive's symbol index defines LLVM or

@@ -46,6 +46,7 @@ func CountAtLeast(findings []Finding, threshold string) int {
 const (
 	RuleMissingLibrary    = "missing-library"
 	RuleUndefinedSymbol   = "undefined-symbol"
+	RuleModuleUndefined   = "module-undefined-symbol"
 	RuleVersionMismatch   = "symbol-version-mismatch"
 	RuleMissingVersion    = "missing-version-node"
 	RuleUnresolvedStatic  = "unresolved-in-inputs"

@@ -23,6 +23,8 @@ uses='extern void _Unwind_Resume(void); void use(void){ _Unwind_Resume(); }'
 so "$ct/lib/libundef.so" libundef.so 'extern int nothere(void); int f(void){ return nothere(); }'
 so gone.so libgone.so.1 'int gone(void){return 0;}'
 so "$ct/lib/libmissing.so" libmissing.so 'extern int gone(void); int f(void){ return gone(); }' ./gone.so -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+# RD1006: a loadable module (no SONAME, not lib*) calling into its host.
+so "$ct/lib/HostPlugin.so" "" 'extern int host_fn(void); int f(void){ return host_fn(); }'
 # RD1002/RD1003: linked against a libv with V1 and V2; the tree ships one with V1 only.
 printf 'V1 { global: foo; local: *; };\nV2 { global: bar; } V1;\n' > v2.map
 printf 'V1 { global: foo; bar; local: *; };\n' > v1.map
