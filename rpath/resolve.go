@@ -258,25 +258,77 @@ func FileInRoot(root, p string) string {
 
 // Resolve computes the closure of the ELF file at path.
 func (r *Resolver) Resolve(ctx context.Context, path string) (*Result, error) {
+	root, err := r.topObject(path)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Root: root, Objects: []*Object{root}}
+	res.Interp = r.loadInterp(root)
+	if err := r.closure(ctx, res, 0); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// ResolveIn computes what loading the ELF file at path with dlopen() adds
+// to the program whose closure is host: the objects host already has stay
+// (a NEEDED entry one of them satisfies is already-loaded), and the file's
+// other dependencies are searched with its own paths (its DT_RUNPATH; or
+// its DT_RPATH and then the program's, as ld.so does for dlopen) and join
+// after them, in load order. The result's Root is still the program;
+// module is the index in its Objects of the loaded file (one of host's
+// when the program already has that file). host is not changed.
+func (r *Resolver) ResolveIn(ctx context.Context, host *Result, path string) (res *Result, module int, err error) {
+	o, err := r.topObject(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	if reason := Incompatible(host.Root.Header, o.Header); reason != "" {
+		return nil, 0, fmt.Errorf("%s cannot be loaded into %s: %s", path, host.Root.Path, reason)
+	}
+	for i, h := range host.Objects {
+		if h.id == o.id {
+			return host, i, nil
+		}
+	}
+	module = len(host.Objects)
+	res = &Result{Root: host.Root, Interp: host.Interp, Objects: append(host.Objects[:module:module], o)}
+	if in := host.Interp; in != nil && !in.loaded {
+		cp := *in // resolveOne marks the loader loaded when it is needed
+		res.Interp = &cp
+	}
+	if err := r.closure(ctx, res, module); err != nil {
+		return nil, 0, err
+	}
+	return res, module, nil
+}
+
+// topObject is the object for a file loaded by name (the program, or a
+// dlopen()ed module): no loader, its real directory as $ORIGIN.
+func (r *Resolver) topObject(path string) (*Object, error) {
 	pf, id, err := r.parse(path, nil)
 	if err != nil {
 		return nil, err
 	}
-	root := newObject(pf, id, path, nil)
+	o := newObject(pf, id, path, nil)
 	if dir, err := r.files.realDir(path); err == nil {
-		root.origin = dir
+		o.origin = dir
 	}
-	if abs, err := filepath.Abs(root.origin); err == nil {
-		root.origin = abs
+	if abs, err := filepath.Abs(o.origin); err == nil {
+		o.origin = abs
 	}
-	res := &Result{Root: root, Objects: []*Object{root}}
-	if root.Soname != "" {
-		root.names = append(root.names, root.Soname)
+	if o.Soname != "" {
+		o.names = append(o.names, o.Soname)
 	}
-	res.Interp = r.loadInterp(root)
-	for i := 0; i < len(res.Objects); i++ {
+	return o, nil
+}
+
+// closure resolves the NEEDED entries of res.Objects from index from on,
+// breadth-first, appending what they load.
+func (r *Resolver) closure(ctx context.Context, res *Result, from int) error {
+	for i := from; i < len(res.Objects); i++ {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 		obj := res.Objects[i]
 		for _, name := range obj.Needed {
@@ -284,7 +336,7 @@ func (r *Resolver) Resolve(ctx context.Context, path string) (*Result, error) {
 			obj.Deps = append(obj.Deps, dep)
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // parsed is what the resolver needs from a file: header and dynamic

@@ -289,6 +289,32 @@ func (b *Binder) BindDynamic(ctx context.Context, path string, closure bool) (*D
 	if err != nil {
 		return nil, err
 	}
+	return b.bind(ctx, res, 0, closure)
+}
+
+// BindInHost binds the file at path as the program at host loads it with
+// dlopen(): its symbols are looked up in the program's closure first and
+// then in what the file brings along (rpath.Resolver.ResolveIn). A plugin
+// such as LLVMPolly.so, a Python extension or a rocprofiler tool takes
+// symbols from the program without a NEEDED entry for them; this is how
+// to check it against the program it is meant for. closure also binds the
+// other objects the file brings along (not the program's own).
+func (b *Binder) BindInHost(ctx context.Context, host, path string, closure bool) (*DynamicResult, error) {
+	hres, err := b.resolver.Resolve(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	res, module, err := b.resolver.ResolveIn(ctx, hres, path)
+	if err != nil {
+		return nil, err
+	}
+	return b.bind(ctx, res, module, closure)
+}
+
+// bind binds the undefined symbols of res.Objects[start] (and, with
+// closure, of every object after it) against all of res.Objects in load
+// order.
+func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure bool) (*DynamicResult, error) {
 	out := &DynamicResult{Closure: res}
 	type loaded struct {
 		obj *rpath.Object
@@ -318,8 +344,9 @@ func (b *Binder) BindDynamic(ctx context.Context, path string, closure bool) (*D
 		return nil
 	}
 	var scratch []elfx.Symbol
-	for i, l := range scope {
-		if i > 0 && !closure {
+	for i := start; i < len(scope); i++ {
+		l := scope[i]
+		if i > start && !closure {
 			break
 		}
 		if err := ctx.Err(); err != nil {

@@ -27,6 +27,10 @@ type SymbolsOptions struct {
 	// Filter keeps only symbols whose raw or demangled name matches this
 	// glob (filepath.Match syntax); "" keeps all.
 	Filter string
+	// Host, when set, is the program that loads the one shared object given
+	// with dlopen(): the object is bound in the program's closure
+	// (Binder.BindInHost).
+	Host string
 }
 
 // Report is the result of Symbols.
@@ -76,10 +80,18 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 	var unresolved []string
 	var defined func(string) bool
 	inClosure := map[string]bool{}
+	if opts.Host != "" && (!dynamic || len(paths) != 1) {
+		return nil, fmt.Errorf("--host %s: give one shared object for the program to load", opts.Host)
+	}
 	if dynamic {
 		rep.Mode = "dynamic"
 		b := NewBinder(rpath.New(opts.Resolver))
-		res, err := b.BindDynamic(ctx, paths[0], opts.Closure)
+		var res *DynamicResult
+		if opts.Host != "" {
+			res, err = b.BindInHost(ctx, opts.Host, paths[0], opts.Closure)
+		} else {
+			res, err = b.BindDynamic(ctx, paths[0], opts.Closure)
+		}
 		if err != nil {
 			return nil, err
 		}

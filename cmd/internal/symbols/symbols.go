@@ -3,6 +3,7 @@ package symbols
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -36,6 +37,11 @@ anything, and report what stays unresolved: symbols defined nowhere, symbols
 defined only with another version, and required version nodes a library
 lacks (` + "`GLIBCXX_3.4.32' not found" + `). --closure checks every loaded object.
 
+--host PROGRAM binds the file as PROGRAM loads it with dlopen(): plugins
+(LLVMPolly.so in opt, a Python extension in python3, a profiler tool) take
+symbols from the program without a NEEDED entry for them, so they are looked
+up in the program's closure first, then in what the file brings along.
+
 With archives, objects or several files: treat them as the inputs of one
 link and report the names that objects reference and no input defines, with
 the members that reference each (shared libraries given too only provide
@@ -49,7 +55,8 @@ Exit status 3 when unresolved symbols remain (see --fail-on).`,
 		Example: `  rocmdoctor symbols libMIOpen.so
   rocmdoctor symbols --index /usr/lib/llvm-15/lib libMIOpen.so
   rocmdoctor symbols librockCompiler.a
-  rocmdoctor symbols --filter 'LLVMInitialize*' --json libMIOpen.so`,
+  rocmdoctor symbols --filter 'LLVMInitialize*' --json libMIOpen.so
+  rocmdoctor symbols --host /usr/lib/llvm-15/bin/opt /usr/lib/llvm-15/lib/LLVMPolly.so`,
 		Args: cli.MinArgs(1, "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ro, err := opts.Resolver.Options(cmd)
@@ -57,6 +64,12 @@ Exit status 3 when unresolved symbols remain (see --fail-on).`,
 				return err
 			}
 			opts.Paths = cli.InRoot(ro.Root, args)
+			if opts.Symbols.Host != "" {
+				if len(args) != 1 {
+					return &cli.UsageError{Err: errors.New("--host takes one FILE, the shared object the program loads")}
+				}
+				opts.Symbols.Host = cli.InRoot(ro.Root, []string{opts.Symbols.Host})[0]
+			}
 			opts.Symbols.Resolver = ro
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -69,6 +82,7 @@ Exit status 3 when unresolved symbols remain (see --fail-on).`,
 	f.BoolVar(&opts.Demangle, "demangle", true, "show demangled C++/Rust names next to the raw ones")
 	cli.FailOnVar(f, &opts.FailOn, cli.FailOnUsage)
 	f.BoolVar(&opts.Symbols.Closure, "closure", false, "bind the undefined symbols of every object in the closure, like ldd -r")
+	f.StringVar(&opts.Symbols.Host, "host", "", "bind FILE as the program `PROGRAM` loads it with dlopen (for plugins and extension modules)")
 	f.StringArrayVar(&opts.Symbols.IndexDirs, "index", nil, "search `DIR` for archives and libraries defining unresolved names (repeatable)")
 	f.StringVar(&opts.Symbols.Filter, "filter", "", "only symbols whose raw or demangled name matches `GLOB`")
 	opts.Resolver.Register(f)

@@ -54,13 +54,22 @@ func TestSymbolsFlags(t *testing.T) {
 	if strings.Contains(out, "DEMANGLED") {
 		t.Errorf("--demangle=false still shows the column")
 	}
-	for _, args := range [][]string{{"symbols"}, {"symbols", "--fail-on", "x", td + "libgnu.a"}} {
+	for _, args := range [][]string{{"symbols"}, {"symbols", "--fail-on", "x", td + "libgnu.a"},
+		{"symbols", "--host", td + "hello", td + "libfoo.so.1", td + "libbe.so"}} {
 		if code, _, _ := clitest.Run(args...); code != cli.ExitUsage {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 	}
 	if code, _, errOut := clitest.Run("symbols", td+"src/foo.c"); code != cli.ExitError || !strings.Contains(errOut, "foo.c: not an ELF file") {
 		t.Errorf("non-ELF: exit %d %q", code, errOut)
+	}
+	// --host with an archive: not something a program loads.
+	if code, _, errOut := clitest.Run("symbols", "--host", td+"hello", td+"libgnu.a"); code != cli.ExitError || !strings.Contains(errOut, "give one shared object") {
+		t.Errorf("--host with an archive: exit %d %q", code, errOut)
+	}
+	// The fixture library in the fixture program: everything binds.
+	if code, out, errOut := clitest.Run("symbols", "--host", td+"hello", td+"libfoo.so.1"); code != 0 || !strings.Contains(out, "0 finding(s)") {
+		t.Errorf("--host: exit %d %q\n%s", code, errOut, out)
 	}
 }
 
