@@ -425,7 +425,7 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, c candidate, opts *C
 		if fd.Rule == RuleUndefinedSymbol && module && fd.File == c.path {
 			fd.Rule, fd.Severity = RuleModuleUndefined, SeverityNote
 			fd.Message += " — a loadable module (no SONAME): the program that loads it may define it"
-			fd.Fix = "nothing if the program that loads the module defines it; otherwise link the library that defines it"
+			fd.Fix = "check it in the program that loads the module: rocmdoctor symbols --host PROGRAM " + c.path
 		}
 		if fd.Rule == RuleUndefinedSymbol {
 			unresolved = append(unresolved, fd.Symbol)
