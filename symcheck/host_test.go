@@ -55,6 +55,9 @@ int main(int argc, char **argv) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if rep.Host != hostProg {
+			t.Errorf("report's host %q, want %q", rep.Host, hostProg)
+		}
 		var syms []string
 		for _, f := range rep.Findings {
 			syms = append(syms, f.Rule+":"+f.Symbol+f.Library)

@@ -38,6 +38,8 @@ type Report struct {
 	SchemaVersion int      `json:"schema_version"`
 	Mode          string   `json:"mode"` // "dynamic" (bound like ld.so) or "link-inputs"
 	Inputs        []string `json:"inputs"`
+	// Host is the program the input was bound in (--host).
+	Host string `json:"host,omitempty"`
 	// Objects counts loaded objects (dynamic) or relocatable objects read.
 	Objects int `json:"objects"`
 	// Satisfied counts references bound (dynamic) or names defined inside
@@ -72,7 +74,7 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 			return nil, fmt.Errorf("--filter %q: %w", opts.Filter, err)
 		}
 	}
-	rep := &Report{SchemaVersion: SymbolsSchemaVersion, Inputs: paths, Findings: []Finding{}}
+	rep := &Report{SchemaVersion: SymbolsSchemaVersion, Inputs: paths, Host: opts.Host, Findings: []Finding{}}
 	dynamic, err := isDynamicInput(paths)
 	if err != nil {
 		return nil, err
