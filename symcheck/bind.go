@@ -298,7 +298,8 @@ func (b *Binder) BindDynamic(ctx context.Context, path string, closure bool) (*D
 // such as LLVMPolly.so, a Python extension or a rocprofiler tool takes
 // symbols from the program without a NEEDED entry for them; this is how
 // to check it against the program it is meant for. closure also binds the
-// other objects the file brings along (not the program's own).
+// objects loaded after the file: what it brings along (or, when the
+// program already has the file, what the program loads after it).
 func (b *Binder) BindInHost(ctx context.Context, host, path string, closure bool) (*DynamicResult, error) {
 	hres, err := b.resolver.Resolve(ctx, host)
 	if err != nil {
