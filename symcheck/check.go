@@ -404,11 +404,7 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, c candidate, opts *C
 		f.Close()
 		return out, nil
 	}
-	module, err := isModule(f, d, c.path)
-	if err != nil {
-		f.Close()
-		return out, err
-	}
+	_, module := unnamed(f, d, c.path)
 	b.prime(f)
 	if t, ok := b.tables.get(c.path); ok {
 		ckRefs(t.tab)
@@ -448,17 +444,26 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, c candidate, opts *C
 	return out, nil
 }
 
-// isModule reports whether f is a loadable module rather than a library
-// others link against: a shared object (not a PIE: no interpreter) without
-// DT_SONAME whose name does not start with "lib" — what CMake's MODULE
-// libraries, LLVM plugins and Python/Perl extensions look like. Lib-named
-// ones without a SONAME are reported by missing-soname instead.
-func isModule(f *elfx.File, d *elfx.Dynamic, path string) (bool, error) {
-	if f.Type != elf.ET_DYN || d.HasSoname || strings.HasPrefix(filepath.Base(path), "lib") {
-		return false, nil
+// unnamed classifies a shared object (not a PIE: no PT_INTERP) without
+// DT_SONAME by its file name: lib*.so* is a library that lacks its SONAME
+// (missing-soname); any other name is a loadable module — what CMake's
+// MODULE libraries, LLVM plugins and Python/Perl extensions look like —
+// whose undefined symbols the program loading it provides
+// (module-undefined-symbol).
+func unnamed(f *elfx.File, d *elfx.Dynamic, path string) (library, module bool) {
+	if f.Type != elf.ET_DYN || d == nil || d.HasSoname {
+		return false, false
 	}
-	interp, err := f.Interp()
-	return interp == "", err
+	for _, p := range f.ELF().Progs {
+		if p.Type == elf.PT_INTERP {
+			return false, false
+		}
+	}
+	base := filepath.Base(path)
+	if strings.HasPrefix(base, "lib") {
+		return strings.Contains(base, ".so"), false
+	}
+	return false, true
 }
 
 // llvmRelated reports whether an archive's symbol index defines LLVM or
@@ -515,8 +520,9 @@ func hygiene(f *elfx.File, path string, opts *CheckOptions) ([]Finding, error) {
 	if f.Type != elf.ET_DYN && f.Type != elf.ET_EXEC {
 		return nil, nil
 	}
-	interp, err := f.Interp()
-	if err != nil {
+	// A malformed PT_INTERP (the loader could not start the program) is
+	// the file's error.
+	if _, err := f.Interp(); err != nil {
 		return nil, err
 	}
 	d, err := f.Dynamic()
@@ -553,8 +559,7 @@ func hygiene(f *elfx.File, path string, opts *CheckOptions) ([]Finding, error) {
 	if opts.ExpectRunpath && d.HasRPath && !d.HasRunPath {
 		add(RuleRPathNotRunpath, fmt.Sprintf("%s: DT_RPATH %q where DT_RUNPATH is expected", path, d.RPath), "", "")
 	}
-	base := filepath.Base(path)
-	if f.Type == elf.ET_DYN && interp == "" && !d.HasSoname && strings.HasPrefix(base, "lib") && strings.Contains(base, ".so") {
+	if library, _ := unnamed(f, d, path); library {
 		add(RuleMissingSoname, fmt.Sprintf("%s: shared library without DT_SONAME", path), "", "")
 	}
 	if d.TextRel {
