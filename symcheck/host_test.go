@@ -2,7 +2,6 @@ package symcheck_test
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -18,22 +17,9 @@ import (
 // neither defines stays unresolved — the same answer as the real loader
 // when the program dlopen()s the plugin with RTLD_NOW.
 func TestSymbolsInHost(t *testing.T) {
-	gcc := testenv.Tool(t, "gcc", "gcc")
-	dir := t.TempDir()
-	build := func(out, src string, args ...string) string {
-		t.Helper()
-		c := filepath.Join(t.TempDir(), "x.c")
-		if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		out = filepath.Join(dir, out)
-		os.MkdirAll(filepath.Dir(out), 0o755)
-		if o, err := exec.Command(gcc, append([]string{"-o", out, c}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("gcc: %v\n%s", err, o)
-		}
-		return out
-	}
-	build("libhost.so", "int host_fn(void){ return 1; }", "-shared", "-fPIC", "-Wl,-soname,libhost.so")
+	p := newPfx(t)
+	dir, build := p.root, p.cc
+	p.lib("libhost.so", "libhost.so", "int host_fn(void){ return 1; }")
 	host := build("host", `#include <dlfcn.h>
 #include <stdio.h>
 int main(int argc, char **argv) {
@@ -42,7 +28,7 @@ int main(int argc, char **argv) {
 	return 0;
 }`, "-L"+dir, "-Wl,--no-as-needed", "-lhost", "-ldl", "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
 	// The plugin's own dependency is found through its own RUNPATH.
-	build("plugins/libdep.so", "int dep_fn(void){ return 2; }", "-shared", "-fPIC", "-Wl,-soname,libdep.so")
+	p.lib("plugins/libdep.so", "libdep.so", "int dep_fn(void){ return 2; }")
 	good := build("plugins/good.so", "extern int host_fn(void); extern int dep_fn(void); int f(void){ return host_fn() + dep_fn(); }",
 		"-shared", "-fPIC", "-L"+filepath.Join(dir, "plugins"), "-ldep", "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
 	bad := build("plugins/bad.so", "extern int host_fn(void); extern int nowhere_fn(void); int f(void){ return host_fn() + nowhere_fn(); }",

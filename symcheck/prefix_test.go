@@ -28,12 +28,18 @@ func (p *pfx) file(rel, content string) string {
 
 func (p *pfx) lib(rel, soname, src string, args ...string) string {
 	p.t.Helper()
+	return p.cc(rel, src, append([]string{"-shared", "-fPIC", "-Wl,-soname," + soname}, args...)...)
+}
+
+// cc compiles and links the C source src into rel under the prefix, with
+// args after the source (libraries to link).
+func (p *pfx) cc(rel, src string, args ...string) string {
+	p.t.Helper()
 	c := filepath.Join(p.t.TempDir(), "x.c")
 	os.WriteFile(c, []byte(src), 0o644)
 	out := filepath.Join(p.root, rel)
 	os.MkdirAll(filepath.Dir(out), 0o755)
-	all := append([]string{"-shared", "-fPIC", "-o", out, c, "-Wl,-soname," + soname}, args...)
-	if o, err := exec.Command(p.gcc, all...).CombinedOutput(); err != nil {
+	if o, err := exec.Command(p.gcc, append([]string{"-o", out, c}, args...)...).CombinedOutput(); err != nil {
 		p.t.Fatalf("gcc: %v\n%s", err, o)
 	}
 	return out
