@@ -345,6 +345,7 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 		return nil
 	}
 	var scratch []elfx.Symbol
+	var missingIdx []int
 	for i := start; i < len(scope); i++ {
 		l := scope[i]
 		if i > start && !closure {
@@ -353,10 +354,22 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		// The missing-library findings of this object, by index: the
+		// symbols it expects from such a library are folded into them.
+		missing := missingIdx[:0]
 		for _, d := range l.obj.Deps {
 			if d.Missing() {
+				missing = append(missing, len(out.Findings))
 				out.Findings = append(out.Findings, missingLibrary(l.obj.Path, d))
 			}
+		}
+		missingFrom := func(lib string) int {
+			for _, i := range missing {
+				if out.Findings[i].Library == lib {
+					return i
+				}
+			}
+			return -1
 		}
 		// Version nodes (dl-version.c): every non-weak requirement must be
 		// defined by the loaded object it names.
@@ -408,6 +421,12 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 			if u.Weak() {
 				return true // weak undefined references are allowed to stay unresolved
 			}
+			if len(others) == 0 && u.Library != "" {
+				if i := missingFrom(u.Library); i >= 0 {
+					out.Findings[i].Unresolved = append(out.Findings[i].Unresolved, u.VersionedName())
+					return true
+				}
+			}
 			f := Finding{Rule: RuleUndefinedSymbol, Severity: SeverityError, File: l.obj.Path, Symbol: u.Name,
 				Demangled: Demangle(u.Name), Version: u.Version, Library: u.Library}
 			if len(others) > 0 {
@@ -426,6 +445,10 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 			out.Findings = append(out.Findings, f)
 			return true
 		})
+		for _, i := range missing {
+			foldUnresolved(&out.Findings[i])
+		}
+		missingIdx = missing
 	}
 	for _, l := range scope {
 		if err := l.tab.tab.Err(); err != nil {
@@ -450,6 +473,25 @@ func missingLibrary(file string, d *rpath.Dep) Finding {
 	}
 	return Finding{Rule: RuleMissingLibrary, Severity: SeverityError, File: file, Library: d.Name, Message: msg,
 		Fix: "install " + d.Name + " or add its directory with --lib-dir / the RUNPATH"}
+}
+
+// foldUnresolved sorts the symbols folded into a missing-library finding
+// and names them in its message.
+func foldUnresolved(f *Finding) {
+	n := len(f.Unresolved)
+	if n == 0 {
+		return
+	}
+	sort.Strings(f.Unresolved)
+	shown := f.Unresolved[:min(n, 3)]
+	if n == 1 {
+		f.Message += "; 1 undefined symbol expected from it: " + shown[0]
+		return
+	}
+	f.Message += fmt.Sprintf("; %d undefined symbols expected from it: %s", n, strings.Join(shown, ", "))
+	if n > len(shown) {
+		f.Message += fmt.Sprintf(" and %d more (--json lists them)", n-len(shown))
+	}
 }
 
 func versionList(m map[string]bool) string {

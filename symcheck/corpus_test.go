@@ -120,6 +120,11 @@ func TestCorpusAgreesWithLddR(t *testing.T) {
 				got = append(got, fd.Symbol+" ("+canon(fd.File)+")")
 			case symcheck.RuleMissingVersion:
 				got = append(got, "version "+fd.Version+" ("+canon(fd.File)+")")
+			case symcheck.RuleMissingLibrary:
+				for _, u := range fd.Unresolved {
+					name, _, _ := strings.Cut(u, "@")
+					got = append(got, name+" ("+canon(fd.File)+")")
+				}
 			}
 		}
 		sort.Strings(got)

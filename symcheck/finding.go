@@ -83,6 +83,14 @@ type Finding struct {
 	DefinedWith []string `json:"defined_with,omitempty"`
 	// Providers are definitions found by --index.
 	Providers []Provider `json:"providers,omitempty"`
+	// Unresolved lists, on a missing-library finding, the undefined
+	// symbols (name@VERSION) that File expects from that library by its
+	// version requirements and that no loaded object defines. The missing
+	// library is their cause, so they are reported here, sorted, instead
+	// of as one undefined-symbol finding each (ldd -r lists them one by
+	// one). Unversioned references cannot be attributed and stay
+	// undefined-symbol findings.
+	Unresolved []string `json:"unresolved_symbols,omitempty"`
 }
 
 // Provider is a place in an indexed tree that defines a symbol.

@@ -2,6 +2,7 @@ package symcheck_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,16 +252,20 @@ func TestWeakAndVersionedFixture(t *testing.T) {
 			t.Errorf("weak undefined reported: %+v", f)
 		}
 	}
-	// Without libm the library is missing and its symbols are undefined.
+	// Without libm the library is missing, and the symbol it expects from
+	// libm by version is listed in that finding, not reported on its own.
 	rep = check(t, []string{testenv.Testdata("libfoo.so.1")}, symcheck.SymbolsOptions{
 		Resolver: rpath.Options{NoCache: true, DefaultDirs: []string{}}})
 	var rules []string
 	for _, f := range rep.Findings {
-		rules = append(rules, f.Rule+":"+f.Symbol+f.Library)
+		rules = append(rules, f.Rule+":"+f.Symbol+f.Library+fmt.Sprint(f.Unresolved))
 	}
 	sort.Strings(rules)
-	if !reflect.DeepEqual(rules, []string{"missing-library:libm.so.6", "undefined-symbol:sqrtlibm.so.6"}) {
-		t.Errorf("findings = %v", rules)
+	if want := []string{"missing-library:libm.so.6[sqrt@GLIBC_2.2.5]"}; !reflect.DeepEqual(rules, want) {
+		t.Errorf("findings = %v, want %v", rules, want)
+	}
+	if len(rep.Findings) == 1 && !strings.HasSuffix(rep.Findings[0].Message, "; 1 undefined symbol expected from it: sqrt@GLIBC_2.2.5") {
+		t.Errorf("message %q does not name the symbol", rep.Findings[0].Message)
 	}
 }
 

@@ -19,10 +19,13 @@ so "$ct/lib32/libunwind.so.1" libunwind.so.1 'void __unw_getcontext(void){} void
 # An LLVM-flavour file under the nongnu name.
 so "$ct/lib/libunwind.so.8" libunwind.so.8 'void __unw_getcontext(void){} void unw_step(void){} void _Unwind_RaiseException(void){} void _Unwind_Resume(void){}'
 uses='extern void _Unwind_Resume(void); void use(void){ _Unwind_Resume(); }'
-# RD1001 undefined symbol; RD1004 missing library (stub removed after linking).
+# RD1001 undefined symbol; RD1004 missing library (stub removed after linking):
+# gone@GONE_1 is expected from it by version and is listed in the RD1004,
+# gone_plain is unversioned and stays an RD1001.
 so "$ct/lib/libundef.so" libundef.so 'extern int nothere(void); int f(void){ return nothere(); }'
-so gone.so libgone.so.1 'int gone(void){return 0;}'
-so "$ct/lib/libmissing.so" libmissing.so 'extern int gone(void); int f(void){ return gone(); }' ./gone.so -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+printf 'GONE_1 { global: gone; };\n' > gone.map
+so gone.so libgone.so.1 'int gone(void){return 0;} int gone_plain(void){return 0;}' -Wl,--version-script=gone.map
+so "$ct/lib/libmissing.so" libmissing.so 'extern int gone(void); extern int gone_plain(void); int f(void){ return gone() + gone_plain(); }' ./gone.so -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
 # RD1006: a loadable module (no SONAME, not lib*) calling into its host.
 so "$ct/lib/HostPlugin.so" "" 'extern int host_fn(void); int f(void){ return host_fn(); }'
 # RD1002/RD1003: linked against a libv with V1 and V2; the tree ships one with V1 only.
