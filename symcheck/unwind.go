@@ -35,12 +35,16 @@ type Unwinder struct {
 var unwindABI = []string{"_Unwind_RaiseException", "_Unwind_Resume"}
 
 // classifyUnwinder reports the flavour of an object that exports the
-// unwinding ABI, or "" when it exports none of it.
+// unwinding ABI, or "" when it exports none of it. Sanitizer interceptors
+// (see [interceptsUnwinder]) do not count.
 func classifyUnwinder(t *symtab) string {
 	exports := false
 	versioned := false
 	for _, n := range unwindABI {
 		for _, d := range t.definitions(n) {
+			if isInterceptor(t, n, d) {
+				continue
+			}
 			exports = true
 			versioned = versioned || d.Version == "GCC_3.0"
 		}
@@ -58,6 +62,36 @@ func classifyUnwinder(t *symtab) string {
 		return FlavourLibgcc
 	}
 	return FlavourUnknown
+}
+
+// isInterceptor reports whether the definition d of name is a sanitizer
+// runtime's interceptor: compiler-rt (libasan, libclang_rt.asan-*) defines
+// _Unwind_RaiseException as a weak alias of __interceptor__Unwind_RaiseException
+// (___interceptor_… from LLVM 17), which forwards to the real unwinder found
+// with dlsym(RTLD_NEXT). Such an object imports the unwinder; it is not one.
+func isInterceptor(t *symtab, name string, d elfx.Symbol) bool {
+	for _, prefix := range []string{"__interceptor_", "___interceptor_"} {
+		for _, a := range t.definitions(prefix + name) {
+			if a.Value == d.Value {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// interceptsUnwinder reports whether the object defines the unwinding ABI
+// only through sanitizer interceptors: references that bind to it are
+// forwarded to the next provider in load order.
+func interceptsUnwinder(t *symtab) bool {
+	for _, n := range unwindABI {
+		for _, d := range t.definitions(n) {
+			if isInterceptor(t, n, d) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // isUnwinderLibrary reports whether an object is meant to provide the
@@ -114,6 +148,9 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string) (*UnwindResult, 
 			var scratch []elfx.Symbol
 			for j, p := range res.Objects {
 				if tabs[j].matches(&k, u.Version, &scratch) {
+					if _, ok := byPath[p.Path]; !ok && interceptsUnwinder(tabs[j]) {
+						continue // the interceptor calls the next provider
+					}
 					if i, ok := byPath[p.Path]; ok {
 						out.Unwinders[i].BoundBy = appendUnique(out.Unwinders[i].BoundBy, o.Path)
 					}

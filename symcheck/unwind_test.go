@@ -244,6 +244,42 @@ func TestUnwindClosure(t *testing.T) {
 	if rules := strings.Join(findingRules(rs[0].Findings), ","); !strings.Contains(rules, symcheck.RuleExportsUnwinder) {
 		t.Errorf("static copy: %v", rules)
 	}
+	// 4. A sanitizer-style interceptor (compiler-rt defines
+	// _Unwind_RaiseException as a weak alias of
+	// __interceptor__Unwind_RaiseException and forwards to the next
+	// provider): not an unwinder, and a reference that binds to it is
+	// served by libgcc_s behind it.
+	icept := build("i/libicept.so", "void __interceptor__Unwind_RaiseException(void){}\n"+
+		"void _Unwind_RaiseException(void) __attribute__((weak, alias(\"__interceptor__Unwind_RaiseException\")));\n",
+		"-Wl,--no-as-needed", "-lgcc_s")
+	user := build("i/libiuser.so", "extern void _Unwind_RaiseException(void*); void *keep = (void*)_Unwind_RaiseException;\n",
+		"-L"+filepath.Join(dir, "i"), "-Wl,--no-as-needed", "-l:libicept.so", "-lgcc_s", "-Wl,--enable-new-dtags,-rpath,"+filepath.Join(dir, "i"))
+	rs, err = symcheck.CheckUnwindFiles(context.Background(), []string{icept, user}, rpath.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if len(r.Findings) != 0 {
+			t.Errorf("%s: an interceptor taken for an unwinder: %+v", r.File, r.Findings)
+		}
+		if len(r.Unwinders) != 1 || r.Unwinders[0].Flavour != symcheck.FlavourLibgcc {
+			t.Errorf("%s: unwinders = %+v, want libgcc_s alone", r.File, r.Unwinders)
+		}
+	}
+	if len(rs) == 2 && len(rs[1].Unwinders) == 1 && strings.Join(rs[1].Unwinders[0].BoundBy, ",") != user {
+		t.Errorf("libgcc_s bound by %v, want %s (through the interceptor)", rs[1].Unwinders[0].BoundBy, user)
+	}
+	// The real ones: GCC's libasan and LLVM's ASan runtime.
+	for _, p := range []string{testenv.File(t, "/usr/lib/x86_64-linux-gnu/libasan.so.8", "libasan8"),
+		testenv.File(t, "/usr/lib/llvm-15/lib/clang/15.0.6/lib/linux/libclang_rt.asan-x86_64.so", "libclang-common-15-dev")} {
+		rs, err = symcheck.CheckUnwindFiles(context.Background(), []string{p}, rpath.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) == 1 && len(rs[0].Findings) != 0 {
+			t.Errorf("%s: %+v", p, rs[0].Findings)
+		}
+	}
 	// A plain C++ library with only libgcc_s is fine.
 	if p := "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"; fileExists(p) {
 		rs, _ = symcheck.CheckUnwindFiles(context.Background(), []string{p}, rpath.Options{})

@@ -43,6 +43,10 @@ so "$ct/lib/libtwounwinders.so" libtwounwinders.so "$uses" -Wl,--no-as-needed $L
 so "$ct/lib/libflavour.so" libflavour.so "$uses" $L -l:libunwind.so.8 -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
 # RD1104: a library exporting its own copy of the unwinding ABI.
 so "$ct/lib/libstaticunwind.so" libstaticunwind.so 'void _Unwind_RaiseException(void){} void _Unwind_Resume(void){}'
+# No finding: a sanitizer-style interceptor (weak _Unwind_RaiseException aliasing
+# __interceptor__Unwind_RaiseException, as libasan has) is not an unwinder.
+so "$ct/lib/libinterceptor.so" libinterceptor.so 'void __interceptor__Unwind_RaiseException(void){}
+void _Unwind_RaiseException(void) __attribute__((weak, alias("__interceptor__Unwind_RaiseException")));'
 # RD1201–RD1205 run paths and SONAME.
 so "$ct/lib/libbuilddir.so" libbuilddir.so 'int f(void){return 0;}' -Wl,--enable-new-dtags,-rpath,/build/rocm/lib
 so "$ct/lib/libfilename.so" libfilename.so 'int f(void){return 0;}' -Wl,--enable-new-dtags,-rpath,libamdhip64.so.6
