@@ -40,9 +40,27 @@ if [ -e "$sparse" ]; then
   rm -f "$work/a.so" "$work/b.so"
   cp "$sparse" "$work/s.so"; sync; sleep 1
   # Best of ten: a 5 ms command is at the mercy of the host scheduling the VM.
-  measure 10 "$bin" patchelf --in-place --set-rpath '$ORIGIN' "$work/s.so"; fit=$WALL
-  echo "librocsparse fitting edit --in-place: ${fit}s"
-  awk "BEGIN{exit !($fit <= 0.01)}" || { echo "FAIL: fitting in-place edit took ${fit}s (target 10 ms)"; status=1; }
+  # The target is the edit's own cost (10 ms, whatever the size of the
+  # file), so the gate subtracts the start-up of the same binary doing
+  # nothing (`rocmdoctor version`, best of ten): on some VMs spawning any
+  # process costs several ms (/bin/true 7 ms, rocmdoctor version 18 ms on
+  # one), which says nothing about reading 1.3 GB or not. Both raw times
+  # are printed.
+  # librocsparse has no RUNPATH, so the first edit grows the file (untimed);
+  # the timed ones then alternate between two values of the same length,
+  # each a real in-place write and fsync (repeating one value would time
+  # an edit with nothing to change).
+  "$bin" patchelf --in-place --set-rpath '/opt/rocm/lib' "$work/s.so"
+  fit=""
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    measure 1 "$bin" patchelf --in-place --set-rpath "/opt/rocm/li$((i % 2))" "$work/s.so"; fit=$(min "$WALL" "$fit")
+  done
+  [ "$("$bin" patchelf --print-rpath "$work/s.so")" = /opt/rocm/li0 ] || { echo "FAIL: the fitting edit did not take"; status=1; }
+  measure 10 "$bin" version; start=$WALL
+  measure 10 /bin/true; spawn=$WALL
+  edit=$(awk -v a="$fit" -v b="$start" 'BEGIN{printf "%.4f", a - b}')
+  echo "librocsparse fitting edit --in-place: ${fit}s; start-up alone (rocmdoctor version) ${start}s, /bin/true ${spawn}s; the edit ${edit}s"
+  awk "BEGIN{exit !($edit <= 0.01)}" || { echo "FAIL: fitting in-place edit took ${edit}s beyond start-up (target 10 ms)"; status=1; }
   # Replacing a file is copy + fsync + rename, and the rename (or the last
   # close) frees the old 1.3 GB inode; the same work by hand is copying the
   # file next to itself, sync, and mv over it. Best of six, alternating which
