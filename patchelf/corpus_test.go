@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,9 +19,12 @@ import (
 // TestCorpusEditsKeepLibrariesLoadable is the CI tier: every shared library
 // under /usr/lib/x86_64-linux-gnu (plus libLLVM-15 and libamdhip64), on a
 // copy, gets a longer RUNPATH, a replaced and an added NEEDED and a new
-// SONAME, then a still longer RUNPATH in a second call; readelf -a must not warn and the library must still load with the
-// real loader (a dlopen harness). Debian's patchelf gets the same edits on
-// separate copies, and where it fails and rocmdoctor does not is reported.
+// SONAME in one call (each must then be visible), then a still longer
+// RUNPATH in a second call; readelf -a must not warn and the library must
+// still load with the real loader (a dlopen harness). Debian's patchelf
+// gets the same calls on separate copies, and where it fails and
+// rocmdoctor does not is reported (0.14.3 fails on all of them: the
+// combined call leaves a wrong RUNPATH, NixOS/patchelf#193).
 func TestCorpusEditsKeepLibrariesLoadable(t *testing.T) {
 	testenv.Corpus(t)
 	gcc := testenv.Tool(t, "gcc", "gcc")
@@ -95,6 +99,34 @@ func TestCorpusEditsKeepLibrariesLoadable(t *testing.T) {
 	}
 }
 
+// editsVisible checks that the file has the RUNPATH, NEEDED entries and
+// SONAME that the combined edit asked for.
+func editsVisible(path, rpath, first, added string) error {
+	f, err := elfx.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	d, err := f.Dynamic()
+	if err != nil {
+		return err
+	}
+	got := d.RunPath
+	if !d.HasRunPath {
+		got = d.RPath
+	}
+	if got != rpath {
+		return fmt.Errorf("run path is %q after the combined edit, want %q", got, rpath)
+	}
+	if d.Soname != "librocmdoctor-test-renamed.so.1" {
+		return fmt.Errorf("SONAME is %q after the combined edit", d.Soname)
+	}
+	if !slices.Contains(d.Needed, first) || !slices.Contains(d.Needed, added) {
+		return fmt.Errorf("NEEDED %v after the combined edit, want %s and %s", d.Needed, first, added)
+	}
+	return nil
+}
+
 func editOne(src, dir, harness, readelf, patchelfBin string) error {
 	os.MkdirAll(dir, 0o755)
 	dst := filepath.Join(dir, filepath.Base(src))
@@ -138,12 +170,19 @@ func editOne(src, dir, harness, readelf, patchelfBin string) error {
 			{Kind: patchelf.SetSoname, Arg: "librocmdoctor-test-renamed.so.1"},
 		}, patchelf.Options{}, patchelf.WriteOptions{})
 	} else {
-		out, perr := exec.Command(patchelfBin, "--set-rpath", rpath, "--add-needed", alias, "--set-soname", "librocmdoctor-test-renamed.so.1", dst).CombinedOutput()
+		out, perr := exec.Command(patchelfBin, "--set-rpath", rpath, "--replace-needed", first, first, "--add-needed", alias,
+			"--set-soname", "librocmdoctor-test-renamed.so.1", dst).CombinedOutput()
 		if perr != nil {
 			err = fmt.Errorf("patchelf: %v %s", perr, out)
 		}
 	}
 	if err != nil {
+		return err
+	}
+	// Every edit of the combined call is visible (patchelf 0.14.3 writes
+	// the replace-needed name as the RUNPATH when both are given:
+	// NixOS/patchelf#193).
+	if err := editsVisible(dst, rpath, first, alias); err != nil {
 		return err
 	}
 	// A second growing edit: where the first left .dynstr at the end of
