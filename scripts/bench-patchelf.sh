@@ -30,9 +30,11 @@ if [ -e "$llvm" ]; then
   done
   echo "libLLVM-15 set-rpath: rocmdoctor ${ours}s $((ours_rss/1024)) MB, patchelf ${theirs}s $((theirs_rss/1024)) MB; time x$(ratio "$ours" "$theirs"), RSS x$(ratio "$ours_rss" "$theirs_rss")"
   awk "BEGIN{exit !($ours_rss <= 0.1*$theirs_rss)}" || { echo "FAIL: peak RSS x$(ratio "$ours_rss" "$theirs_rss") patchelf's (target 0.1x)"; status=1; }
-  # Not a gate: best of five on fresh copies measures 0.32-0.59x from run to
-  # run here; ours is at the copy + write-back floor and the rest is the
-  # kernel discarding the replaced inode's blocks (see issue 5).
+  # Not a gate: the ratio follows the VM's I/O more than either program.
+  # Best of five on fresh copies measured 0.32-0.61x on VMs where patchelf
+  # took 0.22-0.36 s (ours is at the copy + write-back floor there, the rest
+  # being the kernel discarding the replaced inode's blocks) and 0.14-0.19x
+  # on one where patchelf's 117 MB write took over a second.
   awk "BEGIN{exit !($ours <= 0.5*$theirs)}" || echo "note: time x$(ratio "$ours" "$theirs") patchelf's (target 0.5x, see issue 5)"
 fi
 sparse=/usr/lib/x86_64-linux-gnu/librocsparse.so.0
