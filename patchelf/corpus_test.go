@@ -3,6 +3,7 @@ package patchelf_test
 import (
 	"debug/elf"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,15 +83,19 @@ func TestCorpusEditsKeepLibrariesLoadable(t *testing.T) {
 	close(ch)
 	wg.Wait()
 	passed, theirFails := 0, 0
-	for p, r := range res {
+	paths := slices.Sorted(maps.Keys(res))
+	for _, p := range paths {
+		r := res[p]
 		if r.ours != nil {
 			t.Errorf("%s: %v", p, r.ours)
 			continue
 		}
 		passed++
 		if r.theirs != nil {
-			theirFails++
-			t.Logf("patchelf %s fails on %s where rocmdoctor passes: %v", "0.14.3", p, r.theirs)
+			// A few examples; the count follows.
+			if theirFails++; theirFails <= 5 {
+				t.Logf("Debian's patchelf fails on %s where rocmdoctor passes: %v", p, r.theirs)
+			}
 		}
 	}
 	t.Logf("edited %d of %d loadable libraries: readelf clean and loadable after the edits; Debian's patchelf failed on %d of them", passed, len(res), theirFails)
