@@ -405,6 +405,8 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, c candidate, opts *C
 		return out, nil
 	}
 	_, module := unnamed(f, d, c.path)
+	python := f.Type == elf.ET_DYN && PythonExtension(c.path)
+	module = module || python
 	b.prime(f)
 	if t, ok := b.tables.get(c.path); ok {
 		ckRefs(t.tab)
@@ -420,7 +422,11 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, c candidate, opts *C
 	for _, fd := range dr.Findings {
 		if fd.Rule == RuleUndefinedSymbol && module && fd.File == c.path {
 			fd.Rule, fd.Severity = RuleModuleUndefined, SeverityNote
-			fd.Message += " — a loadable module (no SONAME): the program that loads it may define it"
+			if python {
+				fd.Message += " — a Python extension module: the interpreter that imports it defines the Py* API"
+			} else {
+				fd.Message += " — a loadable module (no SONAME): the program that loads it may define it"
+			}
 			fd.Fix = "check it in the program that loads the module: rocmdoctor symbols --host PROGRAM " + c.path
 		}
 		if fd.Rule == RuleUndefinedSymbol {
@@ -442,6 +448,26 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, c candidate, opts *C
 		out = append(out, fd)
 	}
 	return out, nil
+}
+
+// PythonExtension reports whether path is named like a CPython or PyPy
+// extension module — its EXT_SUFFIX: name.abi3.so (the stable ABI),
+// name.cpython-311-x86_64-linux-gnu.so, name.pypy310-pp73-x86_64-linux-gnu.so.
+// Such a module takes the Py* API from the interpreter that imports it
+// (extensions do not link libpython), whatever its SONAME: Rust-built ones
+// (maturin, setuptools-rust) have one.
+func PythonExtension(path string) bool {
+	base := filepath.Base(path)
+	stem, ok := strings.CutSuffix(base, ".so")
+	if !ok {
+		return false
+	}
+	dot := strings.LastIndexByte(stem, '.')
+	if dot <= 0 {
+		return false
+	}
+	tag := stem[dot+1:]
+	return tag == "abi3" || strings.HasPrefix(tag, "cpython-") || strings.HasPrefix(tag, "pypy")
 }
 
 // unnamed classifies a shared object (not a PIE: no PT_INTERP) without

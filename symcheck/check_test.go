@@ -362,3 +362,23 @@ func TestCheckWheelHugeMember(t *testing.T) {
 		t.Errorf("errors = %+v", rep.Errors)
 	}
 }
+
+func TestPythonExtension(t *testing.T) {
+	for _, tt := range []struct {
+		path string
+		want bool
+	}{
+		{"/usr/lib/python3/dist-packages/cryptography/hazmat/bindings/_rust.abi3.so", true},
+		{"torch/_C.cpython-311-x86_64-linux-gnu.so", true},
+		{"site-packages/numpy/core/_multiarray_umath.pypy310-pp73-x86_64-linux-gnu.so", true},
+		{"onnxruntime/capi/onnxruntime_pybind11_state.so", false}, // no tag: the SONAME rule decides
+		{"libabi3.so", false},
+		{"lib/libamdhip64.so.6", false},
+		{"x.abi3.so.1", false},
+		{".abi3.so", false},
+	} {
+		if got := symcheck.PythonExtension(tt.path); got != tt.want {
+			t.Errorf("PythonExtension(%q) = %v, want %v", tt.path, got, tt.want)
+		}
+	}
+}

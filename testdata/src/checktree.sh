@@ -28,6 +28,9 @@ so gone.so libgone.so.1 'int gone(void){return 0;} int gone_plain(void){return 0
 so "$ct/lib/libmissing.so" libmissing.so 'extern int gone(void); extern int gone_plain(void); int f(void){ return gone() + gone_plain(); }' ./gone.so -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
 # RD1006: a loadable module (no SONAME, not lib*) calling into its host.
 so "$ct/lib/HostPlugin.so" "" 'extern int host_fn(void); int f(void){ return host_fn(); }'
+# RD1006 too: a Python extension module with a SONAME (as Rust-built ones have),
+# told by its EXT_SUFFIX; the interpreter provides the Py* API.
+so "$ct/lib/_native.abi3.so" libnative_rust.so 'extern void *PyLong_FromLong(long); void *f(void){ return PyLong_FromLong(1); }'
 # RD1002/RD1003: linked against a libv with V1 and V2; the tree ships one with V1 only.
 printf 'V1 { global: foo; local: *; };\nV2 { global: bar; } V1;\n' > v2.map
 printf 'V1 { global: foo; bar; local: *; };\n' > v1.map
