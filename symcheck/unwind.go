@@ -65,12 +65,14 @@ func classifyUnwinder(t *symtab) string {
 }
 
 // isInterceptor reports whether the definition d of name is a sanitizer
-// runtime's interceptor: compiler-rt (libasan, libclang_rt.asan-*) defines
-// _Unwind_RaiseException as a weak alias of __interceptor__Unwind_RaiseException
-// (___interceptor_… from LLVM 17), which forwards to the real unwinder found
-// with dlsym(RTLD_NEXT). Such an object imports the unwinder; it is not one.
+// runtime's interceptor, which forwards to the real unwinder found with
+// dlsym(RTLD_NEXT): such an object imports the unwinder; it is not one.
+// GCC's libasan and compiler-rt up to LLVM 16 define _Unwind_RaiseException
+// as a weak alias of __interceptor__Unwind_RaiseException; from LLVM 17 it
+// is a weak alias of __interceptor_trampoline__Unwind_RaiseException, a
+// jump to ___interceptor__Unwind_RaiseException.
 func isInterceptor(t *symtab, name string, d elfx.Symbol) bool {
-	for _, prefix := range []string{"__interceptor_", "___interceptor_"} {
+	for _, prefix := range []string{"__interceptor_", "__interceptor_trampoline_", "___interceptor_"} {
 		for _, a := range t.definitions(prefix + name) {
 			if a.Value == d.Value {
 				return true

@@ -269,6 +269,19 @@ func TestUnwindClosure(t *testing.T) {
 	if len(rs) == 2 && len(rs[1].Unwinders) == 1 && strings.Join(rs[1].Unwinders[0].BoundBy, ",") != user {
 		t.Errorf("libgcc_s bound by %v, want %s (through the interceptor)", rs[1].Unwinders[0].BoundBy, user)
 	}
+	// The same with LLVM 17's naming: the public name aliases a trampoline
+	// that jumps to ___interceptor_<name>.
+	tramp := build("t/libtramp.so", "void ___interceptor__Unwind_RaiseException(void){}\n"+
+		"void __interceptor_trampoline__Unwind_RaiseException(void){ ___interceptor__Unwind_RaiseException(); }\n"+
+		"void _Unwind_RaiseException(void) __attribute__((weak, alias(\"__interceptor_trampoline__Unwind_RaiseException\")));\n",
+		"-Wl,--no-as-needed", "-lgcc_s")
+	rs, err = symcheck.CheckUnwindFiles(context.Background(), []string{tramp}, rpath.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || len(rs[0].Findings) != 0 || len(rs[0].Unwinders) != 1 {
+		t.Errorf("LLVM 17 interceptor: %+v", rs)
+	}
 	// The real ones: GCC's libasan and LLVM's ASan runtime.
 	for _, p := range []string{testenv.File(t, "/usr/lib/x86_64-linux-gnu/libasan.so.8", "libasan8"),
 		testenv.File(t, "/usr/lib/llvm-15/lib/clang/15.0.6/lib/linux/libclang_rt.asan-x86_64.so", "libclang-common-15-dev")} {
