@@ -70,7 +70,8 @@ func classifyUnwinder(t *symtab) string {
 // GCC's libasan and compiler-rt up to LLVM 16 define _Unwind_RaiseException
 // as a weak alias of __interceptor__Unwind_RaiseException; from LLVM 17 it
 // is a weak alias of __interceptor_trampoline__Unwind_RaiseException, a
-// jump to ___interceptor__Unwind_RaiseException.
+// jump to ___interceptor__Unwind_RaiseException (which the public name
+// aliases directly where a target has no trampolines).
 func isInterceptor(t *symtab, name string, d elfx.Symbol) bool {
 	for _, prefix := range []string{"__interceptor_", "__interceptor_trampoline_", "___interceptor_"} {
 		for _, a := range t.definitions(prefix + name) {
@@ -82,9 +83,11 @@ func isInterceptor(t *symtab, name string, d elfx.Symbol) bool {
 	return false
 }
 
-// interceptsUnwinder reports whether the object defines the unwinding ABI
-// only through sanitizer interceptors: references that bind to it are
-// forwarded to the next provider in load order.
+// interceptsUnwinder reports whether the object defines part of the
+// unwinding ABI through a sanitizer interceptor. For an object that
+// [classifyUnwinder] does not call an unwinder, that means every such
+// definition is one: references that bind to it go on to the next
+// provider in load order.
 func interceptsUnwinder(t *symtab) bool {
 	for _, n := range unwindABI {
 		for _, d := range t.definitions(n) {
@@ -134,9 +137,11 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string) (*UnwindResult, 
 	}
 	out := &UnwindResult{File: path, Unwinders: []Unwinder{}, Findings: []Finding{}}
 	byPath := map[string]int{}
+	forwards := map[string]bool{} // objects whose _Unwind_* are interceptors only
 	for i, o := range res.Objects {
 		fl := classifyUnwinder(tabs[i])
 		if fl == "" {
+			forwards[o.Path] = interceptsUnwinder(tabs[i])
 			continue
 		}
 		byPath[o.Path] = len(out.Unwinders)
@@ -150,7 +155,7 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string) (*UnwindResult, 
 			var scratch []elfx.Symbol
 			for j, p := range res.Objects {
 				if tabs[j].matches(&k, u.Version, &scratch) {
-					if _, ok := byPath[p.Path]; !ok && interceptsUnwinder(tabs[j]) {
+					if forwards[p.Path] {
 						continue // the interceptor calls the next provider
 					}
 					if i, ok := byPath[p.Path]; ok {
