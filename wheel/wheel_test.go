@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
@@ -671,5 +672,67 @@ func TestRelinkDirectoryUpdatesRecord(t *testing.T) {
 	}
 	if seen < 6 {
 		t.Errorf("RECORD lists %d files:\n%s", seen, rec)
+	}
+}
+
+// The entries copied raw are fsynced as soon as they are copied, while the
+// ELF members are still being edited (not all at the end), and an error
+// of that early fsync fails the relink: the kernel reports a write-back
+// error to one fsync per open file, so the one before the rename would
+// not see it again.
+func TestRelinkFlushesCopiedEntriesEarly(t *testing.T) {
+	fx := buildWith(t, "", map[string][]byte{"onnxruntime/capi/kernels.bin": bytes.Repeat([]byte("k"), 3<<20)})
+	opts := wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true}
+	var sizes []int64
+	var mu sync.Mutex
+	restore := wheel.SetSync(func(f *os.File) error {
+		st, err := f.Stat()
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		sizes = append(sizes, st.Size())
+		mu.Unlock()
+		return f.Sync()
+	}, 1<<20)
+	defer restore()
+	opts.Output = filepath.Join(fx.dir, "out")
+	p, err := wheel.Relink(context.Background(), fx.wheel, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	final, err := os.Stat(p.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two fsyncs: the early one when only the copied entries (the 3 MB
+	// kernels.bin among them, but not the provider) were in the file,
+	// then the one of the whole wheel.
+	if len(sizes) != 2 || sizes[0] < 3<<20 || sizes[0] >= sizes[1] || sizes[1] != final.Size() {
+		t.Errorf("fsyncs at sizes %v; the wheel is %d bytes", sizes, final.Size())
+	}
+
+	boom := errors.New("injected write-back error")
+	restore2 := wheel.SetSync(func(f *os.File) error {
+		st, _ := f.Stat()
+		if st != nil && st.Size() < final.Size() {
+			return boom
+		}
+		return f.Sync()
+	}, 1<<20)
+	defer restore2()
+	in, err := os.ReadFile(fx.wheel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Output = filepath.Join(fx.dir, "out2")
+	if _, err := wheel.Relink(context.Background(), fx.wheel, opts); !errors.Is(err, boom) || !strings.Contains(err.Error(), fx.wheel) {
+		t.Fatalf("relink with a failing early fsync: %v", err)
+	}
+	if ents, _ := os.ReadDir(opts.Output); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+	if b, _ := os.ReadFile(fx.wheel); !bytes.Equal(b, in) {
+		t.Error("the input changed")
 	}
 }

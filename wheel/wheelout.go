@@ -40,7 +40,18 @@ type wheelOutput struct {
 	record map[int]func() string
 	copied chan error  // copyUnchanged's result
 	stop   atomic.Bool // set by discard: copyUnchanged gives up
+	// flushed is closed when the early fsync of the copied entries (see
+	// newWheelOutput) has returned, with its error in flushErr.
+	flushed  chan struct{}
+	flushErr error
 }
+
+// earlyFlushMin is how much copyUnchanged must have written for the
+// output to be fsynced as soon as it is done.
+var earlyFlushMin int64 = 32 << 20
+
+// syncFile is f.Sync; tests replace it.
+var syncFile = (*os.File).Sync
 
 // newWheelOutput checks where the output goes, opens the temporary file
 // and starts copying the entries that cannot change (until ctx is done).
@@ -94,7 +105,23 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 		return pflate.NewWriter(out, flate.BestSpeed)
 	})
 	w.copied = make(chan error, 1)
-	go func() { w.copied <- w.copyUnchanged(ctx) }()
+	w.flushed = make(chan struct{})
+	go func() {
+		defer close(w.flushed)
+		err := w.copyUnchanged(ctx)
+		copied := w.out.off // read before finish takes over w.out
+		w.copied <- err
+		// What was copied is made durable now, while the ELF members are
+		// still being inflated, edited and verified, instead of by the
+		// fsync before the rename. sync_file_range (wheelOut.Write) only
+		// starts the write-back; a virtual disk's cache flush, which the
+		// fsync waits for, still costs in proportion to everything
+		// written since the last one: ~0.3 s for a 500 MB wheel, a third
+		// of the relink, when it was all left to the end.
+		if err == nil && copied >= earlyFlushMin && !w.stop.Load() {
+			w.flushErr = syncFile(w.tmp)
+		}
+	}()
 	return w, nil
 }
 
@@ -250,7 +277,14 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 	if err := sortCentralDirectory(w.tmp, w.order); err != nil {
 		return fmt.Errorf("%s: writing %s: %w", w.d.input, w.tmp.Name(), err)
 	}
-	if err := w.tmp.Sync(); err != nil {
+	// The early fsync's error is reported here: the kernel reports a
+	// write-back error to one fsync per open file, so the one below
+	// would not see it again.
+	<-w.flushed
+	if w.flushErr != nil {
+		return fmt.Errorf("%s: writing %s: %w", w.d.input, w.tmp.Name(), w.flushErr)
+	}
+	if err := syncFile(w.tmp); err != nil {
 		return err
 	}
 	if err := w.tmp.Close(); err != nil {
@@ -275,6 +309,7 @@ func (w *wheelOutput) discard() {
 		<-w.copied
 		w.copied = nil
 	}
+	<-w.flushed
 	w.tmp.Close()
 	os.Remove(w.tmp.Name())
 	w.raw.Close()

@@ -1,0 +1,11 @@
+package wheel
+
+import "os"
+
+// SetSync replaces the fsync of the output wheel and the size from which
+// the copied entries are fsynced early, until the returned func is called.
+func SetSync(sync func(*os.File) error, early int64) (restore func()) {
+	oldSync, oldMin := syncFile, earlyFlushMin
+	syncFile, earlyFlushMin = sync, early
+	return func() { syncFile, earlyFlushMin = oldSync, oldMin }
+}
