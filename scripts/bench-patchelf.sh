@@ -60,7 +60,9 @@ if [ -e "$sparse" ]; then
   [ "$("$bin" patchelf --print-rpath "$work/s.so")" = /opt/rocm/li0 ] || { echo "FAIL: the fitting edit did not take"; status=1; }
   measure 10 "$bin" version; start=$WALL
   measure 10 /bin/true; spawn=$WALL
-  edit=$(awk -v a="$fit" -v b="$start" 'BEGIN{printf "%.4f", a - b}')
+  # Both are best-of-ten minima of noisy runs, so the difference can come
+  # out below zero; it is printed as zero then, with the raw times.
+  edit=$(awk -v a="$fit" -v b="$start" 'BEGIN{d = a - b; if (d < 0) d = 0; printf "%.4f", d}')
   echo "librocsparse fitting edit --in-place: ${fit}s; start-up alone (rocmdoctor version) ${start}s, /bin/true ${spawn}s; the edit ${edit}s"
   awk "BEGIN{exit !($edit <= 0.01)}" || { echo "FAIL: fitting in-place edit took ${edit}s beyond start-up (target 10 ms)"; status=1; }
   # Replacing a file is copy + fsync + rename, and the rename (or the last
