@@ -9,8 +9,9 @@
 # A changed library must be inflated (to edit and verify it); its deflate
 # blocks that the edits leave alone are then copied bit for bit and only
 # the blocks around the edits are compressed again. Everything else is
-# copied raw (by the kernel) while that library is being inflated, so the
-# ratio is governed by inflating what changes and hashing it for RECORD.
+# copied raw (by the kernel) and fsynced while that library is being
+# inflated, so the ratio is governed by inflating what changes and hashing
+# it for RECORD.
 #   bash scripts/bench-wheel.sh [SIZE_MB]
 set -euo pipefail
 cd "$(dirname "$0")/.."
