@@ -736,3 +736,19 @@ func TestRelinkFlushesCopiedEntriesEarly(t *testing.T) {
 		t.Error("the input changed")
 	}
 }
+
+// An error of the final fsync (the one before the rename) fails the relink
+// with the wheel named, and nothing is left in the output directory.
+func TestRelinkFinalFsyncError(t *testing.T) {
+	fx := build(t)
+	boom := errors.New("injected fsync error")
+	defer wheel.SetSync(func(*os.File) error { return boom }, 1<<40)()
+	out := filepath.Join(fx.dir, "out")
+	_, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out})
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), fx.wheel) {
+		t.Fatalf("relink with a failing fsync: %v", err)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("left behind: %v", ents)
+	}
+}

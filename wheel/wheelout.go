@@ -285,7 +285,7 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 		return fmt.Errorf("%s: writing %s: %w", w.d.input, w.tmp.Name(), w.flushErr)
 	}
 	if err := syncFile(w.tmp); err != nil {
-		return err
+		return fmt.Errorf("%s: writing %s: %w", w.d.input, w.tmp.Name(), err)
 	}
 	if err := w.tmp.Close(); err != nil {
 		return err
