@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,15 +22,26 @@ func copyFixture(t testing.TB, name string) string {
 	return copyFile(t, testenv.Testdata(name))
 }
 
-// copyFile copies src into a new temporary directory.
+// copyFile copies src into a new temporary directory, streaming it
+// (copy_file_range where the kernel has it: a 1.3 GB library is never in
+// the test's memory).
 func copyFile(t testing.TB, src string) string {
 	t.Helper()
-	b, err := os.ReadFile(src)
+	in, err := os.Open(src)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer in.Close()
 	p := filepath.Join(t.TempDir(), filepath.Base(src))
-	if err := os.WriteFile(p, b, 0o755); err != nil {
+	out, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	return p
