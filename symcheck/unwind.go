@@ -36,13 +36,23 @@ var unwindABI = []string{"_Unwind_RaiseException", "_Unwind_Resume"}
 
 // classifyUnwinder reports the flavour of an object that exports the
 // unwinding ABI, or "" when it exports none of it. Sanitizer interceptors
-// (see [interceptsUnwinder]) do not count.
+// (see [isInterceptor]) do not count.
 func classifyUnwinder(t *symtab) string {
+	fl, _ := unwinderOf(t)
+	return fl
+}
+
+// unwinderOf is classifyUnwinder, and also reports whether the object
+// defines part of the unwinding ABI through a sanitizer interceptor. For
+// an object that is no unwinder, that means every such definition is one:
+// references that bind to it go on to the next provider in load order.
+func unwinderOf(t *symtab) (flavour string, intercepts bool) {
 	exports := false
 	versioned := false
 	for _, n := range unwindABI {
 		for _, d := range t.definitions(n) {
 			if isInterceptor(t, n, d) {
+				intercepts = true
 				continue
 			}
 			exports = true
@@ -50,18 +60,18 @@ func classifyUnwinder(t *symtab) string {
 		}
 	}
 	if !exports {
-		return ""
+		return "", intercepts
 	}
 	switch {
 	case len(t.tab.DefinedWithPrefix("__unw_")) > 0 || len(t.definitions("unw_step")) > 0:
-		return FlavourLLVM
+		return FlavourLLVM, intercepts
 	case len(t.tab.DefinedWithPrefix("_Ux86_64_")) > 0 || len(t.tab.DefinedWithPrefix("_ULx86_64_")) > 0 ||
 		len(t.tab.DefinedWithPrefix("_Uaarch64_")) > 0 || len(t.tab.DefinedWithPrefix("_Ux86_")) > 0:
-		return FlavourNonGNU
+		return FlavourNonGNU, intercepts
 	case versioned:
-		return FlavourLibgcc
+		return FlavourLibgcc, intercepts
 	}
-	return FlavourUnknown
+	return FlavourUnknown, intercepts
 }
 
 // isInterceptor reports whether the definition d of name is a sanitizer
@@ -76,22 +86,6 @@ func isInterceptor(t *symtab, name string, d elfx.Symbol) bool {
 	for _, prefix := range []string{"__interceptor_", "__interceptor_trampoline_", "___interceptor_"} {
 		for _, a := range t.definitions(prefix + name) {
 			if a.Value == d.Value {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// interceptsUnwinder reports whether the object defines part of the
-// unwinding ABI through a sanitizer interceptor. For an object that
-// [classifyUnwinder] does not call an unwinder, that means every such
-// definition is one: references that bind to it go on to the next
-// provider in load order.
-func interceptsUnwinder(t *symtab) bool {
-	for _, n := range unwindABI {
-		for _, d := range t.definitions(n) {
-			if isInterceptor(t, n, d) {
 				return true
 			}
 		}
@@ -139,9 +133,9 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string) (*UnwindResult, 
 	byPath := map[string]int{}
 	forwards := map[string]bool{} // objects whose _Unwind_* are interceptors only
 	for i, o := range res.Objects {
-		fl := classifyUnwinder(tabs[i])
+		fl, intercepts := unwinderOf(tabs[i])
 		if fl == "" {
-			forwards[o.Path] = interceptsUnwinder(tabs[i])
+			forwards[o.Path] = intercepts
 			continue
 		}
 		byPath[o.Path] = len(out.Unwinders)

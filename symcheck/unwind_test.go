@@ -266,7 +266,10 @@ func TestUnwindClosure(t *testing.T) {
 			t.Errorf("%s: unwinders = %+v, want libgcc_s alone", r.File, r.Unwinders)
 		}
 	}
-	if len(rs) == 2 && len(rs[1].Unwinders) == 1 && strings.Join(rs[1].Unwinders[0].BoundBy, ",") != user {
+	if len(rs) != 2 {
+		t.Fatalf("%d results for 2 files", len(rs))
+	}
+	if len(rs[1].Unwinders) == 1 && strings.Join(rs[1].Unwinders[0].BoundBy, ",") != user {
 		t.Errorf("libgcc_s bound by %v, want %s (through the interceptor)", rs[1].Unwinders[0].BoundBy, user)
 	}
 	// The same with LLVM 17's naming: the public name aliases a trampoline
@@ -289,8 +292,8 @@ func TestUnwindClosure(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(rs) == 1 && len(rs[0].Findings) != 0 {
-			t.Errorf("%s: %+v", p, rs[0].Findings)
+		if len(rs) != 1 || len(rs[0].Findings) != 0 {
+			t.Errorf("%s: %+v", p, rs)
 		}
 	}
 	// A plain C++ library with only libgcc_s is fine.
