@@ -1,0 +1,122 @@
+//go:build linux
+
+package hugeheap
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+)
+
+// The child reports, for a few allocations made after Prepare, whether the
+// mapping each lies in carries the huge page advice ("hg" in smaps'
+// VmFlags). It runs in its own process: Prepare must be the first thing
+// that grows the heap.
+func TestMain(m *testing.M) {
+	if os.Getenv("HUGEHEAP_CHILD") == "1" {
+		child()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+const reserve = 16 << 20
+
+var sink [][]byte
+
+func child() {
+	ok := Prepare(reserve)
+	fmt.Printf("prepared %v\n", ok)
+	// Fill past what the runtime mapped before Prepare (its first 4 MiB
+	// chunk) with small objects, the way a scan allocates, and report
+	// where the last ones landed.
+	for i := 0; i < 8<<10; i++ {
+		sink = append(sink, make([]byte, 1000))
+	}
+	for _, b := range sink[len(sink)-4:] {
+		p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+		flags, err := vmFlags(p)
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		fmt.Printf("object %#x flags %s\n", p, flags)
+	}
+	// A second call does nothing: it would clear the heap it grows.
+	fmt.Printf("again %v\n", Prepare(reserve))
+}
+
+// vmFlags returns the VmFlags line of the mapping holding p.
+func vmFlags(p uintptr) (string, error) {
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if lo, hi, ok := vmaRange(line); ok {
+			in = lo <= p && p < hi
+			continue
+		}
+		if in && strings.HasPrefix(line, "VmFlags:") {
+			return strings.TrimSpace(strings.TrimPrefix(line, "VmFlags:")), nil
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", err
+	}
+	return "", fmt.Errorf("no mapping holds %#x", p)
+}
+
+func vmaRange(line string) (lo, hi uintptr, ok bool) {
+	r, _, found := strings.Cut(line, " ")
+	if !found {
+		return 0, 0, false
+	}
+	a, b, found := strings.Cut(r, "-")
+	if !found {
+		return 0, 0, false
+	}
+	x, err1 := strconv.ParseUint(a, 16, 64)
+	y, err2 := strconv.ParseUint(b, 16, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return uintptr(x), uintptr(y), true
+}
+
+func TestPrepareAdvisesTheHeapThatFollows(t *testing.T) {
+	if hugePageSize() == 0 {
+		testenv.Missing(t, "transparent huge pages (/sys/kernel/mm/transparent_hugepage)", "a kernel built with CONFIG_TRANSPARENT_HUGEPAGE")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), "HUGEHEAP_CHILD=1", "GOGC=100")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 6 || lines[0] != "prepared true" || lines[5] != "again false" {
+		t.Fatalf("child output:\n%s", out)
+	}
+	for _, l := range lines[1:5] {
+		if !strings.HasPrefix(l, "object ") || !strings.Contains(" "+l[strings.Index(l, "flags ")+6:]+" ", " hg ") {
+			t.Errorf("allocation after Prepare is not in a huge-page-advised mapping: %s", l)
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package hugeheap
+
+func prepare(int) bool { return false }
