@@ -19,7 +19,7 @@ import (
 // A table made by MappedSymbolTable views the file through a read-only
 // memory mapping rather than copies of its sections; see Err.
 type SymbolTable struct {
-	f *File
+	f *File    // while the table is built
 	m *mapping // nil when the sections were copied into memory
 	// span holds the file's bytes from spanOff when the sections were
 	// read together in one piece (small tables).
@@ -192,6 +192,13 @@ func (f *File) symbolTable(m *mapping) (t *SymbolTable, err error) {
 
 func (f *File) symbolTableIn(m *mapping, span []byte, spanOff uint64) (t *SymbolTable, err error) {
 	t = &SymbolTable{f: f, m: m, span: span, spanOff: spanOff, is64: f.Class == elf.ELFCLASS64, be: f.Data == elf.ELFDATA2MSB, entsz: 16}
+	// A built table keeps nothing of f (its parsed headers and sections):
+	// tables outlive their files in symcheck's cache, by the thousand.
+	defer func() {
+		if t != nil {
+			t.f = nil
+		}
+	}()
 	if t.is64 {
 		t.entsz = 24
 	}
