@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 
@@ -124,4 +125,95 @@ func TestFileCacheConcurrent(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
+}
+
+// Resolvers sharing a cache parse each file once, whatever the path it is
+// reached through (here lib/libdep.so.1 also as alias/libdep.so.1, through
+// a symlinked directory), and hand it to OnParse once; a file that fails
+// to parse is tried again by whoever needs it next rather than waited on
+// for ever.
+func TestFileCacheParsesEachFileOnce(t *testing.T) {
+	tr := newTree(t)
+	tr.lib("lib/libdep.so.1", "libdep.so.1", libdep)
+	if err := os.Symlink(tr.path("lib"), tr.path("alias")); err != nil {
+		t.Fatal(err)
+	}
+	// Linked against a stub; the loader would find garbage in lib/.
+	tr.lib("stub/libbad.so.1", "libbad.so.1", "int bad(void) { return 0; }")
+	var apps []string
+	for i, n := range []string{"a", "b", "c", "d", "e", "f"} {
+		dir := "$ORIGIN/../lib"
+		if i%2 == 1 {
+			dir = "$ORIGIN/../alias"
+		}
+		apps = append(apps, tr.exe("bin/"+n, usesDep, "-L"+tr.path("lib"), "-l:libdep.so.1",
+			"-L"+tr.path("stub"), "-Wl,--no-as-needed", "-l:libbad.so.1", "-Wl,--enable-new-dtags,-rpath,"+dir))
+	}
+	if err := os.WriteFile(tr.path("lib/libbad.so.1"), []byte("\x7fELF garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts := hermetic()
+	opts.Files = rpath.NewFileCache()
+	var mu sync.Mutex
+	parses := map[elfx.FileID][]string{}
+	opts.Files.OnParse(func(f *elfx.File) {
+		mu.Lock()
+		defer mu.Unlock()
+		id := elfx.IDOf(f.FileInfo())
+		parses[id] = append(parses[id], f.Path)
+	})
+	var wg sync.WaitGroup
+	ids := make(chan elfx.FileID, 64)
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rpath.New(opts)
+			for _, a := range apps {
+				res, err := r.Resolve(context.Background(), a)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				d := depOf(t, res, "libdep.so.1")
+				if d.Missing() {
+					t.Errorf("%s: libdep.so.1 missing", a)
+					continue
+				}
+				ids <- d.Object.ID()
+				if bad := depOf(t, res, "libbad.so.1"); !bad.Missing() {
+					t.Errorf("%s: the garbage libbad.so.1 was accepted", a)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	lib := elfx.IDOf(statOf(t, tr.path("lib/libdep.so.1")))
+	for id := range ids {
+		if id != lib {
+			t.Errorf("libdep.so.1's ID %v, want the inode of lib/libdep.so.1 %v", id, lib)
+		}
+	}
+	// The programs, libdep, and the system's libc and loader.
+	if len(parses[lib]) == 0 || len(parses) < len(apps)+1 {
+		t.Errorf("OnParse saw %d files, want the %d programs and libdep at least: %v", len(parses), len(apps), parses)
+	}
+	for id, paths := range parses {
+		if strings.Contains(paths[0], "libbad") {
+			t.Errorf("OnParse was handed the garbage %s", paths[0])
+		}
+		if len(paths) != 1 {
+			t.Errorf("file %v parsed %d times: %v", id, len(paths), paths)
+		}
+	}
+}
+
+func statOf(t *testing.T, p string) os.FileInfo {
+	t.Helper()
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }

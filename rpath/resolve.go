@@ -167,6 +167,10 @@ func (r *Result) Missing() []*Dep {
 // Open opens the object's file for reading its symbols or sections.
 func (o *Object) Open() (*elfx.File, error) { return elfx.Open(o.Path) }
 
+// ID is the object's file identity (device and inode; zero where the
+// system has none): one file reached through several paths has one ID.
+func (o *Object) ID() elfx.FileID { return o.id }
+
 // FlatEntry is one line of the ldd-style flat list.
 type FlatEntry struct {
 	Name string `json:"name"`
@@ -362,8 +366,11 @@ type parsed struct {
 type FileCache struct {
 	mu    sync.Mutex
 	m     map[fileID]*parsed
+	busy  map[fileID]chan struct{} // parses in flight
 	stats map[string]statResult
 	dirs  map[string]string
+
+	onParse func(*elfx.File)
 }
 
 type statResult struct {
@@ -373,8 +380,17 @@ type statResult struct {
 
 // NewFileCache returns an empty cache.
 func NewFileCache() *FileCache {
-	return &FileCache{m: map[fileID]*parsed{}, stats: map[string]statResult{}, dirs: map[string]string{}}
+	return &FileCache{m: map[fileID]*parsed{}, busy: map[fileID]chan struct{}{},
+		stats: map[string]statResult{}, dirs: map[string]string{}}
 }
+
+// OnParse has fn called with each file the cache parses, while the file is
+// open: once per file (resolvers sharing the cache wait for a parse in
+// flight rather than parse the file again), from the goroutine parsing it.
+// A caller that needs more of every resolved file (symcheck's symbol
+// tables) reads it then instead of opening it again. Set it before the
+// cache is used.
+func (c *FileCache) OnParse(fn func(*elfx.File)) { c.onParse = fn }
 
 // stat is os.Stat, remembered.
 func (c *FileCache) stat(p string) (os.FileInfo, error) {
@@ -431,17 +447,51 @@ func (c *FileCache) realDir(path string) (string, error) {
 	return real, nil
 }
 
-func (c *FileCache) get(id fileID) (*parsed, bool) {
+// begin returns the parse of the file id, waiting for one in flight.
+// Without one, the caller is to parse the file and must call end.
+func (c *FileCache) begin(id fileID) (*parsed, bool) {
 	c.mu.Lock()
-	p, ok := c.m[id]
-	c.mu.Unlock()
-	return p, ok
+	defer c.mu.Unlock()
+	for {
+		if p, ok := c.m[id]; ok {
+			return p, true
+		}
+		ch, busy := c.busy[id]
+		if !busy {
+			c.busy[id] = make(chan struct{})
+			return nil, false
+		}
+		// A failed parse leaves nothing: the waiter then tries itself.
+		c.mu.Unlock()
+		<-ch
+		c.mu.Lock()
+	}
 }
 
-func (c *FileCache) put(id fileID, p *parsed) {
+// end records the parse begun for id (p is nil when it failed).
+func (c *FileCache) end(id fileID, p *parsed) {
 	c.mu.Lock()
-	c.m[id] = p
+	if p != nil {
+		c.m[id] = p
+	}
+	ch := c.busy[id]
+	delete(c.busy, id)
 	c.mu.Unlock()
+	close(ch)
+}
+
+// parseOpen parses f, which is open, for id (zero: not cached).
+func (c *FileCache) parseOpen(f *elfx.File, id fileID) (p *parsed, err error) {
+	if id != (fileID{}) {
+		defer func() { c.end(id, p) }()
+	}
+	if p, err = parseFile(f); err != nil {
+		return nil, err
+	}
+	if c.onParse != nil {
+		c.onParse(f)
+	}
+	return p, nil
 }
 
 // Prime records what resolution needs from f, a file the caller already
@@ -458,15 +508,11 @@ func (r *Resolver) Prime(f *elfx.File) error {
 	// What the caller's open found is what os.Stat would say of the path
 	// (both follow symbolic links): resolving it needs no stat.
 	r.files.knowStat(f.Path, st)
-	if _, ok := r.files.get(id); ok {
+	if _, ok := r.files.begin(id); ok {
 		return nil
 	}
-	p, err := parseFile(f)
-	if err != nil {
-		return err
-	}
-	r.files.put(id, p)
-	return nil
+	_, err := r.files.parseOpen(f, id)
+	return err
 }
 
 // parse reads the header and dynamic section of path, once per file. st
@@ -480,23 +526,20 @@ func (r *Resolver) parse(path string, st os.FileInfo) (*parsed, fileID, error) {
 	}
 	id := elfx.IDOf(st)
 	if id != (fileID{}) {
-		if p, ok := r.files.get(id); ok {
+		if p, ok := r.files.begin(id); ok {
 			return p, id, nil
 		}
 	}
 	f, err := elfx.Open(path)
 	if err != nil {
+		if id != (fileID{}) {
+			r.files.end(id, nil)
+		}
 		return nil, id, err
 	}
 	defer f.Close()
-	p, err := parseFile(f)
-	if err != nil {
-		return nil, id, err
-	}
-	if id != (fileID{}) {
-		r.files.put(id, p)
-	}
-	return p, id, nil
+	p, err := r.files.parseOpen(f, id)
+	return p, id, err
 }
 
 func parseFile(f *elfx.File) (*parsed, error) {

@@ -49,10 +49,36 @@ type Binder struct {
 // again if it is needed again.
 type TableCache struct {
 	mu     sync.Mutex
-	m      map[string]*symtab
+	m      map[tableKey]*symtab
 	bytes  int
 	budget int
 }
+
+// tableKey names a file by device and inode, so a library reached through
+// several paths (/lib and /usr/lib on a merged-/usr system, a scanned
+// path and the SONAME link the loader follows) is read once; by path only
+// where there is no inode.
+type tableKey struct {
+	id   elfx.FileID
+	path string
+}
+
+func keyOf(id elfx.FileID, path string) tableKey {
+	if id != (elfx.FileID{}) {
+		return tableKey{id: id}
+	}
+	return tableKey{path: path}
+}
+
+func fileKey(f *elfx.File) tableKey {
+	var id elfx.FileID
+	if st := f.FileInfo(); st != nil {
+		id = elfx.IDOf(st)
+	}
+	return keyOf(id, f.Path)
+}
+
+func objectKey(o *rpath.Object) tableKey { return keyOf(o.ID(), o.Path) }
 
 // tableCacheBudget is the default TableCache budget (a variable for tests).
 var tableCacheBudget = 256 << 20
@@ -61,17 +87,29 @@ const mappedTableCost = 64 << 10
 
 // NewTableCache returns an empty cache.
 func NewTableCache() *TableCache {
-	return &TableCache{m: map[string]*symtab{}, budget: tableCacheBudget}
+	return &TableCache{m: map[tableKey]*symtab{}, budget: tableCacheBudget}
 }
 
-func (c *TableCache) get(path string) (*symtab, bool) {
+func (c *TableCache) get(k tableKey) (*symtab, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t, ok := c.m[path]
+	t, ok := c.m[k]
 	return t, ok
 }
 
-func (c *TableCache) put(path string, t *symtab) {
+// add reads f's table unless the cache has it. Check hands it to the
+// resolvers' FileCache (OnParse), so every library resolved is read while
+// the resolver has it open.
+func (c *TableCache) add(f *elfx.File) {
+	k := fileKey(f)
+	if _, ok := c.get(k); !ok {
+		if t, err := tableOf(f); err == nil {
+			c.put(k, t)
+		}
+	}
+}
+
+func (c *TableCache) put(k tableKey, t *symtab) {
 	cost := t.tab.HeapBytes()
 	if cost == 0 {
 		cost = mappedTableCost
@@ -79,10 +117,10 @@ func (c *TableCache) put(path string, t *symtab) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t.cost = cost
-	if old, ok := c.m[path]; ok {
+	if old, ok := c.m[k]; ok {
 		c.bytes -= old.cost
 	}
-	c.m[path] = t
+	c.m[k] = t
 	c.bytes += cost
 	if c.bytes <= c.budget {
 		return
@@ -93,7 +131,7 @@ func (c *TableCache) put(path string, t *symtab) {
 		if c.bytes <= c.budget*3/4 {
 			break
 		}
-		if p != path {
+		if p != k {
 			delete(c.m, p)
 			c.bytes -= o.cost
 		}
@@ -117,22 +155,19 @@ func (b *Binder) prime(f *elfx.File) {
 	if b.resolver.Prime(f) != nil {
 		return
 	}
-	if _, ok := b.tables.get(f.Path); !ok {
-		if t, err := tableOf(f); err == nil {
-			b.tables.put(f.Path, t)
-		}
-	}
+	b.tables.add(f)
 }
 
-func (b *Binder) table(path string) (*symtab, error) {
-	if t, ok := b.tables.get(path); ok {
+func (b *Binder) table(o *rpath.Object) (*symtab, error) {
+	k := objectKey(o)
+	if t, ok := b.tables.get(k); ok {
 		return t, nil
 	}
-	t, err := readTable(path)
+	t, err := readTable(o.Path)
 	if err != nil {
 		return nil, err
 	}
-	b.tables.put(path, t)
+	b.tables.put(k, t)
 	return t, nil
 }
 
@@ -145,8 +180,14 @@ func readTable(path string) (*symtab, error) {
 	return tableOf(f)
 }
 
+// tableRead, when set by a test, sees every table read.
+var tableRead func(f *elfx.File)
+
 // tableOf reads f's tables; they stay valid after f is closed.
 func tableOf(f *elfx.File) (*symtab, error) {
+	if tableRead != nil {
+		tableRead(f)
+	}
 	var err error
 	t := &symtab{verdefs: map[string]bool{}}
 	// Mapped: binding visits a few pages of each library's tables, and
@@ -167,7 +208,7 @@ func (b *Binder) loadTables(objs []*rpath.Object) ([]*symtab, error) {
 	tabs := make([]*symtab, len(objs))
 	var todo []int
 	for i, o := range objs {
-		if t, ok := b.tables.get(o.Path); ok {
+		if t, ok := b.tables.get(objectKey(o)); ok {
 			tabs[i] = t
 		} else {
 			todo = append(todo, i)
@@ -198,7 +239,7 @@ func (b *Binder) loadTables(objs []*rpath.Object) ([]*symtab, error) {
 			continue
 		}
 		tabs[r.i] = r.t
-		b.tables.put(objs[r.i].Path, r.t)
+		b.tables.put(objectKey(objs[r.i]), r.t)
 	}
 	if first != nil {
 		return nil, first
@@ -378,7 +419,7 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 			if dep == nil {
 				continue // reported as a missing library
 			}
-			dt, err := b.table(dep.Path)
+			dt, err := b.table(dep)
 			if err != nil {
 				return nil, err
 			}

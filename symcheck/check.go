@@ -136,6 +136,7 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	// One parse of each file for every worker's resolver.
 	if opts.Resolver.Files == nil {
 		opts.Resolver.Files = rpath.NewFileCache()
+		opts.Resolver.Files.OnParse(cache.add)
 	}
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -408,7 +409,7 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, c candidate, opts *C
 	python := f.Type == elf.ET_DYN && PythonExtension(c.path)
 	module = module || python
 	b.prime(f)
-	if t, ok := b.tables.get(c.path); ok {
+	if t, ok := b.tables.get(fileKey(f)); ok {
 		ckRefs(t.tab)
 	} else {
 		ckRefs(nil)

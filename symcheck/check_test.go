@@ -6,6 +6,7 @@ import (
 	"compress/flate"
 	"context"
 	"encoding/json"
+	"fmt"
 	"hash/crc32"
 	"io/fs"
 	"os"
@@ -379,6 +380,62 @@ func TestPythonExtension(t *testing.T) {
 	} {
 		if got := symcheck.PythonExtension(tt.path); got != tt.want {
 			t.Errorf("PythonExtension(%q) = %v, want %v", tt.path, got, tt.want)
+		}
+	}
+}
+
+// TestCheckReadsEachTableOnce: a scan reads each library's symbol table
+// once, whether it is reached as a scanned file, as a dependency, or as a
+// dependency through another path to the same file (alias/ is a symbolic
+// link to lib/, as /lib is to /usr/lib on a merged-/usr system), with
+// workers racing for it.
+func TestCheckReadsEachTableOnce(t *testing.T) {
+	p := newPfx(t)
+	lib := p.lib("lib/libdep.so.1", "libdep.so.1", "int dep(void) { return 1; }")
+	if err := os.Symlink("lib", filepath.Join(p.root, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 8 {
+		dir := "$ORIGIN/../lib"
+		if i%2 == 1 {
+			dir = "$ORIGIN/../alias"
+		}
+		p.cc(fmt.Sprintf("bin/app%d", i), "int dep(void); int main(void) { return dep() - 1; }",
+			"-L"+filepath.Dir(lib), "-l:libdep.so.1", "-Wl,--enable-new-dtags,-rpath,"+dir)
+	}
+	var mu sync.Mutex
+	reads := map[elfx.FileID][]string{}
+	defer symcheck.OnTableRead(func(f *elfx.File) {
+		mu.Lock()
+		defer mu.Unlock()
+		id := elfx.IDOf(f.FileInfo())
+		reads[id] = append(reads[id], f.Path)
+	})()
+	for range 3 {
+		clear(reads)
+		rep, err := symcheck.Check(context.Background(), []string{p.root}, symcheck.CheckOptions{Workers: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Files) != 9 {
+			t.Fatalf("files = %v, want libdep and 8 programs", rep.Files)
+		}
+		for _, f := range rep.Findings {
+			if f.Rule == symcheck.RuleUndefinedSymbol || f.Rule == symcheck.RuleMissingLibrary {
+				t.Errorf("finding: %+v", f)
+			}
+		}
+		st, err := os.Stat(lib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(reads[elfx.IDOf(st)]) == 0 {
+			t.Fatalf("libdep's table was never read: %v", reads)
+		}
+		for _, paths := range reads {
+			if len(paths) != 1 {
+				t.Errorf("table read %d times: %v", len(paths), paths)
+			}
 		}
 	}
 }

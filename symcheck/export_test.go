@@ -1,5 +1,7 @@
 package symcheck
 
+import "github.com/rocmdoctor/rocmdoctor/elfx"
+
 // SetTableCacheBudget changes the budget of TableCaches made from now on,
 // until the returned function is called.
 func SetTableCacheBudget(n int) (restore func()) {
@@ -14,4 +16,11 @@ func SetInMemoryMember(n uint64) (restore func()) {
 	old := inMemoryMember
 	inMemoryMember = n
 	return func() { inMemoryMember = old }
+}
+
+// OnTableRead has fn called with every file whose symbol table is read,
+// until the returned function is called.
+func OnTableRead(fn func(f *elfx.File)) (restore func()) {
+	tableRead = fn
+	return func() { tableRead = nil }
 }
