@@ -12,6 +12,11 @@ import (
 // entry: two dozen preads of a few bytes to a few KB, from a handful of
 // places. Through the cache that is a handful of block reads. Reads larger
 // than two blocks go straight to the file.
+//
+// A file of up to wholeMax bytes is read whole by its first read instead:
+// most files of a library directory are that small (1,800 of the 2,250
+// under /usr/lib/x86_64-linux-gnu), and their headers, dynamic section and
+// symbol tables then cost one pread instead of five.
 type blockReader struct {
 	r    io.ReaderAt
 	size int64 // the file's size: no read asks past it (a short read would cost a second pread to find EOF)
@@ -20,8 +25,19 @@ type blockReader struct {
 	// fewer blocks than there are slots.
 	slots    [blockSlots]*block
 	next     int
+	whole    *wholeFile // a small file, once read
 	released bool
 }
+
+// wholeMax is the size up to which a file is read in one piece.
+const wholeMax = 64 << 10
+
+type wholeFile struct {
+	n   int // bytes read (fewer than the size if the file shrank)
+	buf [wholeMax]byte
+}
+
+var wholePool = sync.Pool{New: func() any { return new(wholeFile) }}
 
 const (
 	blockShift = 12
@@ -38,13 +54,16 @@ type block struct {
 func newBlockReader(r io.ReaderAt, size int64) *blockReader { return &blockReader{r: r, size: size} }
 
 func (b *blockReader) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 || len(p) > 2*blockSize {
+	if off < 0 || (len(p) > 2*blockSize && b.size > wholeMax) {
 		return b.r.ReadAt(p, off)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.released {
 		return b.r.ReadAt(p, off)
+	}
+	if b.size <= wholeMax {
+		return b.readWhole(p, off)
 	}
 	n := 0
 	for n < len(p) {
@@ -61,6 +80,28 @@ func (b *blockReader) ReadAt(p []byte, off int64) (int, error) {
 		if blk.n < blockSize && n < len(p) {
 			return n, io.EOF
 		}
+	}
+	return n, nil
+}
+
+// readWhole serves a read of a small file from all of it, read on the
+// first call.
+func (b *blockReader) readWhole(p []byte, off int64) (int, error) {
+	if b.whole == nil {
+		w := wholePool.Get().(*wholeFile)
+		m, err := b.r.ReadAt(w.buf[:b.size], 0)
+		if err != nil && err != io.EOF {
+			wholePool.Put(w)
+			return 0, err
+		}
+		w.n, b.whole = m, w
+	}
+	if off >= int64(b.whole.n) {
+		return 0, io.EOF
+	}
+	n := copy(p, b.whole.buf[off:b.whole.n])
+	if n < len(p) {
+		return n, io.EOF
 	}
 	return n, nil
 }
@@ -114,6 +155,9 @@ func (b *blockReader) release() {
 			blockPool.Put(s)
 		}
 	}
-	b.slots, b.released = [blockSlots]*block{}, true
+	if b.whole != nil {
+		wholePool.Put(b.whole)
+	}
+	b.slots, b.whole, b.released = [blockSlots]*block{}, nil, true
 	b.mu.Unlock()
 }

@@ -26,7 +26,9 @@ func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
 // from the data: bytes, counts and io.EOF must agree.
 func TestBlockReaderMatchesFile(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	for _, size := range []int{0, 1, 100, blockSize - 1, blockSize, blockSize + 1, 5*blockSize + 123} {
+	// Whole-file sizes, then block-cached ones.
+	for _, size := range []int{0, 1, 100, blockSize - 1, blockSize, blockSize + 1, 5*blockSize + 123,
+		wholeMax, wholeMax + 1, wholeMax + 5*blockSize + 123} {
 		data := make([]byte, size)
 		rng.Read(data)
 		want := bytes.NewReader(data)
@@ -77,11 +79,42 @@ func TestBlockReaderSavesReads(t *testing.T) {
 	}
 }
 
+// TestBlockReaderSmallFileWhole: a file of up to wholeMax bytes reaches
+// the file once, for all of it, whatever is read of it and in what sizes;
+// releasing the reader returns the buffer and later reads go to the file.
+func TestBlockReaderSmallFileWhole(t *testing.T) {
+	for _, size := range []int{1, blockSize + 7, wholeMax} {
+		data := make([]byte, size)
+		for i := range data {
+			data[i] = byte(i * 7)
+		}
+		c := &countingReader{r: bytes.NewReader(data)}
+		br := newBlockReader(c, int64(size))
+		for _, r := range [][2]int{{0, 64}, {size - 1, 1}, {size / 2, size}, {0, size}, {size, 8}} {
+			p := make([]byte, r[1])
+			n, _ := br.ReadAt(p, int64(r[0]))
+			if !bytes.Equal(p[:n], data[r[0]:min(r[0]+r[1], size)]) {
+				t.Fatalf("size %d: wrong bytes at %d", size, r[0])
+			}
+		}
+		if c.reads != 1 || c.maxEnd != int64(size) {
+			t.Errorf("size %d: %d reads reaching to %d, want one of the whole file", size, c.reads, c.maxEnd)
+		}
+		br.release()
+		if br.whole != nil {
+			t.Errorf("size %d: the file's buffer is still held after release", size)
+		}
+		if n, err := br.ReadAt(make([]byte, 1), 0); n != 1 || err != nil || c.reads != 2 {
+			t.Errorf("size %d: after release: %d, %v, %d reads", size, n, err, c.reads)
+		}
+	}
+}
+
 // TestBlockReaderStopsAtSize: the last, short block is one read of exactly
 // what is left; the file is never asked for bytes past its size (each such
 // ask is a pread that only says EOF).
 func TestBlockReaderStopsAtSize(t *testing.T) {
-	data := make([]byte, 3*blockSize+123)
+	data := make([]byte, wholeMax+3*blockSize+123)
 	c := &countingReader{r: bytes.NewReader(data)}
 	br := newBlockReader(c, int64(len(data)))
 	var buf [200]byte
