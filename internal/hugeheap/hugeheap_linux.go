@@ -3,6 +3,7 @@
 package hugeheap
 
 import (
+	"bytes"
 	"math"
 	"os"
 	"runtime"
@@ -36,15 +37,78 @@ func prepare(n int) bool {
 	if huge == 0 || uintptr(n) < 2*huge {
 		return false
 	}
-	// A fresh large object: its pages come straight from a new mapping, so
-	// the runtime does not clear (touch) them.
+	// A small object in the heap as it is, then a fresh large one: its
+	// pages come straight from a new mapping, so the runtime does not
+	// clear (touch) them. When the large one does not fit in the current
+	// 64 MiB arena, the rest of that arena is mapped and freed first: it
+	// lies below the new arena and is handed out before it, so it is
+	// advised too (the whole mappings holding both objects).
+	small := new([64]byte)
 	b := make([]byte, n)
-	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	beg := (p+huge-1)&^(huge-1) - p
-	end := (p+uintptr(n))&^(huge-1) - p
-	err := syscall.Madvise(b[beg:end], syscall.MADV_HUGEPAGE)
+	obj := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	ranges := heapMappings(uintptr(unsafe.Pointer(small)), obj)
+	if len(ranges) == 0 {
+		ranges = [][2]uintptr{{obj, obj + uintptr(n)}}
+	}
+	ok := true
+	for _, r := range ranges {
+		if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, r[0], r[1]-r[0], syscall.MADV_HUGEPAGE); e != 0 {
+			ok = false
+		}
+	}
+	runtime.KeepAlive(small)
 	runtime.KeepAlive(b)
-	// Free the object now, so its pages are the next ones handed out.
+	// Free the large object now, so its pages are among the next ones
+	// handed out.
 	runtime.GC()
-	return err == nil
+	return ok
+}
+
+// heapMappings returns the address ranges of the mappings (from
+// /proc/self/maps) that hold the given addresses, each once. The Go heap
+// lives in its own arenas, apart from other mappings.
+func heapMappings(addrs ...uintptr) [][2]uintptr {
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return nil
+	}
+	var out [][2]uintptr
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		lo, hi, ok := mappingRange(line)
+		if !ok {
+			continue
+		}
+		for _, a := range addrs {
+			if lo <= a && a < hi {
+				out = append(out, [2]uintptr{lo, hi})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// mappingRange parses the "start-end" that begins a line of
+// /proc/self/maps.
+func mappingRange(line []byte) (lo, hi uintptr, ok bool) {
+	r, _, found := bytes.Cut(line, []byte(" "))
+	if !found {
+		return 0, 0, false
+	}
+	a, c, found := bytes.Cut(r, []byte("-"))
+	if !found {
+		return 0, 0, false
+	}
+	x, err1 := strconv.ParseUint(string(a), 16, 64)
+	y, err2 := strconv.ParseUint(string(c), 16, 64)
+	if err1 != nil || err2 != nil || x >= y {
+		return 0, 0, false
+	}
+	return uintptr(x), uintptr(y), true
 }
