@@ -97,8 +97,22 @@ func TestFileCacheConcurrent(t *testing.T) {
 	}
 	opts := hermetic()
 	opts.Files = rpath.NewFileCache()
+	resolveAll(t, opts, apps, func(a string, res *rpath.Result) {
+		for _, o := range res.Objects {
+			for _, d := range o.Deps {
+				if d.Name == "libdep.so.1" && d.Path != tr.path("lib/libdep.so.1") {
+					t.Errorf("%s: libdep.so.1 resolved to %s", a, d.Path)
+				}
+			}
+		}
+	})
+}
+
+// resolveAll has four resolvers made from opts resolve every program of
+// apps at the same time, and hands each result to check (called from
+// their goroutines).
+func resolveAll(t *testing.T, opts rpath.Options, apps []string, check func(app string, res *rpath.Result)) {
 	var wg sync.WaitGroup
-	errs := make(chan string, 16)
 	for w := 0; w < 4; w++ {
 		wg.Add(1)
 		go func() {
@@ -107,24 +121,14 @@ func TestFileCacheConcurrent(t *testing.T) {
 			for _, a := range apps {
 				res, err := r.Resolve(context.Background(), a)
 				if err != nil {
-					errs <- err.Error()
+					t.Error(err)
 					return
 				}
-				for _, o := range res.Objects {
-					for _, d := range o.Deps {
-						if d.Name == "libdep.so.1" && d.Path != tr.path("lib/libdep.so.1") {
-							errs <- a + ": libdep.so.1 resolved to " + d.Path
-						}
-					}
-				}
+				check(a, res)
 			}
 		}()
 	}
 	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Error(e)
-	}
 }
 
 // Resolvers sharing a cache parse each file once, whatever the path it is
@@ -162,32 +166,18 @@ func TestFileCacheParsesEachFileOnce(t *testing.T) {
 		id := elfx.IDOf(f.FileInfo())
 		parses[id] = append(parses[id], f.Path)
 	})
-	var wg sync.WaitGroup
 	ids := make(chan elfx.FileID, 64)
-	for w := 0; w < 4; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := rpath.New(opts)
-			for _, a := range apps {
-				res, err := r.Resolve(context.Background(), a)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				d := depOf(t, res, "libdep.so.1")
-				if d.Missing() {
-					t.Errorf("%s: libdep.so.1 missing", a)
-					continue
-				}
-				ids <- d.Object.ID()
-				if bad := depOf(t, res, "libbad.so.1"); !bad.Missing() {
-					t.Errorf("%s: the garbage libbad.so.1 was accepted", a)
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	resolveAll(t, opts, apps, func(a string, res *rpath.Result) {
+		d := findDep(res, "libdep.so.1")
+		if d == nil || d.Missing() {
+			t.Errorf("%s: libdep.so.1 missing", a)
+			return
+		}
+		ids <- d.Object.ID()
+		if bad := findDep(res, "libbad.so.1"); bad == nil || !bad.Missing() {
+			t.Errorf("%s: the garbage libbad.so.1 was accepted (or not needed)", a)
+		}
+	})
 	close(ids)
 	lib := elfx.IDOf(statOf(t, tr.path("lib/libdep.so.1")))
 	for id := range ids {
@@ -216,4 +206,16 @@ func statOf(t *testing.T, p string) os.FileInfo {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// findDep is depOf for other goroutines than the test's: nil when absent.
+func findDep(res *rpath.Result, name string) *rpath.Dep {
+	for _, o := range res.Objects {
+		for _, d := range o.Deps {
+			if d.Name == name {
+				return d
+			}
+		}
+	}
+	return nil
 }

@@ -78,15 +78,11 @@ func resolve(t *testing.T, opts rpath.Options, path string) *rpath.Result {
 
 func depOf(t *testing.T, res *rpath.Result, name string) *rpath.Dep {
 	t.Helper()
-	for _, o := range res.Objects {
-		for _, d := range o.Deps {
-			if d.Name == name {
-				return d
-			}
-		}
+	d := findDep(res, name)
+	if d == nil {
+		t.Fatalf("no dependency %s in the closure", name)
 	}
-	t.Fatalf("no dependency %s in the closure", name)
-	return nil
+	return d
 }
 
 const libdep = `int dep_value(void) { return 1; }`
