@@ -3,7 +3,6 @@
 package hugeheap
 
 import (
-	"bytes"
 	"math"
 	"os"
 	"runtime"
@@ -27,6 +26,10 @@ func hugePageSize() uintptr {
 	return uintptr(n)
 }
 
+// heapArena is the Go heap's arena size on 64-bit Linux: the heap grows
+// in arenas of its own, aligned to their size.
+const heapArena = 64 << 20
+
 func prepare(n int) bool {
 	// Not on 32-bit address spaces, and not under a memory limit, which
 	// the momentarily live object would count against.
@@ -37,78 +40,31 @@ func prepare(n int) bool {
 	if huge == 0 || uintptr(n) < 2*huge {
 		return false
 	}
+	// No collection while the large object is live: it would find it
+	// live and only cost time.
+	gc := debug.SetGCPercent(-1)
 	// A small object in the heap as it is, then a fresh large one: its
 	// pages come straight from a new mapping, so the runtime does not
 	// clear (touch) them. When the large one does not fit in the current
-	// 64 MiB arena, the rest of that arena is mapped and freed first: it
-	// lies below the new arena and is handed out before it, so it is
-	// advised too (the whole mappings holding both objects).
+	// arena, the rest of that arena is mapped and freed first: it lies
+	// below the new arenas and is handed out before them, so the whole
+	// arena of the small object is advised too. Where part of a range is
+	// not mapped, madvise advises the rest and says ENOMEM.
 	small := new([64]byte)
 	b := make([]byte, n)
-	obj := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	ranges := heapMappings(uintptr(unsafe.Pointer(small)), obj)
-	if len(ranges) == 0 {
-		ranges = [][2]uintptr{{obj, obj + uintptr(n)}}
-	}
 	ok := true
-	for _, r := range ranges {
-		if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, r[0], r[1]-r[0], syscall.MADV_HUGEPAGE); e != 0 {
-			ok = false
-		}
+	for _, r := range [][2]uintptr{
+		{uintptr(unsafe.Pointer(small)) &^ (heapArena - 1), heapArena},
+		{uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(n)},
+	} {
+		_, _, e := syscall.Syscall(syscall.SYS_MADVISE, r[0], r[1], syscall.MADV_HUGEPAGE)
+		ok = ok && (e == 0 || e == syscall.ENOMEM)
 	}
 	runtime.KeepAlive(small)
 	runtime.KeepAlive(b)
+	debug.SetGCPercent(gc)
 	// Free the large object now, so its pages are among the next ones
 	// handed out.
 	runtime.GC()
 	return ok
-}
-
-// heapMappings returns the address ranges of the mappings (from
-// /proc/self/maps) that hold the given addresses, each once. The Go heap
-// lives in its own arenas, apart from other mappings.
-func heapMappings(addrs ...uintptr) [][2]uintptr {
-	b, err := os.ReadFile("/proc/self/maps")
-	if err != nil {
-		return nil
-	}
-	var out [][2]uintptr
-	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
-		lo, hi, ok := mappingRange(line)
-		if !ok {
-			continue
-		}
-		for _, a := range addrs {
-			if lo <= a && a < hi {
-				out = append(out, [2]uintptr{lo, hi})
-				break
-			}
-		}
-	}
-	return out
-}
-
-// mappingRange parses the "start-end" that begins a line of
-// /proc/self/maps.
-func mappingRange(line []byte) (lo, hi uintptr, ok bool) {
-	r, _, found := bytes.Cut(line, []byte(" "))
-	if !found {
-		return 0, 0, false
-	}
-	a, c, found := bytes.Cut(r, []byte("-"))
-	if !found {
-		return 0, 0, false
-	}
-	x, err1 := strconv.ParseUint(string(a), 16, 64)
-	y, err2 := strconv.ParseUint(string(c), 16, 64)
-	if err1 != nil || err2 != nil || x >= y {
-		return 0, 0, false
-	}
-	return uintptr(x), uintptr(y), true
 }

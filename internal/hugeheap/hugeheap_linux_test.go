@@ -4,9 +4,11 @@ package hugeheap
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -103,4 +105,23 @@ func TestPrepareAdvisesTheHeapThatFollows(t *testing.T) {
 			t.Errorf("allocation after Prepare is not in a huge-page-advised mapping: %s", l)
 		}
 	}
+}
+
+// mappingRange parses the "start-end" that begins a line of
+// /proc/self/maps.
+func mappingRange(line []byte) (lo, hi uintptr, ok bool) {
+	r, _, found := bytes.Cut(line, []byte(" "))
+	if !found {
+		return 0, 0, false
+	}
+	a, c, found := bytes.Cut(r, []byte("-"))
+	if !found {
+		return 0, 0, false
+	}
+	x, err1 := strconv.ParseUint(string(a), 16, 64)
+	y, err2 := strconv.ParseUint(string(c), 16, 64)
+	if err1 != nil || err2 != nil || x >= y {
+		return 0, 0, false
+	}
+	return uintptr(x), uintptr(y), true
 }
