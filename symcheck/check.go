@@ -266,13 +266,6 @@ func statID(path string) elfx.FileID {
 // directory); what each holds is for the workers to find out.
 func collect(ctx context.Context, roots []string) ([]candidate, error) {
 	var out []candidate
-	add := func(p, root string) {
-		kind := ""
-		if filepath.Base(p) == "composable_kernelConfig.cmake" {
-			kind = "ck"
-		}
-		out = append(out, candidate{p, root, kind})
-	}
 	for _, root := range roots {
 		st, err := os.Stat(root)
 		if err != nil {
@@ -280,27 +273,81 @@ func collect(ctx context.Context, roots []string) ([]candidate, error) {
 		}
 		if !st.IsDir() {
 			if st.Mode().IsRegular() {
-				add(root, filepath.Dir(root))
+				out = append(out, newCandidate(root, filepath.Dir(root)))
 			}
 			continue
 		}
-		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if d.Type().IsRegular() {
-				add(p, root)
-			}
-			return nil
-		})
+		got, err := walkParallel(ctx, root)
+		out = append(out, got...)
 		if err != nil {
 			return out, err
 		}
 	}
 	return out, nil
+}
+
+func newCandidate(p, root string) candidate {
+	kind := ""
+	if filepath.Base(p) == "composable_kernelConfig.cmake" {
+		kind = "ck"
+	}
+	return candidate{p, root, kind}
+}
+
+// walkParallel lists the regular files under root in filepath.WalkDir's
+// order (lexical, a directory's files where the directory is), walking
+// the subdirectories of root on all cores: a library directory is a few
+// hundred directories, and walking them is the scan's one serial part.
+func walkParallel(ctx context.Context, root string) ([]candidate, error) {
+	// A root named on the command line is followed when it is a symbolic
+	// link to a directory (/opt/rocm -> /opt/rocm-6.2.0), as find -H does;
+	// links below it are not. An unreadable directory is skipped, after
+	// the entries read before the error, as WalkDir does.
+	entries, _ := os.ReadDir(root)
+	parts := make([][]candidate, len(entries))
+	errs := make([]error, len(entries))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(entries) {
+					return
+				}
+				e := entries[i]
+				p := filepath.Join(root, e.Name())
+				switch {
+				case e.Type().IsRegular():
+					parts[i] = []candidate{newCandidate(p, root)}
+				case e.IsDir():
+					errs[i] = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+						if err != nil {
+							return nil
+						}
+						if ctx.Err() != nil {
+							return ctx.Err()
+						}
+						if d.Type().IsRegular() {
+							parts[i] = append(parts[i], newCandidate(q, root))
+						}
+						return nil
+					})
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var out []candidate
+	for i, p := range parts {
+		out = append(out, p...)
+		if errs[i] != nil {
+			return out, errs[i]
+		}
+	}
+	return out, ctx.Err()
 }
 
 // checkCK checks a composable_kernel CMake config against the scan's

@@ -439,3 +439,45 @@ func TestCheckReadsEachTableOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckSymlinkedRoot: a root that is a symbolic link to a directory
+// (/opt/rocm -> /opt/rocm-6.2.0, as ROCm installs it) is scanned; links
+// below the root are not followed. The scan of a real directory, walked on
+// several cores, lists files in filepath.WalkDir's order.
+func TestCheckSymlinkedRoot(t *testing.T) {
+	tree := testenv.Testdata("checktree")
+	dir := t.TempDir()
+	link := filepath.Join(dir, "rocm")
+	if err := os.Symlink(tree, link); err != nil {
+		t.Fatal(err)
+	}
+	want, err := symcheck.Check(context.Background(), []string{tree}, symcheck.CheckOptions{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := symcheck.Check(context.Background(), []string{link}, symcheck.CheckOptions{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Files) == 0 || len(got.Files) != len(want.Files) || len(got.Findings) != len(want.Findings) {
+		t.Fatalf("through the link: %d files, %d findings; the directory itself: %d files, %d findings",
+			len(got.Files), len(got.Findings), len(want.Files), len(want.Findings))
+	}
+	for i, f := range got.Files {
+		if rel, _ := filepath.Rel(link, f); filepath.Join(tree, rel) != want.Files[i] {
+			t.Errorf("file %d: %s through the link, %s in the directory", i, f, want.Files[i])
+		}
+	}
+	// A link inside the tree is not followed.
+	inner := t.TempDir()
+	if err := os.Symlink(tree, filepath.Join(inner, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := symcheck.Check(context.Background(), []string{inner}, symcheck.CheckOptions{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Files) != 0 {
+		t.Errorf("a link below the root was followed: %v", rep.Files)
+	}
+}
