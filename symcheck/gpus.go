@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/walk"
 )
 
 // GPU coverage: which GPUs the device code of a build can run on.
@@ -177,7 +178,7 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 			}
 			continue
 		}
-		err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		err = walk.Dir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
 			}

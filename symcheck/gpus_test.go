@@ -82,6 +82,16 @@ func TestGPUMatrixFixture(t *testing.T) {
 	if len(rep.Libraries) < 4 || len(rep.NoDeviceCode) < 10 {
 		t.Errorf("%d libraries with device code, %d without", len(rep.Libraries), len(rep.NoDeviceCode))
 	}
+	// The same through a symbolic link to the directory (/opt/rocm ->
+	// /opt/rocm-6.x): the link is followed.
+	link := filepath.Join(t.TempDir(), "rocm")
+	if err := os.Symlink(testenv.Testdata(), link); err != nil {
+		t.Fatal(err)
+	}
+	viaLink := gpus(t, []string{link}, symcheck.GPUOptions{})
+	if strings.Join(viaLink.Columns, " ") != strings.Join(rep.Columns, " ") || len(viaLink.Libraries) != len(rep.Libraries) {
+		t.Errorf("through %s: columns %v and %d libraries, want %v and %d", link, viaLink.Columns, len(viaLink.Libraries), rep.Columns, len(rep.Libraries))
+	}
 }
 
 func TestTensileAndMIOpen(t *testing.T) {

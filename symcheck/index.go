@@ -4,11 +4,11 @@ import (
 	"context"
 	"debug/elf"
 	"io/fs"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/walk"
 )
 
 // Index maps symbol names to the files in a build tree or prefix that
@@ -39,7 +39,7 @@ func BuildIndex(ctx context.Context, dirs []string, want map[string]bool) (*Inde
 		}
 	}
 	for _, dir := range dirs {
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		err := walk.Dir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				if p == dir {
 					return err

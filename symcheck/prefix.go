@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/walk"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 )
 
@@ -268,7 +269,7 @@ func kindOf(t *symtab, soname string) string {
 func (rep *PrefixReport) duplicates(ctx context.Context, libDirs []string, o PrefixOptions) error {
 	var roots []string
 	for _, d := range libDirs {
-		filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+		walk.Dir(d, func(p string, e fs.DirEntry, err error) error {
 			if err != nil || !e.Type().IsRegular() || !strings.Contains(e.Name(), ".so") {
 				return nil
 			}

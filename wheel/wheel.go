@@ -30,6 +30,7 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
+	"github.com/rocmdoctor/rocmdoctor/internal/walk"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
@@ -295,7 +296,7 @@ func stage(input, work string, early func(*dist) error) (*dist, error) {
 		}
 	case st.IsDir():
 		d.kind = "directory"
-		err := filepath.WalkDir(input, func(p string, e os.DirEntry, err error) error {
+		err := walk.Dir(input, func(p string, e os.DirEntry, err error) error {
 			if err != nil || !e.Type().IsRegular() {
 				return nil
 			}
