@@ -6,9 +6,10 @@
 // virtual machines a page fault costs several microseconds: check over
 // /usr/lib/x86_64-linux-gnu took 13,500 faults for its 75 MB heap, a
 // fifth of its CPU time. Prepare grows the heap by a stretch the kernel is
-// asked to back with 2 MiB pages (MADV_HUGEPAGE) and frees it again; the
-// runtime hands out free pages lowest address first, so the allocations
-// that follow land in it (2,200 faults for the same run).
+// asked to back with 2 MiB pages (MADV_HUGEPAGE), with the arena the heap
+// started in, and frees the stretch again; the runtime hands out free
+// pages lowest address first, so the allocations that follow land in
+// advised memory (2,200 faults for the same run).
 package hugeheap
 
 import "sync"

@@ -26,6 +26,9 @@ func hugePageSize() uintptr {
 	return uintptr(n)
 }
 
+// mark makes the small object escape to the heap.
+var mark *[64]byte
+
 // heapArena is the Go heap's arena size on 64-bit Linux: the heap grows
 // in arenas of its own, aligned to their size.
 const heapArena = 64 << 20
@@ -50,7 +53,9 @@ func prepare(n int) bool {
 	// below the new arenas and is handed out before them, so the whole
 	// arena of the small object is advised too. Where part of a range is
 	// not mapped, madvise advises the rest and says ENOMEM.
-	small := new([64]byte)
+	mark = new([64]byte) // in the heap, not on the stack
+	small := mark
+	mark = nil
 	b := make([]byte, n)
 	ok := true
 	for _, r := range [][2]uintptr{
