@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 )
 
 // walkParallel lists the same files in the same order as a serial
@@ -15,15 +17,7 @@ import (
 // the root are not followed.
 func TestWalkParallelOrder(t *testing.T) {
 	root := t.TempDir()
-	for _, p := range []string{"a.so", "b/x.so", "b/c/y.so", "b/c/z", "ba.so", "c/d/e/f.so", "z.so", "b0/w", "B/q"} {
-		full := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.EmptyFiles(t, root, "a.so", "b/x.so", "b/c/y.so", "b/c/z", "ba.so", "c/d/e/f.so", "z.so", "b0/w", "B/q")
 	if err := os.Symlink(filepath.Join(root, "b"), filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}

@@ -108,3 +108,18 @@ func ELFFiles(t testing.TB, root string) []string {
 	}
 	return out
 }
+
+// EmptyFiles creates empty files at the slash-separated paths under root,
+// with their directories.
+func EmptyFiles(t testing.TB, root string, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -6,20 +6,14 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 )
 
 func TestDirFollowsALinkedRootOnly(t *testing.T) {
 	dir := t.TempDir()
 	real := filepath.Join(dir, "rocm-6.2.0")
-	for _, p := range []string{"lib/libamdhip64.so.6", "bin/hipcc", "lib/cmake/x.cmake"} {
-		full := filepath.Join(real, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.EmptyFiles(t, real, "lib/libamdhip64.so.6", "bin/hipcc", "lib/cmake/x.cmake")
 	// A link below the root: not followed.
 	if err := os.Symlink(filepath.Join(real, "lib"), filepath.Join(real, "lib64")); err != nil {
 		t.Fatal(err)
