@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"unsafe"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
 )
@@ -617,6 +618,29 @@ func (t *SymbolTable) EachUndefined(fn func(Symbol) bool) {
 	for i := 1; i < t.Len(); i++ {
 		if t.shndx(i) == elf.SHN_UNDEF && len(t.rawName(i)) > 0 {
 			if !fn(t.symbol(i, nil)) {
+				return
+			}
+		}
+	}
+}
+
+// EachUndefinedTransient is EachUndefined without a copy of each name:
+// the Symbol's Name views the table's string bytes and is valid only until
+// fn returns (strings.Clone what is kept). Binding a large scan's every
+// reference allocated a string per reference that almost always died
+// before the next one.
+func (t *SymbolTable) EachUndefinedTransient(fn func(Symbol) bool) {
+	if t.Err() != nil {
+		return
+	}
+	defer t.m.leave(t.m.enter())
+	for i := 1; i < t.Len(); i++ {
+		if t.shndx(i) != elf.SHN_UNDEF {
+			continue
+		}
+		if raw := t.rawName(i); len(raw) > 0 {
+			name := unsafe.String(unsafe.SliceData(raw), len(raw))
+			if !fn(t.symbol(i, &name)) {
 				return
 			}
 		}

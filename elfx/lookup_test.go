@@ -56,8 +56,26 @@ func checkTable(t *elfx.SymbolTable, syms []elfx.Symbol) error {
 			return fmt.Errorf("Lookup(%q) misses %s (got %+v)", s.Name, s.VersionedName(), t.Lookup(s.Name))
 		}
 	}
-	if got := len(t.Undefined()); got != undef {
+	all := t.Undefined()
+	if got := len(all); got != undef {
 		return fmt.Errorf("Undefined() = %d symbols, want %d", got, undef)
+	}
+	// The transient walk gives the same symbols, names viewing the table.
+	i := 0
+	var bad error
+	t.EachUndefinedTransient(func(s elfx.Symbol) bool {
+		if i >= len(all) || s != all[i] {
+			bad = fmt.Errorf("EachUndefinedTransient's symbol %d = %+v, Undefined has %+v", i, s, all[min(i, len(all)-1)])
+			return false
+		}
+		i++
+		return true
+	})
+	if bad == nil && i != len(all) {
+		bad = fmt.Errorf("EachUndefinedTransient gave %d symbols, Undefined %d", i, len(all))
+	}
+	if bad != nil {
+		return bad
 	}
 	if len(t.Lookup("no_such_symbol_anywhere")) != 0 {
 		return fmt.Errorf("found a symbol that does not exist")

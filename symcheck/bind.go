@@ -385,6 +385,29 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 		}
 		return nil
 	}
+	// Where a reference is looked for first. Whether it binds does not
+	// depend on the order of the search (the first match in scope order
+	// wins at run time, but any match means it binds), so the object a
+	// versioned reference names (vna_file) is tried first, then the one
+	// the previous reference bound to; a reference that binds nowhere is
+	// searched again in scope order to report the other definitions.
+	// Most references are to libc or libstdc++, which come last in the
+	// scope, behind the file itself and its other libraries.
+	index := make(map[*rpath.Object]int, len(scope))
+	for i, l := range scope {
+		index[l.obj] = i
+	}
+	hint := map[string]int{}
+	for _, o := range res.Objects {
+		for _, d := range o.Deps {
+			if i, ok := index[d.Object]; ok && d.Object != nil {
+				if _, dup := hint[d.Name]; !dup {
+					hint[d.Name] = i
+				}
+			}
+		}
+	}
+	last := -1
 	var scratch []elfx.Symbol
 	var missingIdx []int
 	for i := start; i < len(scope); i++ {
@@ -434,25 +457,20 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 				})
 			}
 		}
-		l.tab.tab.EachUndefined(func(u elfx.Symbol) bool {
+		l.tab.tab.EachUndefinedTransient(func(u elfx.Symbol) bool {
 			if u.Bind == elf.STB_LOCAL {
 				return true
 			}
 			out.Checked++
-			bound := false
-			var others []string
 			k := elfx.NewKey(u.Name)
-			for _, s := range scope {
-				if s.tab.matches(&k, u.Version, &scratch) {
-					bound = true
-					break
-				}
-				for _, d := range scratch {
-					v := d.Version
-					if v == "" {
-						v = "(unversioned)"
-					}
-					others = append(others, v+" in "+s.obj.Path)
+			first := last
+			if h, ok := hint[u.Library]; ok && u.Library != "" {
+				first = h
+			}
+			bound := first >= 0 && scope[first].tab.matches(&k, u.Version, &scratch)
+			for j := 0; j < len(scope) && !bound; j++ {
+				if j != first && scope[j].tab.matches(&k, u.Version, &scratch) {
+					bound, last = true, j
 				}
 			}
 			if bound {
@@ -461,6 +479,18 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 			}
 			if u.Weak() {
 				return true // weak undefined references are allowed to stay unresolved
+			}
+			u.Name = strings.Clone(u.Name) // kept in the finding
+			var others []string
+			for _, s := range scope {
+				s.tab.matches(&k, u.Version, &scratch)
+				for _, d := range scratch {
+					v := d.Version
+					if v == "" {
+						v = "(unversioned)"
+					}
+					others = append(others, v+" in "+s.obj.Path)
+				}
 			}
 			if len(others) == 0 && u.Library != "" {
 				if i := missingFrom(u.Library); i >= 0 {

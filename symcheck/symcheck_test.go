@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -239,6 +240,121 @@ func TestVersions(t *testing.T) {
 	for _, f := range rep.Findings {
 		if f.Rule == symcheck.RuleMissingVersion && !strings.Contains(f.Message, "version `V2' not found (required by "+app+")") {
 			t.Errorf("message %q does not say what the loader says", f.Message)
+		}
+	}
+}
+
+// TestVersionedReferenceBoundElsewhere: a reference is looked up first in
+// the library its version requirement names, but ld.so binds it to any
+// object of the scope that defines it with that version. Here the app was
+// linked with foo@V1 from liba; at run time liba defines V1 without foo and
+// libb, later in the scope, defines foo@V1: the app runs, and check must
+// find nothing. Without libb's definition both must fail.
+func TestVersionedReferenceBoundElsewhere(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	write := func(name, s string) { os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644) }
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(gcc, args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("gcc %v: %v\n%s", args, err, out)
+		}
+	}
+	for _, d := range []string{"link", "lib"} {
+		os.MkdirAll(filepath.Join(dir, d), 0o755)
+	}
+	write("a.c", "int foo(void){return 1;} int a_only(void){return 0;}\n")
+	write("a.map", "V1 { global: foo; a_only; local: *; };\n")
+	write("a2.c", "int a_only(void){return 0;}\n")
+	write("a2.map", "V1 { global: a_only; local: *; };\n")
+	write("b.c", "int foo(void){return 1;} int b_only(void){return 0;}\n")
+	write("b.map", "V1 { global: foo; b_only; local: *; };\n")
+	write("b2.c", "int b_only(void){return 0;}\n")
+	write("main.c", "extern int foo(void); extern int a_only(void); extern int b_only(void);\n"+
+		"int main(void){return foo()-1+a_only()+b_only();}\n")
+	run("-shared", "-fPIC", "-o", "link/liba.so.1", "a.c", "-Wl,-soname,liba.so.1", "-Wl,--version-script=a.map")
+	run("-shared", "-fPIC", "-o", "link/libb.so.1", "b.c", "-Wl,-soname,libb.so.1", "-Wl,--version-script=b.map")
+	run("-o", "app", "main.c", "link/liba.so.1", "link/libb.so.1", "-Wl,--no-as-needed,--enable-new-dtags,-rpath,$ORIGIN/lib")
+	run("-shared", "-fPIC", "-o", "lib/liba.so.1", "a2.c", "-Wl,-soname,liba.so.1", "-Wl,--version-script=a2.map")
+	app := filepath.Join(dir, "app")
+	rules := func() []string {
+		var out []string
+		for _, f := range check(t, []string{app}, symcheck.SymbolsOptions{}).Findings {
+			out = append(out, f.Rule+":"+f.Symbol+"@"+f.Version+":"+f.Library)
+		}
+		sort.Strings(out)
+		return out
+	}
+	// foo's requirement names liba.so.1 (it came from there at link time).
+	if out, err := exec.Command("readelf", "-V", app).Output(); err == nil && !strings.Contains(string(out), "File: liba.so.1") {
+		t.Fatalf("the app's version requirements do not name liba.so.1:\n%s", out)
+	}
+	cp := func(from, to string) {
+		b, err := os.ReadFile(filepath.Join(dir, from))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, to), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cp("link/libb.so.1", "lib/libb.so.1")
+	if out, err := exec.Command(app).CombinedOutput(); err != nil {
+		t.Fatalf("oracle: the app should run with foo@V1 from libb: %v %s", err, out)
+	}
+	if got := rules(); len(got) != 0 {
+		t.Errorf("foo@V1 is defined by libb, later in the scope; findings = %v", got)
+	}
+	// libb without foo: nothing defines it.
+	run("-shared", "-fPIC", "-o", "lib/libb.so.1", "b2.c", "-Wl,-soname,libb.so.1", "-Wl,--version-script=b.map")
+	out, err := exec.Command(app).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "undefined symbol: foo, version V1") {
+		t.Fatalf("oracle: the loader should refuse with foo, version V1 undefined, got %v %s", err, out)
+	}
+	if got, want := rules(), []string{"undefined-symbol:foo@V1:liba.so.1"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("findings = %v, want %v", got, want)
+	}
+}
+
+// TestFindingsOutliveMappedTables: a library whose symbol tables are
+// large enough to be viewed through a mapping rather than copied (over
+// 256 KiB), with thousands of unresolved references. Names are read from
+// the table without copies while binding; the findings must hold copies,
+// since the mapping is unmapped once the tables are unreachable (reading a
+// name that viewed it would then fault).
+func TestFindingsOutliveMappedTables(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	const n = 12000
+	var src strings.Builder
+	for i := range n {
+		fmt.Fprintf(&src, "extern void missing_function_%05d(void);\n", i)
+	}
+	src.WriteString("void call_all(void) {\n")
+	for i := range n {
+		fmt.Fprintf(&src, "\tmissing_function_%05d();\n", i)
+	}
+	src.WriteString("}\n")
+	if err := os.WriteFile(filepath.Join(dir, "big.c"), []byte(src.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lib := filepath.Join(dir, "libbig.so.1")
+	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-O0", "-o", lib, filepath.Join(dir, "big.c"), "-Wl,-soname,libbig.so.1").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	rep := check(t, []string{lib}, symcheck.SymbolsOptions{})
+	for range 3 {
+		runtime.GC() // the tables' mappings go once unreachable
+	}
+	got := symbolsOf(rep.Findings, symcheck.RuleUndefinedSymbol)
+	if len(got) != n {
+		t.Fatalf("%d undefined-symbol findings, want %d", len(got), n)
+	}
+	for i, s := range got {
+		if want := fmt.Sprintf("missing_function_%05d", i); s != want {
+			t.Fatalf("finding %d names %q, want %q", i, s, want)
 		}
 	}
 }
