@@ -215,8 +215,12 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 			rep.Errors = append(rep.Errors, FileError{Path: r.c.path, Error: r.err.Error()})
 		}
 		rep.Files = append(rep.Files, r.c.path)
+		rel, relOf := "", ""
 		for _, f := range r.findings {
-			f.RelPath = relTo(r.c.root, f.File)
+			if f.File != relOf || rel == "" {
+				rel, relOf = relTo(r.c.root, f.File), f.File
+			}
+			f.RelPath = rel
 			rep.Findings = append(rep.Findings, f)
 		}
 	}
@@ -225,7 +229,7 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	sort.Strings(rep.Files)
 	sort.Slice(rep.Errors, func(i, j int) bool { return rep.Errors[i].Path < rep.Errors[j].Path })
 	sort.SliceStable(rep.Findings, func(i, j int) bool {
-		a, b := rep.Findings[i], rep.Findings[j]
+		a, b := &rep.Findings[i], &rep.Findings[j]
 		if a.File != b.File {
 			return a.File < b.File
 		}
