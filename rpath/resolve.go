@@ -369,6 +369,8 @@ type FileCache struct {
 	busy  map[fileID]chan struct{} // parses in flight
 	stats map[string]statResult
 	dirs  map[string]string
+	// notLinks are paths known not to be symbolic links (KnowNotLink).
+	notLinks map[string]struct{}
 
 	onParse func(*elfx.File)
 }
@@ -381,7 +383,16 @@ type statResult struct {
 // NewFileCache returns an empty cache.
 func NewFileCache() *FileCache {
 	return &FileCache{m: map[fileID]*parsed{}, busy: map[fileID]chan struct{}{},
-		stats: map[string]statResult{}, dirs: map[string]string{}}
+		stats: map[string]statResult{}, dirs: map[string]string{}, notLinks: map[string]struct{}{}}
+}
+
+// KnowNotLink records that path is not a symbolic link, as a directory
+// walk that listed it as a regular file knows: resolving it then needs no
+// lstat to find the directory $ORIGIN stands for.
+func (c *FileCache) KnowNotLink(path string) {
+	c.mu.Lock()
+	c.notLinks[path] = struct{}{}
+	c.mu.Unlock()
 }
 
 // OnParse has fn called with each file the cache parses, while the file is
@@ -423,13 +434,18 @@ func (c *FileCache) realDir(path string) (string, error) {
 		real, err := filepath.EvalSymlinks(path)
 		return filepath.Dir(real), err
 	}
-	st, err := os.Lstat(path)
-	if err != nil {
-		return "", err
-	}
-	if st.Mode()&os.ModeSymlink != 0 {
-		real, err := filepath.EvalSymlinks(path)
-		return filepath.Dir(real), err
+	c.mu.Lock()
+	_, notLink := c.notLinks[path]
+	c.mu.Unlock()
+	if !notLink {
+		st, err := os.Lstat(path)
+		if err != nil {
+			return "", err
+		}
+		if st.Mode()&os.ModeSymlink != 0 {
+			real, err := filepath.EvalSymlinks(path)
+			return filepath.Dir(real), err
+		}
 	}
 	dir := filepath.Dir(path)
 	c.mu.Lock()
@@ -438,7 +454,8 @@ func (c *FileCache) realDir(path string) (string, error) {
 	if ok {
 		return real, nil
 	}
-	if real, err = filepath.EvalSymlinks(dir); err != nil {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
 		return "", err
 	}
 	c.mu.Lock()

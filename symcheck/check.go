@@ -98,6 +98,9 @@ type candidate struct {
 	// kind is "ck" from the name alone, else "" until a worker has looked
 	// inside: "elf", "archive", "wheel", or "" for anything else.
 	kind string
+	// walked: listed by a directory walk as a regular file, so not a
+	// symbolic link (a path named on the command line may be one).
+	walked bool
 }
 
 // Check scans roots (files or directories) with every applicable check and
@@ -277,7 +280,7 @@ func collect(ctx context.Context, roots []string) ([]candidate, error) {
 		}
 		if !st.IsDir() {
 			if st.Mode().IsRegular() {
-				out = append(out, newCandidate(root, filepath.Dir(root)))
+				out = append(out, newCandidate(root, filepath.Dir(root), false))
 			}
 			continue
 		}
@@ -290,12 +293,12 @@ func collect(ctx context.Context, roots []string) ([]candidate, error) {
 	return out, nil
 }
 
-func newCandidate(p, root string) candidate {
+func newCandidate(p, root string, walked bool) candidate {
 	kind := ""
 	if filepath.Base(p) == "composable_kernelConfig.cmake" {
 		kind = "ck"
 	}
-	return candidate{p, root, kind}
+	return candidate{p, root, kind, walked}
 }
 
 // walkParallel lists the regular files under root in filepath.WalkDir's
@@ -325,7 +328,7 @@ func walkParallel(ctx context.Context, root string) ([]candidate, error) {
 				p := filepath.Join(root, e.Name())
 				switch {
 				case e.Type().IsRegular():
-					parts[i] = []candidate{newCandidate(p, root)}
+					parts[i] = []candidate{newCandidate(p, root, true)}
 				case e.IsDir():
 					errs[i] = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
 						if err != nil {
@@ -335,7 +338,7 @@ func walkParallel(ctx context.Context, root string) ([]candidate, error) {
 							return ctx.Err()
 						}
 						if d.Type().IsRegular() {
-							parts[i] = append(parts[i], newCandidate(q, root))
+							parts[i] = append(parts[i], newCandidate(q, root, true))
 						}
 						return nil
 					})
@@ -464,6 +467,9 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, c candidate, opts *C
 		ckRefs(nil)
 	}
 	f.Close()
+	if c.walked && opts.Resolver.Files != nil {
+		opts.Resolver.Files.KnowNotLink(c.path)
+	}
 	dr, err := b.BindDynamic(ctx, c.path, false)
 	if err != nil {
 		return out, err

@@ -481,3 +481,49 @@ func TestCheckSymlinkedRoot(t *testing.T) {
 		t.Errorf("a link below the root was followed: %v", rep.Files)
 	}
 }
+
+// TestCheckOriginOfLinkedFile: $ORIGIN is the directory a file really
+// lives in. A file named on the command line may be a symbolic link (its
+// $ORIGIN is then the target's directory); files found by walking a
+// directory are regular files, which check tells the resolver so that it
+// does not lstat each one. Both must resolve $ORIGIN/../lib.
+func TestCheckOriginOfLinkedFile(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	for _, d := range []string{"prefix/lib", "prefix/bin", "links"} {
+		os.MkdirAll(filepath.Join(dir, d), 0o755)
+	}
+	build := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %v: %v\n%s", args, err, out)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "dep.c"), []byte("int dep_value(void){return 0;}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "main.c"), []byte("extern int dep_value(void); int main(void){return dep_value();}\n"), 0o644)
+	lib := filepath.Join(dir, "prefix/lib/libdep.so.1")
+	build("-shared", "-fPIC", "-o", lib, filepath.Join(dir, "dep.c"), "-Wl,-soname,libdep.so.1")
+	app := filepath.Join(dir, "prefix/bin/app")
+	build("-o", app, filepath.Join(dir, "main.c"), lib, "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib")
+	link := filepath.Join(dir, "links/app")
+	if err := os.Symlink(app, link); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(link).CombinedOutput(); err != nil {
+		t.Fatalf("oracle: the loader runs the app through its link: %v %s", err, out)
+	}
+	for _, root := range []string{link, filepath.Join(dir, "prefix")} {
+		rep, err := symcheck.Check(context.Background(), []string{root}, symcheck.CheckOptions{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Files) == 0 {
+			t.Fatalf("check %s scanned nothing", root)
+		}
+		for _, f := range rep.Findings {
+			if f.Rule == symcheck.RuleMissingLibrary || f.Rule == symcheck.RuleUndefinedSymbol {
+				t.Errorf("check %s: %s: %s", root, f.Rule, f.Message)
+			}
+		}
+	}
+}
