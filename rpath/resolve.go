@@ -417,6 +417,10 @@ func (c *FileCache) stat(p string) (os.FileInfo, error) {
 	return r.fi, r.err
 }
 
+// KnowStat records fi as what os.Stat says of p, from a caller that has
+// the file open (its fstat): resolving p then needs no stat.
+func (c *FileCache) KnowStat(p string, fi os.FileInfo) { c.knowStat(p, fi) }
+
 // knowStat records fi as the answer to stat(p) unless there is one.
 func (c *FileCache) knowStat(p string, fi os.FileInfo) {
 	c.mu.Lock()

@@ -3,6 +3,7 @@ package symcheck
 import (
 	"context"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"runtime"
 	"sort"
@@ -20,6 +21,9 @@ type symtab struct {
 	verdefs map[string]bool
 	needs   []elfx.VersionNeed
 	cost    int // bytes counted against the TableCache budget
+	// facts, for a table read from a file the resolver parsed without
+	// error, are what check's file-level rules need from it.
+	facts *fileFacts
 
 	// The references to the unwinding ABI, found on first use (a check
 	// asks once per closure that contains the object).
@@ -104,6 +108,9 @@ func (c *TableCache) add(f *elfx.File) {
 	k := fileKey(f)
 	if _, ok := c.get(k); !ok {
 		if t, err := tableOf(f); err == nil {
+			if ff := factsOf(f); ff.interpErr == nil && (ff.dynErr == nil || errors.Is(ff.dynErr, elfx.ErrNoDynamic)) {
+				t.facts = ff // errors name the path they were read through: not kept
+			}
 			c.put(k, t)
 		}
 	}
@@ -182,6 +189,10 @@ func readTable(path string) (*symtab, error) {
 
 // tableRead, when set by a test, sees every table read.
 var tableRead func(f *elfx.File)
+
+// scanParsed, when set by a test, sees every file check parses when the
+// scan reaches it (not those it had parsed as a dependency).
+var scanParsed func(path string)
 
 // tableOf reads f's tables; they stay valid after f is closed.
 func tableOf(f *elfx.File) (*symtab, error) {

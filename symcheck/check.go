@@ -394,12 +394,26 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 	switch {
 	case k == elfx.KindELF:
 		sc.kind = "elf"
+		// A library the scan has already parsed as another file's
+		// dependency (same device and inode) is not parsed again: its
+		// table holds what the file-level rules need.
+		if t, ok := b.tables.get(keyOf(sc.id, c.path)); ok && t.facts != nil && !opts.wantCK {
+			p.Close()
+			if opts.Resolver.Files != nil {
+				opts.Resolver.Files.KnowStat(c.path, p.Info)
+			}
+			sc.findings, sc.err = checkELF(ctx, b, nil, t.facts, c, opts, &sc)
+			return sc
+		}
+		if scanParsed != nil {
+			scanParsed(c.path)
+		}
 		f, err := p.ELF()
 		if err != nil {
 			sc.err = err
 			return sc
 		}
-		sc.findings, sc.err = checkELF(ctx, b, f, c, opts, &sc)
+		sc.findings, sc.err = checkELF(ctx, b, f, factsOf(f), c, opts, &sc)
 	case k == elfx.KindArchive || k == elfx.KindThinArchive:
 		sc.kind = "archive"
 		// The LLVMInitialize* diagnosis is the one archive check in a
@@ -431,42 +445,56 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 	return sc
 }
 
-// checkELF runs the hygiene rules and binds the dynamic symbols of f,
-// which it closes.
-func checkELF(ctx context.Context, b *Binder, f *elfx.File, c candidate, opts *CheckOptions, sc *scanned) ([]Finding, error) {
+// checkELF runs the hygiene rules and binds the dynamic symbols of the file
+// ff describes. f is the open file, which it closes, or nil when the file
+// was parsed before (as a dependency) and ff comes from its cached table.
+func checkELF(ctx context.Context, b *Binder, f *elfx.File, ff *fileFacts, c candidate, opts *CheckOptions, sc *scanned) ([]Finding, error) {
 	// The references to composable_kernel instances, for a CK install in
 	// the scan, are read now, from the open file and its table.
 	ckRefs := func(t *elfx.SymbolTable) {
-		if opts.wantCK {
+		if opts.wantCK && f != nil {
 			sc.ckRefs, _ = ckRefsOf(f, t)
 		}
 	}
-	out, err := hygiene(f, c.path, opts)
+	closeFile := func() {
+		if f != nil {
+			f.Close()
+		}
+	}
+	var needs func() ([]elfx.VersionNeed, error)
+	if f != nil {
+		needs = f.VersionNeeds
+	} else if t, ok := b.tables.get(keyOf(sc.id, c.path)); ok {
+		needs = func() ([]elfx.VersionNeed, error) { return t.needs, nil }
+	}
+	out, err := hygiene(ff, needs, c.path, opts)
 	if err != nil {
-		f.Close()
+		closeFile()
 		return out, err
 	}
-	if f.Type != elf.ET_DYN && f.Type != elf.ET_EXEC {
+	if ff.typ != elf.ET_DYN && ff.typ != elf.ET_EXEC {
 		ckRefs(nil)
-		f.Close()
+		closeFile()
 		return out, nil
 	}
-	d, derr := f.Dynamic()
+	d, derr := ff.dyn, ff.dynErr
 	if derr != nil {
 		ckRefs(nil)
-		f.Close()
+		closeFile()
 		return out, nil
 	}
-	_, module := unnamed(f, d, c.path)
-	python := f.Type == elf.ET_DYN && PythonExtension(c.path)
+	_, module := unnamed(ff, d, c.path)
+	python := ff.typ == elf.ET_DYN && PythonExtension(c.path)
 	module = module || python
-	b.prime(f)
-	if t, ok := b.tables.get(fileKey(f)); ok {
-		ckRefs(t.tab)
-	} else {
-		ckRefs(nil)
+	if f != nil {
+		b.prime(f)
+		if t, ok := b.tables.get(fileKey(f)); ok {
+			ckRefs(t.tab)
+		} else {
+			ckRefs(nil)
+		}
+		f.Close()
 	}
-	f.Close()
 	if c.walked && opts.Resolver.Files != nil {
 		opts.Resolver.Files.KnowNotLink(c.path)
 	}
@@ -532,14 +560,9 @@ func PythonExtension(path string) bool {
 // MODULE libraries, LLVM plugins and Python/Perl extensions look like —
 // whose undefined symbols the program loading it provides
 // (module-undefined-symbol).
-func unnamed(f *elfx.File, d *elfx.Dynamic, path string) (library, module bool) {
-	if f.Type != elf.ET_DYN || d == nil || d.HasSoname {
+func unnamed(ff *fileFacts, d *elfx.Dynamic, path string) (library, module bool) {
+	if ff.typ != elf.ET_DYN || d == nil || d.HasSoname || ff.hasInterp {
 		return false, false
-	}
-	for _, p := range f.ELF().Progs {
-		if p.Type == elf.PT_INTERP {
-			return false, false
-		}
 	}
 	base := filepath.Base(path)
 	if strings.HasPrefix(base, "lib") {
@@ -593,25 +616,25 @@ func llvmFinding(path string, d *LLVMDiagnosis) []Finding {
 var soFile = regexp.MustCompile(`(^lib.*\.so(\.[0-9.]+)?$)|(\.so(\.[0-9]+)*$)`)
 
 // hygiene runs the file-level rules RD1201–RD1209.
-func hygiene(f *elfx.File, path string, opts *CheckOptions) ([]Finding, error) {
+func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), path string, opts *CheckOptions) ([]Finding, error) {
 	var out []Finding
 	add := func(rule, msg, sym, lib string) {
 		r, _ := LookupRule(rule)
 		out = append(out, Finding{Rule: rule, Severity: r.Severity, File: path, Symbol: sym, Library: lib, Message: msg, Fix: r.Fix})
 	}
-	if f.Type != elf.ET_DYN && f.Type != elf.ET_EXEC {
+	if ff.typ != elf.ET_DYN && ff.typ != elf.ET_EXEC {
 		return nil, nil
 	}
 	// A malformed PT_INTERP (the loader could not start the program) is
 	// the file's error.
-	if _, err := f.Interp(); err != nil {
-		return nil, err
+	if ff.interpErr != nil {
+		return nil, ff.interpErr
 	}
-	d, err := f.Dynamic()
+	d, err := ff.dyn, ff.dynErr
 	if err != nil && !errors.Is(err, elfx.ErrNoDynamic) {
 		return nil, err
 	}
-	if st := f.GNUStack(); st.Executable && f.Machine != elf.EM_AMDGPU {
+	if st := ff.stack; st.Executable && ff.machine != elf.EM_AMDGPU {
 		why := "PT_GNU_STACK has PF_X"
 		if !st.Present {
 			why = "there is no PT_GNU_STACK, so the stack defaults to executable"
@@ -641,14 +664,14 @@ func hygiene(f *elfx.File, path string, opts *CheckOptions) ([]Finding, error) {
 	if opts.ExpectRunpath && d.HasRPath && !d.HasRunPath {
 		add(RuleRPathNotRunpath, fmt.Sprintf("%s: DT_RPATH %q where DT_RUNPATH is expected", path, d.RPath), "", "")
 	}
-	if library, _ := unnamed(f, d, path); library {
+	if library, _ := unnamed(ff, d, path); library {
 		add(RuleMissingSoname, fmt.Sprintf("%s: shared library without DT_SONAME", path), "", "")
 	}
 	if d.TextRel {
 		add(RuleTextRel, fmt.Sprintf("%s: text relocations (DT_TEXTREL)", path), "", "")
 	}
-	if opts.Glibc != "" || opts.Glibcxx != "" {
-		needs, err := f.VersionNeeds()
+	if (opts.Glibc != "" || opts.Glibcxx != "") && versionNeeds != nil {
+		needs, err := versionNeeds()
 		if err != nil {
 			return out, err
 		}
@@ -671,6 +694,29 @@ func hygiene(f *elfx.File, path string, opts *CheckOptions) ([]Finding, error) {
 		}
 	}
 	return out, nil
+}
+
+// fileFacts is what the file-level rules read from an ELF file. It is
+// kept with the file's symbol table, so a library parsed as another file's
+// dependency is not parsed again when the scan reaches it.
+type fileFacts struct {
+	typ       elf.Type
+	machine   elf.Machine
+	hasInterp bool // a PT_INTERP (a program or PIE, not a plain library)
+	interpErr error
+	dyn       *elfx.Dynamic
+	dynErr    error
+	stack     elfx.Stack
+}
+
+func factsOf(f *elfx.File) *fileFacts {
+	ff := &fileFacts{typ: f.Type, machine: f.Machine, stack: f.GNUStack()}
+	for _, p := range f.ELF().Progs {
+		ff.hasInterp = ff.hasInterp || p.Type == elf.PT_INTERP
+	}
+	_, ff.interpErr = f.Interp()
+	ff.dyn, ff.dynErr = f.Dynamic()
+	return ff
 }
 
 func isBuildDir(e, workdir string) bool {
@@ -769,7 +815,7 @@ func checkWheelMember(zf *zip.File, name string, opts *CheckOptions) ([]Finding,
 		return nil, err
 	}
 	defer f.Close()
-	return hygiene(f, name, opts)
+	return hygiene(factsOf(f), f.VersionNeeds, name, opts)
 }
 
 // applyPolicy sets rule IDs, applies severity overrides, ignores and the

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -525,5 +526,63 @@ func TestCheckOriginOfLinkedFile(t *testing.T) {
 				t.Errorf("check %s: %s: %s", root, f.Rule, f.Message)
 			}
 		}
+	}
+}
+
+// TestCheckDependencyParsedOnce: a library the scan reached first as a
+// program's dependency is not parsed again when the walk comes to it; what
+// its file-level rules need is kept from the first parse. Its findings must
+// be the ones a scan of it alone gives (one of each file-level rule it
+// breaks, and its own unresolved reference).
+func TestCheckDependencyParsedOnce(t *testing.T) {
+	p := newPfx(t)
+	lib := p.cc("lib/libwild.so", "#include <stdio.h>\nextern void not_defined_anywhere(void);\n"+
+		"void wild(void) { puts(\"x\"); not_defined_anywhere(); }\n",
+		"-shared", "-fPIC", "-Wl,-z,execstack", "-Wl,--enable-new-dtags,-rpath,/tmp/build/deps")
+	// "a" comes before "lib" in the walk: with one worker the program is
+	// checked, and its dependency parsed, first.
+	p.cc("a/app", "void wild(void); int main(void) { wild(); return 0; }",
+		"-L"+filepath.Dir(lib), "-l:libwild.so", "-Wl,--allow-shlib-undefined,--enable-new-dtags,-rpath,$ORIGIN/../lib")
+	var mu sync.Mutex
+	var parsed []string
+	defer symcheck.OnScanParse(func(path string) {
+		mu.Lock()
+		parsed = append(parsed, path)
+		mu.Unlock()
+	})()
+	libFindings := func(roots ...string) []string {
+		t.Helper()
+		parsed = nil
+		rep, err := symcheck.Check(context.Background(), roots, symcheck.CheckOptions{Workers: 1, Glibc: "2.0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, f := range rep.Findings {
+			if f.File == lib {
+				out = append(out, f.Rule+": "+f.Message)
+			}
+		}
+		return out
+	}
+	alone := libFindings(lib)
+	if !slices.Contains(parsed, lib) {
+		t.Fatalf("checked alone, the library was not parsed by the scan: %v", parsed)
+	}
+	rules := map[string]bool{}
+	for _, f := range alone {
+		rules[strings.SplitN(f, ":", 2)[0]] = true
+	}
+	for _, r := range []string{symcheck.RuleExecStack, symcheck.RuleMissingSoname, symcheck.RuleBuildDirRunpath, symcheck.RuleGlibcTooNew, symcheck.RuleUndefinedSymbol} {
+		if !rules[r] {
+			t.Errorf("checked alone, no %s finding: %v", r, alone)
+		}
+	}
+	inTree := libFindings(p.root)
+	if slices.Contains(parsed, lib) {
+		t.Errorf("the library was parsed again when the walk reached it: %v", parsed)
+	}
+	if !slices.Equal(inTree, alone) {
+		t.Errorf("as a dependency first:\n%s\nalone:\n%s", strings.Join(inTree, "\n"), strings.Join(alone, "\n"))
 	}
 }

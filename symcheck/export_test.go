@@ -24,3 +24,10 @@ func OnTableRead(fn func(f *elfx.File)) (restore func()) {
 	tableRead = fn
 	return func() { tableRead = nil }
 }
+
+// OnScanParse has fn called with every file check parses when the scan
+// reaches it, until the returned function is called.
+func OnScanParse(fn func(path string)) (restore func()) {
+	scanParsed = fn
+	return func() { scanParsed = nil }
+}
