@@ -210,6 +210,11 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 			r.findings, r.err = checkCK(r.c.path, consumers)
 		}
 	}
+	nf := 0
+	for _, r := range kept {
+		nf += len(r.findings)
+	}
+	rep.Files, rep.Findings = make([]string, 0, len(kept)), make([]Finding, 0, nf)
 	for _, r := range kept {
 		if r.err != nil {
 			if ctx.Err() != nil {
@@ -503,6 +508,9 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, ff *fileFacts, c can
 		return out, err
 	}
 	var unresolved []string
+	if len(out) == 0 {
+		out = dr.Findings[:0] // rewritten in place: each is written at or before where it was read
+	}
 	for _, fd := range dr.Findings {
 		if fd.Rule == RuleUndefinedSymbol && module && fd.File == c.path {
 			fd.Rule, fd.Severity = RuleModuleUndefined, SeverityNote
