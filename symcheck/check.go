@@ -407,7 +407,8 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 			if opts.Resolver.Files != nil {
 				opts.Resolver.Files.KnowStat(c.path, p.Info)
 			}
-			sc.findings, sc.err = checkELF(ctx, b, nil, t.facts, c, opts, &sc)
+			needs := func() ([]elfx.VersionNeed, error) { return t.needs, nil }
+			sc.findings, sc.err = checkELF(ctx, b, nil, t.facts, needs, c, opts, &sc)
 			return sc
 		}
 		if scanParsed != nil {
@@ -418,7 +419,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 			sc.err = err
 			return sc
 		}
-		sc.findings, sc.err = checkELF(ctx, b, f, factsOf(f), c, opts, &sc)
+		sc.findings, sc.err = checkELF(ctx, b, f, factsOf(f), f.VersionNeeds, c, opts, &sc)
 	case k == elfx.KindArchive || k == elfx.KindThinArchive:
 		sc.kind = "archive"
 		// The LLVMInitialize* diagnosis is the one archive check in a
@@ -451,9 +452,10 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 }
 
 // checkELF runs the hygiene rules and binds the dynamic symbols of the file
-// ff describes. f is the open file, which it closes, or nil when the file
-// was parsed before (as a dependency) and ff comes from its cached table.
-func checkELF(ctx context.Context, b *Binder, f *elfx.File, ff *fileFacts, c candidate, opts *CheckOptions, sc *scanned) ([]Finding, error) {
+// ff describes, whose version requirements needs reads. f is the open
+// file, which it closes, or nil when the file was parsed before (as a
+// dependency) and ff comes from its cached table.
+func checkELF(ctx context.Context, b *Binder, f *elfx.File, ff *fileFacts, needs func() ([]elfx.VersionNeed, error), c candidate, opts *CheckOptions, sc *scanned) ([]Finding, error) {
 	// The references to composable_kernel instances, for a CK install in
 	// the scan, are read now, from the open file and its table.
 	ckRefs := func(t *elfx.SymbolTable) {
@@ -465,12 +467,6 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, ff *fileFacts, c can
 		if f != nil {
 			f.Close()
 		}
-	}
-	var needs func() ([]elfx.VersionNeed, error)
-	if f != nil {
-		needs = f.VersionNeeds
-	} else if t, ok := b.tables.get(keyOf(sc.id, c.path)); ok {
-		needs = func() ([]elfx.VersionNeed, error) { return t.needs, nil }
 	}
 	out, err := hygiene(ff, needs, c.path, opts)
 	if err != nil {
@@ -678,7 +674,7 @@ func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), pat
 	if d.TextRel {
 		add(RuleTextRel, fmt.Sprintf("%s: text relocations (DT_TEXTREL)", path), "", "")
 	}
-	if (opts.Glibc != "" || opts.Glibcxx != "") && versionNeeds != nil {
+	if opts.Glibc != "" || opts.Glibcxx != "" {
 		needs, err := versionNeeds()
 		if err != nil {
 			return out, err
