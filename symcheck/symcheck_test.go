@@ -183,14 +183,19 @@ func dirExists(p string) bool {
 	return err == nil && st.IsDir()
 }
 
-// TestVersions builds a library with version nodes V1 and V2, links an
-// executable against it, then swaps in a build that lacks V2, and checks
-// the findings against the real loader's error.
-func TestVersions(t *testing.T) {
+// gccDir is a scratch directory for a test that builds with gcc: write
+// puts a file in it, run runs gcc in it and fails the test on an error.
+func gccDir(t *testing.T) (dir string, write func(name, content string), run func(args ...string)) {
+	t.Helper()
 	gcc := testenv.Tool(t, "gcc", "gcc")
-	dir := t.TempDir()
-	write := func(name, s string) { os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644) }
-	run := func(args ...string) {
+	dir = t.TempDir()
+	write = func(name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run = func(args ...string) {
 		t.Helper()
 		cmd := exec.Command(gcc, args...)
 		cmd.Dir = dir
@@ -198,6 +203,14 @@ func TestVersions(t *testing.T) {
 			t.Fatalf("gcc %v: %v\n%s", args, err, out)
 		}
 	}
+	return dir, write, run
+}
+
+// TestVersions builds a library with version nodes V1 and V2, links an
+// executable against it, then swaps in a build that lacks V2, and checks
+// the findings against the real loader's error.
+func TestVersions(t *testing.T) {
+	dir, write, run := gccDir(t)
 	write("v.c", "int foo(void){return 1;} int bar(void){return 2;}\n")
 	write("v2.map", "V1 { global: foo; local: *; };\nV2 { global: bar; } V1;\n")
 	write("v1.map", "V1 { global: foo; bar; local: *; };\n")
@@ -251,17 +264,7 @@ func TestVersions(t *testing.T) {
 // libb, later in the scope, defines foo@V1: the app runs, and check must
 // find nothing. Without libb's definition both must fail.
 func TestVersionedReferenceBoundElsewhere(t *testing.T) {
-	gcc := testenv.Tool(t, "gcc", "gcc")
-	dir := t.TempDir()
-	write := func(name, s string) { os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644) }
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command(gcc, args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("gcc %v: %v\n%s", args, err, out)
-		}
-	}
+	dir, write, run := gccDir(t)
 	for _, d := range []string{"link", "lib"} {
 		os.MkdirAll(filepath.Join(dir, d), 0o755)
 	}
@@ -325,8 +328,7 @@ func TestVersionedReferenceBoundElsewhere(t *testing.T) {
 // since the mapping is unmapped once the tables are unreachable (reading a
 // name that viewed it would then fault).
 func TestFindingsOutliveMappedTables(t *testing.T) {
-	gcc := testenv.Tool(t, "gcc", "gcc")
-	dir := t.TempDir()
+	dir, write, run := gccDir(t)
 	const n = 12000
 	var src strings.Builder
 	for i := range n {
@@ -337,13 +339,9 @@ func TestFindingsOutliveMappedTables(t *testing.T) {
 		fmt.Fprintf(&src, "\tmissing_function_%05d();\n", i)
 	}
 	src.WriteString("}\n")
-	if err := os.WriteFile(filepath.Join(dir, "big.c"), []byte(src.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	write("big.c", src.String())
+	run("-shared", "-fPIC", "-O0", "-o", "libbig.so.1", "big.c", "-Wl,-soname,libbig.so.1")
 	lib := filepath.Join(dir, "libbig.so.1")
-	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-O0", "-o", lib, filepath.Join(dir, "big.c"), "-Wl,-soname,libbig.so.1").CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
 	rep := check(t, []string{lib}, symcheck.SymbolsOptions{})
 	for range 3 {
 		runtime.GC() // the tables' mappings go once unreachable
