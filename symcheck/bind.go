@@ -190,10 +190,6 @@ func readTable(path string) (*symtab, error) {
 // tableRead, when set by a test, sees every table read.
 var tableRead func(f *elfx.File)
 
-// scanParsed, when set by a test, sees every file check parses when the
-// scan reaches it (not those it had parsed as a dependency).
-var scanParsed func(path string)
-
 // tableOf reads f's tables; they stay valid after f is closed.
 func tableOf(f *elfx.File) (*symtab, error) {
 	if tableRead != nil {

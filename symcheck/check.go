@@ -451,6 +451,10 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 	return sc
 }
 
+// scanParsed, when set by a test, sees every file check parses when the
+// scan reaches it (not those it had parsed as a dependency).
+var scanParsed func(path string)
+
 // checkELF runs the hygiene rules and binds the dynamic symbols of the file
 // ff describes, whose version requirements needs reads. f is the open
 // file, which it closes, or nil when the file was parsed before (as a
