@@ -417,12 +417,10 @@ func (c *FileCache) stat(p string) (os.FileInfo, error) {
 	return r.fi, r.err
 }
 
-// KnowStat records fi as what os.Stat says of p, from a caller that has
-// the file open (its fstat): resolving p then needs no stat.
-func (c *FileCache) KnowStat(p string, fi os.FileInfo) { c.knowStat(p, fi) }
-
-// knowStat records fi as the answer to stat(p) unless there is one.
-func (c *FileCache) knowStat(p string, fi os.FileInfo) {
+// KnowStat records fi as what os.Stat says of p, unless there is an
+// answer already, from a caller that has the file open (its fstat):
+// resolving p then needs no stat.
+func (c *FileCache) KnowStat(p string, fi os.FileInfo) {
 	c.mu.Lock()
 	if _, ok := c.stats[p]; !ok {
 		c.stats[p] = statResult{fi: fi}
@@ -528,7 +526,7 @@ func (r *Resolver) Prime(f *elfx.File) error {
 	}
 	// What the caller's open found is what os.Stat would say of the path
 	// (both follow symbolic links): resolving it needs no stat.
-	r.files.knowStat(f.Path, st)
+	r.files.KnowStat(f.Path, st)
 	if _, ok := r.files.begin(id); ok {
 		return nil
 	}
