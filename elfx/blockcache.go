@@ -85,14 +85,25 @@ func (b *blockReader) ReadAt(p []byte, off int64) (int, error) {
 }
 
 // readWhole serves a read of a small file from all of it, read on the
-// first call.
+// first call. A first block already read (the probe that told what the
+// file is) is not read again.
 func (b *blockReader) readWhole(p []byte, off int64) (int, error) {
 	if b.whole == nil {
 		w := wholePool.Get().(*wholeFile)
-		m, err := b.r.ReadAt(w.buf[:b.size], 0)
-		if err != nil && err != io.EOF {
-			wholePool.Put(w)
-			return 0, err
+		have := 0
+		for _, s := range b.slots {
+			if s != nil && s.idx == 1 && int64(s.n) == min(b.size, blockSize) {
+				have = copy(w.buf[:], s.buf[:s.n])
+			}
+		}
+		m := have
+		if int64(have) < b.size {
+			k, err := b.r.ReadAt(w.buf[have:b.size], int64(have))
+			if err != nil && err != io.EOF {
+				wholePool.Put(w)
+				return 0, err
+			}
+			m += k
 		}
 		w.n, b.whole = m, w
 	}

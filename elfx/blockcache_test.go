@@ -13,11 +13,13 @@ type countingReader struct {
 	r      io.ReaderAt
 	reads  int
 	maxEnd int64 // the furthest byte any read asked for
+	asked  int64 // bytes asked for by all reads
 }
 
 func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
 	c.reads++
 	c.maxEnd = max(c.maxEnd, off+int64(len(p)))
+	c.asked += int64(len(p))
 	return c.r.ReadAt(p, off)
 }
 
@@ -106,6 +108,34 @@ func TestBlockReaderSmallFileWhole(t *testing.T) {
 		}
 		if n, err := br.ReadAt(make([]byte, 1), 0); n != 1 || err != nil || c.reads != 2 {
 			t.Errorf("size %d: after release: %d, %v, %d reads", size, n, err, c.reads)
+		}
+	}
+}
+
+// TestBlockReaderSmallFileAfterProbe: when the first block was read to
+// tell what the file is, reading the small file whole reads only the rest
+// of it (nothing more when the file fits in that block).
+func TestBlockReaderSmallFileAfterProbe(t *testing.T) {
+	for _, size := range []int{10, blockSize, blockSize + 7, wholeMax} {
+		data := make([]byte, size)
+		for i := range data {
+			data[i] = byte(i * 11)
+		}
+		c := &countingReader{r: bytes.NewReader(data)}
+		br := newBlockReader(c, int64(size))
+		if _, err := br.block(0); err != nil {
+			t.Fatal(err)
+		}
+		p := make([]byte, size)
+		if n, _ := br.ReadAt(p, 0); n != size || !bytes.Equal(p, data) {
+			t.Fatalf("size %d: read %d bytes, or wrong bytes", size, n)
+		}
+		want := 1
+		if size > blockSize {
+			want = 2
+		}
+		if c.reads != want || c.maxEnd != int64(size) || c.asked != int64(size) {
+			t.Errorf("size %d: %d reads of %d bytes reaching to %d, want %d reads of the file once", size, c.reads, c.asked, c.maxEnd, want)
 		}
 	}
 }
