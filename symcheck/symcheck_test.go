@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
@@ -291,8 +292,9 @@ func TestVersionedReferenceBoundElsewhere(t *testing.T) {
 		return out
 	}
 	// foo's requirement names liba.so.1 (it came from there at link time).
-	if out, err := exec.Command("readelf", "-V", app).Output(); err == nil && !strings.Contains(string(out), "File: liba.so.1") {
-		t.Fatalf("the app's version requirements do not name liba.so.1:\n%s", out)
+	readelf := testenv.Tool(t, "readelf", "binutils")
+	if out, err := exec.Command(readelf, "-V", app).Output(); err != nil || !strings.Contains(string(out), "File: liba.so.1") {
+		t.Fatalf("the app's version requirements do not name liba.so.1 (%v):\n%s", err, out)
 	}
 	cp := func(from, to string) {
 		b, err := os.ReadFile(filepath.Join(dir, from))
@@ -342,6 +344,19 @@ func TestFindingsOutliveMappedTables(t *testing.T) {
 	write("big.c", src.String())
 	run("-shared", "-fPIC", "-O0", "-o", "libbig.so.1", "big.c", "-Wl,-soname,libbig.so.1")
 	lib := filepath.Join(dir, "libbig.so.1")
+	// The premise: check's tables for this library view a mapping.
+	ef, err := elfx.Open(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := ef.MappedSymbolTable()
+	ef.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := tab.HeapBytes(); n != 0 {
+		t.Fatalf("the library's table is copied (%d bytes), not mapped: the test would not see a name that views it", n)
+	}
 	rep := check(t, []string{lib}, symcheck.SymbolsOptions{})
 	for range 3 {
 		runtime.GC() // the tables' mappings go once unreachable
