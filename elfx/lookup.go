@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -611,17 +612,10 @@ func (t *SymbolTable) Undefined() (out []Symbol) {
 // EachUndefined calls fn with each undefined symbol (SHN_UNDEF, named) in
 // table order until fn returns false, without collecting them.
 func (t *SymbolTable) EachUndefined(fn func(Symbol) bool) {
-	if t.Err() != nil {
-		return
-	}
-	defer t.m.leave(t.m.enter())
-	for i := 1; i < t.Len(); i++ {
-		if t.shndx(i) == elf.SHN_UNDEF && len(t.rawName(i)) > 0 {
-			if !fn(t.symbol(i, nil)) {
-				return
-			}
-		}
-	}
+	t.EachUndefinedTransient(func(s Symbol) bool {
+		s.Name = strings.Clone(s.Name)
+		return fn(s)
+	})
 }
 
 // EachUndefinedTransient is EachUndefined without a copy of each name:
