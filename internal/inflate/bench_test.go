@@ -23,6 +23,7 @@ func benchInput(b *testing.B) []byte {
 func BenchmarkDecode(b *testing.B) {
 	comp := benchInput(b)
 	b.SetBytes(32 << 20)
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := Decode(io.Discard, bytes.NewReader(comp), int64(len(comp))); err != nil {
 			b.Fatal(err)
@@ -33,6 +34,7 @@ func BenchmarkDecode(b *testing.B) {
 func BenchmarkStdlib(b *testing.B) {
 	comp := benchInput(b)
 	b.SetBytes(32 << 20)
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := io.Copy(io.Discard, flate.NewReader(bytes.NewReader(comp))); err != nil {
 			b.Fatal(err)
@@ -50,6 +52,7 @@ func BenchmarkDecodeParts(b *testing.B) {
 		b.Fatalf("a %d-byte stream is not cut", n)
 	}
 	b.SetBytes(32 << 20)
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := decode(io.Discard, bytes.NewReader(comp), n, k); err != nil {
 			b.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"math/bits"
 	"runtime"
 	"sync/atomic"
 )
@@ -51,7 +50,6 @@ const (
 	maxMatch = 258
 	outBuf   = 1 << 22 // output produced between writes
 	chunk    = 1 << 20 // compressed bytes read at a time
-	primBits = 11      // first-level decoding table index bits
 )
 
 // Decode inflates the raw deflate stream held in the first n bytes of r,
@@ -96,8 +94,10 @@ type decoder struct {
 	idx   Index
 	// lit and dist point at the fixed tables or at the dynamic ones,
 	// which are rebuilt in place for every dynamic block.
-	lit, dist       *huffman
-	dynLit, dynDist huffman
+	lit     *litTable
+	dist    *distTable
+	dynLit  litTable
+	dynDist distTable
 	// limit, when positive, stops the decoder at the first block that
 	// begins at or after that bit; stopped says it did.
 	limit   int64
@@ -270,134 +270,217 @@ var (
 	distExtr = [30]uint8{0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13}
 )
 
-// codes decodes one Huffman-coded block. It is the hot loop of a relink:
-// the bit buffer, the output position and the tables live in locals, the
-// refill is inlined, and the slow paths (end of a chunk, a full output
-// buffer, errors) store the state back first.
+// codes decodes one Huffman-coded block. It is the hot loop of a relink.
+// fastCodes decodes most of the block; it stops at the end of an input
+// chunk or of the output buffer, and before any symbol it leaves to the
+// careful decoder (symbol): the end of the block, an invalid code, a
+// distance reaching before the data.
 func (d *decoder) codes() error {
 	br := &d.br
-	bv, n := br.bits, br.n
-	buf, bi := br.buf, br.i
-	out, pos := d.out, d.pos
-	lt, dt := d.lit.tab, d.dist.tab
-	var what string
 	for {
-		if pos+maxMatch+8 > len(out) {
-			br.bits, br.n, br.i, d.pos = bv, n, bi, pos
+		if d.pos+maxMatch+8 > len(d.out) {
 			if err := d.room(maxMatch + 8); err != nil {
 				return err
 			}
-			bv, n, buf, bi, out, pos = br.bits, br.n, br.buf, br.i, d.out, d.pos
 		}
-		// 48 bits cover the longest literal/length code with its extra
-		// bits and the longest distance code with its extra bits.
-		if n < 48 {
-			if bi+8 <= len(buf) {
-				bv |= binary.LittleEndian.Uint64(buf[bi:]) << n
-				k := (63 - n) >> 3
-				bi += int(k)
-				n += k * 8
-			} else {
-				br.bits, br.n, br.i, d.pos = bv, n, bi, pos
-				if err := br.refill(); err != nil {
-					return err
-				}
-				bv, n, buf, bi, out, pos = br.bits, br.n, br.buf, br.i, d.out, d.pos
+		if br.i+16 <= len(br.buf) {
+			br.bits, br.n, br.i, d.pos = fastCodes(d.lit, d.dist, br.buf, d.out, br.bits, br.n, br.i, d.pos)
+			if d.pos+maxMatch+8 > len(d.out) {
+				continue
 			}
 		}
-		e := lookup(lt, bv)
-		l := uint(e & 15)
-		if l == 0 || l > n {
-			what = "invalid literal/length code"
-			goto fail
-		}
-		bv >>= l
-		n -= l
-		sym := int(e >> 16)
-		if sym < 256 {
-			out[pos] = byte(sym)
-			pos++
-			// Literals come in runs: while 33 bits remain (a literal and
-			// the next code), take another without the loop's checks; a
-			// literal uses one of the maxMatch bytes of room.
-			for n >= 33 {
-				e = lt[bv&(1<<primBits-1)]
-				if e&linkFlag != 0 || e>>16 >= 256 || e&15 == 0 {
-					break
-				}
-				l = uint(e & 15)
-				bv >>= l
-				n -= l
-				out[pos] = byte(e >> 16)
-				pos++
-			}
+		lit, length, dist, err := d.symbol()
+		switch {
+		case err != nil:
+			return err
+		case lit >= 0:
+			d.out[d.pos] = byte(lit)
+			d.pos++
 			continue
-		}
-		if sym == 256 {
-			br.bits, br.n, br.i, d.pos = bv, n, bi, pos
+		case length == 0:
 			return nil
 		}
-		sym -= 257
-		if sym >= 29 {
-			what = "invalid length symbol"
-			goto fail
+		if int64(dist) > d.base+int64(d.pos) {
+			return d.fail("distance reaches before the start of the data")
 		}
-		x := uint(lenExtra[sym])
-		if n < x {
-			what = "invalid length"
-			goto fail
+		d.pos = copyMatch(d.out, d.pos, dist, length)
+	}
+}
+
+// fastCodes decodes literals and matches while the input holds 16 more
+// bytes and the output has room for a longest match, taking the bit
+// buffer and the positions in and out and returning them. The bit buffer
+// is refilled without branches (libdeflate's way: up to 63 bits held, so
+// one refill covers a length and a distance with their extra bits, or two
+// literals and the lookup of the next code) and each path ends with a
+// refill and the lookup of the next code, which overlaps the match copy.
+// It returns at the start of a symbol it does not decode.
+func fastCodes(lt *litTable, dt *distTable, buf, out []byte, bv uint64, n uint, bi, pos int) (uint64, uint, int, int) {
+	if bi+16 > len(buf) {
+		return bv, n, bi, pos
+	}
+	bv |= binary.LittleEndian.Uint64(buf[bi:]) << (n & 63)
+	bi += int((63 - n) >> 3)
+	n |= 56
+	e := lt.prim[bv&(1<<litBits-1)]
+	for bi+16 <= len(buf) && pos+maxMatch+8 <= len(out) {
+		if e&litFlag != 0 {
+			// n >= 56: two literals and the next lookup fit.
+			bv >>= e & 63
+			n -= uint(e & 63)
+			out[pos] = byte(e >> 16)
+			pos++
+			e = lt.prim[bv&(1<<litBits-1)]
+			if e&litFlag != 0 {
+				bv >>= e & 63
+				n -= uint(e & 63)
+				out[pos] = byte(e >> 16)
+				pos++
+				e = lt.prim[bv&(1<<litBits-1)]
+			}
+			bv |= binary.LittleEndian.Uint64(buf[bi:]) << (n & 63)
+			bi += int((63 - n) >> 3)
+			n |= 56
+			continue
 		}
-		length := int(lenBase[sym]) + int(bv&(1<<x-1))
-		bv >>= x
-		n -= x
-		e = lookup(dt, bv)
-		l = uint(e & 15)
-		if l == 0 || l > n {
-			what = "invalid distance code"
-			goto fail
+		if e&excFlag != 0 {
+			if e&subFlag == 0 {
+				break // end of block or an invalid code
+			}
+			e = lt.sub[int(e>>16&0x3fff)+int(bv>>litBits&(1<<(e&15)-1))]
+			if e&excFlag != 0 {
+				break
+			}
+			if e&litFlag != 0 {
+				bv >>= e & 63
+				n -= uint(e & 63)
+				out[pos] = byte(e >> 16)
+				pos++
+				bv |= binary.LittleEndian.Uint64(buf[bi:]) << (n & 63)
+				bi += int((63 - n) >> 3)
+				n |= 56
+				e = lt.prim[bv&(1<<litBits-1)]
+				continue
+			}
 		}
-		bv >>= l
-		n -= l
-		ds := int(e >> 16)
-		if ds >= 30 {
-			what = "invalid distance symbol"
-			goto fail
+		// A length and a distance: at most 20 + 28 of the 56 bits.
+		bv0, n0 := bv, n
+		length := int(e>>16) + int(extraOf(e, bv))
+		bv >>= e & 63
+		n -= uint(e & 63)
+		de := dt.prim[bv&(1<<distBits-1)]
+		if de&distExc != 0 {
+			if de&subFlag == 0 {
+				bv, n = bv0, n0
+				break
+			}
+			de = dt.sub[int(de>>16&0x3fff)+int(bv>>distBits&(1<<(de&15)-1))]
+			if de&distExc != 0 {
+				bv, n = bv0, n0
+				break
+			}
 		}
-		x = uint(distExtr[ds])
-		if n < x {
-			what = "invalid distance"
-			goto fail
+		dist := int(de>>16) + int(extraOf(de, bv))
+		if dist > pos {
+			// Within the buffer's history every distance fits
+			// (pos >= window once the buffer has moved), so this is the
+			// start of the data: the careful decoder reports it.
+			bv, n = bv0, n0
+			break
 		}
-		dist := int(distBase[ds]) + int(bv&(1<<x-1))
-		bv >>= x
-		n -= x
-		if int64(dist) > d.base+int64(pos) {
-			what = "distance reaches before the start of the data"
-			goto fail
-		}
-		from := pos - dist
-		switch {
-		case dist >= 8 && length <= 32:
-			// Short matches, the common case, in 8-byte words; the
+		bv >>= de & 63
+		n -= uint(de & 63)
+		bv |= binary.LittleEndian.Uint64(buf[bi:]) << (n & 63)
+		bi += int((63 - n) >> 3)
+		n |= 56
+		e = lt.prim[bv&(1<<litBits-1)]
+		if dist >= 8 {
+			// In 8-byte words, each read from bytes already written; the
 			// buffer has slack past maxMatch for the last word.
+			from := pos - dist
 			for i := 0; i < length; i += 8 {
 				binary.LittleEndian.PutUint64(out[pos+i:], binary.LittleEndian.Uint64(out[from+i:]))
 			}
 			pos += length
-		case dist >= length:
-			copy(out[pos:pos+length], out[from:from+length])
-			pos += length
-		default:
-			// Overlapping: the pattern doubles with every copy.
-			end := pos + length
-			for pos < end {
-				pos += copy(out[pos:end], out[from:pos])
-			}
+		} else {
+			pos = copyMatch(out, pos, dist, length)
 		}
 	}
-fail:
-	br.bits, br.n, br.i, d.pos = bv, n, bi, pos
-	return d.fail(what)
+	return bv, n, bi, pos
+}
+
+// copyMatch copies length bytes from dist back to pos and returns the new
+// position; out has maxMatch+8 bytes of room after pos.
+func copyMatch(out []byte, pos, dist, length int) int {
+	from := pos - dist
+	switch {
+	case dist >= 8 && length <= 64:
+		// Short matches, the common case, in 8-byte words; the buffer
+		// has slack past maxMatch for the last word.
+		for i := 0; i < length; i += 8 {
+			binary.LittleEndian.PutUint64(out[pos+i:], binary.LittleEndian.Uint64(out[from+i:]))
+		}
+	case dist >= length:
+		copy(out[pos:pos+length], out[from:from+length])
+	case dist == 1:
+		// A run of one byte, in words.
+		v := uint64(out[from]) * 0x0101010101010101
+		for i := 0; i < length; i += 8 {
+			binary.LittleEndian.PutUint64(out[pos+i:], v)
+		}
+	default:
+		// Overlapping: the pattern doubles with every copy.
+		end := pos + length
+		for p := pos; p < end; {
+			p += copy(out[p:end], out[from:p])
+		}
+	}
+	return pos + length
+}
+
+// symbol decodes one literal/length code and, for a length, its distance,
+// with every check: lit >= 0 for a literal, else length 0 at the end of
+// the block, or a match. The errors name the first thing wrong.
+func (d *decoder) symbol() (lit, length, dist int, err error) {
+	br := &d.br
+	if br.n < 48 {
+		if err := br.refill(); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	e := d.lit.lookup(br.bits)
+	l := codeLen(e)
+	if l == 0 || l > br.n {
+		return 0, 0, 0, d.fail("invalid literal/length code")
+	}
+	br.take(l)
+	switch {
+	case e&litFlag != 0:
+		return int(e >> 16 & 0xff), 0, 0, nil
+	case e&endFlag != 0:
+		return -1, 0, 0, nil
+	case e&badFlag != 0:
+		return 0, 0, 0, d.fail("invalid length symbol")
+	}
+	x := uint(e&63) - l
+	if br.n < x {
+		return 0, 0, 0, d.fail("invalid length")
+	}
+	length = int(e>>16) + int(br.take(x))
+	e = d.dist.lookup(br.bits)
+	l = codeLen(e)
+	if l == 0 || l > br.n {
+		return 0, 0, 0, d.fail("invalid distance code")
+	}
+	br.take(l)
+	if e&badFlag != 0 {
+		return 0, 0, 0, d.fail("invalid distance symbol")
+	}
+	x = uint(e&63) - l
+	if br.n < x {
+		return 0, 0, 0, d.fail("invalid distance")
+	}
+	return -1, length, int(e>>16) + int(br.take(x)), nil
 }
 
 // fail reports a decoding error in a block: the input's own error, a cut
@@ -438,8 +521,8 @@ func (d *decoder) readTables() error {
 		}
 		clen[codeOrder[i]] = uint8(br.take(3))
 	}
-	var ch huffman
-	if !ch.build(clen[:]) {
+	var ch distTable // seven bits at most: one level
+	if !buildTable(ch.prim[:], &ch.sub, distBits, distExc, clen[:], clenEntry) {
 		return d.corrupt("invalid code length code")
 	}
 	var lens [286 + 30]uint8
@@ -449,10 +532,13 @@ func (d *decoder) readTables() error {
 				return err
 			}
 		}
-		sym, ok := ch.decode(br)
-		if !ok {
+		e := ch.prim[br.bits&(1<<distBits-1)]
+		l := codeLen(e)
+		if l == 0 || l > br.n {
 			return d.corrupt("invalid code length")
 		}
+		br.take(l)
+		sym := int(e >> 16)
 		if sym < 16 {
 			lens[i] = uint8(sym)
 			i++
@@ -501,147 +587,8 @@ func (d *decoder) readTables() error {
 	return nil
 }
 
-// huffman is a two-level decoding table: the first primBits bits of the
-// input index tab; codes longer than that link to a second-level table
-// indexed by the following bits. An entry is sym<<16 | length (length 0:
-// no code), or for a link 1<<15 | offset<<16 | second-level bits.
-type huffman struct {
-	tab []uint32
-	max uint8
-}
-
-const linkFlag = 1 << 15
-
-func (h *huffman) build(lengths []uint8) bool {
-	var count [16]int
-	max := uint8(0)
-	for _, l := range lengths {
-		count[l]++
-		if l > max {
-			max = l
-		}
-	}
-	h.max = max
-	if cap(h.tab) < 1<<primBits {
-		h.tab = make([]uint32, 1<<primBits, 1<<primBits+1<<(15-primBits+5))
-	}
-	h.tab = h.tab[:1<<primBits]
-	clear(h.tab)
-	if max == 0 {
-		return true // no codes: any use is an error (a block of literals only)
-	}
-	count[0] = 0
-	var next [16]int
-	code := 0
-	for l := 1; l <= 15; l++ {
-		code = (code + count[l-1]) << 1
-		next[l] = code
-	}
-	// Complete codes only, except zlib's single one-bit code.
-	left := 1
-	for l := 1; l <= 15; l++ {
-		left = left<<1 - count[l]
-		if left < 0 {
-			return false // over-subscribed
-		}
-	}
-	if left > 0 {
-		// Incomplete: allowed only for a single code of length 1.
-		n := 0
-		for _, c := range count[1:] {
-			n += c
-		}
-		if !(n == 1 && max == 1) {
-			return false
-		}
-	}
-	subBits := uint(0)
-	if max > primBits {
-		subBits = uint(max) - primBits
-	}
-	for sym, l := range lengths {
-		if l == 0 {
-			continue
-		}
-		c := next[l]
-		next[l]++
-		rev := int(bits.Reverse16(uint16(c)) >> (16 - l))
-		e := uint32(sym)<<16 | uint32(l)
-		if l <= primBits {
-			for j := rev; j < 1<<primBits; j += 1 << l {
-				h.tab[j] = e
-			}
-			continue
-		}
-		p := rev & (1<<primBits - 1)
-		link := h.tab[p]
-		if link == 0 {
-			off := len(h.tab)
-			h.tab = append(h.tab, make([]uint32, 1<<subBits)...)
-			link = linkFlag | uint32(off)<<16 | uint32(subBits)
-			h.tab[p] = link
-		}
-		sub := h.tab[link>>16:]
-		for j := rev >> primBits; j < 1<<subBits; j += 1 << (uint(l) - primBits) {
-			sub[j] = e
-		}
-	}
-	return true
-}
-
-// lookup is tab's entry for the code at the bottom of bv, through a link
-// to the second level when the code is longer than primBits.
-func lookup(tab []uint32, bv uint64) uint32 {
-	e := tab[bv&(1<<primBits-1)]
-	if e&linkFlag != 0 {
-		e = tab[int(e>>16)+int(bv>>primBits&(1<<(e&15)-1))]
-	}
-	return e
-}
-
-// decode reads one symbol; false for a bit sequence with no code.
-func (h *huffman) decode(br *bitReader) (int, bool) {
-	if h.max == 0 {
-		return 0, false
-	}
-	e := lookup(h.tab, br.bits)
-	l := uint(e & 15)
-	if l == 0 || l > br.n {
-		return 0, false
-	}
-	br.bits >>= l
-	br.n -= l
-	return int(e >> 16), true
-}
-
-var fixedLit, fixedDist huffman
-
-func init() {
-	var l [288]uint8
-	for i := range l {
-		switch {
-		case i < 144:
-			l[i] = 8
-		case i < 256:
-			l[i] = 9
-		case i < 280:
-			l[i] = 7
-		default:
-			l[i] = 8
-		}
-	}
-	fixedLit.build(l[:])
-	var dl [30]uint8
-	for i := range dl {
-		dl[i] = 5
-	}
-	// 30 codes of five bits leave two unused: build them as 32 so the
-	// table is complete (symbols 30 and 31 are rejected when decoded).
-	var d32 [32]uint8
-	copy(d32[:], dl[:])
-	d32[30], d32[31] = 5, 5
-	fixedDist.build(d32[:])
-}
+// clenEntry is the entry of a code length symbol.
+func clenEntry(sym int, l uint32) uint32 { return uint32(sym)<<16 | l<<8 | l }
 
 // bitReader reads the stream least significant bit first, a chunk of the
 // input at a time.

@@ -354,45 +354,17 @@ func (br *bitReader) initAt(r io.ReaderAt, size, bit int64) {
 
 // codesMarked decodes a Huffman-coded block into m.
 func (d *decoder) codesMarked() error {
-	br := &d.br
 	for {
-		if br.n < 48 {
-			if err := br.refill(); err != nil {
-				return err
-			}
-		}
-		sym, ok := d.lit.decode(br)
-		if !ok {
-			return d.fail("invalid literal/length code")
-		}
-		if sym < 256 {
-			d.m = append(d.m, uint16(sym))
+		lit, length, dist, err := d.symbol()
+		switch {
+		case err != nil:
+			return err
+		case lit >= 0:
+			d.m = append(d.m, uint16(lit))
 			continue
-		}
-		if sym == 256 {
+		case length == 0:
 			return d.checkMarked()
 		}
-		sym -= 257
-		if sym >= 29 {
-			return d.fail("invalid length symbol")
-		}
-		x := uint(lenExtra[sym])
-		if br.n < x {
-			return d.fail("invalid length")
-		}
-		length := int(lenBase[sym]) + int(br.take(x))
-		ds, ok := d.dist.decode(br)
-		if !ok {
-			return d.fail("invalid distance code")
-		}
-		if ds >= 30 {
-			return d.fail("invalid distance symbol")
-		}
-		x = uint(distExtr[ds])
-		if br.n < x {
-			return d.fail("invalid distance")
-		}
-		dist := int(distBase[ds]) + int(br.take(x))
 		if dist > len(d.m) {
 			return d.fail("distance reaches before the start of the data")
 		}
