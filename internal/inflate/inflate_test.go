@@ -5,9 +5,11 @@ import (
 	"compress/flate"
 	"fmt"
 	"io"
+	"math/bits"
 	"math/rand"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -117,6 +119,98 @@ func TestDecodeErrors(t *testing.T) {
 	w.Close()
 	if _, err := Decode(io.Discard, bytes.NewReader(buf.Bytes()), int64(buf.Len())); err == nil {
 		t.Errorf("a reference into a preset dictionary was accepted")
+	}
+}
+
+// TestDecodeCorruptedMidStream: a real stream with one byte changed in
+// its middle, at many places, where the fast loop meets the damage (an
+// invalid code, an unused symbol, a distance before the data) and must
+// leave it to the careful decoder. Decode agrees with compress/flate on
+// success or failure and on the bytes, and its error is the same whether
+// the stream is decoded in one part or in several.
+func TestDecodeCorruptedMidStream(t *testing.T) {
+	data := corpus(t)["mixed"][:256<<10]
+	rng := rand.New(rand.NewSource(11))
+	fails := 0
+	for _, level := range []int{1, 9} {
+		comp := deflate(t, data, level)
+		for range 300 {
+			bad := bytes.Clone(comp)
+			i := 64 + rng.Intn(len(bad)-128)
+			bad[i] ^= byte(1 + rng.Intn(255))
+			want, werr := io.ReadAll(flate.NewReader(bytes.NewReader(bad)))
+			out, _, err := decodeAll(bad, 1)
+			if (werr == nil) != (err == nil) {
+				t.Fatalf("level %d, byte %d changed: compress/flate: %v; Decode: %v", level, i, werr, err)
+			}
+			if err == nil && !bytes.Equal(out, want) {
+				t.Fatalf("level %d, byte %d changed: output differs from compress/flate's", level, i)
+			}
+			if err != nil {
+				fails++
+				if _, _, perr := decodeAll(bad, 3); fmt.Sprint(perr) != fmt.Sprint(err) {
+					t.Fatalf("level %d, byte %d changed: 3 parts: %v; sequential: %v", level, i, perr, err)
+				}
+			}
+		}
+	}
+	if fails < 30 {
+		t.Fatalf("only %d of 600 damaged streams failed to decode: the damage did not reach the decoder", fails)
+	}
+}
+
+// fixedStream is a final fixed-code block: 40 literals, a match of
+// length 3 at distance symbol ds (with its extra bits all zero), 40 more
+// literals and the end of the block; long enough for the fast loop.
+func fixedStream(ds int) []byte {
+	var buf bytes.Buffer
+	w := &bitWriter{w: &buf, buf: make([]byte, 0, 64)}
+	code := func(c uint64, l uint) { w.bits(uint64(bits.Reverse16(uint16(c))>>(16-l)), l) }
+	w.bits(1, 1) // final
+	w.bits(1, 2) // fixed codes
+	for range 40 {
+		code(0x30+'a', 8)
+	}
+	code(1, 7) // length symbol 257: 3
+	code(uint64(ds), 5)
+	w.bits(0, uint(distExtr[min(ds, 29)]))
+	for range 40 {
+		code(0x30+'b', 8)
+	}
+	code(0, 7) // end of block
+	w.align()
+	w.flush()
+	return buf.Bytes()
+}
+
+// TestDecodeFixedDistances: the distance codes the fast loop hands to the
+// careful decoder: symbols 30 and 31 (which the fixed code has but the
+// format leaves unused) and a distance reaching before the data.
+func TestDecodeFixedDistances(t *testing.T) {
+	for _, c := range []struct {
+		ds   int
+		want string
+	}{
+		{0, ""}, {5, ""},
+		{30, "invalid distance symbol"}, {31, "invalid distance symbol"},
+		{11, "distance reaches before the start of the data"}, // 49 bytes back, after 40
+		{29, "distance reaches before the start of the data"},
+	} {
+		comp := fixedStream(c.ds)
+		want, werr := io.ReadAll(flate.NewReader(bytes.NewReader(comp)))
+		out, _, err := decodeAll(comp, 1)
+		if (werr == nil) != (err == nil) {
+			t.Fatalf("distance symbol %d: compress/flate: %v; Decode: %v", c.ds, werr, err)
+		}
+		if c.want == "" {
+			if err != nil || !bytes.Equal(out, want) || len(out) != 83 {
+				t.Fatalf("distance symbol %d: %v, %d bytes", c.ds, err, len(out))
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("distance symbol %d: error %v, want %q", c.ds, err, c.want)
+		}
 	}
 }
 
