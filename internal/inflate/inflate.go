@@ -323,7 +323,8 @@ func fastCodes(lt *litTable, dt *distTable, buf, out []byte, bv uint64, n uint, 
 	bi += int((63 - n) >> 3)
 	n |= 56
 	e := lt.prim[bv&(1<<litBits-1)]
-	for bi+16 <= len(buf) && pos+maxMatch+8 <= len(out) {
+	inEnd, outEnd := len(buf)-16, len(out)-maxMatch-8
+	for bi <= inEnd && pos <= outEnd {
 		if e&litFlag != 0 {
 			// n >= 56: two literals and the next lookup fit.
 			bv >>= e & 63
