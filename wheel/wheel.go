@@ -177,6 +177,8 @@ type dist struct {
 	// byte ranges the edits wrote.
 	index  map[string]*inflate.Index
 	edited map[string][][2]int64
+	// RECORD digests of the patched files, begun as each is patched.
+	digests map[string]*fileDigest
 }
 
 // Relink plans (and unless DryRun applies) the retargeting of input: a
@@ -212,6 +214,11 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		for _, dg := range d.digests {
+			dg.cancel()
+		}
+	}()
 	p := &Plan{SchemaVersion: 1, Input: input, Kind: d.kind, TargetDirs: dirs, Findings: []symcheck.Finding{}}
 	targets, err := indexTargets(dirs)
 	if err != nil {
@@ -231,6 +238,9 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 			return nil, err
 		}
 		d.edited[fp.Path] = pp.WrittenRanges()
+		if d.kind == "wheel" {
+			d.digests[fp.Path] = startDigest(filepath.Join(d.root, fp.Path))
+		}
 	}
 	for _, rel := range p.Drop {
 		os.Remove(filepath.Join(d.root, rel))
@@ -271,7 +281,7 @@ func stage(input, work string, early func(*dist) error) (*dist, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &dist{root: work, input: input, index: map[string]*inflate.Index{}, edited: map[string][][2]int64{}}
+	d := &dist{root: work, input: input, index: map[string]*inflate.Index{}, edited: map[string][][2]int64{}, digests: map[string]*fileDigest{}}
 	switch {
 	case !st.IsDir() && strings.HasSuffix(input, ".whl"):
 		d.kind = "wheel"

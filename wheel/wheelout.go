@@ -37,7 +37,7 @@ type wheelOutput struct {
 	zw     *zip.Writer
 	old    map[string]Record // the input's RECORD by path
 	order  []int             // input index of each entry written, in write order
-	record map[int]func() string
+	record map[int]string
 	copied chan error  // copyUnchanged's result
 	stop   atomic.Bool // set by discard: copyUnchanged gives up
 	// flushed is closed when the early fsync of the copied entries (see
@@ -74,7 +74,7 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 	if err != nil {
 		return nil, err
 	}
-	w := &wheelOutput{d: d, raw: raw, zr: zr, dst: dst, old: map[string]Record{}, record: map[int]func() string{}}
+	w := &wheelOutput{d: d, raw: raw, zr: zr, dst: dst, old: map[string]Record{}, record: map[int]string{}}
 	if d.record != "" {
 		for _, zf := range zr.File {
 			if zf.Name != d.record {
@@ -169,7 +169,7 @@ func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
 	}
 	if r, ok := w.old[zf.Name]; ok && r.hash != "" {
 		line := recordLine(zf.Name, r.hash, atoi(r.size))
-		w.record[i] = func() string { return line }
+		w.record[i] = line
 		return nil
 	}
 	// Not in RECORD: hashed now, from its data.
@@ -183,7 +183,7 @@ func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
 		return fmt.Errorf("%s: %s: %w", w.d.input, zf.Name, err)
 	}
 	line := recordLine(zf.Name, sum, n)
-	w.record[i] = func() string { return line }
+	w.record[i] = line
 	return nil
 }
 
@@ -222,12 +222,15 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 			p.Notes = append(p.Notes, fmt.Sprintf("left out the first of two entries named %s (the later one is kept)", name))
 		case changed[name]:
 			path := filepath.Join(w.d.root, filepath.FromSlash(name))
-			line, sp, err := writeSpliced(w.zw, zf, w.raw, w.d.index[name], w.d.edited[name], path)
+			dg := w.d.digests[name]
+			if dg == nil {
+				dg = startDigest(path)
+				w.d.digests[name] = dg
+			}
+			line, sp, err := writeSpliced(w.zw, zf, w.raw, w.d.index[name], w.d.edited[name], path, dg)
 			switch {
 			case errors.Is(err, inflate.ErrNotWorthSplicing):
-				var l string
-				l, err = writeChanged(w.zw, zf.FileHeader, path)
-				line = func() string { return l }
+				line, err = writeChanged(w.zw, zf.FileHeader, path, dg)
 			case err == nil:
 				p.Notes = append(p.Notes, fmt.Sprintf("%s: %d of %d bytes kept in the original compressed form, %d compressed again",
 					name, sp.Reused, sp.Reused+sp.Compressed, sp.Compressed))
@@ -251,7 +254,7 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 		}
 		sort.Ints(idx)
 		for _, i := range idx {
-			b.WriteString(w.record[i]() + "\n")
+			b.WriteString(w.record[i] + "\n")
 		}
 		b.WriteString(recordLine(w.d.record, "", 0) + "\n")
 		h := recordHeader
@@ -264,12 +267,6 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 			return err
 		}
 		w.order = append(w.order, recordAt)
-	} else {
-		// No RECORD to write: the digests are still waited for, so no
-		// hashing is left running.
-		for _, line := range w.record {
-			line()
-		}
 	}
 	if err := w.zw.Close(); err != nil {
 		return err

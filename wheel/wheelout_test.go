@@ -2,10 +2,13 @@ package wheel
 
 import (
 	"archive/zip"
+	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -69,5 +72,34 @@ func TestSortCentralDirectory(t *testing.T) {
 				t.Error("a short order list was accepted")
 			}
 		})
+	}
+}
+
+// The RECORD digest of a patched file is computed on its own goroutine
+// while the writer reads the file again; the line is refused when the two
+// saw different sizes, and the digest is the file's SHA-256.
+func TestFileDigest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lib.so")
+	data := bytes.Repeat([]byte("rocm"), 700000)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line, err := startDigest(path).line("pkg/lib.so", int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := recordLine("pkg/lib.so", RecordHash(data), int64(len(data))); line != want {
+		t.Fatalf("line %q, want %q", line, want)
+	}
+	if _, err := startDigest(path).line("pkg/lib.so", int64(len(data))+1); err == nil || !strings.Contains(err.Error(), "changed while it was written") {
+		t.Fatalf("a size mismatch gave %v", err)
+	}
+	if _, err := startDigest(path+".gone").line("pkg/lib.so", 0); err == nil {
+		t.Fatal("a missing file gave a line")
+	}
+	dg := startDigest(path)
+	dg.cancel()
+	if _, err := dg.line("pkg/lib.so", int64(len(data))); err != nil && !errors.Is(err, errDigestStopped) {
+		t.Fatalf("after cancel: %v", err)
 	}
 }

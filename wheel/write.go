@@ -5,12 +5,14 @@ import (
 	"bufio"
 	"compress/flate"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 )
@@ -137,9 +139,8 @@ func hashStream(r io.Reader) (string, int64, error) {
 
 // writeChanged streams a rewritten file into the archive under the original
 // entry's header (name, method, times, attributes) and returns its RECORD
-// line, hashing while it copies so a large library is read once and never
-// held in memory.
-func writeChanged(zw *zip.Writer, h zip.FileHeader, path string) (string, error) {
+// line; the digest was started when the file was patched.
+func writeChanged(zw *zip.Writer, h zip.FileHeader, path string, dg *fileDigest) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
@@ -150,114 +151,124 @@ func writeChanged(zw *zip.Writer, h zip.FileHeader, path string) (string, error)
 	if err != nil {
 		return "", err
 	}
-	sum, n, err := hashStream(io.TeeReader(bufio.NewReaderSize(f, 1<<20), w))
+	n, err := io.Copy(w, bufio.NewReaderSize(f, 1<<20))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
-	return recordLine(h.Name, sum, n), nil
+	return dg.line(h.Name, n)
 }
 
 // writeSpliced writes a changed library deflated the way it was, reusing
 // every block of the original member whose bytes (and the 32 KiB before
 // them) the edits left alone and compressing only the rest: for a 100 MB
 // library with a new RUNPATH that is a few hundred KB instead of all of it.
-// The new file is read once, for its CRC-32 and the block comparison and,
-// on another core, for its RECORD digest; line waits for the digest.
-// ErrNotWorthSplicing (also for members that were stored or had no
+// The new file is read here for its CRC-32 and the block comparison while
+// its RECORD digest, started when it was patched, is computed on another
+// core. ErrNotWorthSplicing (also for members that were stored or had no
 // index) sends the caller to writeChanged.
-func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index, edited [][2]int64, path string) (line func() string, sp *inflate.Spliced, err error) {
+func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index, edited [][2]int64, path string, dg *fileDigest) (line string, sp *inflate.Spliced, err error) {
 	if idx == nil || zf.Method != zip.Deflate {
-		return nil, nil, inflate.ErrNotWorthSplicing
+		return "", nil, inflate.ErrNotWorthSplicing
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
 	defer f.Close()
-	// One read of the file: the CRC-32 and the block comparison here, the
-	// RECORD digest on another core from the same buffers.
-	sha := newHashAsync()
 	crc, changes := crc32.NewIEEE(), idx.NewChanges()
-	var n int64
-	for {
-		b := sha.buffer()
-		k, rerr := io.ReadFull(f, b)
-		crc.Write(b[:k])
-		changes.Write(b[:k])
-		sha.write(b[:k])
-		n += int64(k)
-		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
-			break
-		}
-		if rerr != nil {
-			sha.close()
-			return nil, nil, fmt.Errorf("%s: %w", path, rerr)
-		}
+	n, err := io.CopyBuffer(io.MultiWriter(crc, changes), f, make([]byte, 1<<20))
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %w", path, err)
 	}
-	sha.close()
 	for _, r := range edited {
 		changes.Mark(r[0], r[1])
 	}
 	off, err := zf.DataOffset()
 	if err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
 	orig := io.NewSectionReader(raw, off, int64(zf.CompressedSize64))
 	sp, err = inflate.PlanSplice(orig, idx, f, n, changes.Changed(), flate.BestSpeed, n/4)
 	if err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
 	h := zf.FileHeader
 	h.CRC32, h.CompressedSize64, h.UncompressedSize64 = crc.Sum32(), uint64(sp.Size()), uint64(n)
 	w, err := zw.CreateRaw(&h)
 	if err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
 	if _, err := sp.WriteTo(w); err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
-	return func() string { return recordLine(h.Name, sha.sum(), n) }, sp, nil
+	line, err = dg.line(h.Name, n)
+	return line, sp, err
 }
 
-// hashAsync computes a RECORD digest on another goroutine from buffers
-// handed to it in order; a few buffers circulate so reading and hashing
-// overlap.
-type hashAsync struct {
-	data, free chan []byte
-	done       chan struct{}
-	digest     string
+// fileDigest computes the RECORD digest of a file on its own goroutine,
+// from the moment the file is final: the rest of the relink (verifying,
+// comparing blocks, writing the archive) goes on meanwhile.
+type fileDigest struct {
+	path string
+	done chan struct{}
+	stop atomic.Bool
+	sum  string
+	size int64
+	err  error
 }
 
-func newHashAsync() *hashAsync {
-	const bufs = 4
-	h := &hashAsync{data: make(chan []byte, bufs), free: make(chan []byte, bufs), done: make(chan struct{})}
-	for range bufs {
-		h.free <- make([]byte, 1<<20)
-	}
+var errDigestStopped = errors.New("digest stopped")
+
+func startDigest(path string) *fileDigest {
+	dg := &fileDigest{path: path, done: make(chan struct{})}
 	go func() {
-		s := sha256.New()
-		for b := range h.data {
-			s.Write(b)
-			h.free <- b[:cap(b)]
+		defer close(dg.done)
+		f, err := os.Open(path)
+		if err != nil {
+			dg.err = err
+			return
 		}
-		h.digest = digest(s.Sum(nil))
-		close(h.done)
+		defer f.Close()
+		s := sha256.New()
+		buf := make([]byte, 1<<20)
+		for {
+			if dg.stop.Load() {
+				dg.err = errDigestStopped
+				return
+			}
+			k, err := f.Read(buf)
+			s.Write(buf[:k])
+			dg.size += int64(k)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				dg.err = err
+				return
+			}
+		}
+		dg.sum = digest(s.Sum(nil))
 	}()
-	return h
+	return dg
 }
 
-// buffer is a buffer to fill and hand to write.
-func (h *hashAsync) buffer() []byte { return <-h.free }
+// line waits for the digest and makes the RECORD line of name. The file
+// was read twice, here and by the writer: both must have seen n bytes.
+func (dg *fileDigest) line(name string, n int64) (string, error) {
+	<-dg.done
+	if dg.err != nil {
+		return "", fmt.Errorf("%s: %w", dg.path, dg.err)
+	}
+	if dg.size != n {
+		return "", fmt.Errorf("%s: changed while it was written (%d bytes hashed, %d written)", dg.path, dg.size, n)
+	}
+	return recordLine(name, dg.sum, n), nil
+}
 
-func (h *hashAsync) write(b []byte) { h.data <- b }
-
-// close ends the data; call it once.
-func (h *hashAsync) close() { close(h.data) }
-
-// sum waits for the digest of everything written.
-func (h *hashAsync) sum() string {
-	<-h.done
-	return h.digest
+// cancel stops the digest and waits for its goroutine.
+func (dg *fileDigest) cancel() {
+	dg.stop.Store(true)
+	<-dg.done
 }
 
 func sameFile(a, b string) bool {
