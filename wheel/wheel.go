@@ -16,7 +16,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path"
@@ -459,8 +458,7 @@ func inflateIndexed(out io.Writer, raw *os.File, zf *zip.File) (*inflate.Index, 
 	if err != nil {
 		return nil, err
 	}
-	sum := crc32.NewIEEE()
-	lw := &limitWriter{w: io.MultiWriter(out, sum), left: int64(zf.UncompressedSize64)}
+	lw := &limitWriter{w: out, left: int64(zf.UncompressedSize64)}
 	bw := bufio.NewWriterSize(lw, 1<<20)
 	n := int64(zf.CompressedSize64)
 	idx, err := inflate.Decode(bw, io.NewSectionReader(raw, off, n), n)
@@ -470,7 +468,9 @@ func inflateIndexed(out io.Writer, raw *os.File, zf *zip.File) (*inflate.Index, 
 	if err := bw.Flush(); err != nil {
 		return nil, err
 	}
-	if uint64(idx.Size) != zf.UncompressedSize64 || sum.Sum32() != zf.CRC32 {
+	// The CRC is combined from the blocks' own, which the decoder keeps
+	// for splicing: the data is not summed a second time.
+	if uint64(idx.Size) != zf.UncompressedSize64 || idx.CRC() != zf.CRC32 {
 		return nil, fmt.Errorf("the data does not match the size and CRC-32 recorded for it (%w)", zip.ErrChecksum)
 	}
 	return idx, nil

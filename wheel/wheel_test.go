@@ -494,6 +494,18 @@ func TestRelinkCorruptWheel(t *testing.T) {
 			return b
 		},
 		"truncated file": func(b []byte) []byte { return b[:len(b)/2] },
+		// The data inflates cleanly; only the CRC-32 the headers record
+		// (local header and central directory) is wrong.
+		"wrong CRC-32": func(b []byte) []byte {
+			var c [4]byte
+			binary.LittleEndian.PutUint32(c[:], z[provider].CRC32)
+			for i := 0; i+4 <= len(b); i++ {
+				if bytes.Equal(b[i:i+4], c[:]) {
+					b[i] ^= 1
+				}
+			}
+			return b
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			bad := damage(append([]byte(nil), orig...))
@@ -511,6 +523,9 @@ func TestRelinkCorruptWheel(t *testing.T) {
 			}
 			if name != "truncated file" && !strings.Contains(err.Error(), provider) {
 				t.Errorf("the error does not name the member: %v", err)
+			}
+			if name == "wrong CRC-32" && !strings.Contains(err.Error(), "CRC-32 recorded for it") {
+				t.Errorf("a wrong CRC-32 is not named: %v", err)
 			}
 			if ents, _ := os.ReadDir(out); len(ents) != 0 {
 				t.Errorf("something was written: %v", ents)
