@@ -327,15 +327,16 @@ func fastCodes(lt *litTable, dt *distTable, buf, out []byte, bv uint64, n uint, 
 	for bi <= inEnd && pos <= outEnd {
 		if e&litFlag != 0 {
 			// n >= 56: two literals and the next lookup fit.
+			o := (*[2]byte)(out[pos:])
 			bv >>= e & 63
 			n -= uint(e & 63)
-			out[pos] = byte(e >> 16)
+			o[0] = byte(e >> 16)
 			pos++
 			e = lt.prim[bv&(1<<litBits-1)]
 			if e&litFlag != 0 {
 				bv >>= e & 63
 				n -= uint(e & 63)
-				out[pos] = byte(e >> 16)
+				o[1] = byte(e >> 16)
 				pos++
 				e = lt.prim[bv&(1<<litBits-1)]
 			}
@@ -397,10 +398,15 @@ func fastCodes(lt *litTable, dt *distTable, buf, out []byte, bv uint64, n uint, 
 		e = lt.prim[bv&(1<<litBits-1)]
 		if dist >= 8 {
 			// In 8-byte words, each read from bytes already written; the
-			// buffer has slack past maxMatch for the last word.
-			from := pos - dist
-			for i := 0; i < length; i += 8 {
-				binary.LittleEndian.PutUint64(out[pos+i:], binary.LittleEndian.Uint64(out[from+i:]))
+			// buffer has slack past maxMatch for the last word. Two
+			// words cover most matches; array views spare the bounds
+			// checks.
+			d := (*[maxMatch + 8]byte)(out[pos:])
+			s := (*[maxMatch + 8]byte)(out[pos-dist:])
+			binary.LittleEndian.PutUint64(d[0:], binary.LittleEndian.Uint64(s[0:]))
+			binary.LittleEndian.PutUint64(d[8:], binary.LittleEndian.Uint64(s[8:]))
+			for i := 16; i < length && i <= maxMatch; i += 8 {
+				binary.LittleEndian.PutUint64(d[i:], binary.LittleEndian.Uint64(s[i:]))
 			}
 			pos += length
 		} else {
