@@ -127,26 +127,6 @@ func codeCheck(lengths []uint8) (count [16]int, longest uint8, ok bool) {
 	return count, longest, true
 }
 
-// canonical assigns the codes (RFC 1951 3.2.2) and calls put with each
-// symbol's code, bit-reversed as it is read, and its length.
-func canonical(lengths []uint8, count [16]int, put func(sym, rev int, l uint8)) {
-	count[0] = 0
-	var next [16]int
-	code := 0
-	for l := 1; l <= 15; l++ {
-		code = (code + count[l-1]) << 1
-		next[l] = code
-	}
-	for sym, l := range lengths {
-		if l == 0 {
-			continue
-		}
-		c := next[l]
-		next[l]++
-		put(sym, int(bits.Reverse16(uint16(c))>>(16-l)), l)
-	}
-}
-
 // buildTable fills a two-level table: prim is indexed by the first pbits
 // bits; a longer code links to a second-level table in sub, indexed by
 // the bits after those (as many as the longest code needs). Bit sequences
@@ -164,13 +144,26 @@ func buildTable(prim []uint32, sub *[]uint32, pbits uint, exc uint32, lengths []
 	if uint(longest) > pbits {
 		subBits = uint(longest) - pbits
 	}
-	canonical(lengths, count, func(sym, rev int, l uint8) {
+	// The codes (RFC 1951 3.2.2), bit-reversed as they are read.
+	count[0] = 0
+	var next [16]int
+	code := 0
+	for l := 1; l <= 15; l++ {
+		code = (code + count[l-1]) << 1
+		next[l] = code
+	}
+	for sym, l := range lengths {
+		if l == 0 {
+			continue
+		}
+		rev := int(bits.Reverse16(uint16(next[l])) >> (16 - l))
+		next[l]++
 		e := entry(sym, uint32(l))
 		if uint(l) <= pbits {
 			for j := rev; j < len(prim); j += 1 << l {
 				prim[j] = e
 			}
-			return
+			continue
 		}
 		p := rev & (1<<pbits - 1)
 		link := prim[p]
@@ -186,7 +179,7 @@ func buildTable(prim []uint32, sub *[]uint32, pbits uint, exc uint32, lengths []
 		for j := rev >> pbits; j < 1<<subBits; j += 1 << (uint(l) - pbits) {
 			s[j] = e
 		}
-	})
+	}
 	return true
 }
 
