@@ -319,12 +319,13 @@ func fastCodes(lt *litTable, dt *distTable, buf, out []byte, bv uint64, n uint, 
 	if bi+16 > len(buf) {
 		return bv, n, bi, pos
 	}
-	bv |= binary.LittleEndian.Uint64(buf[bi:]) << (n & 63)
-	bi += int((63 - n) >> 3)
+	in := buf[bi:]
+	bv |= binary.LittleEndian.Uint64(in) << (n & 63)
+	in = in[(63-n)>>3:]
 	n |= 56
 	e := lt.prim[bv&(1<<litBits-1)]
-	inEnd, outEnd := len(buf)-16, len(out)-maxMatch-8
-	for bi <= inEnd && pos <= outEnd {
+	outEnd := len(out) - maxMatch - 8
+	for len(in) >= 16 && pos <= outEnd {
 		if e&litFlag != 0 {
 			// n >= 56: two literals and the next lookup fit.
 			o := (*[2]byte)(out[pos:])
@@ -340,8 +341,8 @@ func fastCodes(lt *litTable, dt *distTable, buf, out []byte, bv uint64, n uint, 
 				pos++
 				e = lt.prim[bv&(1<<litBits-1)]
 			}
-			bv |= binary.LittleEndian.Uint64(buf[bi:]) << (n & 63)
-			bi += int((63 - n) >> 3)
+			bv |= binary.LittleEndian.Uint64(in) << (n & 63)
+			in = in[(63-n)>>3:]
 			n |= 56
 			continue
 		}
@@ -358,8 +359,8 @@ func fastCodes(lt *litTable, dt *distTable, buf, out []byte, bv uint64, n uint, 
 				n -= uint(e & 63)
 				out[pos] = byte(e >> 16)
 				pos++
-				bv |= binary.LittleEndian.Uint64(buf[bi:]) << (n & 63)
-				bi += int((63 - n) >> 3)
+				bv |= binary.LittleEndian.Uint64(in) << (n & 63)
+				in = in[(63-n)>>3:]
 				n |= 56
 				e = lt.prim[bv&(1<<litBits-1)]
 				continue
@@ -392,8 +393,8 @@ func fastCodes(lt *litTable, dt *distTable, buf, out []byte, bv uint64, n uint, 
 		}
 		bv >>= de & 63
 		n -= uint(de & 63)
-		bv |= binary.LittleEndian.Uint64(buf[bi:]) << (n & 63)
-		bi += int((63 - n) >> 3)
+		bv |= binary.LittleEndian.Uint64(in) << (n & 63)
+		in = in[(63-n)>>3:]
 		n |= 56
 		e = lt.prim[bv&(1<<litBits-1)]
 		if dist >= 8 {
@@ -413,7 +414,7 @@ func fastCodes(lt *litTable, dt *distTable, buf, out []byte, bv uint64, n uint, 
 			pos = copyMatch(out, pos, dist, length)
 		}
 	}
-	return bv, n, bi, pos
+	return bv, n, len(buf) - len(in), pos
 }
 
 // copyMatch copies length bytes from dist back to pos and returns the new
