@@ -92,12 +92,10 @@ type decoder struct {
 	crc   uint32
 	crcAt int // first byte of out not in crc yet
 	idx   Index
-	// lit and dist point at the fixed tables or at the dynamic ones,
-	// which are rebuilt in place for every dynamic block.
-	lit     *litTable
-	dist    *distTable
-	dynLit  litTable
-	dynDist distTable
+	// tab points at the fixed tables or at the dynamic ones, which are
+	// rebuilt in place for every dynamic block.
+	tab *tables
+	dyn tables
 	// limit, when positive, stops the decoder at the first block that
 	// begins at or after that bit; stopped says it did.
 	limit   int64
@@ -141,7 +139,7 @@ func (d *decoder) run() error {
 		case 0:
 			err = d.stored()
 		case 1:
-			d.lit, d.dist = &fixedLit, &fixedDist
+			d.tab = &fixed
 			err = d.coded()
 		case 2:
 			if err = d.readTables(); err == nil {
@@ -284,7 +282,7 @@ func (d *decoder) codes() error {
 			}
 		}
 		if br.i+16 <= len(br.buf) {
-			br.bits, br.n, br.i, d.pos = fastCodes(d.lit, d.dist, br.buf, d.out, br.bits, br.n, br.i, d.pos)
+			br.bits, br.n, br.i, d.pos = fastCodes(d.tab, br.buf, d.out, br.bits, br.n, br.i, d.pos)
 			if d.pos+maxMatch+8 > len(d.out) {
 				continue
 			}
@@ -315,7 +313,7 @@ func (d *decoder) codes() error {
 // literals and the lookup of the next code) and each path ends with a
 // refill and the lookup of the next code, which overlaps the match copy.
 // It returns at the start of a symbol it does not decode.
-func fastCodes(lt *litTable, dt *distTable, buf, out []byte, bv uint64, n uint, bi, pos int) (uint64, uint, int, int) {
+func fastCodes(t *tables, buf, out []byte, bv uint64, n uint, bi, pos int) (uint64, uint, int, int) {
 	if bi+16 > len(buf) {
 		return bv, n, bi, pos
 	}
@@ -323,7 +321,7 @@ func fastCodes(lt *litTable, dt *distTable, buf, out []byte, bv uint64, n uint, 
 	bv |= binary.LittleEndian.Uint64(in) << (n & 63)
 	in = in[(63-n)>>3:]
 	n |= 56
-	e := lt.prim[bv&(1<<litBits-1)]
+	e := t.lit.prim[bv&(1<<litBits-1)]
 	outEnd := len(out) - maxMatch - 8
 	for len(in) >= 16 && pos <= outEnd {
 		if e&litFlag != 0 {
@@ -333,13 +331,13 @@ func fastCodes(lt *litTable, dt *distTable, buf, out []byte, bv uint64, n uint, 
 			n -= uint(e & 63)
 			o[0] = byte(e >> 16)
 			pos++
-			e = lt.prim[bv&(1<<litBits-1)]
+			e = t.lit.prim[bv&(1<<litBits-1)]
 			if e&litFlag != 0 {
 				bv >>= e & 63
 				n -= uint(e & 63)
 				o[1] = byte(e >> 16)
 				pos++
-				e = lt.prim[bv&(1<<litBits-1)]
+				e = t.lit.prim[bv&(1<<litBits-1)]
 			}
 			bv |= binary.LittleEndian.Uint64(in) << (n & 63)
 			in = in[(63-n)>>3:]
@@ -350,7 +348,7 @@ func fastCodes(lt *litTable, dt *distTable, buf, out []byte, bv uint64, n uint, 
 			if e&subFlag == 0 {
 				break // end of block or an invalid code
 			}
-			e = lt.sub[int(e>>16&0x3fff)+int(bv>>litBits&(1<<(e&15)-1))]
+			e = t.lit.sub[int(e>>16&0x3fff)+int(bv>>litBits&(1<<(e&15)-1))]
 			if e&excFlag != 0 {
 				break
 			}
@@ -362,7 +360,7 @@ func fastCodes(lt *litTable, dt *distTable, buf, out []byte, bv uint64, n uint, 
 				bv |= binary.LittleEndian.Uint64(in) << (n & 63)
 				in = in[(63-n)>>3:]
 				n |= 56
-				e = lt.prim[bv&(1<<litBits-1)]
+				e = t.lit.prim[bv&(1<<litBits-1)]
 				continue
 			}
 		}
@@ -371,13 +369,13 @@ func fastCodes(lt *litTable, dt *distTable, buf, out []byte, bv uint64, n uint, 
 		length := int(e>>16) + int(extraOf(e, bv))
 		bv >>= e & 63
 		n -= uint(e & 63)
-		de := dt.prim[bv&(1<<distBits-1)]
+		de := t.dist.prim[bv&(1<<distBits-1)]
 		if de&distExc != 0 {
 			if de&subFlag == 0 {
 				bv, n = bv0, n0
 				break
 			}
-			de = dt.sub[int(de>>16&0x3fff)+int(bv>>distBits&(1<<(de&15)-1))]
+			de = t.dist.sub[int(de>>16&0x3fff)+int(bv>>distBits&(1<<(de&15)-1))]
 			if de&distExc != 0 {
 				bv, n = bv0, n0
 				break
@@ -396,7 +394,7 @@ func fastCodes(lt *litTable, dt *distTable, buf, out []byte, bv uint64, n uint, 
 		bv |= binary.LittleEndian.Uint64(in) << (n & 63)
 		in = in[(63-n)>>3:]
 		n |= 56
-		e = lt.prim[bv&(1<<litBits-1)]
+		e = t.lit.prim[bv&(1<<litBits-1)]
 		if dist >= 8 {
 			// In 8-byte words, each read from bytes already written; the
 			// buffer has slack past maxMatch for the last word. Two
@@ -456,7 +454,7 @@ func (d *decoder) symbol() (lit, length, dist int, err error) {
 			return 0, 0, 0, err
 		}
 	}
-	e := d.lit.lookup(br.bits)
+	e := d.tab.lit.lookup(br.bits)
 	l := codeLen(e)
 	if l == 0 || l > br.n {
 		return 0, 0, 0, d.fail("invalid literal/length code")
@@ -475,7 +473,7 @@ func (d *decoder) symbol() (lit, length, dist int, err error) {
 		return 0, 0, 0, d.fail("invalid length")
 	}
 	length = int(e>>16) + int(br.take(x))
-	e = d.dist.lookup(br.bits)
+	e = d.tab.dist.lookup(br.bits)
 	l = codeLen(e)
 	if l == 0 || l > br.n {
 		return 0, 0, 0, d.fail("invalid distance code")
@@ -585,13 +583,13 @@ func (d *decoder) readTables() error {
 	if lens[256] == 0 {
 		return d.corrupt("no code for the end of the block")
 	}
-	if !d.dynLit.build(lens[:nlit]) {
+	if !d.dyn.lit.build(lens[:nlit]) {
 		return d.corrupt("invalid literal/length code lengths")
 	}
-	if !d.dynDist.build(lens[nlit : nlit+ndist]) {
+	if !d.dyn.dist.build(lens[nlit : nlit+ndist]) {
 		return d.corrupt("invalid distance code lengths")
 	}
-	d.lit, d.dist = &d.dynLit, &d.dynDist
+	d.tab = &d.dyn
 	return nil
 }
 

@@ -183,8 +183,14 @@ func buildTable(prim []uint32, sub *[]uint32, pbits uint, exc uint32, lengths []
 	return true
 }
 
-var fixedLit litTable
-var fixedDist distTable
+// tables are a block's two tables, side by side (one pointer reaches
+// both in the fast loop).
+type tables struct {
+	lit  litTable
+	dist distTable
+}
+
+var fixed tables
 
 func init() {
 	var l [288]uint8
@@ -200,12 +206,12 @@ func init() {
 			l[i] = 8
 		}
 	}
-	fixedLit.build(l[:])
+	fixed.lit.build(l[:])
 	// 30 codes of five bits leave two unused: build them as 32 so the
 	// table is complete (symbols 30 and 31 are rejected when decoded).
 	var d [32]uint8
 	for i := range d {
 		d[i] = 5
 	}
-	fixedDist.build(d[:])
+	fixed.dist.build(d[:])
 }
