@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
 )
@@ -521,6 +522,21 @@ func (a *Archive) MemberPath(i int) string {
 	return fmt.Sprintf("%s(%s)", nameOr(a.Path), a.Members[i].Name)
 }
 
+// indexWindows are EachIndexName's read windows.
+var indexWindows = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
+
+// readFull reads len(p) bytes at off; a short read is io.ErrUnexpectedEOF.
+func readFull(r io.ReaderAt, p []byte, off int64) error {
+	got, err := r.ReadAt(p, off)
+	if got == len(p) {
+		return nil
+	}
+	if err == nil || err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fmt.Errorf("read %d bytes at 0x%x: %w", len(p), off, err)
+}
+
 // EachIndexName calls fn with each name in the symbol index of an archive
 // of the given size read from r (name is used in errors), stopping when fn
 // returns false, without reading any member header but the index's own:
@@ -558,27 +574,59 @@ func EachIndexName(r io.ReaderAt, size int64, name string, fn func(name []byte) 
 	if err != nil {
 		return fail(8+48, "member size", err)
 	}
-	b, err := saferio.ReadAt(r, size, 8+arHdrSize, n, maxTableBytes)
-	if err != nil {
-		return fail(8+arHdrSize, "archive symbol index", err)
+	// The names are read a window at a time: an index of any size costs
+	// the same memory, and a caller that finds what it wants early
+	// reads no further.
+	const at = 8 + arHdrSize
+	if err := saferio.Check(size, at, n); err != nil {
+		return fail(at, "archive symbol index", err)
 	}
-	if len(b) < w {
-		return fail(8+arHdrSize, "archive symbol index", errors.New("truncated count"))
+	if n > maxTableBytes {
+		return fail(at, "archive symbol index", fmt.Errorf("%w: %d bytes requested, limit %d", saferio.ErrRange, n, int64(maxTableBytes)))
 	}
-	count := readUint(binary.BigEndian, b, w)
-	if count > uint64((len(b)-w)/w) {
-		return fail(8+arHdrSize, "archive symbol index", fmt.Errorf("count %d does not fit in %d bytes", count, len(b)))
+	if n < int64(w) {
+		return fail(at, "archive symbol index", errors.New("truncated count"))
 	}
-	strs := b[w+int(count)*w:]
-	for i := 0; i < int(count); i++ {
-		end := indexByte(strs, 0)
-		if end < 0 {
-			return fail(8+arHdrSize, "archive symbol index", fmt.Errorf("symbol %d: name not terminated", i))
+	var cb [8]byte
+	if err := readFull(r, cb[:w], at); err != nil {
+		return fail(at, "archive symbol index", err)
+	}
+	count := readUint(binary.BigEndian, cb[:w], w)
+	if count > uint64((n-int64(w))/int64(w)) {
+		return fail(at, "archive symbol index", fmt.Errorf("count %d does not fit in %d bytes", count, n))
+	}
+	off, end := at+int64(w)+int64(count)*int64(w), at+n
+	win := indexWindows.Get().(*[]byte)
+	defer indexWindows.Put(win)
+	names := (*win)[:0] // unread names at the front
+	for i := 0; i < int(count); {
+		if len(names) == cap(names) {
+			// One name longer than the window: the window grows.
+			nb := make([]byte, len(names), 2*cap(names))
+			copy(nb, names)
+			names, *win = nb, nb[:0]
 		}
-		if !fn(strs[:end]) {
-			break
+		k := min(int64(cap(names)-len(names)), end-off)
+		if k == 0 {
+			return fail(at, "archive symbol index", fmt.Errorf("symbol %d: name not terminated", i))
 		}
-		strs = strs[end+1:]
+		if err := readFull(r, names[len(names):len(names)+int(k)], off); err != nil {
+			return fail(at, "archive symbol index", err)
+		}
+		off += k
+		strs := names[:len(names)+int(k)]
+		for i < int(count) {
+			e := indexByte(strs, 0)
+			if e < 0 {
+				break
+			}
+			if !fn(strs[:e]) {
+				return true, nil
+			}
+			strs = strs[e+1:]
+			i++
+		}
+		names = names[:copy(names[:cap(names)], strs)]
 	}
 	return true, nil
 }

@@ -3,7 +3,9 @@ package elfx_test
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"sort"
@@ -400,6 +402,42 @@ func TestSniffAndErrors(t *testing.T) {
 	}
 	if _, err := elfx.Open(testenv.Testdata("src")); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("Open(dir) = %v", err)
+	}
+}
+
+// TestEachIndexNameWindows: a GNU index larger than the read window, with
+// names across the window's edges and one name longer than the window,
+// yields every name in order; an unterminated last name is an error.
+func TestEachIndexNameWindows(t *testing.T) {
+	var names []string
+	for i := 0; i < 9000; i++ {
+		names = append(names, fmt.Sprintf("_ZN4rocm%dsymbolE%s", i, strings.Repeat("x", i%37)))
+	}
+	names[4000] = strings.Repeat("_ZN4llvm", 20000) // 160 KB
+	index := func(names []string, terminate bool) []byte {
+		var body bytes.Buffer
+		binary.Write(&body, binary.BigEndian, uint32(len(names)))
+		for range names {
+			binary.Write(&body, binary.BigEndian, uint32(0))
+		}
+		for i, n := range names {
+			body.WriteString(n)
+			if terminate || i < len(names)-1 {
+				body.WriteByte(0)
+			}
+		}
+		hdr := fmt.Sprintf("%-16s%-12s%-6s%-6s%-8s%-10d`\n", "/", "0", "0", "0", "0", body.Len())
+		return append([]byte("!<arch>\n"+hdr), body.Bytes()...)
+	}
+	b := index(names, true)
+	var got []string
+	ok, err := elfx.EachIndexName(bytes.NewReader(b), int64(len(b)), "big.a", func(n []byte) bool { got = append(got, string(n)); return true })
+	if !ok || err != nil || !reflect.DeepEqual(got, names) {
+		t.Fatalf("ok %v, err %v, %d names (want %d)", ok, err, len(got), len(names))
+	}
+	b = index(names, false)
+	if _, err := elfx.EachIndexName(bytes.NewReader(b), int64(len(b)), "big.a", func([]byte) bool { return true }); err == nil || !strings.Contains(err.Error(), "not terminated") {
+		t.Fatalf("an unterminated last name: %v", err)
 	}
 }
 
