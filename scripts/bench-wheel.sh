@@ -5,7 +5,8 @@
 #
 # The wheel holds one provider library that must change (a copy of
 # libLLVM-15.so.1, 117 MB, with an old ROCm RUNPATH and a NEEDED on the
-# target's libamdhip64.so.6) and ~450 MB of entries that stay as they are.
+# target's libamdhip64.so.6 added by patchelf, 125 MB after that) and
+# ~375 MB of entries that stay as they are.
 # A changed library must be inflated (to edit and verify it); its deflate
 # blocks that the edits leave alone are then copied bit for bit and only
 # the blocks around the edits are compressed again. Everything else is
