@@ -11,7 +11,9 @@ import "math/bits"
 //	bits 0-7   bits the entry consumes: the code and its extra bits
 //	bits 8-11  the code's length (0: no code; an invalid bit sequence)
 //	bits 16-   the literal byte, the length base or the distance base
-//	           (for a link: the second-level offset, 14 bits)
+//	           (for a link: the second-level offset, 14 bits; at most
+//	           286 links of 16 entries for literals/lengths, 30 of 128
+//	           for distances)
 //
 // Flags: litFlag (a literal), excFlag / distExc (anything the fast loop
 // leaves to the careful one) with endFlag (end of block), subFlag (a link
