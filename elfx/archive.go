@@ -525,18 +525,6 @@ func (a *Archive) MemberPath(i int) string {
 // indexWindows are EachIndexName's read windows.
 var indexWindows = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
-// readFull reads len(p) bytes at off; a short read is io.ErrUnexpectedEOF.
-func readFull(r io.ReaderAt, p []byte, off int64) error {
-	got, err := r.ReadAt(p, off)
-	if got == len(p) {
-		return nil
-	}
-	if err == nil || err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	return fmt.Errorf("read %d bytes at 0x%x: %w", len(p), off, err)
-}
-
 // EachIndexName calls fn with each name in the symbol index of an archive
 // of the given size read from r (name is used in errors), stopping when fn
 // returns false, without reading any member header but the index's own:
@@ -578,17 +566,14 @@ func EachIndexName(r io.ReaderAt, size int64, name string, fn func(name []byte) 
 	// the same memory, and a caller that finds what it wants early
 	// reads no further.
 	const at = 8 + arHdrSize
-	if err := saferio.Check(size, at, n); err != nil {
+	if err := saferio.CheckRead(size, at, n, maxTableBytes); err != nil {
 		return fail(at, "archive symbol index", err)
-	}
-	if n > maxTableBytes {
-		return fail(at, "archive symbol index", fmt.Errorf("%w: %d bytes requested, limit %d", saferio.ErrRange, n, int64(maxTableBytes)))
 	}
 	if n < int64(w) {
 		return fail(at, "archive symbol index", errors.New("truncated count"))
 	}
 	var cb [8]byte
-	if err := readFull(r, cb[:w], at); err != nil {
+	if err := saferio.ReadFull(r, cb[:w], at); err != nil {
 		return fail(at, "archive symbol index", err)
 	}
 	count := readUint(binary.BigEndian, cb[:w], w)
@@ -610,7 +595,7 @@ func EachIndexName(r io.ReaderAt, size int64, name string, fn func(name []byte) 
 		if k == 0 {
 			return fail(at, "archive symbol index", fmt.Errorf("symbol %d: name not terminated", i))
 		}
-		if err := readFull(r, names[len(names):len(names)+int(k)], off); err != nil {
+		if err := saferio.ReadFull(r, names[len(names):len(names)+int(k)], off); err != nil {
 			return fail(at, "archive symbol index", err)
 		}
 		off += k

@@ -17,24 +17,42 @@ var ErrRange = errors.New("range outside the file")
 // data behind r. It refuses (with an error wrapping ErrRange) ranges that
 // overflow, fall outside [0,size) or are larger than max.
 func ReadAt(r io.ReaderAt, size, off, n, max int64) ([]byte, error) {
-	if err := Check(size, off, n); err != nil {
+	if err := CheckRead(size, off, n, max); err != nil {
 		return nil, err
 	}
-	if max > 0 && n > max {
-		return nil, fmt.Errorf("%w: %d bytes requested, limit %d", ErrRange, n, max)
-	}
 	buf := make([]byte, n)
-	if n == 0 {
-		return buf, nil
+	if err := ReadFull(r, buf, off); err != nil {
+		return nil, err
 	}
-	got, err := r.ReadAt(buf, off)
-	if got == len(buf) {
-		return buf, nil
+	return buf, nil
+}
+
+// CheckRead is ReadAt's check, for a caller that reads the range in
+// pieces: [off, off+n) must lie inside [0, size) and n must not exceed
+// max (when max > 0).
+func CheckRead(size, off, n, max int64) error {
+	if err := Check(size, off, n); err != nil {
+		return err
+	}
+	if max > 0 && n > max {
+		return fmt.Errorf("%w: %d bytes requested, limit %d", ErrRange, n, max)
+	}
+	return nil
+}
+
+// ReadFull fills p from off; a short read is io.ErrUnexpectedEOF.
+func ReadFull(r io.ReaderAt, p []byte, off int64) error {
+	if len(p) == 0 {
+		return nil
+	}
+	got, err := r.ReadAt(p, off)
+	if got == len(p) {
+		return nil
 	}
 	if err == nil || err == io.EOF {
 		err = io.ErrUnexpectedEOF
 	}
-	return nil, fmt.Errorf("read %d bytes at 0x%x: %w", n, off, err)
+	return fmt.Errorf("read %d bytes at 0x%x: %w", len(p), off, err)
 }
 
 // Check reports whether [off, off+n) lies inside [0, size).
