@@ -281,11 +281,9 @@ func (d *decoder) codes() error {
 				return err
 			}
 		}
-		if br.i+16 <= len(br.buf) {
-			br.bits, br.n, br.i, d.pos = fastCodes(d.tab, br.buf, d.out, br.bits, br.n, br.i, d.pos)
-			if d.pos+maxMatch+8 > len(d.out) {
-				continue
-			}
+		br.bits, br.n, br.i, d.pos = fastCodes(d.tab, br.buf, d.out, br.bits, br.n, br.i, d.pos)
+		if d.pos+maxMatch+8 > len(d.out) {
+			continue
 		}
 		lit, length, dist, err := d.symbol()
 		switch {
@@ -396,17 +394,7 @@ func fastCodes(t *tables, buf, out []byte, bv uint64, n uint, bi, pos int) (uint
 		n |= 56
 		e = t.lit.prim[bv&(1<<litBits-1)]
 		if dist >= 8 {
-			// In 8-byte words, each read from bytes already written; the
-			// buffer has slack past maxMatch for the last word. Two
-			// words cover most matches; array views spare the bounds
-			// checks.
-			d := (*[maxMatch + 8]byte)(out[pos:])
-			s := (*[maxMatch + 8]byte)(out[pos-dist:])
-			binary.LittleEndian.PutUint64(d[0:], binary.LittleEndian.Uint64(s[0:]))
-			binary.LittleEndian.PutUint64(d[8:], binary.LittleEndian.Uint64(s[8:]))
-			for i := 16; i < length && i <= maxMatch; i += 8 {
-				binary.LittleEndian.PutUint64(d[i:], binary.LittleEndian.Uint64(s[i:]))
-			}
+			copyWords(out, pos, dist, length)
 			pos += length
 		} else {
 			pos = copyMatch(out, pos, dist, length)
@@ -415,17 +403,27 @@ func fastCodes(t *tables, buf, out []byte, bv uint64, n uint, bi, pos int) (uint
 	return bv, n, len(buf) - len(in), pos
 }
 
+// copyWords copies a match at a distance of 8 or more in 8-byte words,
+// each read from bytes already written; out has maxMatch+8 bytes of room
+// after pos, slack for the last word. Two words cover most matches; array
+// views spare the bounds checks.
+func copyWords(out []byte, pos, dist, length int) {
+	d := (*[maxMatch + 8]byte)(out[pos:])
+	s := (*[maxMatch + 8]byte)(out[pos-dist:])
+	binary.LittleEndian.PutUint64(d[0:], binary.LittleEndian.Uint64(s[0:]))
+	binary.LittleEndian.PutUint64(d[8:], binary.LittleEndian.Uint64(s[8:]))
+	for i := 16; i < length && i <= maxMatch; i += 8 {
+		binary.LittleEndian.PutUint64(d[i:], binary.LittleEndian.Uint64(s[i:]))
+	}
+}
+
 // copyMatch copies length bytes from dist back to pos and returns the new
 // position; out has maxMatch+8 bytes of room after pos.
 func copyMatch(out []byte, pos, dist, length int) int {
 	from := pos - dist
 	switch {
-	case dist >= 8 && length <= 64:
-		// Short matches, the common case, in 8-byte words; the buffer
-		// has slack past maxMatch for the last word.
-		for i := 0; i < length; i += 8 {
-			binary.LittleEndian.PutUint64(out[pos+i:], binary.LittleEndian.Uint64(out[from+i:]))
-		}
+	case dist >= 8:
+		copyWords(out, pos, dist, length)
 	case dist >= length:
 		copy(out[pos:pos+length], out[from:from+length])
 	case dist == 1:
