@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -162,9 +161,9 @@ func writeChanged(zw *zip.Writer, h zip.FileHeader, path string, dg *fileDigest)
 // every block of the original member whose bytes (and the 32 KiB before
 // them) the edits left alone and compressing only the rest: for a 100 MB
 // library with a new RUNPATH that is a few hundred KB instead of all of it.
-// The new file is read here for its CRC-32 and the block comparison while
-// its RECORD digest, started when it was patched, is computed on another
-// core. ErrNotWorthSplicing (also for members that were stored or had no
+// The new file is read here once, for the block comparison, which gives
+// its CRC-32 as well, while its RECORD digest, started when it was
+// patched, is computed on another core. ErrNotWorthSplicing (also for members that were stored or had no
 // index) sends the caller to writeChanged.
 func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index, edited [][2]int64, path string, dg *fileDigest) (line string, sp *inflate.Spliced, err error) {
 	if idx == nil || zf.Method != zip.Deflate {
@@ -175,8 +174,8 @@ func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index
 		return "", nil, err
 	}
 	defer f.Close()
-	crc, changes := crc32.NewIEEE(), idx.NewChanges()
-	n, err := io.CopyBuffer(io.MultiWriter(crc, changes), f, make([]byte, 1<<20))
+	changes := idx.NewChanges()
+	n, err := io.CopyBuffer(changes, f, make([]byte, 1<<20))
 	if err != nil {
 		return "", nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -193,7 +192,7 @@ func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index
 		return "", nil, err
 	}
 	h := zf.FileHeader
-	h.CRC32, h.CompressedSize64, h.UncompressedSize64 = crc.Sum32(), uint64(sp.Size()), uint64(n)
+	h.CRC32, h.CompressedSize64, h.UncompressedSize64 = changes.CRC(), uint64(sp.Size()), uint64(n)
 	w, err := zw.CreateRaw(&h)
 	if err != nil {
 		return "", nil, err

@@ -20,6 +20,10 @@ type Changes struct {
 	k       int   // block being summed
 	off     int64 // new bytes seen
 	crc     uint32
+	// whole is the CRC-32 of the new data in the blocks before k, tail
+	// that of the new data past the original's end: with crc they make
+	// the new data's CRC without summing it twice.
+	whole, tail uint32
 }
 
 // NewChanges starts a comparison against idx.
@@ -44,6 +48,7 @@ func (c *Changes) Write(p []byte) (int, error) {
 			if c.crc != c.idx.Blocks[c.k].CRC {
 				c.changed[c.k] = true
 			}
+			c.whole = CombineCRC(c.whole, c.crc, end-c.idx.Blocks[c.k].Out)
 			c.k++
 			c.crc = 0
 			continue
@@ -56,8 +61,18 @@ func (c *Changes) Write(p []byte) (int, error) {
 		c.off += int64(take)
 		p = p[take:]
 	}
+	c.tail = crc32.Update(c.tail, crc32.IEEETable, p)
 	c.off += int64(len(p))
 	return n, nil
+}
+
+// CRC is the CRC-32 (IEEE) of the new data written so far.
+func (c *Changes) CRC() uint32 {
+	c.Write(nil)
+	if c.k < len(c.idx.Blocks) {
+		return CombineCRC(c.whole, c.crc, c.off-c.idx.Blocks[c.k].Out)
+	}
+	return CombineCRC(c.whole, c.tail, c.off-c.idx.Size)
 }
 
 // Mark records that [off, end) of the new data was edited.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"errors"
+	"hash/crc32"
 	"io"
 	"math/rand"
 	"testing"
@@ -23,6 +24,11 @@ func splice(t *testing.T, comp, newData []byte, marks [][2]int64) (*Spliced, []b
 	}
 	for _, m := range marks {
 		ch.Mark(m[0], m[1])
+	}
+	// The comparison's CRC is the new data's, shorter or longer than the
+	// original.
+	if got, want := ch.CRC(), crc32.ChecksumIEEE(newData); got != want {
+		t.Fatalf("Changes.CRC %08x, want %08x (%d new bytes, %d original)", got, want, len(newData), idx.Size)
 	}
 	sp, err := PlanSplice(bytes.NewReader(comp), idx, bytes.NewReader(newData), int64(len(newData)), ch.Changed(), flate.BestSpeed, 1<<40)
 	if err != nil {
