@@ -9,7 +9,6 @@ package wheel
 
 import (
 	"archive/zip"
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"debug/elf"
@@ -458,14 +457,12 @@ func inflateIndexed(out io.Writer, raw *os.File, zf *zip.File) (*inflate.Index, 
 	if err != nil {
 		return nil, err
 	}
+	// The decoder writes its output buffer a few MB at a time: no
+	// buffering is needed on top.
 	lw := &limitWriter{w: out, left: int64(zf.UncompressedSize64)}
-	bw := bufio.NewWriterSize(lw, 1<<20)
 	n := int64(zf.CompressedSize64)
-	idx, err := inflate.Decode(bw, io.NewSectionReader(raw, off, n), n)
+	idx, err := inflate.Decode(lw, io.NewSectionReader(raw, off, n), n)
 	if err != nil {
-		return nil, err
-	}
-	if err := bw.Flush(); err != nil {
 		return nil, err
 	}
 	// The CRC is combined from the blocks' own, which the decoder keeps

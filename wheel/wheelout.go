@@ -222,11 +222,8 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 			p.Notes = append(p.Notes, fmt.Sprintf("left out the first of two entries named %s (the later one is kept)", name))
 		case changed[name]:
 			path := filepath.Join(w.d.root, filepath.FromSlash(name))
+			// Relink began the digest when it patched the file.
 			dg := w.d.digests[name]
-			if dg == nil {
-				dg = startDigest(path)
-				w.d.digests[name] = dg
-			}
 			line, sp, err := writeSpliced(w.zw, zf, w.raw, w.d.index[name], w.d.edited[name], path, dg)
 			switch {
 			case errors.Is(err, inflate.ErrNotWorthSplicing):

@@ -97,9 +97,13 @@ func TestFileDigest(t *testing.T) {
 	if _, err := startDigest(path+".gone").line("pkg/lib.so", 0); err == nil {
 		t.Fatal("a missing file gave a line")
 	}
+	// Cancelled, it has stopped or finished; finished, its line is right.
 	dg := startDigest(path)
 	dg.cancel()
-	if _, err := dg.line("pkg/lib.so", int64(len(data))); err != nil && !errors.Is(err, errDigestStopped) {
+	switch got, err := dg.line("pkg/lib.so", int64(len(data))); {
+	case err != nil && !errors.Is(err, errDigestStopped):
 		t.Fatalf("after cancel: %v", err)
+	case err == nil && got != line:
+		t.Fatalf("after cancel: line %q, want %q", got, line)
 	}
 }
