@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/mapfile"
 )
 
 // SymbolTable answers name lookups in .dynsym the way ld.so does, through
@@ -94,7 +96,7 @@ func (f *File) MappedSymbolTable() (*SymbolTable, error) {
 		}
 		return f.symbolTableIn(nil, b, lo)
 	}
-	data, err := mapFile(f.fh.descriptor(), f.Size)
+	data, err := mapfile.Map(f.fh.descriptor(), f.Size)
 	if err != nil {
 		return f.symbolTable(nil) // no mapping (address space, limits): copy instead
 	}

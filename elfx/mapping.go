@@ -6,6 +6,8 @@ import (
 	"runtime/debug"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/mapfile"
 )
 
 // mapping is a read-only memory mapping of a whole file. Views into it are
@@ -21,7 +23,7 @@ type mapping struct {
 
 func newMapping(data []byte, path string) *mapping {
 	m := &mapping{data: data, path: path}
-	runtime.AddCleanup(m, unmapFile, data)
+	runtime.AddCleanup(m, mapfile.Unmap, data)
 	return m
 }
 
