@@ -66,6 +66,10 @@ func decode(w io.Writer, r io.ReaderAt, n int64, k int) (*Index, error) {
 		return decodeParallel(w, r, n, k)
 	}
 	d := newDecoder(w, bufSize(n))
+	if n >= asyncMin {
+		d.async = newAsyncWriter(w)
+		defer d.async.close()
+	}
 	d.br.init(r, n)
 	if err := d.run(); err != nil {
 		return nil, err
@@ -110,6 +114,9 @@ type decoder struct {
 	lastMark int          // index in m of the last marker written
 	marked   int          // blocks decoded into m
 	abort    *atomic.Bool // set when the result of a speculative decoder is no longer wanted
+	// async, when not nil, writes full output buffers on its own
+	// goroutine while decoding goes on in a second buffer.
+	async *asyncWriter
 }
 
 func (d *decoder) corrupt(what string) error {
@@ -181,6 +188,11 @@ func (d *decoder) flush() error {
 	if d.m != nil {
 		return nil
 	}
+	if d.async != nil {
+		if err := d.async.wait(); err != nil {
+			return err
+		}
+	}
 	_, err := d.w.Write(d.out[d.start:d.pos])
 	d.start = d.pos
 	return err
@@ -208,6 +220,9 @@ func (d *decoder) room(n int) error {
 	}
 	if o, ok := d.w.(*partOutput); ok {
 		return d.handOver(o)
+	}
+	if d.async != nil {
+		return d.swap()
 	}
 	if _, err := d.w.Write(d.out[d.start:d.pos]); err != nil {
 		return err
