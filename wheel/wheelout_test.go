@@ -107,3 +107,71 @@ func TestFileDigest(t *testing.T) {
 		t.Fatalf("after cancel: line %q, want %q", got, line)
 	}
 }
+
+// scanFile hands the same bytes whether it maps the file (a regular file)
+// or reads it (a pipe, an empty file), in pieces of at most 1 MiB, and
+// stops at fn's error.
+func TestScanFile(t *testing.T) {
+	data := make([]byte, 3<<20+12345)
+	for i := range data {
+		data[i] = byte(i * 7 / 3)
+	}
+	dir := t.TempDir()
+	open := map[string]func() *os.File{
+		"regular": func() *os.File {
+			p := filepath.Join(dir, "lib.so")
+			os.WriteFile(p, data, 0o644)
+			f, err := os.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		},
+		"pipe": func() *os.File {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			go func() { w.Write(data); w.Close() }()
+			return r
+		},
+	}
+	for name, opener := range open {
+		f := opener()
+		var got []byte
+		n, err := scanFile(f, func(p []byte) error {
+			if len(p) == 0 || len(p) > 1<<20 {
+				t.Errorf("%s: a piece of %d bytes", name, len(p))
+			}
+			got = append(got, p...)
+			return nil
+		})
+		f.Close()
+		if err != nil || n != int64(len(data)) || !bytes.Equal(got, data) {
+			t.Fatalf("%s: %d bytes, %v; equal %v", name, n, err, bytes.Equal(got, data))
+		}
+		f = opener()
+		stop := errors.New("stop")
+		calls := 0
+		n, err = scanFile(f, func(p []byte) error {
+			if calls++; calls == 2 {
+				return stop
+			}
+			return nil
+		})
+		f.Close()
+		if !errors.Is(err, stop) || calls != 2 || n != 1<<20 {
+			t.Fatalf("%s: stopping at the second piece gave %d bytes, %v after %d calls", name, n, err, calls)
+		}
+	}
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, nil, 0o644)
+	f, err := os.Open(empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if n, err := scanFile(f, func([]byte) error { t.Error("a piece of an empty file"); return nil }); n != 0 || err != nil {
+		t.Fatalf("empty file: %d, %v", n, err)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
+	"github.com/rocmdoctor/rocmdoctor/internal/mapfile"
 )
 
 // changes are the paths p rewrites and the ones it drops.
@@ -175,7 +176,10 @@ func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index
 	}
 	defer f.Close()
 	changes := idx.NewChanges()
-	n, err := io.CopyBuffer(changes, f, make([]byte, 1<<20))
+	n, err := scanFile(f, func(p []byte) error {
+		_, err := changes.Write(p)
+		return err
+	})
 	if err != nil {
 		return "", nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -229,24 +233,16 @@ func startDigest(path string) *fileDigest {
 		}
 		defer f.Close()
 		s := sha256.New()
-		buf := make([]byte, 1<<20)
-		for {
+		dg.size, dg.err = scanFile(f, func(p []byte) error {
 			if dg.stop.Load() {
-				dg.err = errDigestStopped
-				return
+				return errDigestStopped
 			}
-			k, err := f.Read(buf)
-			s.Write(buf[:k])
-			dg.size += int64(k)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				dg.err = err
-				return
-			}
+			s.Write(p)
+			return nil
+		})
+		if dg.err == nil {
+			dg.sum = digest(s.Sum(nil))
 		}
-		dg.sum = digest(s.Sum(nil))
 	}()
 	return dg
 }
@@ -274,4 +270,47 @@ func sameFile(a, b string) bool {
 	sa, err1 := os.Stat(a)
 	sb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// scanFile hands fn the contents of f from its current offset on, 1 MiB
+// at a time, and returns how many bytes it handed. A regular file is
+// mapped and handed from the mapping: the relinked libraries are read
+// whole two or three times (digest, block comparison), and a mapping
+// saves read's copy. It is only for the relink's private scratch files,
+// which nothing truncates while they are read. An error from fn stops
+// the scan and is returned.
+func scanFile(f *os.File, fn func([]byte) error) (int64, error) {
+	const step = 1 << 20
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if st.Mode().IsRegular() {
+		if data, err := mapfile.Map(f.Fd(), st.Size()); err == nil {
+			defer mapfile.Unmap(data)
+			for off := 0; off < len(data); off += step {
+				if err := fn(data[off:min(len(data), off+step)]); err != nil {
+					return int64(off), err
+				}
+			}
+			return int64(len(data)), nil
+		}
+	}
+	buf := make([]byte, step)
+	var n int64
+	for {
+		k, err := io.ReadFull(f, buf)
+		if k > 0 {
+			if err := fn(buf[:k]); err != nil {
+				return n, err
+			}
+			n += int64(k)
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }
