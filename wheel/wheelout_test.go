@@ -136,32 +136,11 @@ func TestScanFile(t *testing.T) {
 			return r
 		},
 	}
-	for name, opener := range open {
-		f := opener()
-		var got []byte
-		n, err := scanFile(f, func(p []byte) error {
-			if len(p) == 0 || len(p) > 1<<20 {
-				t.Errorf("%s: a piece of %d bytes", name, len(p))
-			}
-			got = append(got, p...)
-			return nil
-		})
-		f.Close()
-		if err != nil || n != int64(len(data)) || !bytes.Equal(got, data) {
-			t.Fatalf("%s: %d bytes, %v; equal %v", name, n, err, bytes.Equal(got, data))
-		}
-		f = opener()
-		stop := errors.New("stop")
-		calls := 0
-		n, err = scanFile(f, func(p []byte) error {
-			if calls++; calls == 2 {
-				return stop
-			}
-			return nil
-		})
-		f.Close()
-		if !errors.Is(err, stop) || calls != 2 || n != 1<<20 {
-			t.Fatalf("%s: stopping at the second piece gave %d bytes, %v after %d calls", name, n, err, calls)
+	defer func(w int64) { scanWindow = w }(scanWindow)
+	for _, w := range []int64{1 << 20, 2 << 20, 16 << 20} {
+		scanWindow = w
+		for name, opener := range open {
+			testScan(t, fmt.Sprintf("%s, %d MiB windows", name, w>>20), opener, data)
 		}
 	}
 	empty := filepath.Join(dir, "empty")
@@ -173,5 +152,35 @@ func TestScanFile(t *testing.T) {
 	defer f.Close()
 	if n, err := scanFile(f, func([]byte) error { t.Error("a piece of an empty file"); return nil }); n != 0 || err != nil {
 		t.Fatalf("empty file: %d, %v", n, err)
+	}
+}
+
+// testScan checks one way of opening the data: all of it, then a stop.
+func testScan(t *testing.T, name string, opener func() *os.File, data []byte) {
+	f := opener()
+	var got []byte
+	n, err := scanFile(f, func(p []byte) error {
+		if len(p) == 0 || len(p) > 1<<20 {
+			t.Errorf("%s: a piece of %d bytes", name, len(p))
+		}
+		got = append(got, p...)
+		return nil
+	})
+	f.Close()
+	if err != nil || n != int64(len(data)) || !bytes.Equal(got, data) {
+		t.Fatalf("%s: %d bytes, %v; equal %v", name, n, err, bytes.Equal(got, data))
+	}
+	f = opener()
+	stop := errors.New("stop")
+	calls := 0
+	n, err = scanFile(f, func(p []byte) error {
+		if calls++; calls == 2 {
+			return stop
+		}
+		return nil
+	})
+	f.Close()
+	if !errors.Is(err, stop) || calls != 2 || n != 1<<20 {
+		t.Fatalf("%s: stopping at the second piece gave %d bytes, %v after %d calls", name, n, err, calls)
 	}
 }

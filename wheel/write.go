@@ -272,28 +272,42 @@ func sameFile(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
-// scanFile hands fn the contents of f from its current offset on, 1 MiB
-// at a time, and returns how many bytes it handed. A regular file is
-// mapped and handed from the mapping: the relinked libraries are read
-// whole two or three times (digest, block comparison), and a mapping
-// saves read's copy. It is only for the relink's private scratch files,
-// which nothing truncates while they are read. An error from fn stops
-// the scan and is returned.
+// scanFile hands fn the contents of f, just opened, 1 MiB at a time, and returns how many bytes it handed. A regular file is
+// mapped, a window at a time, and handed from the mapping: the relinked
+// libraries are read whole two or three times (digest, block
+// comparison), and a mapping saves read's copy; the window keeps what is
+// mapped (and counted as the process's resident memory) small. It is
+// only for the relink's private scratch files, which nothing truncates
+// while they are read. An error from fn stops the scan and is returned.
+// scanWindow is how much of a file scanFile maps at a time (a multiple
+// of the page size and of 1 MiB; tests make it smaller).
+var scanWindow int64 = 16 << 20
+
 func scanFile(f *os.File, fn func([]byte) error) (int64, error) {
 	const step = 1 << 20
+	window := scanWindow
 	st, err := f.Stat()
 	if err != nil {
 		return 0, err
 	}
+	size := st.Size()
 	if st.Mode().IsRegular() {
-		if data, err := mapfile.Map(f.Fd(), st.Size()); err == nil {
-			defer mapfile.Unmap(data)
-			for off := 0; off < len(data); off += step {
-				if err := fn(data[off:min(len(data), off+step)]); err != nil {
-					return int64(off), err
+		if data, err := mapfile.MapRange(f.Fd(), 0, min(size, window)); err == nil {
+			for at := int64(0); ; {
+				for off := 0; off < len(data); off += step {
+					if err := fn(data[off:min(len(data), off+step)]); err != nil {
+						mapfile.Unmap(data)
+						return at + int64(off), err
+					}
+				}
+				mapfile.Unmap(data)
+				if at += int64(len(data)); at >= size {
+					return at, nil
+				}
+				if data, err = mapfile.MapRange(f.Fd(), at, min(size-at, window)); err != nil {
+					return at, err
 				}
 			}
-			return int64(len(data)), nil
 		}
 	}
 	buf := make([]byte, step)

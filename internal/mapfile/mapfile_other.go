@@ -7,5 +7,8 @@ import "errors"
 // Map is unavailable here: callers read instead.
 func Map(uintptr, int64) ([]byte, error) { return nil, errors.ErrUnsupported }
 
+// MapRange is unavailable here: callers read instead.
+func MapRange(uintptr, int64, int64) ([]byte, error) { return nil, errors.ErrUnsupported }
+
 // Unmap does nothing here.
 func Unmap([]byte) {}

@@ -12,11 +12,15 @@ import (
 // with errors.ErrUnsupported and callers read instead. Reading a mapping
 // saves the copy read(2) makes; the file must not shrink while it is
 // mapped (a read past its end would fault).
-func Map(fd uintptr, size int64) ([]byte, error) {
-	if size <= 0 || size != int64(int(size)) {
+func Map(fd uintptr, size int64) ([]byte, error) { return MapRange(fd, 0, size) }
+
+// MapRange maps size bytes of fd from off, which must be a multiple of
+// the page size, like Map.
+func MapRange(fd uintptr, off, size int64) ([]byte, error) {
+	if size <= 0 || size != int64(int(size)) || off < 0 {
 		return nil, syscall.EINVAL
 	}
-	return syscall.Mmap(int(fd), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	return syscall.Mmap(int(fd), off, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
 }
 
 // Unmap releases a mapping made by Map.
