@@ -551,7 +551,12 @@ func (m *model) setVal(tag elf.DynTag, v uint64) {
 func diffRanges(a, b []byte) [][2]int {
 	var out [][2]int
 	n := min(len(a), len(b))
+	const stretch = 256 // equal stretches are skipped this many bytes at a time
 	for i := 0; i < n; {
+		if k := min(n, i+stretch); bytes.Equal(a[i:k], b[i:k]) {
+			i = k
+			continue
+		}
 		if a[i] == b[i] {
 			i++
 			continue

@@ -263,7 +263,7 @@ func (m *model) countRefs() error {
 		func(a []byte) uint64 { return uint64(m.bo.Uint32(a[8:])) }, 2, 8, 12, 12); err != nil {
 		return err
 	}
-	slices.Sort(m.refOff)
+	sortUint64s(m.refOff)
 	return nil
 }
 

@@ -89,3 +89,57 @@ func TestNameDigestSeparatesIndexAndName(t *testing.T) {
 		t.Fatal("not deterministic within a process")
 	}
 }
+
+func TestSortUint64s(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, limit := range []uint64{1, 2, 1 << 11, 1 << 22, 1 << 40, 0} {
+		for _, n := range []int{0, 1, 2, 3, 1000, 30000} {
+			v := make([]uint64, n)
+			for i := range v {
+				if limit == 0 {
+					v[i] = r.Uint64()
+				} else {
+					v[i] = r.Uint64N(limit)
+				}
+			}
+			want := slices.Clone(v)
+			slices.Sort(want)
+			sortUint64s(v)
+			if !slices.Equal(v, want) {
+				t.Fatalf("%d values below %d: radix sort differs from slices.Sort", n, limit)
+			}
+		}
+	}
+}
+
+func TestDiffRanges(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	a := make([]byte, 5000)
+	for i := range a {
+		a[i] = byte(r.IntN(4))
+	}
+	for trial := 0; trial < 300; trial++ {
+		b := slices.Clone(a)
+		for k := r.IntN(6); k > 0; k-- {
+			at, n := r.IntN(len(b)), 1+r.IntN(600)
+			for i := at; i < min(len(b), at+n); i++ {
+				b[i] = byte(r.IntN(4))
+			}
+		}
+		b = b[:len(b)-r.IntN(300)]
+		// The ranges a byte at a time.
+		var want [][2]int
+		for i := 0; i < len(b); i++ {
+			if a[i] != b[i] {
+				if len(want) > 0 && want[len(want)-1][1] == i {
+					want[len(want)-1][1]++
+				} else {
+					want = append(want, [2]int{i, i + 1})
+				}
+			}
+		}
+		if got := diffRanges(a, b); !slices.Equal(got, want) {
+			t.Fatalf("trial %d: %v, want %v", trial, got, want)
+		}
+	}
+}

@@ -42,19 +42,21 @@ func (o *overlay) ReadAt(b []byte, off int64) (int, error) {
 	if int64(n) > o.size-off {
 		n = int(o.size - off)
 	}
-	for i := range b[:n] {
-		b[i] = 0
-	}
-	// Base bytes (the gap between the old end and the new segment is zero).
+	// Base bytes, then zeros (the gap between the old end and the new
+	// segment).
+	m := 0
 	if off < p0(o) {
-		m := n
+		m = n
 		if int64(m) > p0(o)-off {
 			m = int(p0(o) - off)
 		}
-		if _, err := o.base.ReadAt(b[:m], off); err != nil && err != io.EOF {
+		k, err := o.base.ReadAt(b[:m], off)
+		if err != nil && err != io.EOF {
 			return 0, err
 		}
+		m = k
 	}
+	clear(b[m:n])
 	apply := func(at int64, data []byte) {
 		lo, hi := max(at, off), min(at+int64(len(data)), off+int64(n))
 		if lo < hi {
@@ -281,14 +283,29 @@ func nameDigest(idx uint32, name []byte) uint64 {
 	return h ^ h>>29
 }
 
-// sortByHigh32 sorts v by its upper 32 bits (stable LSD radix sort, three
-// 11-bit passes): 46k .dynsym references of libLLVM in well under a
-// millisecond, with one scratch slice.
-func sortByHigh32(v []uint64) {
+// sortByHigh32 sorts v by its upper 32 bits, stably: 46k .dynsym
+// references of libLLVM in well under a millisecond.
+func sortByHigh32(v []uint64) { radixSort(v, 32) }
+
+// sortUint64s sorts v.
+func sortUint64s(v []uint64) { radixSort(v, 0) }
+
+// radixSort sorts v by the bits of its values from bit lo up, stably (LSD
+// radix sort in 11-bit passes, as many as the largest key needs, with one
+// scratch slice): .dynstr offsets and symbol references are sorted several
+// times faster than by comparison.
+func radixSort(v []uint64, lo uint) {
 	const bits = 11
+	var top uint64
+	for _, x := range v {
+		top |= x >> lo
+	}
+	if len(v) < 2 || top == 0 {
+		return
+	}
 	tmp := make([]uint64, len(v))
 	src, dst := v, tmp
-	for shift := uint(32); shift < 64; shift += bits {
+	for shift := lo; shift < 64 && top>>(shift-lo) != 0; shift += bits {
 		var count [1 << bits]int
 		for _, x := range src {
 			count[(x>>shift)&(1<<bits-1)]++
@@ -305,7 +322,9 @@ func sortByHigh32(v []uint64) {
 		}
 		src, dst = dst, src
 	}
-	copy(v, src) // after an odd number of passes the result is in tmp
+	if &src[0] != &v[0] {
+		copy(v, src) // after an odd number of passes the result is in tmp
+	}
 }
 
 // strWindow reads NUL-terminated strings from a string table through a
