@@ -191,11 +191,20 @@ func (p *Plan) Verify(before *elfx.File) error {
 			return err
 		}
 	} else {
-		bn, bh, err := symbolDigest(before)
-		if err != nil {
-			return err
-		}
+		// The two digests of a large library are computed side by side.
+		var bn int
+		var bh uint64
+		var berr error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			bn, bh, berr = symbolDigest(before)
+		}()
 		an, ah, err := symbolDigest(after)
+		<-done
+		if berr != nil {
+			return berr
+		}
 		if err != nil {
 			return fail("dynamic symbols: %v", err)
 		}
