@@ -416,10 +416,7 @@ func (w *bitWriter) copyBits(r io.ReaderAt, from, to int64) error {
 			w.write(buf[:whole])
 			pos = whole * 8
 		}
-		for ; pos+48 <= end; pos += 48 {
-			v := binary.LittleEndian.Uint64(buf[pos/8:]) >> (pos % 8)
-			w.bits(v&(1<<48-1), 48)
-		}
+		pos = w.shifted(buf, pos, end)
 		if pos < end {
 			v := binary.LittleEndian.Uint64(buf[pos/8:]) >> (pos % 8)
 			k := uint(end - pos)
@@ -428,4 +425,30 @@ func (w *bitWriter) copyBits(r io.ReaderAt, from, to int64) error {
 		from += nbits
 	}
 	return w.err
+}
+
+// shifted appends bits [pos, end) of buf (which has eight bytes of slack
+// past end) 56 at a time while 56 remain, and returns where it
+// stopped: with fewer than 8 bits pending, the accumulator takes 56 more
+// and gives seven whole bytes, written straight into the buffer.
+func (w *bitWriter) shifted(buf []byte, pos, end uint64) uint64 {
+	for pos+56 <= end {
+		if w.dry || len(w.buf)+8 > cap(w.buf) {
+			v := binary.LittleEndian.Uint64(buf[pos/8:]) >> (pos % 8)
+			w.bits(v&(1<<56-1), 56)
+			pos += 56
+			continue
+		}
+		v := binary.LittleEndian.Uint64(buf[pos/8:]) >> (pos % 8)
+		acc := w.acc | (v&(1<<56-1))<<w.n
+		b := len(w.buf)
+		w.buf = binary.LittleEndian.AppendUint64(w.buf, acc)[:b+7]
+		w.acc = acc >> 56
+		w.bytes += 7
+		pos += 56
+		if len(w.buf) >= 1<<16 {
+			w.flush()
+		}
+	}
+	return pos
 }

@@ -156,3 +156,48 @@ func FuzzSplice(f *testing.F) {
 		splice(t, comp, nd, nil)
 	})
 }
+
+// copyBits appends any bit range at any pending bit count as a bit-by-bit
+// copy would, across its 64 KiB buffer's flushes.
+func TestCopyBits(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	src := make([]byte, 300000)
+	rng.Read(src)
+	bit := func(b []byte, i int64) uint64 { return uint64(b[i/8]>>(i%8)) & 1 }
+	for trial := 0; trial < 200; trial++ {
+		pre := uint(rng.Intn(8))
+		preBits := uint64(rng.Intn(256)) & (1<<pre - 1)
+		from := rng.Int63n(int64(len(src)) * 8)
+		to := from + rng.Int63n(int64(len(src))*8-from+1)
+		if trial%4 == 0 {
+			to = from + rng.Int63n(200) // short ranges too
+			to = min(to, int64(len(src))*8)
+		}
+		var out bytes.Buffer
+		w := &bitWriter{w: &out, buf: make([]byte, 0, 1<<16)}
+		w.bits(preBits, pre)
+		if err := w.copyBits(bytes.NewReader(src), from, to); err != nil {
+			t.Fatal(err)
+		}
+		total := int64(pre) + to - from
+		w.align()
+		if err := w.flush(); err != nil {
+			t.Fatal(err)
+		}
+		got := out.Bytes()
+		if int64(len(got)) != (total+7)/8 || w.bytes != int64(len(got)) {
+			t.Fatalf("trial %d: %d bytes (counted %d), want %d", trial, len(got), w.bytes, (total+7)/8)
+		}
+		for i := int64(0); i < total; i++ {
+			var want uint64
+			if i < int64(pre) {
+				want = preBits >> i & 1
+			} else {
+				want = bit(src, from+i-int64(pre))
+			}
+			if bit(got, i) != want {
+				t.Fatalf("trial %d (%d pending bits, bits %d-%d): output bit %d differs", trial, pre, from, to, i)
+			}
+		}
+	}
+}
