@@ -162,7 +162,7 @@ func (d *decoder) run() error {
 			d.marked++
 		} else {
 			d.sum()
-			d.idx.Blocks[len(d.idx.Blocks)-1].CRC = d.crc
+			d.idx.Blocks[len(d.idx.Blocks)-1].CRC = d.crc // an asyncWriter's flush sets it
 		}
 		if b.Final {
 			d.idx.EndBit = d.br.bitPos()
@@ -189,9 +189,7 @@ func (d *decoder) flush() error {
 		return nil
 	}
 	if d.async != nil {
-		if err := d.async.wait(); err != nil {
-			return err
-		}
+		return d.flushAsync()
 	}
 	_, err := d.w.Write(d.out[d.start:d.pos])
 	d.start = d.pos
@@ -237,6 +235,10 @@ func (d *decoder) room(n int) error {
 
 // sum adds the output since the last call to the block's CRC.
 func (d *decoder) sum() {
+	if d.async != nil {
+		d.sumLater()
+		return
+	}
 	d.crc = crc32.Update(d.crc, crc32.IEEETable, d.out[d.crcAt:d.pos])
 	d.crcAt = d.pos
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/bits"
 	"math/rand"
@@ -91,6 +92,13 @@ func checkIndex(t *testing.T, idx *Index, comp, data []byte) {
 		}
 		if i > 0 && (b.Bit <= idx.Blocks[i-1].Bit || b.Out < idx.Blocks[i-1].Out) {
 			t.Fatalf("block %d out of order: %+v after %+v", i, b, idx.Blocks[i-1])
+		}
+		end := int64(len(data))
+		if i+1 < len(idx.Blocks) {
+			end = idx.Blocks[i+1].Out
+		}
+		if b.Out <= end && end <= int64(len(data)) && b.CRC != crc32.ChecksumIEEE(data[b.Out:end]) {
+			t.Fatalf("block %d: CRC %08x, its output's %08x", i, b.CRC, crc32.ChecksumIEEE(data[b.Out:end]))
 		}
 	}
 	if idx.EndBit <= idx.Blocks[len(idx.Blocks)-1].Bit || (idx.EndBit+7)/8 != int64(len(comp)) {
