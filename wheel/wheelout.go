@@ -96,6 +96,11 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 		raw.Close()
 		return nil, err
 	}
+	// The new wheel is about the size of the old one: its disk space is
+	// taken in one go (finish truncates it to what was written).
+	if st, err := raw.Stat(); err == nil {
+		writeback.Reserve(w.tmp, st.Size())
+	}
 	w.out = &wheelOut{f: w.tmp}
 	w.zw = zip.NewWriter(w.out)
 	// Changed libraries are the only entries compressed again, at the
@@ -266,6 +271,10 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 		w.order = append(w.order, recordAt)
 	}
 	if err := w.zw.Close(); err != nil {
+		return err
+	}
+	// The file was reserved at the input's size (newWheelOutput).
+	if err := w.tmp.Truncate(w.out.off); err != nil {
 		return err
 	}
 	if err := sortCentralDirectory(w.tmp, w.order); err != nil {
