@@ -137,7 +137,7 @@ func TestScanFile(t *testing.T) {
 		},
 	}
 	defer func(w int64) { scanWindow = w }(scanWindow)
-	for _, w := range []int64{1 << 20, 2 << 20, 16 << 20} {
+	for _, w := range []int64{1 << 20, 2 << 20, 4 << 20, 16 << 20} {
 		scanWindow = w
 		for name, opener := range open {
 			testScan(t, fmt.Sprintf("%s, %d MiB windows", name, w>>20), opener, data)

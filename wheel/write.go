@@ -281,7 +281,7 @@ func sameFile(a, b string) bool {
 // while they are read. An error from fn stops the scan and is returned.
 // scanWindow is how much of a file scanFile maps at a time (a multiple
 // of the page size and of 1 MiB; tests make it smaller).
-var scanWindow int64 = 16 << 20
+var scanWindow int64 = 4 << 20
 
 func scanFile(f *os.File, fn func([]byte) error) (int64, error) {
 	const step = 1 << 20
