@@ -272,17 +272,18 @@ func sameFile(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
-// scanFile hands fn the contents of f, just opened, 1 MiB at a time, and returns how many bytes it handed. A regular file is
-// mapped, a window at a time, and handed from the mapping: the relinked
-// libraries are read whole two or three times (digest, block
-// comparison), and a mapping saves read's copy; the window keeps what is
-// mapped (and counted as the process's resident memory) small. It is
-// only for the relink's private scratch files, which nothing truncates
-// while they are read. An error from fn stops the scan and is returned.
 // scanWindow is how much of a file scanFile maps at a time (a multiple
 // of the page size and of 1 MiB; tests make it smaller).
 var scanWindow int64 = 4 << 20
 
+// scanFile hands fn the contents of f, just opened, 1 MiB at a time, and
+// returns how many bytes it handed. A regular file is mapped, a window at
+// a time, and handed from the mapping: the relinked libraries are read
+// whole two or three times (digest, block comparison), and a mapping
+// saves read's copy; the window keeps what is mapped (and counted as the
+// process's resident memory) small. It is only for the relink's private
+// scratch files, which nothing truncates while they are read. An error
+// from fn stops the scan and is returned.
 func scanFile(f *os.File, fn func([]byte) error) (int64, error) {
 	const step = 1 << 20
 	window := scanWindow
