@@ -3,7 +3,10 @@ package inflate
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
 	"math/rand"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -93,5 +96,69 @@ func TestAsyncWriterReportsWriteErrors(t *testing.T) {
 		if !errors.Is(err, w.err) {
 			t.Errorf("write %d of %d fails: Decode returned %v", at, count.n, err)
 		}
+	}
+}
+
+// syncDecode is decode without the asynchronous writer.
+func syncDecode(w io.Writer, comp []byte) (*Index, error) {
+	d := newDecoder(w, bufSize(int64(len(comp))))
+	d.br.init(bytes.NewReader(comp), int64(len(comp)))
+	if err := d.run(); err != nil {
+		return nil, err
+	}
+	return &d.idx, nil
+}
+
+// Damaged and truncated large streams: the asynchronous writer gets the
+// bytes a synchronous decoder writes, the same error, and on success the
+// same index.
+func TestAsyncWriterMatchesSynchronous(t *testing.T) {
+	// Words drawn at random: Huffman-coded blocks throughout, where
+	// damage shows (noise would make stored blocks, where it does not).
+	rng := rand.New(rand.NewSource(5))
+	words := make([]string, 2000)
+	for i := range words {
+		w := make([]byte, 2+rng.Intn(9))
+		for j := range w {
+			w[j] = byte('a' + rng.Intn(26))
+		}
+		words[i] = string(w) + " "
+	}
+	var text bytes.Buffer
+	for text.Len() < 3*outBuf {
+		text.WriteString(words[rng.Intn(len(words))])
+	}
+	comp := deflate(t, text.Bytes(), 1)
+	fails := 0
+	for trial := 0; trial < 12; trial++ {
+		bad := bytes.Clone(comp)
+		switch i := len(bad)/2 + rng.Intn(len(bad)/2-64); {
+		case trial == 0:
+		case trial%2 == 1:
+			// Cut short: an error after several buffers were written.
+			bad = bad[:i]
+		default:
+			// 64 random bytes: with complete codes this mostly decodes
+			// (to other data), which both must agree on.
+			rng.Read(bad[i : i+64])
+		}
+		var a, s bytes.Buffer
+		aidx, aerr := Decode(&a, bytes.NewReader(bad), int64(len(bad)))
+		sidx, serr := syncDecode(&s, bad)
+		if fmt.Sprint(aerr) != fmt.Sprint(serr) {
+			t.Fatalf("trial %d: asynchronous %v, synchronous %v", trial, aerr, serr)
+		}
+		if !bytes.Equal(a.Bytes(), s.Bytes()) {
+			t.Fatalf("trial %d: %d bytes written asynchronously, %d synchronously, or they differ", trial, a.Len(), s.Len())
+		}
+		if serr == nil && !reflect.DeepEqual(aidx, sidx) {
+			t.Fatalf("trial %d: indexes differ", trial)
+		}
+		if serr != nil {
+			fails++
+		}
+	}
+	if fails < 6 {
+		t.Fatalf("only %d of 12 damaged streams failed, 6 were cut short", fails)
 	}
 }
