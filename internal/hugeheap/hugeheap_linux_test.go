@@ -100,10 +100,25 @@ func TestPrepareAdvisesTheHeapThatFollows(t *testing.T) {
 	if len(lines) != 10 || lines[0] != "prepared true" || lines[9] != "again false" {
 		t.Fatalf("child output:\n%s", out)
 	}
+	// Most samples, not all: an allocation can land where the runtime
+	// mapped heap memory again after Prepare advised it (a new mapping
+	// has no advice), or in a fresh arena while the background scavenger
+	// holds freed pages; in CI that was 1 sample in 8 in about one run of
+	// a hundred on a loaded machine. Without the advice none of the 8 is
+	// advised.
+	advised := 0
 	for _, l := range lines[1:9] {
-		if !strings.HasPrefix(l, "object ") || !strings.Contains(" "+l[strings.Index(l, "flags ")+6:]+" ", " hg ") {
-			t.Errorf("allocation after Prepare is not in a huge-page-advised mapping: %s", l)
+		if !strings.HasPrefix(l, "object ") || !strings.Contains(l, "flags ") {
+			t.Fatalf("child output:\n%s", out)
 		}
+		if strings.Contains(" "+l[strings.Index(l, "flags ")+6:]+" ", " hg ") {
+			advised++
+		} else {
+			t.Logf("allocation after Prepare not in a huge-page-advised mapping: %s", l)
+		}
+	}
+	if advised < 6 {
+		t.Errorf("%d of 8 allocations after Prepare are in huge-page-advised mappings, want at least 6", advised)
 	}
 }
 
