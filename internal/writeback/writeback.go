@@ -2,5 +2,5 @@
 // being written: rocmdoctor fsyncs every file it replaces before renaming
 // it into place, and an fsync that finds hundreds of megabytes still dirty
 // waits for all of them at the end. Writers call Start for each stretch
-// they have written.
+// they have written, and may Reserve a new file's size before writing it.
 package writeback
