@@ -238,9 +238,6 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 		d.edited[fp.Path] = pp.WrittenRanges()
 		if d.kind == "wheel" {
 			d.digests[fp.Path] = startDigest(filepath.Join(d.root, fp.Path))
-			if out != nil {
-				out.startSplice(fp.Path)
-			}
 		}
 	}
 	for _, rel := range p.Drop {

@@ -44,9 +44,6 @@ type wheelOutput struct {
 	// newWheelOutput) has returned, with its error in flushErr.
 	flushed  chan struct{}
 	flushErr error
-	// splices are the changed libraries' new members being planned
-	// (startSplice), by name.
-	splices map[string]*splicePrep
 }
 
 // earlyFlushMin is how much copyUnchanged must have written for the
@@ -77,7 +74,7 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 	if err != nil {
 		return nil, err
 	}
-	w := &wheelOutput{d: d, raw: raw, zr: zr, dst: dst, old: map[string]Record{}, record: map[int]string{}, splices: map[string]*splicePrep{}}
+	w := &wheelOutput{d: d, raw: raw, zr: zr, dst: dst, old: map[string]Record{}, record: map[int]string{}}
 	if d.record != "" {
 		for _, zf := range zr.File {
 			if zf.Name != d.record {
@@ -230,10 +227,9 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 			p.Notes = append(p.Notes, fmt.Sprintf("left out the first of two entries named %s (the later one is kept)", name))
 		case changed[name]:
 			path := filepath.Join(w.d.root, filepath.FromSlash(name))
-			// Relink began the digest and the splice's plan when it
-			// patched the file.
+			// Relink began the digest when it patched the file.
 			dg := w.d.digests[name]
-			line, sp, err := writeSpliced(w.zw, zf, w.splices[name], dg)
+			line, sp, err := writeSpliced(w.zw, zf, w.raw, w.d.index[name], w.d.edited[name], path, dg)
 			switch {
 			case errors.Is(err, inflate.ErrNotWorthSplicing):
 				line, err = writeChanged(w.zw, zf.FileHeader, path, dg)
@@ -308,28 +304,10 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 	return nil
 }
 
-// startSplice begins planning the new member of the patched library
-// name (the last entry of that name, as finish writes).
-func (w *wheelOutput) startSplice(name string) {
-	var zf *zip.File
-	for _, f := range w.zr.File {
-		if f.Name == name {
-			zf = f
-		}
-	}
-	if zf != nil {
-		path := filepath.Join(w.d.root, filepath.FromSlash(name))
-		w.splices[name] = startSplice(zf, w.raw, w.d.index[name], w.d.edited[name], path)
-	}
-}
-
-// discard abandons the output: the copy and the splices' plans are
-// waited for, the temporary file removed.
+// discard abandons the output: the copy is waited for, the temporary
+// file removed.
 func (w *wheelOutput) discard() {
 	w.stop.Store(true)
-	for _, p := range w.splices {
-		<-p.done
-	}
 	if w.copied != nil {
 		<-w.copied
 		w.copied = nil

@@ -158,43 +158,21 @@ func writeChanged(zw *zip.Writer, h zip.FileHeader, path string, dg *fileDigest)
 	return dg.line(h.Name, n)
 }
 
-// splicePrep is the plan of a changed library's new deflate stream,
-// made on its own goroutine from the moment the library is patched (it
-// needs neither the archive being written nor the copy of the other
-// entries), so that finish only writes it: for a 100 MB library with a
-// new RUNPATH, reusing every block of the original member whose bytes
-// (and the 32 KiB before them) the edits left alone and compressing only
-// the rest, a few hundred KB to a few MB instead of all of it. The new
-// file is read once, for the block comparison, which gives its CRC-32 as
-// well; its RECORD digest is computed on another core meanwhile.
-type splicePrep struct {
-	done chan struct{}
-	sp   *inflate.Spliced
-	crc  uint32
-	n    int64 // the new file's size
-	err  error // ErrNotWorthSplicing too
-}
-
-// startSplice begins planning the spliced member for the patched file
-// path, from the original member zf (its stream in raw, block index idx)
-// and the byte ranges the edits wrote. A member that was stored or has
-// no index gets ErrNotWorthSplicing.
-func startSplice(zf *zip.File, raw *os.File, idx *inflate.Index, edited [][2]int64, path string) *splicePrep {
-	p := &splicePrep{done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		p.sp, p.crc, p.n, p.err = planSplice(zf, raw, idx, edited, path)
-	}()
-	return p
-}
-
-func planSplice(zf *zip.File, raw *os.File, idx *inflate.Index, edited [][2]int64, path string) (*inflate.Spliced, uint32, int64, error) {
+// writeSpliced writes a changed library deflated the way it was, reusing
+// every block of the original member whose bytes (and the 32 KiB before
+// them) the edits left alone and compressing only the rest: for a 100 MB
+// library with a new RUNPATH that is a few hundred KB instead of all of it.
+// The new file is read here once, for the block comparison, which gives
+// its CRC-32 as well, while its RECORD digest, started when it was
+// patched, is computed on another core. ErrNotWorthSplicing (also for members that were stored or had no
+// index) sends the caller to writeChanged.
+func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index, edited [][2]int64, path string, dg *fileDigest) (line string, sp *inflate.Spliced, err error) {
 	if idx == nil || zf.Method != zip.Deflate {
-		return nil, 0, 0, inflate.ErrNotWorthSplicing
+		return "", nil, inflate.ErrNotWorthSplicing
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, 0, err
+		return "", nil, err
 	}
 	defer f.Close()
 	changes := idx.NewChanges()
@@ -203,45 +181,31 @@ func planSplice(zf *zip.File, raw *os.File, idx *inflate.Index, edited [][2]int6
 		return err
 	})
 	if err != nil {
-		return nil, 0, 0, fmt.Errorf("%s: %w", path, err)
+		return "", nil, fmt.Errorf("%s: %w", path, err)
 	}
 	for _, r := range edited {
 		changes.Mark(r[0], r[1])
 	}
 	off, err := zf.DataOffset()
 	if err != nil {
-		return nil, 0, 0, err
+		return "", nil, err
 	}
 	orig := io.NewSectionReader(raw, off, int64(zf.CompressedSize64))
-	sp, err := inflate.PlanSplice(orig, idx, f, n, changes.Changed(), flate.BestSpeed, n/4)
+	sp, err = inflate.PlanSplice(orig, idx, f, n, changes.Changed(), flate.BestSpeed, n/4)
 	if err != nil {
-		return nil, 0, 0, err
-	}
-	return sp, changes.CRC(), n, nil
-}
-
-// writeSpliced writes the member planned by p under zf's header and
-// returns its RECORD line. ErrNotWorthSplicing sends the caller to
-// writeChanged.
-func writeSpliced(zw *zip.Writer, zf *zip.File, p *splicePrep, dg *fileDigest) (string, *inflate.Spliced, error) {
-	if p == nil {
-		return "", nil, inflate.ErrNotWorthSplicing
-	}
-	<-p.done
-	if p.err != nil {
-		return "", nil, p.err
+		return "", nil, err
 	}
 	h := zf.FileHeader
-	h.CRC32, h.CompressedSize64, h.UncompressedSize64 = p.crc, uint64(p.sp.Size()), uint64(p.n)
+	h.CRC32, h.CompressedSize64, h.UncompressedSize64 = changes.CRC(), uint64(sp.Size()), uint64(n)
 	w, err := zw.CreateRaw(&h)
 	if err != nil {
 		return "", nil, err
 	}
-	if _, err := p.sp.WriteTo(w); err != nil {
+	if _, err := sp.WriteTo(w); err != nil {
 		return "", nil, err
 	}
-	line, err := dg.line(h.Name, p.n)
-	return line, p.sp, err
+	line, err = dg.line(h.Name, n)
+	return line, sp, err
 }
 
 // fileDigest computes the RECORD digest of a file on its own goroutine,
