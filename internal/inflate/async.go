@@ -99,12 +99,9 @@ func (d *decoder) swap() error {
 		a.spare = make([]byte, len(d.out))
 	}
 	a.start(d.out, d.start, d.pos)
-	nb := a.spare
-	h := min(window, d.pos)
-	copy(nb, d.out[d.pos-h:d.pos])
-	a.spare, d.out = d.out, nb
-	d.base += int64(d.pos - h)
-	d.start, d.pos, d.crcAt = h, h, h
+	full := d.out
+	d.continueIn(a.spare)
+	a.spare = full
 	return nil
 }
 

@@ -226,11 +226,19 @@ func (d *decoder) room(n int) error {
 		return err
 	}
 	d.sum()
+	d.continueIn(d.out)
+	return nil
+}
+
+// continueIn goes on decoding in nb (d.out itself, or another buffer of
+// its size), which starts with the last 32 KiB decoded: the history that
+// matches may copy from.
+func (d *decoder) continueIn(nb []byte) {
 	h := min(window, d.pos)
-	copy(d.out, d.out[d.pos-h:d.pos])
+	copy(nb, d.out[d.pos-h:d.pos])
+	d.out = nb
 	d.base += int64(d.pos - h)
 	d.start, d.pos, d.crcAt = h, h, h
-	return nil
 }
 
 // sum adds the output since the last call to the block's CRC.

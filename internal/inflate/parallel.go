@@ -561,11 +561,6 @@ func (d *decoder) handOver(o *partOutput) error {
 		return err
 	}
 	o.bufs = append(o.bufs, d.out)
-	nb := getOutBuf(int64(len(d.out) - maxMatch - 8))
-	h := min(window, d.pos)
-	copy(nb, d.out[d.pos-h:d.pos])
-	d.out = nb
-	d.base += int64(d.pos - h)
-	d.start, d.pos, d.crcAt = h, h, h
+	d.continueIn(getOutBuf(int64(len(d.out) - maxMatch - 8)))
 	return nil
 }
