@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
 )
@@ -105,9 +104,7 @@ func (r *replacement) commit(p *Plan) (err error) {
 	if err = r.tmp.Chmod(r.st.Mode().Perm()); err != nil {
 		return err
 	}
-	if sys, ok := r.st.Sys().(*syscall.Stat_t); ok {
-		_ = r.tmp.Chown(int(sys.Uid), int(sys.Gid)) // best effort, as cp -p does
-	}
+	sameOwner(r.tmp, r.st) // best effort, as cp -p does
 	if err = r.tmp.Close(); err != nil {
 		return err
 	}
