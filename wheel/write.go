@@ -164,8 +164,9 @@ func writeChanged(zw *zip.Writer, h zip.FileHeader, path string, dg *fileDigest)
 // library with a new RUNPATH that is a few hundred KB instead of all of it.
 // The new file is read here once, for the block comparison, which gives
 // its CRC-32 as well, while its RECORD digest, started when it was
-// patched, is computed on another core. ErrNotWorthSplicing (also for members that were stored or had no
-// index) sends the caller to writeChanged.
+// patched, is computed on another core. ErrNotWorthSplicing (also for
+// members that were stored or had no index) sends the caller to
+// writeChanged.
 func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index, edited [][2]int64, path string, dg *fileDigest) (line string, sp *inflate.Spliced, err error) {
 	if idx == nil || zf.Method != zip.Deflate {
 		return "", nil, inflate.ErrNotWorthSplicing
@@ -286,29 +287,13 @@ var scanWindow int64 = 4 << 20
 // from fn stops the scan and is returned.
 func scanFile(f *os.File, fn func([]byte) error) (int64, error) {
 	const step = 1 << 20
-	window := scanWindow
 	st, err := f.Stat()
 	if err != nil {
 		return 0, err
 	}
-	size := st.Size()
 	if st.Mode().IsRegular() {
-		if data, err := mapfile.MapRange(f.Fd(), 0, min(size, window)); err == nil {
-			for at := int64(0); ; {
-				for off := 0; off < len(data); off += step {
-					if err := fn(data[off:min(len(data), off+step)]); err != nil {
-						mapfile.Unmap(data)
-						return at + int64(off), err
-					}
-				}
-				mapfile.Unmap(data)
-				if at += int64(len(data)); at >= size {
-					return at, nil
-				}
-				if data, err = mapfile.MapRange(f.Fd(), at, min(size-at, window)); err != nil {
-					return at, err
-				}
-			}
+		if n, mapped, err := scanMapped(f, st.Size(), step, fn); mapped {
+			return n, err
 		}
 	}
 	buf := make([]byte, step)
@@ -328,4 +313,23 @@ func scanFile(f *os.File, fn func([]byte) error) (int64, error) {
 			return n, err
 		}
 	}
+}
+
+// scanMapped is scanFile through mappings of scanWindow bytes; mapped is
+// false when the first mapping could not be made (nothing was handed).
+func scanMapped(f *os.File, size int64, step int, fn func([]byte) error) (n int64, mapped bool, err error) {
+	for at := int64(0); at < size; at += scanWindow {
+		data, err := mapfile.MapRange(f.Fd(), at, min(size-at, scanWindow))
+		if err != nil {
+			return at, at > 0, err
+		}
+		for off := 0; off < len(data); off += step {
+			if err := fn(data[off:min(len(data), off+step)]); err != nil {
+				mapfile.Unmap(data)
+				return at + int64(off), true, err
+			}
+		}
+		mapfile.Unmap(data)
+	}
+	return size, size > 0, nil
 }
