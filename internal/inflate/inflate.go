@@ -162,7 +162,9 @@ func (d *decoder) run() error {
 			d.marked++
 		} else {
 			d.sum()
-			d.idx.Blocks[len(d.idx.Blocks)-1].CRC = d.crc // an asyncWriter's flush sets it
+			if d.async == nil { // else the writer sums it, and flushAsync sets it
+				d.idx.Blocks[len(d.idx.Blocks)-1].CRC = d.crc
+			}
 		}
 		if b.Final {
 			d.idx.EndBit = d.br.bitPos()
