@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
 )
 
@@ -14,7 +15,7 @@ import (
 // a file away, and their files are theirs anyway).
 func TestReplaceKeepsOwner(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to give the fixture another owner; nothing else to check as a user")
+		testenv.Missing(t, "root (to give the fixture another owner)", "CI runs the tests as root")
 	}
 	p := copyFixture(t, "libfoo.so.1")
 	if err := os.Chown(p, 1234, 5678); err != nil {
