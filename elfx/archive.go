@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
 )
 
@@ -495,7 +496,7 @@ func (a *Archive) Open(i int) (*io.SectionReader, error) {
 	if m.External == "" {
 		return io.NewSectionReader(a.r, m.Offset, m.Size), nil
 	}
-	fh, err := OpenRead(m.External)
+	fh, err := regfile.Open(m.External)
 	if err != nil {
 		return nil, fmt.Errorf("%s: thin member %q: %w", nameOr(a.Path), m.Name, err)
 	}

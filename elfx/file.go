@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 
+	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
 )
 
@@ -147,7 +148,7 @@ func openRegular(path string) (*handle, os.FileInfo, error) {
 	}
 	if !st.Mode().IsRegular() {
 		h.Close()
-		return nil, nil, fmt.Errorf("%s: not a regular file", path)
+		return nil, nil, regfile.NotRegular(path, st.Mode())
 	}
 	return h, st, nil
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 )
 
 // handle is a read-only descriptor used without an os.File: os.NewFile
@@ -19,17 +21,14 @@ type handle struct {
 	name string
 }
 
+// openHandle opens path without blocking (a named pipe is refused by the
+// caller once it has looked at what it opened).
 func openHandle(path string) (*handle, error) {
-	for {
-		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-		switch err {
-		case nil:
-			return &handle{fd: fd, name: path}, nil
-		case syscall.EINTR:
-			continue
-		}
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	fd, err := regfile.OpenFD(path)
+	if err != nil {
+		return nil, err
 	}
+	return &handle{fd: fd, name: path}, nil
 }
 
 // ReadAt reads len(p) bytes at off, as os.File.ReadAt does: a short read
@@ -74,16 +73,10 @@ func (h *handle) descriptor() uintptr { return uintptr(h.fd) }
 
 func (h *handle) stat() (os.FileInfo, error) {
 	fi := &fileStat{name: filepath.Base(h.name)}
-	for {
-		err := syscall.Fstat(h.fd, &fi.sys)
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, &os.PathError{Op: "stat", Path: h.name, Err: err}
-		}
-		return fi, nil
+	if err := regfile.Fstat(h.fd, &fi.sys, h.name); err != nil {
+		return nil, err
 	}
+	return fi, nil
 }
 
 // fileStat is the os.FileInfo of an fstat, with the same Sys value as
@@ -99,32 +92,4 @@ func (fs *fileStat) ModTime() time.Time { return time.Unix(fs.sys.Mtim.Unix()) }
 func (fs *fileStat) IsDir() bool        { return fs.Mode().IsDir() }
 func (fs *fileStat) Sys() any           { return &fs.sys }
 
-// Mode converts st_mode as os does (os/stat_linux.go).
-func (fs *fileStat) Mode() fs.FileMode {
-	m := fs.sys.Mode
-	mode := os.FileMode(m & 0o777)
-	switch m & syscall.S_IFMT {
-	case syscall.S_IFBLK:
-		mode |= os.ModeDevice
-	case syscall.S_IFCHR:
-		mode |= os.ModeDevice | os.ModeCharDevice
-	case syscall.S_IFDIR:
-		mode |= os.ModeDir
-	case syscall.S_IFIFO:
-		mode |= os.ModeNamedPipe
-	case syscall.S_IFLNK:
-		mode |= os.ModeSymlink
-	case syscall.S_IFSOCK:
-		mode |= os.ModeSocket
-	}
-	if m&syscall.S_ISGID != 0 {
-		mode |= os.ModeSetgid
-	}
-	if m&syscall.S_ISUID != 0 {
-		mode |= os.ModeSetuid
-	}
-	if m&syscall.S_ISVTX != 0 {
-		mode |= os.ModeSticky
-	}
-	return mode
-}
+func (fs *fileStat) Mode() fs.FileMode { return regfile.Mode(fs.sys.Mode) }

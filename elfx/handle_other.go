@@ -2,13 +2,17 @@
 
 package elfx
 
-import "os"
+import (
+	"os"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
+)
 
 // handle is an os.File here (see handle_linux.go).
 type handle struct{ *os.File }
 
 func openHandle(path string) (*handle, error) {
-	fh, err := OpenRead(path)
+	fh, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 )
 
 // InspectSchemaVersion is the version of the Report JSON layout.
@@ -97,7 +99,7 @@ type MemberReport struct {
 // Inspect opens path and summarises it. Errors are reported in the Report.
 func Inspect(path string) Report {
 	rep := Report{Path: path, Kind: KindOther.String()}
-	fh, err := OpenRead(path)
+	fh, err := regfile.Open(path)
 	if err != nil {
 		rep.Error = err.Error()
 		return rep
@@ -109,7 +111,7 @@ func Inspect(path string) Report {
 		return rep
 	}
 	if !st.Mode().IsRegular() {
-		rep.Error = fmt.Sprintf("%s: not a regular file", path)
+		rep.Error = regfile.NotRegular(path, st.Mode()).Error()
 		return rep
 	}
 	kind := Sniff(fh)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
@@ -31,7 +30,7 @@ func TestProbe(t *testing.T) {
 	if p.Info.Size() != st.Size() || p.Info.Mode() != st.Mode() || !p.Info.ModTime().Equal(st.ModTime()) || p.Info.Name() != st.Name() {
 		t.Errorf("Info %v %v %v %v, os.Stat %v %v %v %v", p.Info.Name(), p.Info.Size(), p.Info.Mode(), p.Info.ModTime(), st.Name(), st.Size(), st.Mode(), st.ModTime())
 	}
-	if sys, ok := p.Info.Sys().(*syscall.Stat_t); !ok || sys.Ino != st.Sys().(*syscall.Stat_t).Ino {
+	if !sameSys(p.Info, st) {
 		t.Errorf("Sys = %T, want the same *syscall.Stat_t os.Stat gives", p.Info.Sys())
 	}
 	if id := elfx.IDOf(p.Info); id == (elfx.FileID{}) || id != elfx.IDOf(st) {

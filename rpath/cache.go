@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 
+	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
 )
 
@@ -83,7 +83,7 @@ type Cache struct {
 
 // ReadCache reads and parses the cache file at path.
 func ReadCache(path string) (*Cache, error) {
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

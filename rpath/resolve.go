@@ -38,6 +38,7 @@ import (
 	"sync"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 )
 
 // Rule says how a NEEDED entry was resolved.
@@ -1041,7 +1042,7 @@ func ReadConf(file, root string) []string {
 			return
 		}
 		seen[p] = true
-		b, err := os.ReadFile(p)
+		b, err := regfile.ReadFile(p)
 		if err != nil {
 			return
 		}

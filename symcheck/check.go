@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/version"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 )
@@ -284,9 +285,10 @@ func collect(ctx context.Context, roots []string) ([]candidate, error) {
 			return nil, err
 		}
 		if !st.IsDir() {
-			if st.Mode().IsRegular() {
-				out = append(out, newCandidate(root, filepath.Dir(root), false))
+			if !st.Mode().IsRegular() {
+				return nil, regfile.NotRegular(root, st.Mode())
 			}
+			out = append(out, newCandidate(root, filepath.Dir(root), false))
 			continue
 		}
 		got, err := walkParallel(ctx, root)
@@ -392,6 +394,8 @@ type scanned struct {
 func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) (sc scanned) {
 	p, err := elfx.OpenProbe(c.path)
 	if err != nil {
+		// Unreadable (or gone since the walk): reported, not passed over.
+		sc.kind, sc.err = "unreadable", err
 		return sc
 	}
 	sc.id = elfx.IDOf(p.Info)
@@ -447,6 +451,10 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		p.Close()
 	default:
 		p.Close()
+		if !c.walked {
+			// Named on the command line: say that nothing was checked.
+			sc.kind, sc.err = "other", fmt.Errorf("not an ELF file, an archive, a wheel or a composable_kernelConfig.cmake: nothing to check")
+		}
 	}
 	return sc
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/config"
+	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 )
 
 // ConfigFileNames are the configuration files Check looks for, in the
@@ -56,7 +57,7 @@ func FindConfig(start string) string {
 //
 // Values already set in opts (from flags) win over the file.
 func LoadConfig(path string, opts *CheckOptions) (baseline string, err error) {
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path)
 	if err != nil {
 		return "", err
 	}
@@ -178,7 +179,7 @@ type baselineFile struct {
 
 // ReadBaseline reads fingerprints written by WriteBaseline.
 func ReadBaseline(path string) (map[string]bool, error) {
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/walk"
 )
 
@@ -136,7 +137,9 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 	tensileDirs := map[string]string{}
 	rocblasLibs := map[string]string{} // prefix → librocblas path
 	kdb := map[string]int{}
-	visit := func(p string) error {
+	// named: given on the command line, where what cannot be read is an
+	// error; in a walked directory it is passed over (or noted).
+	visit := func(p string, named bool) error {
 		base := filepath.Base(p)
 		switch {
 		case strings.HasSuffix(base, ".kdb") || strings.HasSuffix(base, ".kdb.bz2"):
@@ -156,7 +159,7 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 				tensileDirs[d] = lib
 			}
 		}
-		lib, ok, err := gpuLibrary(p)
+		lib, ok, err := gpuLibrary(p, named)
 		if err != nil || !ok {
 			return err
 		}
@@ -173,7 +176,7 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 			return nil, err
 		}
 		if !st.IsDir() {
-			if err := visit(root); err != nil {
+			if err := visit(root, true); err != nil {
 				return nil, err
 			}
 			continue
@@ -186,7 +189,7 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 				return err
 			}
 			if d.Type().IsRegular() {
-				return visit(p)
+				return visit(p, false)
 			}
 			return nil
 		})
@@ -271,10 +274,13 @@ func (l *GPULibrary) hasUnreadableCode() bool {
 
 // gpuLibrary reads the device code of one file; ok is false for files that
 // are neither ELF nor archives.
-func gpuLibrary(p string) (GPULibrary, bool, error) {
+func gpuLibrary(p string, named bool) (GPULibrary, bool, error) {
 	lib := GPULibrary{Path: p, Targets: []string{}, Code: []GPUCodeSummary{}}
 	pr, err := elfx.OpenProbe(p)
 	if err != nil {
+		if named {
+			return lib, false, err
+		}
 		return lib, false, nil
 	}
 	var cos []elfx.CodeObject
@@ -282,6 +288,9 @@ func gpuLibrary(p string) (GPULibrary, bool, error) {
 	case elfx.KindELF:
 		f, err := pr.ELF()
 		if err != nil {
+			if named {
+				return lib, false, err
+			}
 			lib.Notes = append(lib.Notes, err.Error())
 			return lib, true, nil
 		}
@@ -293,6 +302,9 @@ func gpuLibrary(p string) (GPULibrary, bool, error) {
 	case elfx.KindArchive, elfx.KindThinArchive:
 		a, err := pr.Archive()
 		if err != nil {
+			if named {
+				return lib, false, err
+			}
 			lib.Notes = append(lib.Notes, err.Error())
 			return lib, true, nil
 		}
@@ -310,6 +322,9 @@ func gpuLibrary(p string) (GPULibrary, bool, error) {
 		a.Close()
 	default:
 		pr.Close()
+		if named {
+			return lib, false, fmt.Errorf("%s: not an ELF file or an archive", p)
+		}
 		return lib, false, nil
 	}
 	for _, s := range elfx.TargetStats(cos) {
@@ -425,7 +440,7 @@ func checkTensile(rep *GPUReport, dirs, libs map[string]string, required []elfx.
 // codeObjectFor reports whether p is an AMDGPU code object (or a bundle of
 // them) containing code for arch.
 func codeObjectFor(p, arch string) bool {
-	fh, err := os.Open(p)
+	fh, err := regfile.Open(p)
 	if err != nil {
 		return false
 	}
@@ -521,7 +536,7 @@ func isOn(v string) bool {
 
 // readCMakeCache reads NAME:TYPE=VALUE lines.
 func readCMakeCache(p string) (map[string]string, error) {
-	fh, err := os.Open(p)
+	fh, err := regfile.Open(p)
 	if err != nil {
 		return nil, err
 	}

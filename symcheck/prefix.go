@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/walk"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 )
@@ -156,11 +157,11 @@ func (rep *PrefixReport) versions(prefix string, libDirs []string) {
 	}
 	infos, _ := filepath.Glob(filepath.Join(prefix, ".info", "version*"))
 	for _, p := range infos {
-		if b, err := os.ReadFile(p); err == nil {
+		if b, err := regfile.ReadFile(p); err == nil {
 			add("rocm-core", strings.TrimSpace(string(b)), p)
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(prefix, "include", "rocm-core", "rocm_version.h")); err == nil {
+	if b, err := regfile.ReadFile(filepath.Join(prefix, "include", "rocm-core", "rocm_version.h")); err == nil {
 		get := func(k string) string {
 			m := regexp.MustCompile(`#define\s+` + k + `\s+(\d+)`).FindSubmatch(b)
 			if m == nil {
@@ -175,7 +176,7 @@ func (rep *PrefixReport) versions(prefix string, libDirs []string) {
 	for _, pat := range []string{"lib/cmake/hip/hip-config-version.cmake", "lib/cmake/hip/hipConfigVersion.cmake", "lib/cmake/hip/hip-config-version*.cmake"} {
 		m, _ := filepath.Glob(filepath.Join(prefix, pat))
 		for _, p := range m {
-			if b, err := os.ReadFile(p); err == nil {
+			if b, err := regfile.ReadFile(p); err == nil {
 				if v := pkgVersion.FindSubmatch(b); v != nil {
 					add("hip (cmake)", string(v[1]), p)
 				}
@@ -482,7 +483,7 @@ func clangVersionOf(path string, re *regexp.Regexp) (string, string) {
 }
 
 func isBitcode(p string) bool {
-	fh, err := os.Open(p)
+	fh, err := regfile.Open(p)
 	if err != nil {
 		return false
 	}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
+	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/walk"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
@@ -393,7 +394,7 @@ func stageWheel(d *dist, input, work string, early func(*dist) error) error {
 // openWheel opens a wheel once for both its directory and its members'
 // raw data (the splice and the raw copies read it directly).
 func openWheel(path string) (*os.File, *zip.Reader, error) {
-	raw, err := os.Open(path)
+	raw, err := regfile.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -496,7 +497,7 @@ func safeRel(p string) bool {
 }
 
 func stageFile(src, work, rel string, d *dist) error {
-	fh, err := os.Open(src)
+	fh, err := regfile.Open(src)
 	if err != nil {
 		return nil // RECORD may list files that are gone; not ours to judge here
 	}
@@ -805,7 +806,7 @@ type Record struct {
 }
 
 func readRecord(p string) ([]Record, error) {
-	b, err := os.ReadFile(p)
+	b, err := regfile.ReadFile(p)
 	if err != nil {
 		return nil, err
 	}

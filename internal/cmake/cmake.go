@@ -8,6 +8,7 @@
 package cmake
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/version"
 )
 
@@ -286,15 +288,22 @@ func New() *Interp {
 
 type returnSignal struct{}
 
+// maxListFile bounds the CMake files read: the largest exports of a ROCm
+// install are a few MB.
+const maxListFile = 64 << 20
+
 // EvalFile evaluates path with CMAKE_CURRENT_LIST_FILE/DIR set.
 func (in *Interp) EvalFile(path string) error {
 	// cmake's list-file variables are always absolute.
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFileMax(path, maxListFile)
 	if err != nil {
 		return err
+	}
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return fmt.Errorf("%s: a NUL byte at offset %d: binary data, not a CMake file", path, i)
 	}
 	cmds, err := Parse(path, string(b))
 	if err != nil {

@@ -177,7 +177,11 @@ func Run(ctx context.Context, opts *Options) error {
 		fmt.Fprintln(opts.IO.ErrOut, "rocmdoctor: interrupted; the report covers the files checked so far")
 	}
 	for _, e := range rep.Errors {
-		fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %s: %s\n", e.Path, e.Error)
+		msg := e.Error
+		if !strings.HasPrefix(msg, e.Path+": ") {
+			msg = e.Path + ": " + msg // most errors name their file already
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %s\n", msg)
 	}
 	if opts.WriteBaseline != "" {
 		if err := symcheck.WriteBaseline(opts.WriteBaseline, rep); err != nil {

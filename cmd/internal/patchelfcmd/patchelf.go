@@ -10,11 +10,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spf13/cobra"
-
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
+	"github.com/spf13/cobra"
 )
 
 // Options is a parsed command line.
@@ -129,7 +129,7 @@ func Parse(args []string, native bool) (*Options, error) {
 		*i++
 		v := args[*i]
 		if strings.HasPrefix(v, "@") {
-			b, err := os.ReadFile(v[1:])
+			b, err := regfile.ReadFile(v[1:])
 			if err != nil {
 				return "", err
 			}
@@ -263,7 +263,7 @@ func Parse(args []string, native bool) (*Options, error) {
 		return nil, &cli.UsageError{Err: errors.New("--output option only allowed with single input file")}
 	}
 	if o.renameSymbols != "" {
-		b, err := os.ReadFile(o.renameSymbols)
+		b, err := regfile.ReadFile(o.renameSymbols)
 		if err != nil {
 			return nil, err
 		}

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package elfx
-
-import "os"
-
-// OpenRead is os.Open here.
-func OpenRead(path string) (*os.File, error) { return os.Open(path) }

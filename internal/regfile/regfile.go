@@ -1,0 +1,67 @@
+// Package regfile opens the files rocmdoctor reads as regular files only,
+// without ever blocking: a named pipe, a socket or a device given where a
+// library, a wheel or a CMake file is expected is refused with an error
+// that says what it is, instead of an open that waits for a writer for
+// ever.
+package regfile
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+)
+
+// NotRegular is the error for a path that names something other than a
+// regular file: what it is, in words.
+func NotRegular(path string, mode fs.FileMode) error {
+	what := "not a regular file"
+	switch {
+	case mode.IsDir():
+		what = "a directory, not a regular file"
+	case mode&fs.ModeNamedPipe != 0:
+		what = "a named pipe, not a regular file"
+	case mode&fs.ModeSocket != 0:
+		what = "a socket, not a regular file"
+	case mode&fs.ModeDevice != 0:
+		what = "a device, not a regular file"
+	}
+	return fmt.Errorf("%s: %s", path, what)
+}
+
+// ReadFile is os.ReadFile for a regular file.
+func ReadFile(path string) ([]byte, error) { return ReadFileMax(path, -1) }
+
+// ReadFileMax is ReadFile for a file of at most max bytes (no limit when
+// max is negative): a larger one is refused before it is read, so that a
+// multi-gigabyte file given where a text file belongs costs nothing.
+func ReadFileMax(path string, max int64) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if max >= 0 && st.Size() > max {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d expected of it", path, st.Size(), max)
+	}
+	b := make([]byte, 0, st.Size()+1)
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if max >= 0 && int64(len(b)) > max {
+			return nil, fmt.Errorf("%s: more than the %d bytes expected of it", path, max)
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
+}

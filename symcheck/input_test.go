@@ -1,0 +1,121 @@
+package symcheck_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
+)
+
+// oddInputs makes files that are not what a command expects: a named pipe
+// (whose open would wait for a writer), an empty file, a truncated ELF
+// and text.
+func oddInputs(t *testing.T) (dir string, files map[string]string) {
+	t.Helper()
+	dir = t.TempDir()
+	files = map[string]string{}
+	put := func(name string, b []byte) {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		files[name] = p
+	}
+	elf, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	put("empty.so", nil)
+	put("trunc.so", elf[:100])
+	put("script.so", []byte("/* GNU ld script */\nINPUT(libfoo.so.1)\n"))
+	if p := filepath.Join(dir, "pipe.so"); mkfifo(p) == nil {
+		files["pipe.so"] = p
+	}
+	return dir, files
+}
+
+// TestCheckNamedFilesItCannotCheck: a file named on the command line that
+// check cannot read as anything it checks is an error, not a silent pass;
+// in a walked directory the same files are passed over.
+func TestCheckNamedFilesItCannotCheck(t *testing.T) {
+	dir, files := oddInputs(t)
+	if p, ok := files["pipe.so"]; ok {
+		_, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{})
+		if err == nil || !strings.Contains(err.Error(), "a named pipe, not a regular file") {
+			t.Errorf("Check(named pipe) = %v", err)
+		}
+	}
+	for _, c := range []struct{ name, want string }{
+		{"empty.so", "nothing to check"},
+		{"script.so", "nothing to check"},
+		{"trunc.so", "malformed file at offset"},
+	} {
+		rep, err := symcheck.Check(context.Background(), []string{files[c.name]}, symcheck.CheckOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Errors) != 1 || rep.Errors[0].Path != files[c.name] || !strings.Contains(rep.Errors[0].Error, c.want) {
+			t.Errorf("Check(%s): errors %+v, want one with %q", c.name, rep.Errors, c.want)
+		}
+	}
+	rep, err := symcheck.Check(context.Background(), []string{dir}, symcheck.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The truncated ELF is still an error when walked; the rest are not
+	// ELF files, and the pipe is not listed.
+	if len(rep.Errors) != 1 || !strings.HasSuffix(rep.Errors[0].Path, "trunc.so") {
+		t.Errorf("Check(dir): errors %+v, want the truncated ELF only", rep.Errors)
+	}
+}
+
+// TestGPUsNamedFilesItCannotRead: the same for gpus.
+func TestGPUsNamedFilesItCannotRead(t *testing.T) {
+	dir, files := oddInputs(t)
+	for name, want := range map[string]string{
+		"pipe.so":   "a named pipe, not a regular file",
+		"empty.so":  "not an ELF file or an archive",
+		"script.so": "not an ELF file or an archive",
+		"trunc.so":  "malformed file at offset",
+	} {
+		p, ok := files[name]
+		if !ok {
+			continue
+		}
+		if _, err := symcheck.GPUs(context.Background(), []string{p}, symcheck.GPUOptions{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("GPUs(%s) = %v, want %q", name, err, want)
+		}
+	}
+	rep, err := symcheck.GPUs(context.Background(), []string{dir}, symcheck.GPUOptions{})
+	if err != nil {
+		t.Fatalf("GPUs(dir) = %v", err)
+	}
+	if len(rep.Libraries) != 0 || len(rep.NoDeviceCode) != 1 || !strings.HasSuffix(rep.NoDeviceCode[0], "trunc.so") {
+		t.Errorf("GPUs(dir): %d libraries, no device code in %v; want the truncated ELF noted", len(rep.Libraries), rep.NoDeviceCode)
+	}
+}
+
+// TestCKRefusesBinaryAndHugeConfigs: a binary or huge file given as the
+// config is refused with what is wrong, before a huge one is read.
+func TestCKRefusesBinaryAndHugeConfigs(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin.cmake")
+	os.WriteFile(bin, []byte("set(X 1)\x00\x01"), 0o644)
+	if _, err := symcheck.CheckCK(bin, symcheck.CKOptions{}); err == nil || !strings.Contains(err.Error(), "binary data, not a CMake file") {
+		t.Errorf("binary config: %v", err)
+	}
+	huge := filepath.Join(dir, "huge.cmake")
+	f, err := os.Create(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(5 << 30) // sparse: nothing is written
+	f.Close()
+	if _, err := symcheck.CheckCK(huge, symcheck.CKOptions{}); err == nil || !strings.Contains(err.Error(), "more than the") {
+		t.Errorf("5 GiB config: %v", err)
+	}
+}
