@@ -178,6 +178,17 @@ func CheckCK(prefix string, opts CKOptions) (*CKReport, error) {
 		}
 	}
 	rep.Requested = requested
+	if len(requested) == 0 {
+		// Nothing advertised and nothing asked for: nothing below would
+		// be checked, so the config itself is the finding.
+		sev := SeverityError
+		if opts.MissingSeverity != "" {
+			sev = opts.MissingSeverity
+		}
+		rep.Findings = append(rep.Findings, Finding{Rule: RuleCKComponentMissing, Severity: sev, File: cfg,
+			Message: fmt.Sprintf("%s advertises no components (it sets no _composable_kernel_supported_components list): find_package(composable_kernel COMPONENTS …) fails for every component", filepath.Base(cfg)),
+			Fix:     "reinstall composable_kernel (its generated config lists the components it built), or name the components with --require / --for"})
+	}
 	// Second pass: find_package(composable_kernel COMPONENTS …) as cmake runs it.
 	in := cmake.New()
 	in.Vars["composable_kernel_FIND_COMPONENTS"] = strings.Join(requested, ";")
@@ -520,6 +531,9 @@ func explainCK(rep *CKReport) {
 	fix := `cmake -DGPU_TARGETS="gfx90a;gfx1100" -DDL_KERNELS=ON -DINSTANCES_ONLY=OFF … (list the GPUs you need; include a gfx9 XDL target for conv/contraction)`
 	for i := range rep.Findings {
 		f := &rep.Findings[i]
+		if f.Rule == RuleCKComponentMissing && f.Library == "" {
+			continue // a config that advertises nothing: not a GPU-target matter
+		}
 		if f.Rule == RuleCKComponentMissing || f.Rule == RuleCKNoInstances || f.Rule == RuleCKMissingInstance {
 			f.Message += ". Likely cause: " + cause
 			f.Fix = fix

@@ -253,3 +253,34 @@ func TestCKAgreesWithCMake(t *testing.T) {
 	}
 	t.Logf("rocmdoctor ck agrees with cmake's find_package on %d of %d installs", agree, len(scenarios))
 }
+
+// TestCKConfigThatAdvertisesNothing: a config with no component list and
+// no components asked for is a finding (there would be nothing else to
+// check), without the GPU-target explanation of missing components; a
+// binary or huge file given as the config is refused.
+func TestCKConfigThatAdvertisesNothing(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "lib", "cmake", "composable_kernel", "composable_kernelConfig.cmake")
+	os.MkdirAll(filepath.Dir(cfg), 0o755)
+	if err := os.WriteFile(cfg, []byte("# nothing here\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := symcheck.CheckCK(dir, symcheck.CKOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 || rep.Findings[0].Rule != symcheck.RuleCKComponentMissing || rep.Findings[0].Severity != symcheck.SeverityError ||
+		!strings.Contains(rep.Findings[0].Message, "advertises no components") || strings.Contains(rep.Findings[0].Message, "Likely cause") {
+		t.Errorf("findings %+v", rep.Findings)
+	}
+	// Asked for a component, the component's own finding says it.
+	rep, err = symcheck.CheckCK(dir, symcheck.CKOptions{Require: []string{"device_gemm_operations"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		if strings.Contains(f.Message, "advertises no components") {
+			t.Errorf("with --require: %+v", f)
+		}
+	}
+}
