@@ -124,6 +124,10 @@ type File struct {
 	// the dynamic section, .dynsym and the version sections, and is
 	// several megabytes in libLLVM.
 	tables map[[2]int64][]byte
+	// synth holds the dynamic symbol sections made from the dynamic
+	// segment for a file without a .dynsym header (dynsections.go).
+	synth     []*elf.Section
+	synthDone bool
 }
 
 // Open opens the named file. The caller must Close it.

@@ -17,6 +17,9 @@ func FuzzNewFile(f *testing.F) {
 		"k-gfx803.o", "k-gfx90a_xnackoff.co", "libgpu.so", "libraw.so", "libexecstack.so", "libsysv.so", "libMIOpen.so"} {
 		f.Add(readFixture(f, n))
 	}
+	for _, n := range []string{"libfoo.so.1", "libi386.so", "libbe.so", "libsysv.so"} {
+		f.Add(stripSectionHeaders(readFixture(f, n))) // symbols through the dynamic segment
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		file, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "fuzz")
 		if err != nil {
@@ -31,6 +34,9 @@ func FuzzNewFile(f *testing.F) {
 func FuzzMappedSymbolTable(f *testing.F) {
 	for _, n := range []string{"libfoo.so.1", "hello", "libi386.so", "libbe.so", "libsysv.so", "libMIOpen.so", "libgpu.so"} {
 		f.Add(readFixture(f, n))
+	}
+	for _, n := range []string{"libfoo.so.1", "libi386.so", "libbe.so", "libsysv.so"} {
+		f.Add(stripSectionHeaders(readFixture(f, n)))
 	}
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -145,10 +145,10 @@ func (t *SymbolTable) section(s *elf.Section, what string) ([]byte, error) {
 
 // link returns the section s links to (its string or symbol table).
 func (t *SymbolTable) link(s *elf.Section, what string) (*elf.Section, error) {
-	if int(s.Link) <= 0 || int(s.Link) >= len(t.f.ef.Sections) {
+	if int(s.Link) <= 0 || int(s.Link) >= len(t.f.symSections()) {
 		return nil, t.f.formatErr(int64(s.Offset), what, fmt.Errorf("string table link %d out of range", s.Link))
 	}
-	return t.f.ef.Sections[s.Link], nil
+	return t.f.symSections()[s.Link], nil
 }
 
 // smallTables is the most MappedSymbolTable copies instead of mapping (a
@@ -158,7 +158,7 @@ var smallTables uint64 = 256 << 10
 // tableSpan is the range of the file covering every section a symbol
 // table reads, when they all have file bytes inside the file.
 func (f *File) tableSpan() (lo, hi uint64, ok bool) {
-	ds := f.ef.SectionByType(elf.SHT_DYNSYM)
+	ds := f.symSection(elf.SHT_DYNSYM)
 	if ds == nil {
 		return 0, 0, false
 	}
@@ -174,14 +174,14 @@ func (f *File) tableSpan() (lo, hi uint64, ok bool) {
 		return true
 	}
 	linked := func(s *elf.Section) *elf.Section {
-		if s == nil || int(s.Link) <= 0 || int(s.Link) >= len(f.ef.Sections) {
+		if s == nil || int(s.Link) <= 0 || int(s.Link) >= len(f.symSections()) {
 			return nil
 		}
-		return f.ef.Sections[s.Link]
+		return f.symSections()[s.Link]
 	}
 	ok = true
 	for _, typ := range []elf.SectionType{elf.SHT_DYNSYM, elf.SHT_GNU_VERSYM, elf.SHT_GNU_VERDEF, elf.SHT_GNU_VERNEED, elf.SHT_GNU_HASH, elf.SHT_HASH} {
-		s := f.ef.SectionByType(typ)
+		s := f.symSection(typ)
 		ok = ok && add(s)
 		if typ == elf.SHT_DYNSYM || typ == elf.SHT_GNU_VERDEF || typ == elf.SHT_GNU_VERNEED {
 			ok = ok && add(linked(s))
@@ -206,7 +206,7 @@ func (f *File) symbolTableIn(m *mapping, span []byte, spanOff uint64) (t *Symbol
 	if t.is64 {
 		t.entsz = 24
 	}
-	ds := f.ef.SectionByType(elf.SHT_DYNSYM)
+	ds := f.symSection(elf.SHT_DYNSYM)
 	if ds == nil {
 		return t, nil
 	}
@@ -221,7 +221,7 @@ func (f *File) symbolTableIn(m *mapping, span []byte, spanOff uint64) (t *Symbol
 	if t.strs, err = t.section(ss, "dynamic string table"); err != nil {
 		return nil, err
 	}
-	if vs := f.ef.SectionByType(elf.SHT_GNU_VERSYM); vs != nil {
+	if vs := f.symSection(elf.SHT_GNU_VERSYM); vs != nil {
 		if t.versym, err = t.section(vs, ".gnu.version"); err != nil {
 			return nil, err
 		}
@@ -229,11 +229,11 @@ func (f *File) symbolTableIn(m *mapping, span []byte, spanOff uint64) (t *Symbol
 	if err := t.readVersions(); err != nil {
 		return nil, err
 	}
-	if s := f.ef.SectionByType(elf.SHT_GNU_HASH); s != nil {
+	if s := f.symSection(elf.SHT_GNU_HASH); s != nil {
 		if t.gnu, err = t.readGNUHash(s); err != nil {
 			return nil, err
 		}
-	} else if s := f.ef.SectionByType(elf.SHT_HASH); s != nil {
+	} else if s := f.symSection(elf.SHT_HASH); s != nil {
 		if t.sysv, err = t.readSysVHash(s); err != nil {
 			return nil, err
 		}
@@ -249,7 +249,7 @@ func (t *SymbolTable) readVersions() error {
 		typ  elf.SectionType
 		what string
 	}{{elf.SHT_GNU_VERDEF, verdefWhat}, {elf.SHT_GNU_VERNEED, verneedWhat}} {
-		sec := f.ef.SectionByType(v.typ)
+		sec := f.symSection(v.typ)
 		if sec == nil {
 			continue
 		}

@@ -84,7 +84,10 @@ func (s Symbol) Kind() string {
 // symbol at index 0. A file without .dynsym returns nil, nil.
 func (f *File) DynamicSymbols() (syms []Symbol, err error) {
 	if f.ef.SectionByType(elf.SHT_DYNSYM) == nil {
-		return nil, nil
+		if f.symSection(elf.SHT_DYNSYM) == nil {
+			return nil, nil
+		}
+		return f.dynamicSymbolsFromTable()
 	}
 	var raw []elf.Symbol
 	func() {
@@ -95,6 +98,20 @@ func (f *File) DynamicSymbols() (syms []Symbol, err error) {
 		return nil, f.wrapSectionErr(elf.SHT_DYNSYM, "dynamic symbol table", err)
 	}
 	return convertSymbols(raw), nil
+}
+
+// dynamicSymbolsFromTable is DynamicSymbols for a file whose dynamic
+// symbols are found through the dynamic segment (no .dynsym header).
+func (f *File) dynamicSymbolsFromTable() ([]Symbol, error) {
+	t, err := f.symbolTable(nil)
+	if err != nil {
+		return nil, err
+	}
+	syms := make([]Symbol, 0, max(t.Len()-1, 0))
+	for i := 1; i < t.Len(); i++ {
+		syms = append(syms, t.Symbol(i))
+	}
+	return syms, nil
 }
 
 // Symbols returns the static symbol table (.symtab) without the null symbol.
@@ -120,7 +137,7 @@ func (f *File) wrapSectionErr(t elf.SectionType, what string, err error) error {
 		return err
 	}
 	off := int64(-1)
-	if s := f.ef.SectionByType(t); s != nil {
+	if s := f.symSection(t); s != nil {
 		off = int64(s.Offset)
 	}
 	return f.formatErr(off, what, err)
@@ -182,7 +199,7 @@ const (
 // table, whose names are then read one at a time: version names are few,
 // and the table is .dynstr (3 MB in libLLVM).
 func (f *File) versionSection(t elf.SectionType, what string) (*elf.Section, []byte, strTab, error) {
-	sec := f.ef.SectionByType(t)
+	sec := f.symSection(t)
 	if sec == nil {
 		return nil, nil, strTab{}, nil
 	}
@@ -190,10 +207,10 @@ func (f *File) versionSection(t elf.SectionType, what string) (*elf.Section, []b
 	if err != nil {
 		return nil, nil, strTab{}, err
 	}
-	if int(sec.Link) <= 0 || int(sec.Link) >= len(f.ef.Sections) {
+	if int(sec.Link) <= 0 || int(sec.Link) >= len(f.symSections()) {
 		return nil, nil, strTab{}, f.formatErr(int64(sec.Offset), what, fmt.Errorf("string table link %d out of range", sec.Link))
 	}
-	ss := f.ef.Sections[sec.Link]
+	ss := f.symSections()[sec.Link]
 	if err := saferio.Check(f.Size, int64(ss.Offset), int64(ss.Size)); err != nil && ss.Type != elf.SHT_NOBITS {
 		return nil, nil, strTab{}, f.formatErr(int64(ss.Offset), what+" strings", err)
 	}

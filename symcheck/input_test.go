@@ -3,7 +3,9 @@ package symcheck_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -117,5 +119,39 @@ func TestCKRefusesBinaryAndHugeConfigs(t *testing.T) {
 	f.Close()
 	if _, err := symcheck.CheckCK(huge, symcheck.CKOptions{}); err == nil || !strings.Contains(err.Error(), "more than the") {
 		t.Errorf("5 GiB config: %v", err)
+	}
+}
+
+// TestBindsAgainstALibraryWithoutSectionHeaders: a library stripped of its
+// section headers (sstrip) still defines its symbols and versions; the
+// loader binds hello against it, and so does check (it reported hello's
+// references to it and their version nodes as missing).
+func TestBindsAgainstALibraryWithoutSectionHeaders(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"hello", "libfoo.so.1"} {
+		b, err := os.ReadFile(testenv.Testdata(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "libfoo.so.1" {
+			clear(b[0x28:0x30]) // e_shoff
+			clear(b[0x3c:0x40]) // e_shnum, e_shstrndx
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := symcheck.Check(context.Background(), []string{dir}, symcheck.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Files) != 2 || len(rep.Findings) != 0 || len(rep.Errors) != 0 {
+		t.Errorf("check: %d files, findings %+v, errors %+v", len(rep.Files), rep.Findings, rep.Errors)
+	}
+	// The loader as oracle, where the fixtures run (x86-64 glibc).
+	if runtime.GOOS == "linux" && runtime.GOARCH == "amd64" {
+		if out, err := exec.Command(filepath.Join(dir, "hello")).CombinedOutput(); err != nil {
+			t.Errorf("hello against the stripped libfoo: %v: %s", err, out)
+		}
 	}
 }

@@ -1,0 +1,230 @@
+package elfx
+
+import (
+	"debug/elf"
+)
+
+// The dynamic loader never reads section headers: it finds the dynamic
+// symbol table, its strings, hash tables and version tables through the
+// dynamic segment (DT_SYMTAB, DT_STRTAB, DT_GNU_HASH, DT_VERSYM, …). A file
+// whose section headers were stripped (sstrip, some vendor packers) or
+// whose .dynsym header is missing still loads and binds, so its symbols
+// are read the same way here, as readelf -D does: without this such a
+// library defined nothing and needed nothing, and every reference to it
+// looked unresolved while its own undefined symbols went unchecked.
+
+// symSections is the section table the dynamic symbol readers use: the
+// file's own when it has a .dynsym section, else sections made from the
+// dynamic segment (index 0 the null section, Link fields between them).
+// Only elfx's own readers see them (by offset and size; they have no
+// debug/elf data reader).
+func (f *File) symSections() []*elf.Section {
+	if f.ef.SectionByType(elf.SHT_DYNSYM) != nil {
+		return f.ef.Sections
+	}
+	if !f.synthDone {
+		f.synth, f.synthDone = f.dynamicSections(), true
+	}
+	return f.synth
+}
+
+// symSection is the first section of type t in symSections.
+func (f *File) symSection(t elf.SectionType) *elf.Section {
+	for _, s := range f.symSections() {
+		if s.Type == t {
+			return s
+		}
+	}
+	return nil
+}
+
+// SymbolsFromDynamic reports whether the dynamic symbols are read through
+// the dynamic segment because the file has no .dynsym section header.
+func (f *File) SymbolsFromDynamic() bool {
+	return f.ef.SectionByType(elf.SHT_DYNSYM) == nil && f.symSection(elf.SHT_DYNSYM) != nil
+}
+
+// dynamicSections makes the dynamic symbol sections from the dynamic
+// segment, or returns nil when it has no usable DT_SYMTAB. Sizes the
+// dynamic section does not give are derived as the loader's users do:
+// the number of symbols from DT_HASH's nchain or by walking DT_GNU_HASH's
+// last chain, the version tables' extents by walking their entries.
+func (f *File) dynamicSections() []*elf.Section {
+	d, err := f.Dynamic()
+	if err != nil {
+		return nil
+	}
+	at := func(tag elf.DynTag) (off int64, avail uint64, ok bool) {
+		v, ok := d.Value(tag)
+		if !ok || v == 0 {
+			return 0, 0, false
+		}
+		return f.vaddrToOffset(v)
+	}
+	entsz := uint64(16)
+	if f.Class == elf.ELFCLASS64 {
+		entsz = 24
+	}
+	if v, ok := d.Value(elf.DT_SYMENT); ok && v != entsz {
+		return nil
+	}
+	symOff, symAvail, ok := at(elf.DT_SYMTAB)
+	if !ok {
+		return nil
+	}
+	strOff, strAvail, ok := at(elf.DT_STRTAB)
+	strSize, hasSize := d.Value(elf.DT_STRSZ)
+	if !ok || !hasSize || strSize > strAvail {
+		return nil
+	}
+	var nsyms, gnuSize, sysvSize uint64
+	gnuOff, gnuAvail, hasGNU := at(elf.DT_GNU_HASH)
+	sysvOff, sysvAvail, hasSysV := at(elf.DT_HASH)
+	if hasSysV {
+		nsyms, sysvSize = f.sysvHashCount(sysvOff, sysvAvail)
+	}
+	if hasGNU {
+		n, size := f.gnuHashCount(gnuOff, gnuAvail)
+		if size > 0 && nsyms == 0 {
+			nsyms = n
+		}
+		gnuSize = size
+	}
+	nsyms = min(nsyms, symAvail/entsz)
+	if nsyms == 0 {
+		return nil
+	}
+	secs := []*elf.Section{{}}
+	add := func(name string, t elf.SectionType, off int64, size uint64, link int, info uint32, ent uint64) int {
+		s := &elf.Section{SectionHeader: elf.SectionHeader{Name: name, Type: t, Flags: elf.SHF_ALLOC, Offset: uint64(off), Size: size, FileSize: size, Link: uint32(link), Info: info, Entsize: ent}}
+		secs = append(secs, s)
+		return len(secs) - 1
+	}
+	dynstr := add(".dynstr", elf.SHT_STRTAB, strOff, strSize, 0, 0, 0)
+	dynsym := add(".dynsym", elf.SHT_DYNSYM, symOff, nsyms*entsz, dynstr, 1, entsz)
+	if off, avail, ok := at(elf.DT_VERSYM); ok && avail >= nsyms*2 {
+		add(".gnu.version", elf.SHT_GNU_VERSYM, off, nsyms*2, dynsym, 0, 2)
+	}
+	if off, avail, ok := at(elf.DT_VERNEED); ok {
+		n, _ := d.Value(elf.DT_VERNEEDNUM)
+		add(".gnu.version_r", elf.SHT_GNU_VERNEED, off, f.versionExtent(off, avail, n, false), dynstr, uint32(n), 0)
+	}
+	if off, avail, ok := at(elf.DT_VERDEF); ok {
+		n, _ := d.Value(elf.DT_VERDEFNUM)
+		add(".gnu.version_d", elf.SHT_GNU_VERDEF, off, f.versionExtent(off, avail, n, true), dynstr, uint32(n), 0)
+	}
+	if gnuSize > 0 {
+		add(".gnu.hash", elf.SHT_GNU_HASH, gnuOff, gnuSize, dynsym, 0, 0)
+	}
+	if sysvSize > 0 {
+		add(".hash", elf.SHT_HASH, sysvOff, sysvSize, dynsym, 0, 4)
+	}
+	return secs
+}
+
+// sysvHashCount reads DT_HASH's header: the number of symbols (nchain)
+// and the table's size, or zeros when it does not fit.
+func (f *File) sysvHashCount(off int64, avail uint64) (nsyms, size uint64) {
+	b, err := f.readRange(off, min(avail, 8), ".hash")
+	if err != nil || len(b) < 8 {
+		return 0, 0
+	}
+	nb, nc := uint64(f.bo.Uint32(b)), uint64(f.bo.Uint32(b[4:]))
+	size = (2 + nb + nc) * 4
+	if nb == 0 || size > avail {
+		return 0, 0
+	}
+	return nc, size
+}
+
+// gnuHashCount finds the number of symbols DT_GNU_HASH covers: past the
+// chain of the highest bucket's first symbol, to the entry that ends it
+// (low bit set). It returns the table's size too, zeros when malformed.
+func (f *File) gnuHashCount(off int64, avail uint64) (nsyms, size uint64) {
+	hdr, err := f.readRange(off, min(avail, 16), ".gnu.hash")
+	if err != nil || len(hdr) < 16 {
+		return 0, 0
+	}
+	nb, symoff, bloom := uint64(f.bo.Uint32(hdr)), uint64(f.bo.Uint32(hdr[4:])), uint64(f.bo.Uint32(hdr[8:]))
+	word := uint64(4)
+	if f.Class == elf.ELFCLASS64 {
+		word = 8
+	}
+	bucketsAt := 16 + bloom*word
+	if nb == 0 || bloom > avail/word || bucketsAt > avail || nb > (avail-bucketsAt)/4 {
+		return 0, 0
+	}
+	buckets, err := f.readRange(off+int64(bucketsAt), nb*4, ".gnu.hash")
+	if err != nil {
+		return 0, 0
+	}
+	last := uint64(0)
+	for i := uint64(0); i < nb; i++ {
+		last = max(last, uint64(f.bo.Uint32(buckets[4*i:])))
+	}
+	chainAt := bucketsAt + nb*4
+	if last < symoff {
+		return symoff, chainAt // no symbol is hashed
+	}
+	// The chain of the last bucket runs to an entry with the low bit set.
+	const step = 16 << 10
+	for i := last - symoff; ; {
+		at := chainAt + i*4
+		if at >= avail {
+			return 0, 0
+		}
+		b, err := f.readRange(off+int64(at), min(step*4, (avail-at)/4*4), ".gnu.hash")
+		if err != nil || len(b) < 4 {
+			return 0, 0
+		}
+		for j := 0; j+4 <= len(b); j, i = j+4, i+1 {
+			if f.bo.Uint32(b[j:])&1 != 0 {
+				return symoff + i + 1, chainAt + (i+1)*4
+			}
+		}
+	}
+}
+
+// versionExtent is the size of a version table (Elf_Verneed with
+// Elf_Vernaux, or Elf_Verdef with Elf_Verdaux) of n entries at off,
+// found by walking it; when the walk leaves what is readable, all of it
+// is given to the parser, which reports where it breaks.
+func (f *File) versionExtent(off int64, avail, n uint64, def bool) uint64 {
+	b, err := f.readRange(off, min(avail, 1<<20), "version table")
+	if err != nil {
+		return 0
+	}
+	end := uint64(0)
+	size := uint64(len(b))
+	ent, auxSize, cntAt, auxAt, nextAt, auxNextAt := uint64(16), uint64(16), uint64(2), uint64(8), uint64(12), uint64(12)
+	if def {
+		ent, auxSize, cntAt, auxAt, nextAt, auxNextAt = 20, 8, 6, 12, 16, 4
+	}
+	pos := uint64(0)
+	for k := uint64(0); k < n; k++ {
+		if pos > size || ent > size-pos {
+			return size
+		}
+		e := b[pos:]
+		end = max(end, pos+ent)
+		cnt := uint64(f.bo.Uint16(e[cntAt:]))
+		a := pos + uint64(f.bo.Uint32(e[auxAt:]))
+		for j := uint64(0); j < cnt; j++ {
+			if a > size || auxSize > size-a {
+				return size
+			}
+			end = max(end, a+auxSize)
+			next := uint64(f.bo.Uint32(b[a+auxNextAt:]))
+			if next == 0 {
+				break
+			}
+			a += next
+		}
+		next := uint64(f.bo.Uint32(e[nextAt:]))
+		if next == 0 {
+			break
+		}
+		pos += next
+	}
+	return end
+}

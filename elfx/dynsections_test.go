@@ -1,0 +1,128 @@
+package elfx_test
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+)
+
+// withoutSectionHeaders writes a copy of path whose ELF header says it
+// has no section headers, as sstrip leaves a file (the loader never
+// reads them).
+func withoutSectionHeaders(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(out, stripSectionHeaders(b), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// stripSectionHeaders zeroes e_shoff, e_shnum and e_shstrndx of an ELF
+// image in place.
+func stripSectionHeaders(b []byte) []byte {
+	var bo binary.ByteOrder = binary.LittleEndian
+	if b[elf.EI_DATA] == byte(elf.ELFDATA2MSB) {
+		bo = binary.BigEndian
+	}
+	if b[elf.EI_CLASS] == byte(elf.ELFCLASS64) {
+		bo.PutUint64(b[0x28:], 0)
+		bo.PutUint16(b[0x3c:], 0)
+		bo.PutUint16(b[0x3e:], 0)
+	} else {
+		bo.PutUint32(b[0x20:], 0)
+		bo.PutUint16(b[0x30:], 0)
+		bo.PutUint16(b[0x32:], 0)
+	}
+	return b
+}
+
+// TestSymbolsWithoutSectionHeaders: with its section headers stripped, a
+// library's dynamic symbols, versions and lookups are what they were with
+// them: found through the dynamic segment as the loader finds them. The
+// fixtures cover ELF32, big-endian and SysV-hash-only files; libc,
+// libstdc++ and libLLVM (GNU hash only, 3 MB of strings) real ones.
+func TestSymbolsWithoutSectionHeaders(t *testing.T) {
+	paths := []string{testenv.Testdata("libfoo.so.1"), testenv.Testdata("libbe.so"), testenv.Testdata("libi386.so"), testenv.Testdata("libsysv.so")}
+	for _, p := range []string{"/usr/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1"} {
+		if _, err := os.Stat(p); err == nil {
+			paths = append(paths, p)
+		}
+	}
+	for _, p := range paths {
+		orig, err := elfx.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := orig.DynamicSymbols()
+		if err != nil || len(want) == 0 {
+			t.Fatalf("%s: %d symbols, %v", p, len(want), err)
+		}
+		wantNeeds, _ := orig.VersionNeeds()
+		wantDefs, _ := orig.VersionDefs()
+		wantTab, err := orig.MappedSymbolTable()
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		stripped := withoutSectionHeaders(t, p)
+		f, err := elfx.Open(stripped)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(f.ELF().Sections) != 0 || !f.SymbolsFromDynamic() || orig.SymbolsFromDynamic() {
+			t.Errorf("%s: %d section headers, from dynamic %v (original %v)", p, len(f.ELF().Sections), f.SymbolsFromDynamic(), orig.SymbolsFromDynamic())
+		}
+		got, err := f.DynamicSymbols()
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			n := 0
+			for i := range min(len(got), len(want)) {
+				if got[i] != want[i] && n < 3 {
+					t.Errorf("%s: symbol %d: %+v, want %+v", p, i+1, got[i], want[i])
+					n++
+				}
+			}
+			t.Errorf("%s: %d symbols without section headers, %d with", p, len(got), len(want))
+		}
+		needs, err := f.VersionNeeds()
+		if err != nil || !reflect.DeepEqual(needs, wantNeeds) {
+			t.Errorf("%s: version needs %v, %v; want %v", p, needs, err, wantNeeds)
+		}
+		defs, err := f.VersionDefs()
+		if err != nil || !reflect.DeepEqual(defs, wantDefs) {
+			t.Errorf("%s: version defs %v, %v; want %v", p, defs, err, wantDefs)
+		}
+		tab, err := f.MappedSymbolTable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tab.Len() != wantTab.Len() {
+			t.Errorf("%s: table of %d, want %d", p, tab.Len(), wantTab.Len())
+		}
+		// Every defined name is found by the hash lookup, as before.
+		for _, s := range want {
+			if !s.Defined() {
+				continue
+			}
+			if g, w := tab.Lookup(s.Name), wantTab.Lookup(s.Name); !reflect.DeepEqual(g, w) {
+				t.Errorf("%s: Lookup(%s) = %v, want %v", p, s.Name, g, w)
+				break
+			}
+		}
+		f.Close()
+		orig.Close()
+	}
+}
