@@ -38,6 +38,14 @@ func (f *File) symSection(t elf.SectionType) *elf.Section {
 	return nil
 }
 
+// SymbolSections is the section table the dynamic symbol readers use:
+// the file's section headers when it has a .dynsym one, else the sections
+// made from the dynamic segment (.dynsym, .dynstr, .gnu.version,
+// .gnu.version_r, .gnu.version_d, .gnu.hash, .hash: offset, size, link and
+// info only; they have no data readers). Editors that must know every
+// reference to .dynstr read the tables through it.
+func (f *File) SymbolSections() []*elf.Section { return f.symSections() }
+
 // SymbolsFromDynamic reports whether the dynamic symbols are read through
 // the dynamic segment because the file has no .dynsym section header.
 func (f *File) SymbolsFromDynamic() bool {

@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
@@ -475,6 +476,9 @@ func (m *model) onlyPaddingAfter(off uint64) bool {
 func (m *model) makeRoom(size uint64, first *phdr) ([]moved, error) {
 	need := m.phoff + size
 	secs := m.f.ELF().Sections
+	if len(secs) == 0 {
+		return nil, m.roomWithoutSections(need)
+	}
 	move := map[int]bool{}
 	for i, s := range secs {
 		if s.Type != elf.SHT_NULL && s.Flags&elf.SHF_ALLOC != 0 && s.Offset >= m.phoff && s.Offset < need {
@@ -520,6 +524,87 @@ func (m *model) makeRoom(size uint64, first *phdr) ([]moved, error) {
 		out = append(out, moved{name: s.Name, index: i, oldOff: s.Offset, size: s.Size, oldAddr: s.Addr, data: data})
 	}
 	return out, nil
+}
+
+// roomWithoutSections checks, for a file without section headers, that
+// the bytes the grown program header table takes hold nothing: no
+// section headers say what follows the table, so what the loader can
+// name there (segments, the tables the dynamic section points at) or any
+// byte that is not zero makes the edit refused rather than overwritten.
+func (m *model) roomWithoutSections(need uint64) error {
+	from := m.phoff + uint64(len(m.phdrs)*m.phent)
+	refuse := func(what string, at uint64) error {
+		return m.errf("no room for another program header: the file has no section headers, and %s at 0x%x follows the program header table, which a longer string table, a new NEEDED or a new interpreter would grow over (edits that fit in place still work)", what, at)
+	}
+	overlaps := func(off, size uint64) bool { return off < need && off+max(size, 1) > from }
+	for _, ph := range m.phdrs {
+		switch ph.Type {
+		case elf.PT_LOAD, elf.PT_PHDR, elf.PT_GNU_STACK, elf.PT_GNU_RELRO, elf.PT_NULL:
+			continue
+		}
+		if ph.Filesz > 0 && overlaps(ph.Off, ph.Filesz) {
+			return refuse(progName(ph.Type), ph.Off)
+		}
+	}
+	for _, sec := range m.f.SymbolSections() {
+		if sec.Type != elf.SHT_NULL && overlaps(sec.Offset, sec.Size) {
+			return refuse(sec.Name, sec.Offset)
+		}
+	}
+	for _, e := range m.ents {
+		if !addressTag(e.tag) {
+			continue
+		}
+		if off, ok := m.offsetOf(e.val); ok && overlaps(off, 1) {
+			return refuse(e.tag.String(), off)
+		}
+	}
+	if from < need {
+		b, err := readAt(m.f, int64(from), int(need-from))
+		if err != nil {
+			return m.errf("reading after the program headers: %v", err)
+		}
+		for i, c := range b {
+			if c != 0 {
+				return refuse("data", from+uint64(i))
+			}
+		}
+	}
+	return nil
+}
+
+// progName names a segment type as readelf does.
+func progName(t elf.ProgType) string {
+	if n := t.String(); !strings.HasPrefix(n, "PT_") {
+		return fmt.Sprintf("segment type 0x%x", uint32(t))
+	}
+	return strings.TrimPrefix(t.String(), "PT_") + " segment"
+}
+
+// dtRELR is DT_RELR (glibc 2.36's relative relocations; debug/elf does
+// not name it).
+const dtRELR elf.DynTag = 36
+
+// addressTag says whether a dynamic tag's value is an address in the
+// file's image.
+func addressTag(t elf.DynTag) bool {
+	switch t {
+	case elf.DT_PLTGOT, elf.DT_HASH, elf.DT_STRTAB, elf.DT_SYMTAB, elf.DT_RELA, elf.DT_INIT, elf.DT_FINI,
+		elf.DT_REL, elf.DT_JMPREL, elf.DT_INIT_ARRAY, elf.DT_FINI_ARRAY, elf.DT_PREINIT_ARRAY,
+		elf.DT_GNU_HASH, elf.DT_VERSYM, elf.DT_VERDEF, elf.DT_VERNEED, dtRELR:
+		return true
+	}
+	return false
+}
+
+// offsetOf maps an address to its file offset through the PT_LOADs.
+func (m *model) offsetOf(addr uint64) (uint64, bool) {
+	for _, ph := range m.phdrs {
+		if ph.Type == elf.PT_LOAD && addr >= ph.Vaddr && addr-ph.Vaddr < ph.Filesz {
+			return ph.Off + addr - ph.Vaddr, true
+		}
+	}
+	return 0, false
 }
 
 func (m *model) setValIf(tag elf.DynTag, old, v uint64) {

@@ -196,11 +196,22 @@ func (m *model) countRefs() error {
 			add(e.val)
 		}
 	}
-	ef := m.f.ELF()
+	// The loader's view: for a file without section headers the tables
+	// are found through the dynamic segment, and a string a symbol or a
+	// version names must not be taken for a free one.
+	secs := m.f.SymbolSections()
+	byType := func(t elf.SectionType) *elf.Section {
+		for _, s := range secs {
+			if s.Type == t {
+				return s
+			}
+		}
+		return nil
+	}
 	read := func(s *elf.Section) ([]byte, error) {
 		return saferio.ReadAt(m.f.ReaderAt(), m.f.Size, int64(s.Offset), int64(s.Size), 1<<30)
 	}
-	if s := ef.SectionByType(elf.SHT_DYNSYM); s != nil && s.Type != elf.SHT_NOBITS {
+	if s := byType(elf.SHT_DYNSYM); s != nil && s.Type != elf.SHT_NOBITS {
 		// Streamed in chunks: .dynsym of a large library is megabytes.
 		sz := uint64(16)
 		if m.is64 {
@@ -223,7 +234,7 @@ func (m *model) countRefs() error {
 		}
 	}
 	walk := func(t elf.SectionType, entsz, auxsz int, nameAt func(e []byte) []uint64, auxName func(a []byte) uint64, cntAt, auxAt, nextAt, auxNextAt int) error {
-		s := ef.SectionByType(t)
+		s := byType(t)
 		if s == nil {
 			return nil
 		}

@@ -234,15 +234,23 @@ func (p *Plan) Verify(before *elfx.File) error {
 // window, and each (index, name) pair is hashed into an order-independent
 // sum, so verifying an edit of a large library never holds either table.
 func symbolDigest(f *elfx.File) (int, uint64, error) {
-	ef := f.ELF()
-	ds := ef.SectionByType(elf.SHT_DYNSYM)
+	// Through the loader's view, so that a file without section headers
+	// is verified too.
+	secs := f.SymbolSections()
+	var ds *elf.Section
+	for _, s := range secs {
+		if s.Type == elf.SHT_DYNSYM {
+			ds = s
+			break
+		}
+	}
 	if ds == nil {
 		return 0, 0, nil
 	}
-	if int(ds.Link) <= 0 || int(ds.Link) >= len(ef.Sections) {
+	if int(ds.Link) <= 0 || int(ds.Link) >= len(secs) {
 		return 0, 0, fmt.Errorf("%s: .dynsym string table link %d out of range", f.Path, ds.Link)
 	}
-	ss := ef.Sections[ds.Link]
+	ss := secs[ds.Link]
 	entsz := 16
 	if f.Class == elf.ELFCLASS64 {
 		entsz = 24
