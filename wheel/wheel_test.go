@@ -494,6 +494,21 @@ func TestRelinkCorruptWheel(t *testing.T) {
 			return b
 		},
 		"truncated file": func(b []byte) []byte { return b[:len(b)/2] },
+		// Headers (local and central) that say bzip2: archive/zip cannot
+		// read it, and wheels never use it.
+		"bzip2 method": func(b []byte) []byte {
+			for _, h := range []struct {
+				sig          string
+				nameAt, meth int
+			}{{"PK\x03\x04", 30, 8}, {"PK\x01\x02", 46, 10}} {
+				for i := 0; i+h.nameAt+len(provider) <= len(b); i++ {
+					if string(b[i:i+4]) == h.sig && string(b[i+h.nameAt:i+h.nameAt+len(provider)]) == provider {
+						binary.LittleEndian.PutUint16(b[i+h.meth:], 12)
+					}
+				}
+			}
+			return b
+		},
 		// The data inflates cleanly; only the CRC-32 the headers record
 		// (local header and central directory) is wrong.
 		"wrong CRC-32": func(b []byte) []byte {
@@ -526,6 +541,9 @@ func TestRelinkCorruptWheel(t *testing.T) {
 			}
 			if name == "wrong CRC-32" && !strings.Contains(err.Error(), "CRC-32 recorded for it") {
 				t.Errorf("a wrong CRC-32 is not named: %v", err)
+			}
+			if name == "bzip2 method" && !strings.Contains(err.Error(), "compressed with bzip2 (method 12)") {
+				t.Errorf("the method is not named: %v", err)
 			}
 			if ents, _ := os.ReadDir(out); len(ents) != 0 {
 				t.Errorf("something was written: %v", ents)
