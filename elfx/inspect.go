@@ -136,7 +136,9 @@ func Inspect(path string) Report {
 		defer a.Close()
 		rep.Archive = InspectArchive(a)
 	default:
-		rep.Error = fmt.Sprintf("%s: %v and not an ar archive", path, ErrNotELF)
+		head := make([]byte, 4096)
+		n, _ := fh.ReadAt(head, 0)
+		rep.Error = NotELFOrArchive(path, head[:n]).Error()
 	}
 	return rep
 }

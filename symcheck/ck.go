@@ -471,8 +471,9 @@ func ckReferences(path string) ([]string, error) {
 		}
 		return out, nil
 	}
+	err = elfx.NotELFOrArchive(path, p.Head)
 	p.Close()
-	return nil, fmt.Errorf("%s: %w and not an ar archive", path, elfx.ErrNotELF)
+	return nil, err
 }
 
 // ckRefsOf returns the undefined CK instance functions f references; t,

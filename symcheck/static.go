@@ -3,7 +3,6 @@ package symcheck
 import (
 	"context"
 	"debug/elf"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -116,7 +115,7 @@ func CheckLinkInputs(ctx context.Context, paths []string) (*StaticResult, error)
 			}
 		default:
 			pr.Close()
-			return nil, fmt.Errorf("%s: %w and not an ar archive", p, elfx.ErrNotELF)
+			return nil, elfx.NotELFOrArchive(p, pr.Head)
 		}
 	}
 	for name, by := range refs {

@@ -218,10 +218,12 @@ func isDynamicInput(paths []string) (bool, error) {
 		}
 		k := pr.Kind()
 		t = pr.Type()
-		pr.Close()
 		if k == elfx.KindOther {
-			return false, fmt.Errorf("%s: %w and not an ar archive", p, elfx.ErrNotELF)
+			err := elfx.NotELFOrArchive(p, pr.Head)
+			pr.Close()
+			return false, err
 		}
+		pr.Close()
 	}
 	return len(paths) == 1 && (t == elf.ET_DYN || t == elf.ET_EXEC), nil
 }
