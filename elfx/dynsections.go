@@ -69,6 +69,7 @@ func (f *File) dynamicSections() []*elf.Section {
 		}
 		return f.vaddrToOffset(v)
 	}
+	addr := func(tag elf.DynTag) uint64 { v, _ := d.Value(tag); return v }
 	entsz := uint64(16)
 	if f.Class == elf.ELFCLASS64 {
 		entsz = 24
@@ -103,29 +104,36 @@ func (f *File) dynamicSections() []*elf.Section {
 		return nil
 	}
 	secs := []*elf.Section{{}}
-	add := func(name string, t elf.SectionType, off int64, size uint64, link int, info uint32, ent uint64) int {
-		s := &elf.Section{SectionHeader: elf.SectionHeader{Name: name, Type: t, Flags: elf.SHF_ALLOC, Offset: uint64(off), Size: size, FileSize: size, Link: uint32(link), Info: info, Entsize: ent}}
+	// Address and alignment as the linker gives them: word-aligned
+	// tables, bytes for strings, half-words for .gnu.version.
+	word := uint64(4)
+	if f.Class == elf.ELFCLASS64 {
+		word = 8
+	}
+	add := func(name string, t elf.SectionType, tag elf.DynTag, off int64, size uint64, link int, info uint32, ent, align uint64) int {
+		s := &elf.Section{SectionHeader: elf.SectionHeader{Name: name, Type: t, Flags: elf.SHF_ALLOC, Addr: addr(tag), Offset: uint64(off), Size: size, FileSize: size,
+			Link: uint32(link), Info: info, Addralign: align, Entsize: ent}}
 		secs = append(secs, s)
 		return len(secs) - 1
 	}
-	dynstr := add(".dynstr", elf.SHT_STRTAB, strOff, strSize, 0, 0, 0)
-	dynsym := add(".dynsym", elf.SHT_DYNSYM, symOff, nsyms*entsz, dynstr, 1, entsz)
+	dynstr := add(".dynstr", elf.SHT_STRTAB, elf.DT_STRTAB, strOff, strSize, 0, 0, 0, 1)
+	dynsym := add(".dynsym", elf.SHT_DYNSYM, elf.DT_SYMTAB, symOff, nsyms*entsz, dynstr, 1, entsz, word)
 	if off, avail, ok := at(elf.DT_VERSYM); ok && avail >= nsyms*2 {
-		add(".gnu.version", elf.SHT_GNU_VERSYM, off, nsyms*2, dynsym, 0, 2)
+		add(".gnu.version", elf.SHT_GNU_VERSYM, elf.DT_VERSYM, off, nsyms*2, dynsym, 0, 2, 2)
 	}
 	if off, avail, ok := at(elf.DT_VERNEED); ok {
 		n, _ := d.Value(elf.DT_VERNEEDNUM)
-		add(".gnu.version_r", elf.SHT_GNU_VERNEED, off, f.versionExtent(off, avail, n, false), dynstr, uint32(n), 0)
+		add(".gnu.version_r", elf.SHT_GNU_VERNEED, elf.DT_VERNEED, off, f.versionExtent(off, avail, n, false), dynstr, uint32(n), 0, word)
 	}
 	if off, avail, ok := at(elf.DT_VERDEF); ok {
 		n, _ := d.Value(elf.DT_VERDEFNUM)
-		add(".gnu.version_d", elf.SHT_GNU_VERDEF, off, f.versionExtent(off, avail, n, true), dynstr, uint32(n), 0)
+		add(".gnu.version_d", elf.SHT_GNU_VERDEF, elf.DT_VERDEF, off, f.versionExtent(off, avail, n, true), dynstr, uint32(n), 0, word)
 	}
 	if gnuSize > 0 {
-		add(".gnu.hash", elf.SHT_GNU_HASH, gnuOff, gnuSize, dynsym, 0, 0)
+		add(".gnu.hash", elf.SHT_GNU_HASH, elf.DT_GNU_HASH, gnuOff, gnuSize, dynsym, 0, 0, word)
 	}
 	if sysvSize > 0 {
-		add(".hash", elf.SHT_HASH, sysvOff, sysvSize, dynsym, 0, 4)
+		add(".hash", elf.SHT_HASH, elf.DT_HASH, sysvOff, sysvSize, dynsym, 0, 4, word)
 	}
 	return secs
 }

@@ -25,7 +25,9 @@ import (
 // still load with the real loader (a dlopen harness). Debian's patchelf
 // gets the same calls on separate copies, and where it fails and
 // rocmdoctor does not is reported (0.14.3 fails on all of them: the
-// combined call leaves a wrong RUNPATH, NixOS/patchelf#193).
+// combined call leaves a wrong RUNPATH, NixOS/patchelf#193). A third copy
+// of each, stripped of its section headers (as sstrip leaves a file),
+// gets the same edits and must load too.
 func TestCorpusEditsKeepLibrariesLoadable(t *testing.T) {
 	testenv.Corpus(t)
 	gcc := testenv.Tool(t, "gcc", "gcc")
@@ -58,7 +60,7 @@ func TestCorpusEditsKeepLibrariesLoadable(t *testing.T) {
 		}
 	}
 	type result struct {
-		ours, theirs error
+		ours, theirs, stripped error
 	}
 	var mu sync.Mutex
 	res := map[string]result{}
@@ -70,7 +72,8 @@ func TestCorpusEditsKeepLibrariesLoadable(t *testing.T) {
 			defer wg.Done()
 			for p := range ch {
 				r := result{ours: editOne(p, filepath.Join(dir, fmt.Sprintf("ours-%d", w)), harness, readelf, ""),
-					theirs: editOne(p, filepath.Join(dir, fmt.Sprintf("theirs-%d", w)), harness, readelf, pe)}
+					theirs:   editOne(p, filepath.Join(dir, fmt.Sprintf("theirs-%d", w)), harness, readelf, pe),
+					stripped: editOne(p, filepath.Join(dir, fmt.Sprintf("stripped-%d", w)), harness, readelf, stripSections)}
 				mu.Lock()
 				res[p] = r
 				mu.Unlock()
@@ -90,6 +93,10 @@ func TestCorpusEditsKeepLibrariesLoadable(t *testing.T) {
 			t.Errorf("%s: %v", p, r.ours)
 			continue
 		}
+		if r.stripped != nil {
+			t.Errorf("%s without section headers: %v", p, r.stripped)
+			continue
+		}
 		passed++
 		if r.theirs != nil {
 			// A few examples; the count follows.
@@ -98,7 +105,7 @@ func TestCorpusEditsKeepLibrariesLoadable(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("edited %d of %d loadable libraries: readelf clean and loadable after the edits; Debian's patchelf failed on %d of them", passed, len(res), theirFails)
+	t.Logf("edited %d of %d loadable libraries, with and without section headers: readelf clean and loadable after the edits; Debian's patchelf failed on %d of them", passed, len(res), theirFails)
 	if len(res) < 100 {
 		t.Errorf("only %d libraries in the corpus", len(res))
 	}
@@ -132,12 +139,21 @@ func editsVisible(path, rpath, first, added string) error {
 	return nil
 }
 
+// stripSections as editOne's patchelfBin: our edits on a copy without
+// section headers.
+const stripSections = "(strip section headers)"
+
 func editOne(src, dir, harness, readelf, patchelfBin string) error {
 	os.MkdirAll(dir, 0o755)
 	dst := filepath.Join(dir, filepath.Base(src))
 	b, err := os.ReadFile(src)
 	if err != nil {
 		return err
+	}
+	if patchelfBin == stripSections {
+		clear(b[0x28:0x30]) // e_shoff (x86-64 only here)
+		clear(b[0x3c:0x40]) // e_shnum, e_shstrndx
+		patchelfBin = ""
 	}
 	if err := os.WriteFile(dst, b, 0o755); err != nil {
 		return err

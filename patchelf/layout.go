@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,7 +18,7 @@ var dtForSection = map[string]elf.DynTag{
 	".gnu.hash": elf.DT_GNU_HASH, ".hash": elf.DT_HASH, ".dynsym": elf.DT_SYMTAB, ".dynstr": elf.DT_STRTAB,
 	".gnu.version": elf.DT_VERSYM, ".gnu.version_d": elf.DT_VERDEF, ".gnu.version_r": elf.DT_VERNEED,
 	".rela.dyn": elf.DT_RELA, ".rel.dyn": elf.DT_REL, ".rela.plt": elf.DT_JMPREL, ".rel.plt": elf.DT_JMPREL,
-	".relr.dyn": elf.DynTag(36), // DT_RELR
+	".relr.dyn": dtRELR,
 }
 
 // moved is a section relocated into the new segment.
@@ -191,7 +192,7 @@ func (m *model) layout() (*Plan, error) {
 		if ms.name == ".dynstr" && strMoves || ms.name == ".interp" && interpMoves {
 			continue // written below with their new contents
 		}
-		s := m.f.ELF().Sections[ms.index]
+		s := m.secs[ms.index]
 		al := int(max(s.Addralign, 1))
 		ms.newOff = app.add(ms.data, al)
 		if tag, ok := dtForSection[ms.name]; ok {
@@ -297,7 +298,7 @@ func (m *model) layout() (*Plan, error) {
 		case (ph.Type == elf.PT_NOTE || ph.Type == elf.PT_GNU_PROPERTY) && len(movedSecs) > 0:
 			// A note segment whose sections all moved follows them.
 			lo, hi, all := ^uint64(0), uint64(0), true
-			for _, s := range m.f.ELF().Sections {
+			for _, s := range m.secs {
 				if s.Type != elf.SHT_NOTE || s.Offset < ph.Off || s.Offset+s.Size > ph.Off+ph.Filesz {
 					continue
 				}
@@ -475,10 +476,7 @@ func (m *model) onlyPaddingAfter(off uint64) bool {
 // table of size bytes fits at e_phoff inside the first PT_LOAD.
 func (m *model) makeRoom(size uint64, first *phdr) ([]moved, error) {
 	need := m.phoff + size
-	secs := m.f.ELF().Sections
-	if len(secs) == 0 {
-		return nil, m.roomWithoutSections(need)
-	}
+	secs := m.secs
 	move := map[int]bool{}
 	for i, s := range secs {
 		if s.Type != elf.SHT_NULL && s.Flags&elf.SHF_ALLOC != 0 && s.Offset >= m.phoff && s.Offset < need {
@@ -523,54 +521,151 @@ func (m *model) makeRoom(size uint64, first *phdr) ([]moved, error) {
 		}
 		out = append(out, moved{name: s.Name, index: i, oldOff: s.Offset, size: s.Size, oldAddr: s.Addr, data: data})
 	}
+	if m.pseudo {
+		if err := m.onlyMovedAfterTable(need, out); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
-// roomWithoutSections checks, for a file without section headers, that
-// the bytes the grown program header table takes hold nothing: no
-// section headers say what follows the table, so what the loader can
-// name there (segments, the tables the dynamic section points at) or any
-// byte that is not zero makes the edit refused rather than overwritten.
-func (m *model) roomWithoutSections(need uint64) error {
+// onlyMovedAfterTable checks, for a file without section headers, that
+// what the grown program header table takes is moved out of its way or
+// is nothing: the sections standing in for the headers (loaderSections)
+// are all rocmdoctor knows to be there, so any other segment or table the
+// loader can name, or any byte that is not zero, makes the edit refused
+// rather than overwritten.
+func (m *model) onlyMovedAfterTable(need uint64, mv []moved) error {
 	from := m.phoff + uint64(len(m.phdrs)*m.phent)
+	if from >= need {
+		return nil
+	}
 	refuse := func(what string, at uint64) error {
 		return m.errf("no room for another program header: the file has no section headers, and %s at 0x%x follows the program header table, which a longer string table, a new NEEDED or a new interpreter would grow over (edits that fit in place still work)", what, at)
 	}
-	overlaps := func(off, size uint64) bool { return off < need && off+max(size, 1) > from }
+	covered := func(off, end uint64) bool {
+		for _, ms := range mv {
+			if ms.oldOff <= off && end <= ms.oldOff+ms.size {
+				return true
+			}
+		}
+		return false
+	}
+	movedAddr := func(a uint64) bool {
+		for _, ms := range mv {
+			if ms.oldAddr == a {
+				return true
+			}
+		}
+		return false
+	}
+	clip := func(off, size uint64) (uint64, uint64, bool) {
+		lo, hi := max(off, from), min(off+max(size, 1), need)
+		return lo, hi, lo < hi
+	}
 	for _, ph := range m.phdrs {
 		switch ph.Type {
 		case elf.PT_LOAD, elf.PT_PHDR, elf.PT_GNU_STACK, elf.PT_GNU_RELRO, elf.PT_NULL:
 			continue
 		}
-		if ph.Filesz > 0 && overlaps(ph.Off, ph.Filesz) {
+		if lo, hi, ok := clip(ph.Off, ph.Filesz); ok && ph.Filesz > 0 && !covered(lo, hi) {
 			return refuse(progName(ph.Type), ph.Off)
 		}
 	}
-	for _, sec := range m.f.SymbolSections() {
-		if sec.Type != elf.SHT_NULL && overlaps(sec.Offset, sec.Size) {
-			return refuse(sec.Name, sec.Offset)
-		}
-	}
 	for _, e := range m.ents {
-		if !addressTag(e.tag) {
+		if !addressTag(e.tag) || movedAddr(e.val) {
 			continue
 		}
-		if off, ok := m.offsetOf(e.val); ok && overlaps(off, 1) {
-			return refuse(e.tag.String(), off)
-		}
-	}
-	if from < need {
-		b, err := readAt(m.f, int64(from), int(need-from))
-		if err != nil {
-			return m.errf("reading after the program headers: %v", err)
-		}
-		for i, c := range b {
-			if c != 0 {
-				return refuse("data", from+uint64(i))
+		if off, ok := m.offsetOf(e.val); ok {
+			if _, _, in := clip(off, 1); in {
+				return refuse(e.tag.String(), off)
 			}
 		}
 	}
+	b, err := readAt(m.f, int64(from), int(need-from))
+	if err != nil {
+		return m.errf("reading after the program headers: %v", err)
+	}
+	for i, c := range b {
+		if at := from + uint64(i); c != 0 && !covered(at, at+1) {
+			return refuse("data", at)
+		}
+	}
 	return nil
+}
+
+// loaderSections stands in for the section headers of a file that has
+// none: the dynamic symbol sections the loader finds through the dynamic
+// segment (elfx.File.SymbolSections), the relocation tables, the
+// interpreter and the note segments (split where a PT_GNU_PROPERTY lies
+// inside one), with the addresses the dynamic tags and program headers
+// give. makeRoom moves those that follow the program header table; the
+// section header table itself is not written (there is none).
+func (m *model) loaderSections() []*elf.Section {
+	secs := append([]*elf.Section(nil), m.f.SymbolSections()...)
+	if len(secs) == 0 {
+		secs = []*elf.Section{{}}
+	}
+	word := uint64(4)
+	if m.is64 {
+		word = 8
+	}
+	add := func(name string, t elf.SectionType, addr, off, size, align uint64) {
+		secs = append(secs, &elf.Section{SectionHeader: elf.SectionHeader{Name: name, Type: t, Flags: elf.SHF_ALLOC,
+			Addr: addr, Offset: off, Size: size, FileSize: size, Addralign: max(align, 1)}})
+	}
+	val := func(tag elf.DynTag) (uint64, bool) {
+		for _, e := range m.ents {
+			if e.tag == tag {
+				return e.val, true
+			}
+		}
+		return 0, false
+	}
+	table := func(name string, t elf.SectionType, at, size elf.DynTag) {
+		a, ok1 := val(at)
+		n, ok2 := val(size)
+		if !ok1 || !ok2 || n == 0 {
+			return
+		}
+		if off, ok := m.offsetOf(a); ok {
+			add(name, t, a, off, n, word)
+		}
+	}
+	table(".rela.dyn", elf.SHT_RELA, elf.DT_RELA, elf.DT_RELASZ)
+	table(".rel.dyn", elf.SHT_REL, elf.DT_REL, elf.DT_RELSZ)
+	table(".relr.dyn", elf.SectionType(19), dtRELR, elf.DynTag(35)) // SHT_RELR, DT_RELRSZ
+	if pt, ok := val(elf.DT_PLTREL); ok {
+		if elf.DynTag(pt) == elf.DT_RELA {
+			table(".rela.plt", elf.SHT_RELA, elf.DT_JMPREL, elf.DT_PLTRELSZ)
+		} else {
+			table(".rel.plt", elf.SHT_REL, elf.DT_JMPREL, elf.DT_PLTRELSZ)
+		}
+	}
+	for _, ph := range m.phdrs {
+		switch ph.Type {
+		case elf.PT_INTERP:
+			add(".interp", elf.SHT_PROGBITS, ph.Vaddr, ph.Off, ph.Filesz, 1)
+		case elf.PT_NOTE:
+			// Pieces: the property notes a PT_GNU_PROPERTY names inside
+			// this segment, and what is before and after them.
+			cuts := []uint64{ph.Off, ph.Off + ph.Filesz}
+			for _, pp := range m.phdrs {
+				if pp.Type == elf.PT_GNU_PROPERTY && pp.Off > ph.Off && pp.Off < ph.Off+ph.Filesz {
+					cuts = append(cuts, pp.Off)
+				}
+				if pp.Type == elf.PT_GNU_PROPERTY && pp.Off+pp.Filesz > ph.Off && pp.Off+pp.Filesz < ph.Off+ph.Filesz {
+					cuts = append(cuts, pp.Off+pp.Filesz)
+				}
+			}
+			slices.Sort(cuts)
+			cuts = slices.Compact(cuts)
+			for k := 0; k+1 < len(cuts); k++ {
+				add(fmt.Sprintf(".note@0x%x", cuts[k]), elf.SHT_NOTE, ph.Vaddr+cuts[k]-ph.Off, cuts[k], cuts[k+1]-cuts[k], ph.Align)
+			}
+		}
+	}
+	return secs
 }
 
 // progName names a segment type as readelf does.

@@ -71,10 +71,12 @@ func TestReferencesWithoutSectionHeaders(t *testing.T) {
 	}
 }
 
-// TestGrowingWithoutSectionHeaders: a file without section headers whose
-// program header table is followed by a note is not grown over it (the
-// result crashed the process that loaded it); an edit that fits in place
-// is made, and the loader still runs hello against the library.
+// TestGrowingWithoutSectionHeaders: in a file without section headers, a
+// growing edit moves what follows the program header table (here the
+// build-id note and .gnu.hash) as it moves sections, from what the loader
+// can see; the loader then runs hello against the library (writing the
+// new header over them left one that crashed it). Where something it
+// cannot account for follows the table, the edit is refused.
 func TestGrowingWithoutSectionHeaders(t *testing.T) {
 	dir := t.TempDir()
 	lib := strippedCopy(t, dir, "libfoo.so.1")
@@ -83,29 +85,57 @@ func TestGrowingWithoutSectionHeaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.WriteFile(filepath.Join(dir, "hello"), b, 0o755)
-	before, _ := os.ReadFile(lib)
-	_, err = EditFile(lib, []Edit{{Kind: SetRPath, Arg: "/opt/rocm-9.9.9/lib/" + strings.Repeat("x", 300)}}, Options{}, WriteOptions{})
-	if err == nil || !strings.Contains(err.Error(), "no section headers") || !strings.Contains(err.Error(), "NOTE segment at 0x200") {
-		t.Errorf("growing edit: %v", err)
+	orig, _ := os.ReadFile(lib)
+	rpath := "/opt/rocm-9.9.9/lib/" + strings.Repeat("x", 300)
+	p, err := EditFile(lib, []Edit{{Kind: SetRPath, Arg: rpath}, {Kind: AddNeeded, Arg: "libm.so.6"}}, Options{}, WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if after, _ := os.ReadFile(lib); string(after) != string(before) {
-		t.Error("the refused edit changed the file")
-	}
-	if _, err := EditFile(lib, []Edit{{Kind: SetRPath, Arg: "/opt/r"}}, Options{}, WriteOptions{}); err != nil {
-		t.Fatalf("edit in place: %v", err)
+	if got := strings.Join(p.Moved, " "); !strings.Contains(got, ".gnu.hash") || !strings.Contains(got, ".note@0x200") {
+		t.Errorf("moved %q, want the note and .gnu.hash", got)
 	}
 	f, err := elfx.Open(lib)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d, err := f.Dynamic()
-	if err != nil || d.RunPath != "/opt/r" {
+	if err != nil || d.RunPath != rpath {
 		t.Errorf("RUNPATH %q, %v", d.RunPath, err)
+	}
+	// The build-id note moved whole, and PT_NOTE with it.
+	for _, ph := range f.ELF().Progs {
+		if ph.Type == elf.PT_NOTE {
+			note := make([]byte, ph.Filesz)
+			ph.ReadAt(note, 0)
+			if want := orig[0x200:0x224]; string(note) != string(want) {
+				t.Errorf("PT_NOTE at 0x%x holds %x, want %x", ph.Off, note, want)
+			}
+		}
+	}
+	if _, err := f.MappedSymbolTable(); err != nil {
+		t.Error(err)
 	}
 	f.Close()
 	if runtime.GOOS == "linux" && runtime.GOARCH == "amd64" {
 		if out, err := exec.Command(filepath.Join(dir, "hello")).CombinedOutput(); err != nil || string(out) != "2 2.0\n" {
 			t.Errorf("hello: %v: %q", err, out)
 		}
+	}
+
+	// Bytes nothing accounts for between the note and .gnu.hash.
+	lib2 := strippedCopy(t, t.TempDir(), "libfoo.so.1")
+	b2, _ := os.ReadFile(lib2)
+	b2[0x225] = 0x5a
+	os.WriteFile(lib2, b2, 0o755)
+	_, err = EditFile(lib2, []Edit{{Kind: SetRPath, Arg: rpath}}, Options{}, WriteOptions{})
+	if err == nil || !strings.Contains(err.Error(), "no section headers, and data at 0x225") {
+		t.Errorf("unaccounted bytes: %v", err)
+	}
+	if after, _ := os.ReadFile(lib2); string(after) != string(b2) {
+		t.Error("the refused edit changed the file")
+	}
+	// An edit that fits in place is made as before.
+	if _, err := EditFile(lib2, []Edit{{Kind: SetRPath, Arg: "/opt/r"}}, Options{}, WriteOptions{}); err != nil {
+		t.Errorf("edit in place: %v", err)
 	}
 }

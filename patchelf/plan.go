@@ -107,6 +107,10 @@ type model struct {
 	symNameOff  map[int]uint64   // .dynsym index → .dynstr offset of the new name
 	opts        Options
 	output      map[string]string
+	// secs are the section headers, or for a file without any, sections
+	// standing in for them (loaderSections); pseudo says which.
+	secs   []*elf.Section
+	pseudo bool
 }
 
 func (m *model) errf(format string, args ...any) error { return errorf(m.path, format, args...) }
@@ -152,6 +156,7 @@ func (m *model) load() error {
 	for _, p := range f.Progs() {
 		m.phdrs = append(m.phdrs, phdr{p})
 	}
+	m.secs = f.ELF().Sections
 	if f.Type == elf.ET_REL {
 		return m.errf("not a linked file (relocatable object); only executables and shared libraries can be patched")
 	}
@@ -180,6 +185,9 @@ func (m *model) load() error {
 			x.str, x.ok = s, true
 		}
 		m.ents = append(m.ents, x)
+	}
+	if len(m.secs) == 0 {
+		m.secs, m.pseudo = m.loaderSections(), true
 	}
 	return m.countRefs()
 }
