@@ -453,7 +453,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		p.Close()
 		if !c.walked {
 			// Named on the command line: say that nothing was checked.
-			sc.kind, sc.err = "other", fmt.Errorf("not an ELF file, an archive, a wheel or a composable_kernelConfig.cmake: nothing to check")
+			sc.kind, sc.err = "other", fmt.Errorf("%s: not an ELF file, an archive, a wheel or a composable_kernelConfig.cmake: nothing to check", c.path)
 		}
 	}
 	return sc

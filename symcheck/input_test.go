@@ -60,7 +60,7 @@ func TestCheckNamedFilesItCannotCheck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(rep.Errors) != 1 || rep.Errors[0].Path != files[c.name] || !strings.Contains(rep.Errors[0].Error, c.want) {
+		if len(rep.Errors) != 1 || rep.Errors[0].Path != files[c.name] || !strings.Contains(rep.Errors[0].Error, c.want) || !strings.Contains(rep.Errors[0].Error, files[c.name]) {
 			t.Errorf("Check(%s): errors %+v, want one with %q", c.name, rep.Errors, c.want)
 		}
 	}
