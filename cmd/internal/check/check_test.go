@@ -232,3 +232,29 @@ func TestCheckPathsInRoot(t *testing.T) {
 		t.Errorf("no prefix in the root: exit %d, %q", code, errOut)
 	}
 }
+
+// TestCheckFilesThatCannotBeChecked: a named file check cannot read is
+// listed on stderr once with its path (not twice) and counted in the
+// summary line, and the exit status is 1 though no finding is an error.
+func TestCheckFilesThatCannotBeChecked(t *testing.T) {
+	dir := t.TempDir()
+	empty, trunc := filepath.Join(dir, "empty.so"), filepath.Join(dir, "trunc.so")
+	os.WriteFile(empty, nil, 0o644)
+	b, err := os.ReadFile(filepath.Join("../../../testdata", "libfoo.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(trunc, b[:100], 0o644)
+	code, out, errOut := run(t, "check", "--format", "plain", empty, trunc)
+	if code != 1 || !strings.Contains(out, "checked 2 file(s): 0 error(s), 0 warning(s), 0 note(s); 2 file(s) could not be checked") {
+		t.Errorf("exit %d, stdout %q", code, out)
+	}
+	for _, want := range []string{"rocmdoctor: " + empty + ": not an ELF file", "rocmdoctor: " + trunc + ": malformed file at offset 0x0"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr %q lacks %q", errOut, want)
+		}
+	}
+	if strings.Contains(errOut, trunc+": "+trunc) {
+		t.Errorf("a path is repeated: %q", errOut)
+	}
+}
