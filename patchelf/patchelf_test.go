@@ -3,6 +3,7 @@ package patchelf_test
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -448,7 +449,10 @@ func TestRealLoaderAndStrip(t *testing.T) {
 func FuzzEditSequences(f *testing.F) {
 	f.Add(uint8(0), []byte{0, 1, 2, 3}, "abc")
 	f.Add(uint8(1), []byte{4, 5, 6, 0, 0}, "/opt/rocm/lib")
-	fixtures := []string{"libfoo.so.1", "hello", "libi386.so", "libbe.so", "libsysv.so"}
+	// The fixtures, and the same stripped of their section headers
+	// (edited through what the loader sees).
+	fixtures := []string{"libfoo.so.1", "hello", "libi386.so", "libbe.so", "libsysv.so",
+		"-libfoo.so.1", "-hello", "-libi386.so", "-libbe.so", "-libsysv.so"}
 	kinds := []patchelf.Kind{patchelf.SetRPath, patchelf.AddRPath, patchelf.RemoveRPath, patchelf.AddNeeded, patchelf.RemoveNeeded,
 		patchelf.ReplaceNeeded, patchelf.SetSoname, patchelf.SetInterpreter, patchelf.NoDefaultLib, patchelf.AddDebugTag,
 		patchelf.ClearExecStack, patchelf.SetExecStack, patchelf.SetOSABI, patchelf.RenameDynamicSymbols, patchelf.ClearSymbolVersion}
@@ -456,9 +460,13 @@ func FuzzEditSequences(f *testing.F) {
 		if len(ops) > 16 || len(arg) > 300 {
 			return
 		}
-		b, err := os.ReadFile(testenv.Testdata(fixtures[int(which)%len(fixtures)]))
+		name := fixtures[int(which)%len(fixtures)]
+		b, err := os.ReadFile(testenv.Testdata(strings.TrimPrefix(name, "-")))
 		if err != nil {
 			t.Fatal(err)
+		}
+		if name[0] == '-' {
+			stripSectionHeaders(b)
 		}
 		file, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "fuzz")
 		if err != nil {
@@ -509,6 +517,22 @@ func FuzzEditSequences(f *testing.F) {
 			t.Fatalf("%v then %v: %v", edits, second, err)
 		}
 	})
+}
+
+// stripSectionHeaders zeroes e_shoff, e_shnum and e_shstrndx in an ELF
+// image, as sstrip leaves a file.
+func stripSectionHeaders(b []byte) {
+	var bo binary.ByteOrder = binary.LittleEndian
+	if b[elf.EI_DATA] == byte(elf.ELFDATA2MSB) {
+		bo = binary.BigEndian
+	}
+	if b[elf.EI_CLASS] == byte(elf.ELFCLASS64) {
+		bo.PutUint64(b[0x28:], 0)
+		bo.PutUint32(b[0x3c:], 0)
+	} else {
+		bo.PutUint32(b[0x20:], 0)
+		bo.PutUint32(b[0x30:], 0)
+	}
 }
 
 // sliceWriter writes into a byte slice that already has the final size.
