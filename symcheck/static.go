@@ -3,10 +3,15 @@ package symcheck
 import (
 	"context"
 	"debug/elf"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 )
 
 // linkerDefined are names the static linker provides itself; a reference to
@@ -41,6 +46,10 @@ type StaticResult struct {
 // reference and no input defines. Shared libraries only contribute
 // definitions.
 func CheckLinkInputs(ctx context.Context, paths []string) (*StaticResult, error) {
+	paths, err := expandScripts(paths)
+	if err != nil {
+		return nil, err
+	}
 	res := &StaticResult{Unresolved: map[string][]string{}, Defined: map[string]bool{}}
 	refs := map[string][]string{}
 	addObject := func(f *elfx.File, name string) error {
@@ -137,4 +146,76 @@ func dedupe(xs []string) []string {
 		}
 	}
 	return out
+}
+
+// maxScript bounds the GNU ld scripts read as link inputs.
+const maxScript = 1 << 20
+
+// expandScripts replaces each GNU ld script among paths (glibc's libc.so,
+// libm.so, libm.a) with the files it names in INPUT and GROUP, as the
+// linker reads it; scripts may name scripts.
+func expandScripts(paths []string) ([]string, error) {
+	var out []string
+	var add func(p string, depth int) error
+	add = func(p string, depth int) error {
+		pr, err := elfx.OpenProbe(p)
+		if err != nil {
+			return err
+		}
+		kind := pr.Kind()
+		_, script := elfx.LinkerScriptInputs(pr.Head)
+		pr.Close()
+		if kind != elfx.KindOther || !script {
+			out = append(out, p) // read (or refused) by the caller
+			return nil
+		}
+		if depth == 8 {
+			return fmt.Errorf("%s: ld scripts nested more than 8 deep", p)
+		}
+		text, err := regfile.ReadFileMax(p, maxScript)
+		if err != nil {
+			return err
+		}
+		in, _ := elfx.LinkerScriptInputs(text)
+		for _, name := range in {
+			q, err := scriptInput(p, name)
+			if err != nil {
+				return err
+			}
+			if err := add(q, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, p := range paths {
+		if err := add(p, 0); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// scriptInput finds a file an ld script names: an absolute path as it
+// is; a relative one in the current directory, then beside the script;
+// -lNAME as libNAME.so, then libNAME.a, beside the script (the linker
+// searches its library path, which here is the script's directory).
+func scriptInput(script, name string) (string, error) {
+	dir := filepath.Dir(script)
+	var try []string
+	switch {
+	case strings.HasPrefix(name, "-l"):
+		try = []string{filepath.Join(dir, "lib"+name[2:]+".so"), filepath.Join(dir, "lib"+name[2:]+".a")}
+	case filepath.IsAbs(name):
+		try = []string{name}
+	default:
+		try = []string{name, filepath.Join(dir, name)}
+	}
+	try = slices.Compact(try) // the script in the current directory
+	for _, p := range try {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s: the ld script names %s, which is not there (looked for %s)", script, name, strings.Join(try, ", "))
 }

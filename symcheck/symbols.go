@@ -219,9 +219,14 @@ func isDynamicInput(paths []string) (bool, error) {
 		k := pr.Kind()
 		t = pr.Type()
 		if k == elfx.KindOther {
-			err := elfx.NotELFOrArchive(p, pr.Head)
-			pr.Close()
-			return false, err
+			// With other inputs an ld script is one of the link's
+			// (CheckLinkInputs reads what it names); alone it is not
+			// what the user meant to check.
+			if _, script := elfx.LinkerScriptInputs(pr.Head); !script || len(paths) == 1 {
+				err := elfx.NotELFOrArchive(p, pr.Head)
+				pr.Close()
+				return false, err
+			}
 		}
 		pr.Close()
 	}

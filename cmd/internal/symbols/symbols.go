@@ -45,7 +45,8 @@ up in the program's closure first, then in what the file brings along.
 With archives, objects or several files: treat them as the inputs of one
 link and report the names that objects reference and no input defines, with
 the members that reference each (shared libraries given too only provide
-definitions).
+definitions; a GNU ld script such as glibc's libc.so stands for the files
+it names).
 
 --index DIR (repeatable) searches a build tree or prefix for the archives and
 libraries that define each unresolved name. LLVMInitialize* gaps are grouped
