@@ -1,8 +1,6 @@
 package elfx_test
 
 import (
-	"debug/elf"
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -22,29 +20,10 @@ func withoutSectionHeaders(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), filepath.Base(path))
-	if err := os.WriteFile(out, stripSectionHeaders(b), 0o644); err != nil {
+	if err := os.WriteFile(out, testenv.StripSectionHeaders(b), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// stripSectionHeaders zeroes e_shoff, e_shnum and e_shstrndx of an ELF
-// image in place.
-func stripSectionHeaders(b []byte) []byte {
-	var bo binary.ByteOrder = binary.LittleEndian
-	if b[elf.EI_DATA] == byte(elf.ELFDATA2MSB) {
-		bo = binary.BigEndian
-	}
-	if b[elf.EI_CLASS] == byte(elf.ELFCLASS64) {
-		bo.PutUint64(b[0x28:], 0)
-		bo.PutUint16(b[0x3c:], 0)
-		bo.PutUint16(b[0x3e:], 0)
-	} else {
-		bo.PutUint32(b[0x20:], 0)
-		bo.PutUint16(b[0x30:], 0)
-		bo.PutUint16(b[0x32:], 0)
-	}
-	return b
 }
 
 // TestSymbolsWithoutSectionHeaders: with its section headers stripped, a

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 )
 
 // Seeds come from testdata; crashers found by `go test -fuzz` are kept under
@@ -18,7 +19,7 @@ func FuzzNewFile(f *testing.F) {
 		f.Add(readFixture(f, n))
 	}
 	for _, n := range []string{"libfoo.so.1", "libi386.so", "libbe.so", "libsysv.so"} {
-		f.Add(stripSectionHeaders(readFixture(f, n))) // symbols through the dynamic segment
+		f.Add(testenv.StripSectionHeaders(readFixture(f, n))) // symbols through the dynamic segment
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		file, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "fuzz")
@@ -36,7 +37,7 @@ func FuzzMappedSymbolTable(f *testing.F) {
 		f.Add(readFixture(f, n))
 	}
 	for _, n := range []string{"libfoo.so.1", "libi386.so", "libbe.so", "libsysv.so"} {
-		f.Add(stripSectionHeaders(readFixture(f, n)))
+		f.Add(testenv.StripSectionHeaders(readFixture(f, n)))
 	}
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {

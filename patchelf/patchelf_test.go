@@ -3,7 +3,6 @@ package patchelf_test
 import (
 	"bytes"
 	"debug/elf"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -466,7 +465,7 @@ func FuzzEditSequences(f *testing.F) {
 			t.Fatal(err)
 		}
 		if name[0] == '-' {
-			stripSectionHeaders(b)
+			testenv.StripSectionHeaders(b)
 		}
 		file, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "fuzz")
 		if err != nil {
@@ -517,22 +516,6 @@ func FuzzEditSequences(f *testing.F) {
 			t.Fatalf("%v then %v: %v", edits, second, err)
 		}
 	})
-}
-
-// stripSectionHeaders zeroes e_shoff, e_shnum and e_shstrndx in an ELF
-// image, as sstrip leaves a file.
-func stripSectionHeaders(b []byte) {
-	var bo binary.ByteOrder = binary.LittleEndian
-	if b[elf.EI_DATA] == byte(elf.ELFDATA2MSB) {
-		bo = binary.BigEndian
-	}
-	if b[elf.EI_CLASS] == byte(elf.ELFCLASS64) {
-		bo.PutUint64(b[0x28:], 0)
-		bo.PutUint32(b[0x3c:], 0)
-	} else {
-		bo.PutUint32(b[0x20:], 0)
-		bo.PutUint32(b[0x30:], 0)
-	}
 }
 
 // sliceWriter writes into a byte slice that already has the final size.

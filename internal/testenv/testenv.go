@@ -4,6 +4,8 @@
 package testenv
 
 import (
+	"debug/elf"
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -122,4 +124,25 @@ func EmptyFiles(t testing.TB, root string, paths ...string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// StripSectionHeaders zeroes e_shoff, e_shnum and e_shstrndx in the ELF
+// image b, as sstrip leaves a file (the loader never reads section
+// headers), and returns b.
+func StripSectionHeaders(b []byte) []byte {
+	if len(b) < 0x40 {
+		return b
+	}
+	var bo binary.ByteOrder = binary.LittleEndian
+	if b[elf.EI_DATA] == byte(elf.ELFDATA2MSB) {
+		bo = binary.BigEndian
+	}
+	if b[elf.EI_CLASS] == byte(elf.ELFCLASS64) {
+		bo.PutUint64(b[0x28:], 0) // e_shoff
+		bo.PutUint32(b[0x3c:], 0) // e_shnum, e_shstrndx
+	} else {
+		bo.PutUint32(b[0x20:], 0)
+		bo.PutUint32(b[0x30:], 0)
+	}
+	return b
 }
