@@ -135,3 +135,39 @@ func TestGrowingWithoutSectionHeaders(t *testing.T) {
 		t.Errorf("edit in place: %v", err)
 	}
 }
+
+// TestVersionEditsWithoutSectionHeaders: --replace-needed renames the
+// .gnu.version_r file and --clear-symbol-version clears a symbol's
+// .gnu.version entry in a file without section headers too (both did
+// nothing there, and said nothing).
+func TestVersionEditsWithoutSectionHeaders(t *testing.T) {
+	lib := strippedCopy(t, t.TempDir(), "libfoo.so.1")
+	if _, err := EditFile(lib, []Edit{{Kind: ReplaceNeeded, Arg: "libm.so.6", Arg2: "libmvec.so.1"}, {Kind: ClearSymbolVersion, Arg: "foo_sqrt"}}, Options{}, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfx.Open(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	needs, err := f.VersionNeeds()
+	if err != nil || len(needs) != 1 || needs[0].File != "libmvec.so.1" {
+		t.Errorf(".gnu.version_r = %+v, %v", needs, err)
+	}
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, s := range syms {
+		if s.Name == "foo_sqrt" {
+			found = true
+			if s.VersionIndex != 1 || s.Version != "" {
+				t.Errorf("foo_sqrt keeps version %q (index %d)", s.Version, s.VersionIndex)
+			}
+		}
+	}
+	if !found {
+		t.Error("no foo_sqrt")
+	}
+}

@@ -632,8 +632,19 @@ func (m *model) shrink(rp string, allowed []string) string {
 	return strings.Join(keep, ":")
 }
 
+// section is the first section of type t among m.secs: the section
+// headers, or what stands in for them in a file without any.
+func (m *model) section(t elf.SectionType) *elf.Section {
+	for _, s := range m.secs {
+		if s.Type == t {
+			return s
+		}
+	}
+	return nil
+}
+
 func (m *model) replaceVerneedFile(old, repl string) error {
-	s := m.f.ELF().SectionByType(elf.SHT_GNU_VERNEED)
+	s := m.section(elf.SHT_GNU_VERNEED)
 	if s == nil {
 		return nil
 	}
@@ -662,8 +673,7 @@ func (m *model) replaceVerneedFile(old, repl string) error {
 }
 
 func (m *model) clearSymbolVersion(name string) error {
-	ef := m.f.ELF()
-	ds, vs := ef.SectionByType(elf.SHT_DYNSYM), ef.SectionByType(elf.SHT_GNU_VERSYM)
+	ds, vs := m.section(elf.SHT_DYNSYM), m.section(elf.SHT_GNU_VERSYM)
 	if ds == nil || vs == nil {
 		return nil
 	}
