@@ -22,6 +22,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/version"
+	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 )
 
@@ -783,6 +784,9 @@ func checkWheel(p *elfx.Probe, opts *CheckOptions) ([]Finding, error) {
 
 // checkWheelMember runs the file-level rules on one member if it is ELF.
 func checkWheelMember(zf *zip.File, name string, opts *CheckOptions) ([]Finding, error) {
+	if err := zipx.CheckMethod(zf); err != nil {
+		return nil, err
+	}
 	rc, err := zf.Open()
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -332,7 +333,26 @@ func TestCheckWheelMembers(t *testing.T) {
 	if len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0].Error, p+"!/pkg/libcrc.so: ") || !strings.Contains(rep.Errors[0].Error, "checksum") {
 		t.Errorf("CRC mismatch: errors = %+v", rep.Errors)
 	}
+	// A member compressed with bzip2 (method 12): named, with the method.
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	zw.RegisterCompressor(12, func(w io.Writer) (io.WriteCloser, error) { return nopCloser{w}, nil })
+	w, _ := zw.CreateHeader(&zip.FileHeader{Name: "pkg/libbz.so", Method: 12})
+	w.Write(exec)
+	zw.Close()
+	p = filepath.Join(t.TempDir(), "pkg-1.0-py3-none-linux_x86_64.whl")
+	os.WriteFile(p, buf.Bytes(), 0o644)
+	if rep, err = symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0].Error, p+"!/pkg/libbz.so: compressed with bzip2 (method 12)") {
+		t.Errorf("bzip2 member: errors = %+v", rep.Errors)
+	}
 }
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
 
 // A wheel whose ELF member declares more than check extracts is an error
 // naming the member, and nothing that size is written.

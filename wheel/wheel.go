@@ -30,6 +30,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/walk"
+	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
@@ -412,8 +413,8 @@ func openWheel(path string) (*os.File, *zip.Reader, error) {
 // sniffMember reports whether a member starts with the ELF magic. Shorter
 // than four bytes is fine; a member that does not decode is an error.
 func sniffMember(zf *zip.File) (bool, error) {
-	if zf.Method != zip.Store && zf.Method != zip.Deflate {
-		return false, fmt.Errorf("compressed with %s; a wheel's members are stored or deflated (the zip format wheels use)", zipMethod(zf.Method))
+	if err := zipx.CheckMethod(zf); err != nil {
+		return false, err
 	}
 	rc, err := zf.Open()
 	if err != nil {
@@ -426,21 +427,6 @@ func sniffMember(zf *zip.File) (bool, error) {
 		return false, err
 	}
 	return n == 4 && string(m[:]) == elf.ELFMAG, nil
-}
-
-// zipMethod names a zip compression method.
-func zipMethod(m uint16) string {
-	switch m {
-	case 12:
-		return "bzip2 (method 12)"
-	case 14:
-		return "LZMA (method 14)"
-	case 93:
-		return "Zstandard (method 93)"
-	case 95:
-		return "XZ (method 95)"
-	}
-	return fmt.Sprintf("compression method %d", m)
 }
 
 // extract writes member zf to dst: deflated members through our decoder,

@@ -178,7 +178,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	for _, e := range rep.Errors {
 		msg := e.Error
-		if !strings.HasPrefix(msg, e.Path+": ") {
+		if !strings.HasPrefix(msg, e.Path+": ") && !strings.HasPrefix(msg, e.Path+"!/") {
 			msg = e.Path + ": " + msg // most errors name their file already
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %s\n", msg)
