@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -334,14 +333,8 @@ func TestCheckWheelMembers(t *testing.T) {
 		t.Errorf("CRC mismatch: errors = %+v", rep.Errors)
 	}
 	// A member compressed with bzip2 (method 12): named, with the method.
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	zw.RegisterCompressor(12, func(w io.Writer) (io.WriteCloser, error) { return nopCloser{w}, nil })
-	w, _ := zw.CreateHeader(&zip.FileHeader{Name: "pkg/libbz.so", Method: 12})
-	w.Write(exec)
-	zw.Close()
 	p = filepath.Join(t.TempDir(), "pkg-1.0-py3-none-linux_x86_64.whl")
-	os.WriteFile(p, buf.Bytes(), 0o644)
+	os.WriteFile(p, testenv.ZipMember("pkg/libbz.so", exec, 12), 0o644)
 	if rep, err = symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -349,10 +342,6 @@ func TestCheckWheelMembers(t *testing.T) {
 		t.Errorf("bzip2 member: errors = %+v", rep.Errors)
 	}
 }
-
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
 
 // A wheel whose ELF member declares more than check extracts is an error
 // naming the member, and nothing that size is written.

@@ -4,8 +4,11 @@
 package testenv
 
 import (
+	"archive/zip"
+	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -146,3 +149,20 @@ func StripSectionHeaders(b []byte) []byte {
 	}
 	return b
 }
+
+// ZipMember is a zip archive holding data as member name, recorded as
+// compressed with method but stored as it is (for readers that must
+// refuse a method they do not support, such as bzip2's 12).
+func ZipMember(name string, data []byte, method uint16) []byte {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	zw.RegisterCompressor(method, func(w io.Writer) (io.WriteCloser, error) { return nopCloser{w}, nil })
+	w, _ := zw.CreateHeader(&zip.FileHeader{Name: name, Method: method})
+	w.Write(data)
+	zw.Close()
+	return buf.Bytes()
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }

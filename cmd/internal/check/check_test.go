@@ -1,11 +1,8 @@
 package check_test
 
 import (
-	"archive/zip"
-	"bytes"
 	"encoding/json"
 	"encoding/xml"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -262,19 +259,9 @@ func TestCheckFilesThatCannotBeChecked(t *testing.T) {
 	}
 	// A wheel member's error names the member under the wheel's path once.
 	whl := filepath.Join(dir, "pkg-1.0-py3-none-linux_x86_64.whl")
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	zw.RegisterCompressor(12, func(w io.Writer) (io.WriteCloser, error) { return nopCloser{w}, nil })
-	w, _ := zw.CreateHeader(&zip.FileHeader{Name: "pkg/libbz.so", Method: 12})
-	w.Write(b)
-	zw.Close()
-	os.WriteFile(whl, buf.Bytes(), 0o644)
+	os.WriteFile(whl, testenv.ZipMember("pkg/libbz.so", b, 12), 0o644)
 	code, _, errOut = run(t, "check", "--format", "plain", whl)
 	if want := "rocmdoctor: " + whl + "!/pkg/libbz.so: compressed with bzip2 (method 12)"; code != 1 || !strings.Contains(errOut, want) {
 		t.Errorf("bzip2 member: exit %d, stderr %q, want %q", code, errOut, want)
 	}
 }
-
-type nopCloser struct{ io.Writer }
-
-func (nopCloser) Close() error { return nil }
