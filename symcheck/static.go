@@ -162,10 +162,12 @@ func expandScripts(paths []string) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		kind := pr.Kind()
-		_, script := elfx.LinkerScriptInputs(pr.Head)
+		script := false
+		if pr.Kind() == elfx.KindOther {
+			_, script = elfx.LinkerScriptInputs(pr.Head)
+		}
 		pr.Close()
-		if kind != elfx.KindOther || !script {
+		if !script {
 			out = append(out, p) // read (or refused) by the caller
 			return nil
 		}
