@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
@@ -103,5 +104,47 @@ func TestSymbolsWithoutSectionHeaders(t *testing.T) {
 		}
 		f.Close()
 		orig.Close()
+	}
+}
+
+// TestGPUCodeWithoutSectionHeaders: a host library stripped of its
+// section headers still shows the device code it carries (an offload
+// bundle, a raw code object), found in its loadable segments, with the
+// same offsets, sizes and targets as through its sections.
+func TestGPUCodeWithoutSectionHeaders(t *testing.T) {
+	paths := []string{testenv.Testdata("libgpu.so"), testenv.Testdata("libraw.so")}
+	for _, p := range []string{"/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1", "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5"} {
+		if _, err := os.Stat(p); err == nil {
+			paths = append(paths, p)
+		}
+	}
+	type key struct {
+		container, target string
+		off, size         int64
+	}
+	keys := func(p string) []key {
+		f, err := elfx.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cos, err := f.GPUCodeObjects()
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		var out []key
+		for _, c := range cos {
+			out = append(out, key{c.Container, c.TargetID, c.Offset, c.Size})
+		}
+		return out
+	}
+	for _, p := range paths {
+		want := keys(p)
+		if len(want) == 0 && strings.Contains(p, "testdata") {
+			t.Fatalf("%s: no device code with section headers", p)
+		}
+		if got := keys(withoutSectionHeaders(t, p)); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: without section headers %v, with %v", p, got, want)
+		}
 	}
 }

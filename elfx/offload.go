@@ -312,6 +312,9 @@ func (f *File) GPUCodeObjects() ([]CodeObject, error) {
 		return []CodeObject{{Container: "file", Offset: 0, Size: f.Size, Bundle: -1,
 			TargetID: f.AMDGPU.TargetID(), Target: f.AMDGPU}}, nil
 	}
+	if len(f.ef.Sections) == 0 {
+		return f.gpuCodeInSegments()
+	}
 	var out []CodeObject
 	for _, s := range f.ef.Sections {
 		if s.Type == elf.SHT_NOBITS || s.Size == 0 {
@@ -323,7 +326,7 @@ func (f *File) GPUCodeObjects() ([]CodeObject, error) {
 		}
 		switch {
 		case s.Name == ".hip_fatbin" || strings.HasPrefix(s.Name, "__CLANG_OFFLOAD_BUNDLE__"):
-			objs, err := f.bundlesIn(s.Name, int64(s.Offset), end)
+			objs, err := f.bundlesIn(s.Name, int64(s.Offset), end, false)
 			if err != nil {
 				return out, err
 			}
@@ -348,7 +351,46 @@ func isDataSection(name string) bool {
 	return false
 }
 
-func (f *File) bundlesIn(sec string, start, end int64) ([]CodeObject, error) {
+// gpuCodeInSegments is GPUCodeObjects for a file stripped of its section
+// headers: every loadable segment is searched for offload bundles and raw
+// code objects, as the sections would have been. A bundle magic that does
+// not begin a bundle (the string itself, in a toolchain library) is passed
+// over, and a raw image that is an entry of a bundle found is not listed
+// twice.
+func (f *File) gpuCodeInSegments() ([]CodeObject, error) {
+	var out []CodeObject
+	for _, p := range f.ef.Progs {
+		end := int64(p.Off + p.Filesz)
+		if p.Type != elf.PT_LOAD || p.Filesz == 0 || int64(p.Off) < 0 || end < int64(p.Off) || end > f.Size {
+			continue
+		}
+		name := fmt.Sprintf("PT_LOAD@0x%x", p.Off)
+		bundles, err := f.bundlesIn(name, int64(p.Off), end, true)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, bundles...)
+		raw, err := f.rawImagesIn(name, int64(p.Off), end)
+		if err != nil {
+			return out, err
+		}
+		for _, r := range raw {
+			dup := false
+			for _, b := range bundles {
+				dup = dup || b.Offset == r.Offset
+			}
+			if !dup {
+				out = append(out, r)
+			}
+		}
+	}
+	return out, nil
+}
+
+// bundlesIn lists the code objects of the offload bundles in [start,
+// end). lenient passes over a magic that does not begin a valid bundle
+// instead of reporting it.
+func (f *File) bundlesIn(sec string, start, end int64, lenient bool) ([]CodeObject, error) {
 	var out []CodeObject
 	pos := start
 	idx := 0
@@ -361,6 +403,10 @@ func (f *File) bundlesIn(sec string, start, end int64) ([]CodeObject, error) {
 			break
 		}
 		b, err := ParseOffloadBundle(f.r, next, end)
+		if err != nil && lenient {
+			pos = next + 1
+			continue
+		}
 		if err != nil {
 			return out, f.formatErr(next, sec+" offload bundle", err)
 		}
