@@ -13,12 +13,14 @@ import (
 // library defined nothing and needed nothing, and every reference to it
 // looked unresolved while its own undefined symbols went unchecked.
 
-// symSections is the section table the dynamic symbol readers use: the
-// file's own when it has a .dynsym section, else sections made from the
-// dynamic segment (index 0 the null section, Link fields between them).
-// Only elfx's own readers see them (by offset and size; they have no
-// debug/elf data reader).
-func (f *File) symSections() []*elf.Section {
+// SymbolSections is the section table the dynamic symbol readers use:
+// the file's section headers when it has a .dynsym one, else sections
+// made from the dynamic segment (.dynsym, .dynstr, .gnu.version,
+// .gnu.version_r, .gnu.version_d, .gnu.hash, .hash; index 0 the null
+// section, Link fields between them, addresses and offsets, no data
+// readers). Editors that must know every reference to .dynstr read the
+// tables through it.
+func (f *File) SymbolSections() []*elf.Section {
 	if f.ef.SectionByType(elf.SHT_DYNSYM) != nil {
 		return f.ef.Sections
 	}
@@ -28,28 +30,14 @@ func (f *File) symSections() []*elf.Section {
 	return f.synth
 }
 
-// symSection is the first section of type t in symSections.
+// symSection is the first section of type t in SymbolSections.
 func (f *File) symSection(t elf.SectionType) *elf.Section {
-	for _, s := range f.symSections() {
+	for _, s := range f.SymbolSections() {
 		if s.Type == t {
 			return s
 		}
 	}
 	return nil
-}
-
-// SymbolSections is the section table the dynamic symbol readers use:
-// the file's section headers when it has a .dynsym one, else the sections
-// made from the dynamic segment (.dynsym, .dynstr, .gnu.version,
-// .gnu.version_r, .gnu.version_d, .gnu.hash, .hash: offset, size, link and
-// info only; they have no data readers). Editors that must know every
-// reference to .dynstr read the tables through it.
-func (f *File) SymbolSections() []*elf.Section { return f.symSections() }
-
-// SymbolsFromDynamic reports whether the dynamic symbols are read through
-// the dynamic segment because the file has no .dynsym section header.
-func (f *File) SymbolsFromDynamic() bool {
-	return f.ef.SectionByType(elf.SHT_DYNSYM) == nil && f.symSection(elf.SHT_DYNSYM) != nil
 }
 
 // dynamicSections makes the dynamic symbol sections from the dynamic
@@ -116,6 +104,7 @@ func (f *File) dynamicSections() []*elf.Section {
 		secs = append(secs, s)
 		return len(secs) - 1
 	}
+	strs := f.strTab(strOff, strSize)
 	dynstr := add(".dynstr", elf.SHT_STRTAB, elf.DT_STRTAB, strOff, strSize, 0, 0, 0, 1)
 	dynsym := add(".dynsym", elf.SHT_DYNSYM, elf.DT_SYMTAB, symOff, nsyms*entsz, dynstr, 1, entsz, word)
 	if off, avail, ok := at(elf.DT_VERSYM); ok && avail >= nsyms*2 {
@@ -123,11 +112,11 @@ func (f *File) dynamicSections() []*elf.Section {
 	}
 	if off, avail, ok := at(elf.DT_VERNEED); ok {
 		n, _ := d.Value(elf.DT_VERNEEDNUM)
-		add(".gnu.version_r", elf.SHT_GNU_VERNEED, elf.DT_VERNEED, off, f.versionExtent(off, avail, n, false), dynstr, uint32(n), 0, word)
+		add(".gnu.version_r", elf.SHT_GNU_VERNEED, elf.DT_VERNEED, off, f.versionExtent(off, avail, strs, false), dynstr, uint32(n), 0, word)
 	}
 	if off, avail, ok := at(elf.DT_VERDEF); ok {
 		n, _ := d.Value(elf.DT_VERDEFNUM)
-		add(".gnu.version_d", elf.SHT_GNU_VERDEF, elf.DT_VERDEF, off, f.versionExtent(off, avail, n, true), dynstr, uint32(n), 0, word)
+		add(".gnu.version_d", elf.SHT_GNU_VERDEF, elf.DT_VERDEF, off, f.versionExtent(off, avail, strs, true), dynstr, uint32(n), 0, word)
 	}
 	if gnuSize > 0 {
 		add(".gnu.hash", elf.SHT_GNU_HASH, elf.DT_GNU_HASH, gnuOff, gnuSize, dynsym, 0, 0, word)
@@ -201,46 +190,24 @@ func (f *File) gnuHashCount(off int64, avail uint64) (nsyms, size uint64) {
 	}
 }
 
-// versionExtent is the size of a version table (Elf_Verneed with
-// Elf_Vernaux, or Elf_Verdef with Elf_Verdaux) of n entries at off,
-// found by walking it; when the walk leaves what is readable, all of it
-// is given to the parser, which reports where it breaks.
-func (f *File) versionExtent(off int64, avail, n uint64, def bool) uint64 {
+// versionExtent is the size of the version table (.gnu.version_d when
+// def, else .gnu.version_r) at off, whose names are in the string table
+// strs: where the parser's walk of its entries ends. A table the parser
+// rejects is given all that can be read of it, and the parser reports
+// where it breaks when the table is used.
+func (f *File) versionExtent(off int64, avail uint64, strs strTab, def bool) uint64 {
 	b, err := f.readRange(off, min(avail, 1<<20), "version table")
 	if err != nil {
 		return 0
 	}
-	end := uint64(0)
-	size := uint64(len(b))
-	ent, auxSize, cntAt, auxAt, nextAt, auxNextAt := uint64(16), uint64(16), uint64(2), uint64(8), uint64(12), uint64(12)
+	var end uint64
 	if def {
-		ent, auxSize, cntAt, auxAt, nextAt, auxNextAt = 20, 8, 6, 12, 16, 4
+		_, end, err = f.parseVersionDefs(off, b, strs)
+	} else {
+		_, end, err = f.parseVersionNeeds(off, b, strs)
 	}
-	pos := uint64(0)
-	for k := uint64(0); k < n; k++ {
-		if pos > size || ent > size-pos {
-			return size
-		}
-		e := b[pos:]
-		end = max(end, pos+ent)
-		cnt := uint64(f.bo.Uint16(e[cntAt:]))
-		a := pos + uint64(f.bo.Uint32(e[auxAt:]))
-		for j := uint64(0); j < cnt; j++ {
-			if a > size || auxSize > size-a {
-				return size
-			}
-			end = max(end, a+auxSize)
-			next := uint64(f.bo.Uint32(b[a+auxNextAt:]))
-			if next == 0 {
-				break
-			}
-			a += next
-		}
-		next := uint64(f.bo.Uint32(e[nextAt:]))
-		if next == 0 {
-			break
-		}
-		pos += next
+	if err != nil {
+		return uint64(len(b))
 	}
 	return end
 }

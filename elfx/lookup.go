@@ -145,10 +145,10 @@ func (t *SymbolTable) section(s *elf.Section, what string) ([]byte, error) {
 
 // link returns the section s links to (its string or symbol table).
 func (t *SymbolTable) link(s *elf.Section, what string) (*elf.Section, error) {
-	if int(s.Link) <= 0 || int(s.Link) >= len(t.f.symSections()) {
+	if int(s.Link) <= 0 || int(s.Link) >= len(t.f.SymbolSections()) {
 		return nil, t.f.formatErr(int64(s.Offset), what, fmt.Errorf("string table link %d out of range", s.Link))
 	}
-	return t.f.symSections()[s.Link], nil
+	return t.f.SymbolSections()[s.Link], nil
 }
 
 // smallTables is the most MappedSymbolTable copies instead of mapping (a
@@ -174,10 +174,10 @@ func (f *File) tableSpan() (lo, hi uint64, ok bool) {
 		return true
 	}
 	linked := func(s *elf.Section) *elf.Section {
-		if s == nil || int(s.Link) <= 0 || int(s.Link) >= len(f.symSections()) {
+		if s == nil || int(s.Link) <= 0 || int(s.Link) >= len(f.SymbolSections()) {
 			return nil
 		}
-		return f.symSections()[s.Link]
+		return f.SymbolSections()[s.Link]
 	}
 	ok = true
 	for _, typ := range []elf.SectionType{elf.SHT_DYNSYM, elf.SHT_GNU_VERSYM, elf.SHT_GNU_VERDEF, elf.SHT_GNU_VERNEED, elf.SHT_GNU_HASH, elf.SHT_HASH} {
@@ -267,9 +267,9 @@ func (t *SymbolTable) readVersions() error {
 		}
 		strs := strTab{b: b2}
 		if v.typ == elf.SHT_GNU_VERDEF {
-			t.defs, err = f.parseVersionDefs(int64(sec.Offset), b, strs)
+			t.defs, _, err = f.parseVersionDefs(int64(sec.Offset), b, strs)
 		} else {
-			t.needs, err = f.parseVersionNeeds(int64(sec.Offset), b, strs)
+			t.needs, _, err = f.parseVersionNeeds(int64(sec.Offset), b, strs)
 		}
 		if err != nil {
 			return err

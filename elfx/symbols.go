@@ -207,10 +207,10 @@ func (f *File) versionSection(t elf.SectionType, what string) (*elf.Section, []b
 	if err != nil {
 		return nil, nil, strTab{}, err
 	}
-	if int(sec.Link) <= 0 || int(sec.Link) >= len(f.symSections()) {
+	if int(sec.Link) <= 0 || int(sec.Link) >= len(f.SymbolSections()) {
 		return nil, nil, strTab{}, f.formatErr(int64(sec.Offset), what, fmt.Errorf("string table link %d out of range", sec.Link))
 	}
-	ss := f.symSections()[sec.Link]
+	ss := f.SymbolSections()[sec.Link]
 	if err := saferio.Check(f.Size, int64(ss.Offset), int64(ss.Size)); err != nil && ss.Type != elf.SHT_NOBITS {
 		return nil, nil, strTab{}, f.formatErr(int64(ss.Offset), what+" strings", err)
 	}
@@ -224,7 +224,8 @@ func (f *File) VersionDefs() ([]VersionDef, error) {
 	if sec == nil || err != nil {
 		return nil, err
 	}
-	return f.parseVersionDefs(int64(sec.Offset), b, strs)
+	defs, _, err := f.parseVersionDefs(int64(sec.Offset), b, strs)
+	return defs, err
 }
 
 const (
@@ -233,16 +234,17 @@ const (
 )
 
 // parseVersionDefs decodes .gnu.version_d bytes b found at file offset
-// secOff, with names in strs.
-func (f *File) parseVersionDefs(secOff int64, b []byte, strs strTab) ([]VersionDef, error) {
+// secOff, with names in strs; end is where the last entry it read ends
+// (the table's extent, for a file without section headers).
+func (f *File) parseVersionDefs(secOff int64, b []byte, strs strTab) (out []VersionDef, end uint64, err error) {
 	const what = verdefWhat
 	bo := f.bo
-	var out []VersionDef
 	off := uint64(0)
 	for n := 0; n < len(b)/20+1; n++ {
 		if off+20 > uint64(len(b)) {
-			return nil, f.formatErr(secOff+int64(off), what, fmt.Errorf("entry truncated"))
+			return nil, 0, f.formatErr(secOff+int64(off), what, fmt.Errorf("entry truncated"))
 		}
+		end = max(end, off+20)
 		e := b[off:]
 		flags, ndx, cnt := bo.Uint16(e[2:]), bo.Uint16(e[4:]), bo.Uint16(e[6:])
 		aux, next := uint64(bo.Uint32(e[12:])), uint64(bo.Uint32(e[16:]))
@@ -250,11 +252,12 @@ func (f *File) parseVersionDefs(secOff int64, b []byte, strs strTab) ([]VersionD
 		a := off + aux
 		for i := 0; i < int(cnt); i++ {
 			if a+8 > uint64(len(b)) {
-				return nil, f.formatErr(secOff+int64(a), what, fmt.Errorf("auxiliary entry truncated"))
+				return nil, 0, f.formatErr(secOff+int64(a), what, fmt.Errorf("auxiliary entry truncated"))
 			}
+			end = max(end, a+8)
 			name, ok := strs.at(uint64(bo.Uint32(b[a:])))
 			if !ok {
-				return nil, f.formatErr(secOff+int64(a), what, fmt.Errorf("name outside the string table"))
+				return nil, 0, f.formatErr(secOff+int64(a), what, fmt.Errorf("name outside the string table"))
 			}
 			if i == 0 {
 				d.Name = name
@@ -269,11 +272,11 @@ func (f *File) parseVersionDefs(secOff int64, b []byte, strs strTab) ([]VersionD
 		}
 		out = append(out, d)
 		if next == 0 {
-			return out, nil
+			return out, end, nil
 		}
 		off += next
 	}
-	return nil, f.formatErr(secOff, what, fmt.Errorf("chain does not end"))
+	return nil, 0, f.formatErr(secOff, what, fmt.Errorf("chain does not end"))
 }
 
 // VersionNeeds returns .gnu.version_r (Elf_Verneed/Elf_Vernaux chains), or
@@ -283,12 +286,13 @@ func (f *File) VersionNeeds() ([]VersionNeed, error) {
 	if sec == nil || err != nil {
 		return nil, err
 	}
-	return f.parseVersionNeeds(int64(sec.Offset), b, strs)
+	needs, _, err := f.parseVersionNeeds(int64(sec.Offset), b, strs)
+	return needs, err
 }
 
 // parseVersionNeeds decodes .gnu.version_r bytes b found at file offset
-// secOff, with names in strs.
-func (f *File) parseVersionNeeds(secOff int64, b []byte, strs strTab) ([]VersionNeed, error) {
+// secOff, with names in strs; end is as for parseVersionDefs.
+func (f *File) parseVersionNeeds(secOff int64, b []byte, strs strTab) (out []VersionNeed, end uint64, err error) {
 	const what = verneedWhat
 	bo := f.bo
 	str := func(at, v uint64) (string, error) {
@@ -298,29 +302,30 @@ func (f *File) parseVersionNeeds(secOff int64, b []byte, strs strTab) ([]Version
 		}
 		return s, nil
 	}
-	var out []VersionNeed
 	off := uint64(0)
 	for n := 0; n < len(b)/16+1; n++ {
 		if off+16 > uint64(len(b)) {
-			return nil, f.formatErr(secOff+int64(off), what, fmt.Errorf("entry truncated"))
+			return nil, 0, f.formatErr(secOff+int64(off), what, fmt.Errorf("entry truncated"))
 		}
+		end = max(end, off+16)
 		e := b[off:]
 		cnt := bo.Uint16(e[2:])
 		file, err := str(off, uint64(bo.Uint32(e[4:])))
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		aux, next := uint64(bo.Uint32(e[8:])), uint64(bo.Uint32(e[12:]))
 		vn := VersionNeed{File: file}
 		a := off + aux
 		for i := 0; i < int(cnt); i++ {
 			if a+16 > uint64(len(b)) {
-				return nil, f.formatErr(secOff+int64(a), what, fmt.Errorf("auxiliary entry truncated"))
+				return nil, 0, f.formatErr(secOff+int64(a), what, fmt.Errorf("auxiliary entry truncated"))
 			}
+			end = max(end, a+16)
 			x := b[a:]
 			name, err := str(a, uint64(bo.Uint32(x[8:])))
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			vn.Versions = append(vn.Versions, VersionAux{Name: name, Index: bo.Uint16(x[6:]) & 0x7fff, Weak: bo.Uint16(x[4:])&verFlgWeak != 0})
 			an := uint64(bo.Uint32(x[12:]))
@@ -331,11 +336,11 @@ func (f *File) parseVersionNeeds(secOff int64, b []byte, strs strTab) ([]Version
 		}
 		out = append(out, vn)
 		if next == 0 {
-			return out, nil
+			return out, end, nil
 		}
 		off += next
 	}
-	return nil, f.formatErr(secOff, what, fmt.Errorf("chain does not end"))
+	return nil, 0, f.formatErr(secOff, what, fmt.Errorf("chain does not end"))
 }
 
 // Summary counts the dynamic symbols by state.
