@@ -369,6 +369,13 @@ func (f *File) GNUStack() Stack {
 	return Stack{Executable: f.Type == elf.ET_EXEC || f.Type == elf.ET_DYN}
 }
 
+// OffsetOf maps a virtual address to its file offset through the PT_LOAD
+// segments (false for an address no segment holds file bytes for).
+func (f *File) OffsetOf(addr uint64) (int64, bool) {
+	off, _, ok := f.vaddrToOffset(addr)
+	return off, ok
+}
+
 // vaddrToOffset maps a virtual address to a file offset through PT_LOAD,
 // returning the number of file-backed bytes that follow it in that segment.
 func (f *File) vaddrToOffset(addr uint64) (off int64, avail uint64, ok bool) {

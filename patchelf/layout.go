@@ -576,9 +576,9 @@ func (m *model) onlyMovedAfterTable(need uint64, mv []moved) error {
 		if !addressTag(e.tag) || movedAddr(e.val) {
 			continue
 		}
-		if off, ok := m.offsetOf(e.val); ok {
-			if _, _, in := clip(off, 1); in {
-				return refuse(e.tag.String(), off)
+		if off, ok := m.f.OffsetOf(e.val); ok {
+			if _, _, in := clip(uint64(off), 1); in {
+				return refuse(e.tag.String(), uint64(off))
 			}
 		}
 	}
@@ -614,28 +614,20 @@ func (m *model) loaderSections() []*elf.Section {
 		secs = append(secs, &elf.Section{SectionHeader: elf.SectionHeader{Name: name, Type: t, Flags: elf.SHF_ALLOC,
 			Addr: addr, Offset: off, Size: size, FileSize: size, Addralign: max(align, 1)}})
 	}
-	val := func(tag elf.DynTag) (uint64, bool) {
-		for _, e := range m.ents {
-			if e.tag == tag {
-				return e.val, true
-			}
-		}
-		return 0, false
-	}
 	table := func(name string, t elf.SectionType, at, size elf.DynTag) {
-		a, ok1 := val(at)
-		n, ok2 := val(size)
+		a, ok1 := m.dynValue(at)
+		n, ok2 := m.dynValue(size)
 		if !ok1 || !ok2 || n == 0 {
 			return
 		}
-		if off, ok := m.offsetOf(a); ok {
-			add(name, t, a, off, n, word)
+		if off, ok := m.f.OffsetOf(a); ok {
+			add(name, t, a, uint64(off), n, word)
 		}
 	}
 	table(".rela.dyn", elf.SHT_RELA, elf.DT_RELA, elf.DT_RELASZ)
 	table(".rel.dyn", elf.SHT_REL, elf.DT_REL, elf.DT_RELSZ)
 	table(".relr.dyn", elf.SectionType(19), dtRELR, elf.DynTag(35)) // SHT_RELR, DT_RELRSZ
-	if pt, ok := val(elf.DT_PLTREL); ok {
+	if pt, ok := m.dynValue(elf.DT_PLTREL); ok {
 		if elf.DynTag(pt) == elf.DT_RELA {
 			table(".rela.plt", elf.SHT_RELA, elf.DT_JMPREL, elf.DT_PLTRELSZ)
 		} else {
@@ -676,6 +668,15 @@ func progName(t elf.ProgType) string {
 	return strings.TrimPrefix(t.String(), "PT_") + " segment"
 }
 
+// dynValue is the original dynamic section's value of tag (none when the
+// file has no dynamic section).
+func (m *model) dynValue(tag elf.DynTag) (uint64, bool) {
+	if m.dyn == nil {
+		return 0, false
+	}
+	return m.dyn.Value(tag)
+}
+
 // dtRELR is DT_RELR (glibc 2.36's relative relocations; debug/elf does
 // not name it).
 const dtRELR elf.DynTag = 36
@@ -690,16 +691,6 @@ func addressTag(t elf.DynTag) bool {
 		return true
 	}
 	return false
-}
-
-// offsetOf maps an address to its file offset through the PT_LOADs.
-func (m *model) offsetOf(addr uint64) (uint64, bool) {
-	for _, ph := range m.phdrs {
-		if ph.Type == elf.PT_LOAD && addr >= ph.Vaddr && addr-ph.Vaddr < ph.Filesz {
-			return ph.Off + addr - ph.Vaddr, true
-		}
-	}
-	return 0, false
 }
 
 func (m *model) setValIf(tag elf.DynTag, old, v uint64) {

@@ -2,6 +2,7 @@ package patchelf
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -169,5 +170,51 @@ func TestVersionEditsWithoutSectionHeaders(t *testing.T) {
 	}
 	if !found {
 		t.Error("no foo_sqrt")
+	}
+}
+
+// TestGrowingWithoutSectionHeadersOrDynamic: a file with neither section
+// headers nor a dynamic section (here hello with its PT_DYNAMIC and
+// PT_GNU_STACK entries blanked) gets a new PT_GNU_STACK from a stack edit;
+// the interpreter path and the notes that follow the program headers move
+// out of the grown table's way instead of being overwritten.
+func TestGrowingWithoutSectionHeadersOrDynamic(t *testing.T) {
+	p := strippedCopy(t, t.TempDir(), "hello")
+	b, _ := os.ReadFile(p)
+	f0, err := elfx.Open(testenv.Testdata("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[elf.ProgType][]byte{}
+	for i, ph := range f0.ELF().Progs {
+		switch ph.Type {
+		case elf.PT_DYNAMIC, elf.PT_GNU_STACK:
+			binary.LittleEndian.PutUint32(b[0x40+56*i:], uint32(elf.PT_NULL))
+		case elf.PT_INTERP, elf.PT_GNU_PROPERTY:
+			want[ph.Type] = append([]byte(nil), b[ph.Off:ph.Off+ph.Filesz]...)
+		}
+	}
+	f0.Close()
+	os.WriteFile(p, b, 0o755)
+	if _, err := EditFile(p, []Edit{{Kind: ClearExecStack}}, Options{}, WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfx.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	after, _ := os.ReadFile(p)
+	stack := false
+	for _, ph := range f.ELF().Progs {
+		stack = stack || ph.Type == elf.PT_GNU_STACK
+		if w, ok := want[ph.Type]; ok {
+			if got := after[ph.Off : ph.Off+ph.Filesz]; string(got) != string(w) {
+				t.Errorf("%v at 0x%x holds %q, want %q", ph.Type, ph.Off, got, w)
+			}
+		}
+	}
+	if !stack {
+		t.Error("no PT_GNU_STACK added")
 	}
 }

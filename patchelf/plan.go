@@ -163,6 +163,7 @@ func (m *model) load() error {
 	d, err := f.Dynamic()
 	if err != nil {
 		if errors.Is(err, elfx.ErrNoDynamic) {
+			m.standIn()
 			return nil // interpreter, OS ABI and stack edits still work
 		}
 		return err
@@ -186,9 +187,7 @@ func (m *model) load() error {
 		}
 		m.ents = append(m.ents, x)
 	}
-	if len(m.secs) == 0 {
-		m.secs, m.pseudo = m.loaderSections(), true
-	}
+	m.standIn()
 	return m.countRefs()
 }
 
@@ -630,6 +629,14 @@ func (m *model) shrink(rp string, allowed []string) string {
 		}
 	}
 	return strings.Join(keep, ":")
+}
+
+// standIn makes, for a file without section headers, the sections that
+// stand in for them (loaderSections), with or without a dynamic section.
+func (m *model) standIn() {
+	if len(m.secs) == 0 {
+		m.secs, m.pseudo = m.loaderSections(), true
+	}
 }
 
 // section is the first section of type t among m.secs: the section
