@@ -30,8 +30,8 @@ func (f *File) SymbolSections() []*elf.Section {
 	return f.synth
 }
 
-// symSection is the first section of type t in SymbolSections.
-func (f *File) symSection(t elf.SectionType) *elf.Section {
+// SymbolSection is the first section of type t in SymbolSections, or nil.
+func (f *File) SymbolSection(t elf.SectionType) *elf.Section {
 	for _, s := range f.SymbolSections() {
 		if s.Type == t {
 			return s

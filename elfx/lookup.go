@@ -158,7 +158,7 @@ var smallTables uint64 = 256 << 10
 // tableSpan is the range of the file covering every section a symbol
 // table reads, when they all have file bytes inside the file.
 func (f *File) tableSpan() (lo, hi uint64, ok bool) {
-	ds := f.symSection(elf.SHT_DYNSYM)
+	ds := f.SymbolSection(elf.SHT_DYNSYM)
 	if ds == nil {
 		return 0, 0, false
 	}
@@ -181,7 +181,7 @@ func (f *File) tableSpan() (lo, hi uint64, ok bool) {
 	}
 	ok = true
 	for _, typ := range []elf.SectionType{elf.SHT_DYNSYM, elf.SHT_GNU_VERSYM, elf.SHT_GNU_VERDEF, elf.SHT_GNU_VERNEED, elf.SHT_GNU_HASH, elf.SHT_HASH} {
-		s := f.symSection(typ)
+		s := f.SymbolSection(typ)
 		ok = ok && add(s)
 		if typ == elf.SHT_DYNSYM || typ == elf.SHT_GNU_VERDEF || typ == elf.SHT_GNU_VERNEED {
 			ok = ok && add(linked(s))
@@ -206,7 +206,7 @@ func (f *File) symbolTableIn(m *mapping, span []byte, spanOff uint64) (t *Symbol
 	if t.is64 {
 		t.entsz = 24
 	}
-	ds := f.symSection(elf.SHT_DYNSYM)
+	ds := f.SymbolSection(elf.SHT_DYNSYM)
 	if ds == nil {
 		return t, nil
 	}
@@ -221,7 +221,7 @@ func (f *File) symbolTableIn(m *mapping, span []byte, spanOff uint64) (t *Symbol
 	if t.strs, err = t.section(ss, "dynamic string table"); err != nil {
 		return nil, err
 	}
-	if vs := f.symSection(elf.SHT_GNU_VERSYM); vs != nil {
+	if vs := f.SymbolSection(elf.SHT_GNU_VERSYM); vs != nil {
 		if t.versym, err = t.section(vs, ".gnu.version"); err != nil {
 			return nil, err
 		}
@@ -229,11 +229,11 @@ func (f *File) symbolTableIn(m *mapping, span []byte, spanOff uint64) (t *Symbol
 	if err := t.readVersions(); err != nil {
 		return nil, err
 	}
-	if s := f.symSection(elf.SHT_GNU_HASH); s != nil {
+	if s := f.SymbolSection(elf.SHT_GNU_HASH); s != nil {
 		if t.gnu, err = t.readGNUHash(s); err != nil {
 			return nil, err
 		}
-	} else if s := f.symSection(elf.SHT_HASH); s != nil {
+	} else if s := f.SymbolSection(elf.SHT_HASH); s != nil {
 		if t.sysv, err = t.readSysVHash(s); err != nil {
 			return nil, err
 		}
@@ -249,7 +249,7 @@ func (t *SymbolTable) readVersions() error {
 		typ  elf.SectionType
 		what string
 	}{{elf.SHT_GNU_VERDEF, verdefWhat}, {elf.SHT_GNU_VERNEED, verneedWhat}} {
-		sec := f.symSection(v.typ)
+		sec := f.SymbolSection(v.typ)
 		if sec == nil {
 			continue
 		}

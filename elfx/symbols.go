@@ -84,7 +84,7 @@ func (s Symbol) Kind() string {
 // symbol at index 0. A file without .dynsym returns nil, nil.
 func (f *File) DynamicSymbols() (syms []Symbol, err error) {
 	if f.ef.SectionByType(elf.SHT_DYNSYM) == nil {
-		if f.symSection(elf.SHT_DYNSYM) == nil {
+		if f.SymbolSection(elf.SHT_DYNSYM) == nil {
 			return nil, nil
 		}
 		return f.dynamicSymbolsFromTable()
@@ -137,7 +137,7 @@ func (f *File) wrapSectionErr(t elf.SectionType, what string, err error) error {
 		return err
 	}
 	off := int64(-1)
-	if s := f.symSection(t); s != nil {
+	if s := f.SymbolSection(t); s != nil {
 		off = int64(s.Offset)
 	}
 	return f.formatErr(off, what, err)
@@ -199,7 +199,7 @@ const (
 // table, whose names are then read one at a time: version names are few,
 // and the table is .dynstr (3 MB in libLLVM).
 func (f *File) versionSection(t elf.SectionType, what string) (*elf.Section, []byte, strTab, error) {
-	sec := f.symSection(t)
+	sec := f.SymbolSection(t)
 	if sec == nil {
 		return nil, nil, strTab{}, nil
 	}

@@ -206,19 +206,10 @@ func (m *model) countRefs() error {
 	// The loader's view: for a file without section headers the tables
 	// are found through the dynamic segment, and a string a symbol or a
 	// version names must not be taken for a free one.
-	secs := m.f.SymbolSections()
-	byType := func(t elf.SectionType) *elf.Section {
-		for _, s := range secs {
-			if s.Type == t {
-				return s
-			}
-		}
-		return nil
-	}
 	read := func(s *elf.Section) ([]byte, error) {
 		return saferio.ReadAt(m.f.ReaderAt(), m.f.Size, int64(s.Offset), int64(s.Size), 1<<30)
 	}
-	if s := byType(elf.SHT_DYNSYM); s != nil && s.Type != elf.SHT_NOBITS {
+	if s := m.f.SymbolSection(elf.SHT_DYNSYM); s != nil && s.Type != elf.SHT_NOBITS {
 		// Streamed in chunks: .dynsym of a large library is megabytes.
 		sz := uint64(16)
 		if m.is64 {
@@ -241,7 +232,7 @@ func (m *model) countRefs() error {
 		}
 	}
 	walk := func(t elf.SectionType, entsz, auxsz int, nameAt func(e []byte) []uint64, auxName func(a []byte) uint64, cntAt, auxAt, nextAt, auxNextAt int) error {
-		s := byType(t)
+		s := m.f.SymbolSection(t)
 		if s == nil {
 			return nil
 		}
@@ -639,19 +630,8 @@ func (m *model) standIn() {
 	}
 }
 
-// section is the first section of type t among m.secs: the section
-// headers, or what stands in for them in a file without any.
-func (m *model) section(t elf.SectionType) *elf.Section {
-	for _, s := range m.secs {
-		if s.Type == t {
-			return s
-		}
-	}
-	return nil
-}
-
 func (m *model) replaceVerneedFile(old, repl string) error {
-	s := m.section(elf.SHT_GNU_VERNEED)
+	s := m.f.SymbolSection(elf.SHT_GNU_VERNEED)
 	if s == nil {
 		return nil
 	}
@@ -680,7 +660,7 @@ func (m *model) replaceVerneedFile(old, repl string) error {
 }
 
 func (m *model) clearSymbolVersion(name string) error {
-	ds, vs := m.section(elf.SHT_DYNSYM), m.section(elf.SHT_GNU_VERSYM)
+	ds, vs := m.f.SymbolSection(elf.SHT_DYNSYM), m.f.SymbolSection(elf.SHT_GNU_VERSYM)
 	if ds == nil || vs == nil {
 		return nil
 	}

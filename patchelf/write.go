@@ -236,14 +236,7 @@ func (p *Plan) Verify(before *elfx.File) error {
 func symbolDigest(f *elfx.File) (int, uint64, error) {
 	// Through the loader's view, so that a file without section headers
 	// is verified too.
-	secs := f.SymbolSections()
-	var ds *elf.Section
-	for _, s := range secs {
-		if s.Type == elf.SHT_DYNSYM {
-			ds = s
-			break
-		}
-	}
+	secs, ds := f.SymbolSections(), f.SymbolSection(elf.SHT_DYNSYM)
 	if ds == nil {
 		return 0, 0, nil
 	}
