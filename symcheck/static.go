@@ -46,10 +46,6 @@ type StaticResult struct {
 // reference and no input defines. Shared libraries only contribute
 // definitions.
 func CheckLinkInputs(ctx context.Context, paths []string) (*StaticResult, error) {
-	paths, err := expandScripts(paths)
-	if err != nil {
-		return nil, err
-	}
 	res := &StaticResult{Unresolved: map[string][]string{}, Defined: map[string]bool{}}
 	refs := map[string][]string{}
 	addObject := func(f *elfx.File, name string) error {
@@ -79,7 +75,20 @@ func CheckLinkInputs(ctx context.Context, paths []string) (*StaticResult, error)
 		}
 		return nil
 	}
-	for _, p := range paths {
+	// The inputs in order; a GNU ld script among them is replaced, where
+	// it stands, by the files it names (depth counts nested scripts).
+	type input struct {
+		path  string
+		depth int
+	}
+	work := make([]input, len(paths))
+	for i, p := range paths {
+		work[i] = input{p, 0}
+	}
+	for len(work) > 0 {
+		in := work[0]
+		work = work[1:]
+		p := in.path
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -123,8 +132,22 @@ func CheckLinkInputs(ctx context.Context, paths []string) (*StaticResult, error)
 				return nil, err
 			}
 		default:
+			_, script := elfx.LinkerScriptInputs(pr.Head)
+			if !script {
+				err := elfx.NotELFOrArchive(p, pr.Head)
+				pr.Close()
+				return nil, err
+			}
 			pr.Close()
-			return nil, elfx.NotELFOrArchive(p, pr.Head)
+			named, err := scriptInputs(p, in.depth)
+			if err != nil {
+				return nil, err
+			}
+			next := make([]input, 0, len(named)+len(work))
+			for _, q := range named {
+				next = append(next, input{q, in.depth + 1})
+			}
+			work = append(next, work...)
 		}
 	}
 	for name, by := range refs {
@@ -148,52 +171,28 @@ func dedupe(xs []string) []string {
 	return out
 }
 
-// maxScript bounds the GNU ld scripts read as link inputs.
+// maxScript bounds the GNU ld scripts read as link inputs (glibc's are a
+// few hundred bytes).
 const maxScript = 1 << 20
 
-// expandScripts replaces each GNU ld script among paths (glibc's libc.so,
-// libm.so, libm.a) with the files it names in INPUT and GROUP, as the
-// linker reads it; scripts may name scripts.
-func expandScripts(paths []string) ([]string, error) {
-	var out []string
-	var add func(p string, depth int) error
-	add = func(p string, depth int) error {
-		pr, err := elfx.OpenProbe(p)
-		if err != nil {
-			return err
-		}
-		script := false
-		if pr.Kind() == elfx.KindOther {
-			_, script = elfx.LinkerScriptInputs(pr.Head)
-		}
-		pr.Close()
-		if !script {
-			out = append(out, p) // read (or refused) by the caller
-			return nil
-		}
-		if depth == 8 {
-			return fmt.Errorf("%s: ld scripts nested more than 8 deep", p)
-		}
-		text, err := regfile.ReadFileMax(p, maxScript)
-		if err != nil {
-			return err
-		}
-		in, _ := elfx.LinkerScriptInputs(text)
-		for _, name := range in {
-			q, err := scriptInput(p, name)
-			if err != nil {
-				return err
-			}
-			if err := add(q, depth+1); err != nil {
-				return err
-			}
-		}
-		return nil
+// scriptInputs reads the GNU ld script p (depth scripts deep) and finds
+// the files its INPUT and GROUP commands name.
+func scriptInputs(p string, depth int) ([]string, error) {
+	if depth == 8 {
+		return nil, fmt.Errorf("%s: ld scripts nested more than 8 deep", p)
 	}
-	for _, p := range paths {
-		if err := add(p, 0); err != nil {
+	text, err := regfile.ReadFileMax(p, maxScript)
+	if err != nil {
+		return nil, err
+	}
+	names, _ := elfx.LinkerScriptInputs(text)
+	out := make([]string, 0, len(names))
+	for _, name := range names {
+		q, err := scriptInput(p, name)
+		if err != nil {
 			return nil, err
 		}
+		out = append(out, q)
 	}
 	return out, nil
 }
