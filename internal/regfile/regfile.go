@@ -47,21 +47,16 @@ func ReadFileMax(path string, max int64) ([]byte, error) {
 	if max >= 0 && st.Size() > max {
 		return nil, fmt.Errorf("%s: %d bytes, more than the %d expected of it", path, st.Size(), max)
 	}
-	b := make([]byte, 0, st.Size()+1)
-	for {
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if max >= 0 && int64(len(b)) > max {
-			return nil, fmt.Errorf("%s: more than the %d bytes expected of it", path, max)
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
+	var r io.Reader = f
+	if max >= 0 {
+		r = io.LimitReader(f, max+1) // a file that grew since the stat
 	}
+	b, err := io.ReadAll(r)
+	if err == nil && max >= 0 && int64(len(b)) > max {
+		err = fmt.Errorf("%s: more than the %d bytes expected of it", path, max)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }
