@@ -34,7 +34,7 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "libfoo.so")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skipf("mkfifo: %v", err)
+		t.Fatalf("mkfifo: %v", err)
 	}
 	for _, c := range []struct {
 		path, what string
