@@ -69,7 +69,17 @@ const SeverityOff Severity = "off"
 // FileError is an input that could not be checked.
 type FileError struct {
 	Path  string `json:"path"`
-	Error string `json:"error"`
+	Error string `json:"error"` // begins with the path (or PATH!/member)
+}
+
+// namedError is err's text beginning with path, which most errors name
+// already (the ELF reader's, a wheel member's PATH!/member).
+func namedError(path string, err error) string {
+	msg := err.Error()
+	if strings.HasPrefix(msg, path+": ") || strings.HasPrefix(msg, path+"!/") {
+		return msg
+	}
+	return path + ": " + msg
 }
 
 // CheckReport is the result of Check.
@@ -222,7 +232,7 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 			if ctx.Err() != nil {
 				continue
 			}
-			rep.Errors = append(rep.Errors, FileError{Path: r.c.path, Error: r.err.Error()})
+			rep.Errors = append(rep.Errors, FileError{Path: r.c.path, Error: namedError(r.c.path, r.err)})
 		}
 		rep.Files = append(rep.Files, r.c.path)
 		rel, relOf := "", ""
@@ -454,7 +464,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		p.Close()
 		if !c.walked {
 			// Named on the command line: say that nothing was checked.
-			sc.kind, sc.err = "other", fmt.Errorf("%s: not an ELF file, an archive, a wheel or a composable_kernelConfig.cmake: nothing to check", c.path)
+			sc.kind, sc.err = "other", errors.New("not an ELF file, an archive, a wheel or a composable_kernelConfig.cmake: nothing to check")
 		}
 	}
 	return sc

@@ -177,11 +177,7 @@ func Run(ctx context.Context, opts *Options) error {
 		fmt.Fprintln(opts.IO.ErrOut, "rocmdoctor: interrupted; the report covers the files checked so far")
 	}
 	for _, e := range rep.Errors {
-		msg := e.Error
-		if !strings.HasPrefix(msg, e.Path+": ") && !strings.HasPrefix(msg, e.Path+"!/") {
-			msg = e.Path + ": " + msg // most errors name their file already
-		}
-		fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %s\n", msg)
+		fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %s\n", e.Error)
 	}
 	if opts.WriteBaseline != "" {
 		if err := symcheck.WriteBaseline(opts.WriteBaseline, rep); err != nil {
