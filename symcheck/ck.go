@@ -103,6 +103,14 @@ type CKReport struct {
 	Findings      []Finding     `json:"findings"`
 }
 
+// missingSeverity is MissingSeverity, error when unset.
+func (o CKOptions) missingSeverity() Severity {
+	if o.MissingSeverity != "" {
+		return o.MissingSeverity
+	}
+	return SeverityError
+}
+
 // FindCKConfig locates composable_kernelConfig.cmake under prefix.
 func FindCKConfig(prefix string) (string, error) {
 	var tried []string
@@ -181,11 +189,7 @@ func CheckCK(prefix string, opts CKOptions) (*CKReport, error) {
 	if len(requested) == 0 {
 		// Nothing advertised and nothing asked for: nothing below would
 		// be checked, so the config itself is the finding.
-		sev := SeverityError
-		if opts.MissingSeverity != "" {
-			sev = opts.MissingSeverity
-		}
-		rep.Findings = append(rep.Findings, Finding{Rule: RuleCKComponentMissing, Severity: sev, File: cfg,
+		rep.Findings = append(rep.Findings, Finding{Rule: RuleCKComponentMissing, Severity: opts.missingSeverity(), File: cfg,
 			Message: fmt.Sprintf("%s advertises no components (it sets no _composable_kernel_supported_components list): find_package(composable_kernel COMPONENTS …) fails for every component", filepath.Base(cfg)),
 			Fix:     "reinstall composable_kernel (its generated config lists the components it built), or name the components with --require / --for"})
 	}
@@ -214,10 +218,7 @@ func CheckCK(prefix string, opts CKOptions) (*CKReport, error) {
 				Message: fmt.Sprintf("component %s is not among the components %s advertises (%s): find_package fails with \"Unsupported component: %s\"", c, filepath.Base(cfg), strings.Join(rep.Advertised, ", "), c),
 				Fix:     "use a composable_kernel release that has this component, or pick the consumer preset matching this CK release"})
 		} else if !comp.Present {
-			sev := SeverityError
-			if opts.MissingSeverity != "" {
-				sev = opts.MissingSeverity
-			}
+			sev := opts.missingSeverity()
 			if !required[c] {
 				sev = SeverityWarning
 			}

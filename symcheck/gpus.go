@@ -276,23 +276,28 @@ func (l *GPULibrary) hasUnreadableCode() bool {
 // are neither ELF nor archives.
 func gpuLibrary(p string, named bool) (GPULibrary, bool, error) {
 	lib := GPULibrary{Path: p, Targets: []string{}, Code: []GPUCodeSummary{}}
-	pr, err := elfx.OpenProbe(p)
-	if err != nil {
+	// What cannot be read is the caller's error for a named file; in a
+	// walked directory it is passed over, or noted on the library when
+	// noted (an ELF file or archive that does not parse).
+	unreadable := func(err error, noted bool) (GPULibrary, bool, error) {
 		if named {
 			return lib, false, err
 		}
-		return lib, false, nil
+		if noted {
+			lib.Notes = append(lib.Notes, err.Error())
+		}
+		return lib, noted, nil
+	}
+	pr, err := elfx.OpenProbe(p)
+	if err != nil {
+		return unreadable(err, false)
 	}
 	var cos []elfx.CodeObject
 	switch pr.Kind() {
 	case elfx.KindELF:
 		f, err := pr.ELF()
 		if err != nil {
-			if named {
-				return lib, false, err
-			}
-			lib.Notes = append(lib.Notes, err.Error())
-			return lib, true, nil
+			return unreadable(err, true)
 		}
 		cos, err = f.GPUCodeObjects()
 		f.Close()
@@ -302,11 +307,7 @@ func gpuLibrary(p string, named bool) (GPULibrary, bool, error) {
 	case elfx.KindArchive, elfx.KindThinArchive:
 		a, err := pr.Archive()
 		if err != nil {
-			if named {
-				return lib, false, err
-			}
-			lib.Notes = append(lib.Notes, err.Error())
-			return lib, true, nil
+			return unreadable(err, true)
 		}
 		for i := range a.Members {
 			f, err := a.OpenELF(i)
@@ -322,10 +323,7 @@ func gpuLibrary(p string, named bool) (GPULibrary, bool, error) {
 		a.Close()
 	default:
 		pr.Close()
-		if named {
-			return lib, false, fmt.Errorf("%s: not an ELF file or an archive", p)
-		}
-		return lib, false, nil
+		return unreadable(fmt.Errorf("%s: not an ELF file or an archive", p), false)
 	}
 	for _, s := range elfx.TargetStats(cos) {
 		lib.Code = append(lib.Code, GPUCodeSummary(s))
