@@ -7,3 +7,6 @@ func MapAlways() (restore func()) {
 	smallTables = 0
 	return func() { smallTables = old }
 }
+
+// Mapped reports whether the table reads a mapping of its file.
+func (t *SymbolTable) Mapped() bool { return t.m != nil }

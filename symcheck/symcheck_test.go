@@ -354,7 +354,9 @@ func TestFindingsOutliveMappedTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := tab.HeapBytes(); n != 0 {
+	if n := tab.HeapBytes(); n != 0 && !testenv.MapsFiles(t) {
+		t.Skip("this host does not map files (32-bit): no mapped table for findings to outlive")
+	} else if n != 0 {
 		t.Fatalf("the library's table is copied (%d bytes), not mapped: the test would not see a name that views it", n)
 	}
 	rep := check(t, []string{lib}, symcheck.SymbolsOptions{})

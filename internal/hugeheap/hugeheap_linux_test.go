@@ -82,6 +82,13 @@ func vmFlags(p uintptr) (string, error) {
 }
 
 func TestPrepareAdvisesTheHeapThatFollows(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) < 8 {
+		// A 32-bit address space has no room to spare: Prepare declines.
+		if Prepare(reserve) {
+			t.Fatal("Prepare advised the heap of a 32-bit process")
+		}
+		return
+	}
 	if hugePageSize() == 0 {
 		testenv.Missing(t, "transparent huge pages (/sys/kernel/mm/transparent_hugepage)", "a kernel built with CONFIG_TRANSPARENT_HUGEPAGE")
 	}

@@ -8,12 +8,15 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/mapfile"
 )
 
 // RequireAll reports whether missing tools and data must fail tests.
@@ -166,3 +169,22 @@ func ZipMember(name string, data []byte, method uint16) []byte {
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
+
+// MapsFiles reports whether this host maps files (internal/mapfile): it
+// does not on 32-bit hosts, where the mapped code paths copy instead.
+func MapsFiles(t testing.TB) bool {
+	f, err := os.Open(Testdata("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b, err := mapfile.Map(f.Fd(), 4096)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("mapping %s: %v", f.Name(), err)
+	}
+	mapfile.Unmap(b)
+	return true
+}
