@@ -9,3 +9,14 @@ func SetSync(sync func(*os.File) error, early int64) (restore func()) {
 	syncFile, earlyFlushMin = sync, early
 	return func() { syncFile, earlyFlushMin = oldSync, oldMin }
 }
+
+// SetOutputBase makes relinked wheels begin n bytes into their file (a
+// hole before them), until the returned func is called.
+func SetOutputBase(n int64) (restore func()) {
+	old := outputBase
+	outputBase = n
+	return func() { outputBase = old }
+}
+
+// ReusedHeader is reusedHeader.
+var ReusedHeader = reusedHeader

@@ -264,24 +264,7 @@ func TestRelinkWritesAVerifiableWheel(t *testing.T) {
 			t.Errorf("%s was not copied raw", n)
 		}
 	}
-	rec := string(content(t, z[distInfo+"/RECORD"]))
-	lines := strings.Split(strings.TrimSpace(rec), "\n")
-	if len(lines) != len(z) {
-		t.Errorf("RECORD has %d lines for %d entries:\n%s", len(lines), len(z), rec)
-	}
-	for _, l := range lines {
-		parts := strings.Split(l, ",")
-		if parts[0] == distInfo+"/RECORD" {
-			if parts[1] != "" {
-				t.Errorf("RECORD lists a hash for itself")
-			}
-			continue
-		}
-		data := content(t, z[parts[0]])
-		if parts[1] != wheel.RecordHash(data) || parts[2] != strconv.Itoa(len(data)) {
-			t.Errorf("RECORD line %q does not match the entry", l)
-		}
-	}
+	verifyRecord(t, z)
 	pythonChecks(t, fx, p.Output)
 }
 
@@ -359,17 +342,7 @@ func checkSpliced(t *testing.T, p *wheel.Plan, member string) {
 // pythonChecks: RECORD verified with zipfile+hashlib, pip installs the
 // wheel into a venv, and the provider loads with ctypes (the real loader).
 func pythonChecks(t *testing.T, fx *fixture, whl string) {
-	py := testenv.Tool(t, "python3", "python3")
-	verify := `import zipfile,hashlib,base64,csv,io,sys
-z=zipfile.ZipFile(sys.argv[1]); rec=[n for n in z.namelist() if n.endswith('.dist-info/RECORD')][0]
-for row in csv.reader(io.StringIO(z.read(rec).decode())):
-    if row[0]==rec: continue
-    data=z.read(row[0]); h='sha256='+base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()
-    assert row[1]==h and int(row[2])==len(data), row
-print('ok')`
-	if out, err := exec.Command(py, "-c", verify, whl).CombinedOutput(); err != nil || !strings.Contains(string(out), "ok") {
-		t.Fatalf("RECORD does not verify with Python: %v\n%s", err, out)
-	}
+	py := pythonVerifyRecord(t, whl)
 	venv := filepath.Join(fx.dir, "venv")
 	if out, err := exec.Command(py, "-m", "venv", venv).CombinedOutput(); err != nil {
 		testenv.Missing(t, "python3 venv ("+strings.TrimSpace(string(out))+")", "apt-get install python3-venv")
@@ -398,6 +371,135 @@ print(ctypes.CDLL(p).provider_init())`
 	}
 	if out, err := exec.Command(vpy, "-c", load).CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "0" {
 		t.Fatalf("after relinking the installed distribution: %v\n%s", err, out)
+	}
+}
+
+// pythonVerifyRecord reads whl with Python's zipfile, as pip does, and
+// checks every entry against RECORD; it returns the python3 it used.
+func pythonVerifyRecord(t *testing.T, whl string) string {
+	py := testenv.Tool(t, "python3", "python3")
+	verify := `import zipfile,hashlib,base64,csv,io,sys
+z=zipfile.ZipFile(sys.argv[1]); rec=[n for n in z.namelist() if n.endswith('.dist-info/RECORD')][0]
+for row in csv.reader(io.StringIO(z.read(rec).decode())):
+    if row[0]==rec: continue
+    data=z.read(row[0]); h='sha256='+base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()
+    assert row[1]==h and int(row[2])==len(data), row
+print('ok')`
+	if out, err := exec.Command(py, "-c", verify, whl).CombinedOutput(); err != nil || !strings.Contains(string(out), "ok") {
+		t.Fatalf("RECORD does not verify with Python: %v\n%s", err, out)
+	}
+	return py
+}
+
+// verifyRecord checks every entry of the wheel z against its RECORD,
+// which lists every entry once.
+func verifyRecord(t *testing.T, z map[string]*zip.File) {
+	t.Helper()
+	rec := string(content(t, z[distInfo+"/RECORD"]))
+	lines := strings.Split(strings.TrimSpace(rec), "\n")
+	if len(lines) != len(z) {
+		t.Errorf("RECORD has %d lines for %d entries:\n%s", len(lines), len(z), rec)
+	}
+	for _, l := range lines {
+		parts := strings.Split(l, ",")
+		if parts[0] == distInfo+"/RECORD" {
+			if parts[1] != "" {
+				t.Errorf("RECORD lists a hash for itself")
+			}
+			continue
+		}
+		if z[parts[0]] == nil {
+			t.Errorf("RECORD line %q names no entry", l)
+			continue
+		}
+		data := content(t, z[parts[0]])
+		if parts[1] != wheel.RecordHash(data) || parts[2] != strconv.Itoa(len(data)) {
+			t.Errorf("RECORD line %q does not match the entry", l)
+		}
+	}
+}
+
+// PyTorch's ROCm wheels are larger than 4 GiB. Their entries past 4 GiB
+// carry a zip64 extra field with their offset, and so do a relinked
+// wheel's. Here the input begins 5 GiB into a sparse file (archive/zip
+// then gives each entry a zip64 field, as Python's zipfile does past
+// 4 GiB), and so does the output. When the input's zip64 fields were
+// copied into the output, readers took the old offsets from them: Go's
+// and Python's zip readers refused the wheel ("Corrupt zip64 extra
+// field"), so pip could not install it.
+func TestRelinkPast4GiB(t *testing.T) {
+	fx := build(t)
+	const base = 5 << 30
+	rebase(t, fx.wheel, base)
+	defer wheel.SetOutputBase(base)()
+	out := filepath.Join(fx.dir, "out")
+	p, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, DropBundled: true, Output: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := readZip(t, p.Output)
+	for name, zf := range z {
+		if off, err := zf.DataOffset(); err != nil || off < base {
+			t.Fatalf("%s: data at %d (%v), want past the %d-byte hole", name, off, err, int64(base))
+		}
+	}
+	b := content(t, z[provider])
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), provider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := f.Dynamic(); d.RunPath != "$ORIGIN:"+filepath.Join(fx.prefix, "lib") {
+		t.Errorf("RUNPATH = %q", d.RunPath)
+	}
+	verifyRecord(t, z)
+	pythonVerifyRecord(t, p.Output)
+}
+
+// rebase rewrites the zip at path so that it begins base bytes into its
+// file, after a hole, its entries copied raw.
+func rebase(t *testing.T, path string, base int64) {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	tmp := path + ".rebased"
+	f, err := os.Create(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(base, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	zw.SetOffset(base)
+	for _, zf := range zr.File {
+		h := zf.FileHeader
+		w, err := zw.CreateRaw(&h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := zf.OpenRaw()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(w, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+	// The premise: every entry of the input has a zip64 field.
+	for name, zf := range readZip(t, path) {
+		if !bytes.Contains(zf.Extra, []byte{1, 0, 24, 0}) {
+			t.Fatalf("%s has no zip64 extra field: % x", name, zf.Extra)
+		}
 	}
 }
 

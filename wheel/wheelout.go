@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -49,6 +50,11 @@ type wheelOutput struct {
 // earlyFlushMin is how much copyUnchanged must have written for the
 // output to be fsynced as soon as it is done.
 var earlyFlushMin int64 = 32 << 20
+
+// outputBase, when tests set it, is where the new archive begins in its
+// file (a sparse hole before it), so that its entries lie past 4 GiB
+// without 4 GiB being written.
+var outputBase int64
 
 // syncFile is f.Sync; tests replace it.
 var syncFile = (*os.File).Sync
@@ -96,13 +102,23 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 		raw.Close()
 		return nil, err
 	}
-	// The new wheel is about the size of the old one: its disk space is
-	// taken in one go (finish truncates it to what was written).
-	if st, err := raw.Stat(); err == nil {
-		writeback.Reserve(w.tmp, st.Size())
-	}
 	w.out = &wheelOut{f: w.tmp}
 	w.zw = zip.NewWriter(w.out)
+	if outputBase > 0 {
+		// Tests: the archive begins past a hole, its offsets absolute.
+		if _, err := w.tmp.Seek(outputBase, io.SeekStart); err != nil {
+			w.tmp.Close()
+			os.Remove(w.tmp.Name())
+			raw.Close()
+			return nil, err
+		}
+		w.out.off, w.out.started = outputBase, outputBase
+		w.zw.SetOffset(outputBase)
+	} else if st, err := raw.Stat(); err == nil {
+		// The new wheel is about the size of the old one: its disk space
+		// is taken in one go (finish truncates it to what was written).
+		writeback.Reserve(w.tmp, st.Size())
+	}
 	// Changed libraries are the only entries compressed again, at the
 	// fastest deflate level and on every core (the size cost is a few per
 	// cent on shared objects).
@@ -160,7 +176,7 @@ func (w *wheelOutput) copyUnchanged(ctx context.Context) error {
 // copyRaw copies entry i as it is stored (no recompression; same times
 // and attributes) and records its RECORD line.
 func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
-	h := zf.FileHeader
+	h := reusedHeader(zf.FileHeader)
 	out, err := w.zw.CreateRaw(&h)
 	if err != nil {
 		return err
@@ -221,7 +237,7 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 		case isSignature(name):
 			p.Notes = append(p.Notes, "removed the signature "+name+": it signed the old RECORD")
 		case name == w.d.record:
-			recordAt, recordHeader = i, zf.FileHeader
+			recordAt, recordHeader = i, reusedHeader(zf.FileHeader)
 		case dropped[name]:
 		case last[name] != i:
 			p.Notes = append(p.Notes, fmt.Sprintf("left out the first of two entries named %s (the later one is kept)", name))
@@ -232,7 +248,7 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 			line, sp, err := writeSpliced(w.zw, zf, w.raw, w.d.index[name], w.d.edited[name], path, dg)
 			switch {
 			case errors.Is(err, inflate.ErrNotWorthSplicing):
-				line, err = writeChanged(w.zw, zf.FileHeader, path, dg)
+				line, err = writeChanged(w.zw, reusedHeader(zf.FileHeader), path, dg)
 			case err == nil:
 				p.Notes = append(p.Notes, fmt.Sprintf("%s: %d of %d bytes kept in the original compressed form, %d compressed again",
 					name, sp.Reused, sp.Reused+sp.Compressed, sp.Compressed))
@@ -401,6 +417,40 @@ func (o *wheelOut) copyData(zw *zip.Writer, w io.Writer, zf *zip.File, src *os.F
 	}
 	return nil
 }
+
+// reusedHeader is the header of an input entry as it is written again.
+// Its zip64 extra field is left out: archive/zip appends one of its own
+// where the new file needs it (an offset or size of 4 GiB or more), and
+// readers, Python's zipfile (pip) and archive/zip among them, take the
+// 64-bit values from the first zip64 field, which would be the input's,
+// holding other values or fewer of them ("Corrupt zip64 extra field" for
+// a wheel past 4 GiB, as PyTorch's ROCm wheels are). A field that runs
+// past the end of the extra data ends it. An entry of 4 GiB or more gets
+// a data descriptor, which is where archive/zip writes the 64-bit sizes
+// that its local header cannot hold, as it does for entries it compresses.
+func reusedHeader(h zip.FileHeader) zip.FileHeader {
+	var extra []byte
+	for b := h.Extra; len(b) >= 4; {
+		id, n := binary.LittleEndian.Uint16(b), 4+int(binary.LittleEndian.Uint16(b[2:]))
+		if n > len(b) {
+			break
+		}
+		if id != zip64ExtraID {
+			extra = append(extra, b[:n]...)
+		}
+		b = b[n:]
+	}
+	h.Extra = extra
+	if h.CompressedSize64 >= math.MaxUint32 || h.UncompressedSize64 >= math.MaxUint32 {
+		h.Flags |= dataDescriptorFlag
+	}
+	return h
+}
+
+const (
+	zip64ExtraID       = 0x0001
+	dataDescriptorFlag = 0x8
+)
 
 // sortCentralDirectory reorders the central directory archive/zip wrote at
 // the end of f, whose records are in write order, so that they follow

@@ -184,3 +184,45 @@ func testScan(t *testing.T, name string, opener func() *os.File, data []byte) {
 		t.Fatalf("%s: stopping at the second piece gave %d bytes, %v after %d calls", name, n, err, calls)
 	}
 }
+
+// reusedHeader drops every zip64 field of an input entry (archive/zip
+// writes the one the new archive needs), keeps the other extra fields in
+// their order, drops a field that runs past the end, and gives an entry
+// of 4 GiB or more a data descriptor for its 64-bit sizes.
+func TestReusedHeader(t *testing.T) {
+	field := func(id uint16, data ...byte) []byte {
+		return append([]byte{byte(id), byte(id >> 8), byte(len(data)), 0}, data...)
+	}
+	ut := field(0x5455, 1, 2, 3, 4, 5)
+	zip64 := field(zip64ExtraID, 8, 7, 6, 5, 4, 3, 2, 1)
+	unix := field(0x7875, 1, 4, 0, 0, 0, 0, 4, 0, 0, 0, 0)
+	var extra []byte
+	for _, f := range [][]byte{zip64, ut, zip64, unix} {
+		extra = append(extra, f...)
+	}
+	small := zip.FileHeader{Name: "a", Extra: extra, CompressedSize64: 10, UncompressedSize64: 20}
+	got := reusedHeader(small)
+	if want := append(append([]byte{}, ut...), unix...); !bytes.Equal(got.Extra, want) {
+		t.Errorf("extra % x, want % x", got.Extra, want)
+	}
+	if got.Flags&dataDescriptorFlag != 0 {
+		t.Error("a small entry got a data descriptor")
+	}
+	if &small.Extra[0] == &got.Extra[0] || !bytes.Equal(small.Extra, extra) {
+		t.Error("the input's header was changed")
+	}
+	// A field that claims more bytes than there are ends the extra data.
+	cut := zip.FileHeader{Extra: append(append([]byte{}, ut...), 0x01, 0x00, 0x20, 0x00, 9)}
+	if got := reusedHeader(cut); !bytes.Equal(got.Extra, ut) {
+		t.Errorf("truncated field: extra % x, want % x", got.Extra, ut)
+	}
+	for _, big := range []zip.FileHeader{
+		{CompressedSize64: 1 << 32, UncompressedSize64: 1 << 32},
+		{CompressedSize64: 1 << 20, UncompressedSize64: 5 << 30},
+		{CompressedSize64: 1<<32 - 1, UncompressedSize64: 1<<32 - 1},
+	} {
+		if got := reusedHeader(big); got.Flags&dataDescriptorFlag == 0 {
+			t.Errorf("%d/%d bytes: no data descriptor", big.CompressedSize64, big.UncompressedSize64)
+		}
+	}
+}

@@ -198,6 +198,7 @@ func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index
 	}
 	h := zf.FileHeader
 	h.CRC32, h.CompressedSize64, h.UncompressedSize64 = changes.CRC(), uint64(sp.Size()), uint64(n)
+	h = reusedHeader(h)
 	w, err := zw.CreateRaw(&h)
 	if err != nil {
 		return "", nil, err
