@@ -47,7 +47,15 @@ type Options struct {
 	// Ignore lists globs of SONAMEs (matched against the name and its
 	// unversioned form) to leave alone.
 	Ignore []string
-	// DropBundled removes auditwheel-grafted copies nothing references any more.
+	// ReplaceBundled treats in-wheel copies of libraries the target
+	// provides, under their plain names (PyTorch's ROCm wheels carry
+	// torch/lib/libamdhip64.so, libMIOpen.so, librocblas.so, …), as
+	// grafted copies are treated: references to them are replaced by the
+	// target's SONAMEs. Without it they are kept, with a note that they
+	// shadow the target.
+	ReplaceBundled bool
+	// DropBundled removes grafted copies (and, with ReplaceBundled,
+	// bundled ones) that nothing references any more.
 	DropBundled bool
 	// AllowSONAMEChange permits replacing a library by another major version.
 	AllowSONAMEChange bool
@@ -68,6 +76,7 @@ const (
 	System       = "system"
 	SONAMEChange = "soname-change"
 	Grafted      = "grafted"
+	Bundled      = "bundled"
 	Missing      = "missing"
 	Ignored      = "ignored"
 )
@@ -85,6 +94,7 @@ type Need struct {
 type FilePlan struct {
 	Path       string          `json:"path"` // relative to the distribution root
 	Grafted    bool            `json:"grafted,omitempty"`
+	Bundled    bool            `json:"bundled,omitempty"` // a copy of a target library, replaced (ReplaceBundled)
 	Needed     []Need          `json:"needed"`
 	OldRunPath string          `json:"old_runpath"`
 	NewRunPath string          `json:"new_runpath"`
@@ -575,6 +585,10 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 	// In-wheel libraries by SONAME and by file name.
 	inWheel := map[string]string{}
 	grafted := map[string]bool{}
+	// Copies of target libraries under their own names: replaced with
+	// ReplaceBundled (bundled), otherwise noted as shadowing the target.
+	bundled := map[string]bool{}
+	shadows := map[string]string{}
 	for _, rel := range d.elfs {
 		f, err := elfx.Open(filepath.Join(d.root, rel))
 		if err != nil {
@@ -582,12 +596,20 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 		}
 		base := path.Base(rel)
 		inWheel[base] = rel
+		name := base
 		if dy, err := f.Dynamic(); err == nil && dy.Soname != "" {
 			inWheel[dy.Soname] = rel
+			name = dy.Soname
 		}
 		f.Close()
-		if graftedName.MatchString(base) && strings.Contains(rel, ".libs/") {
+		switch tl := targets[family(name)]; {
+		case graftedName.MatchString(base) && strings.Contains(rel, ".libs/"):
 			grafted[rel] = true
+		case len(tl) == 0:
+		case o.ReplaceBundled:
+			bundled[rel] = true
+		default:
+			shadows[rel] = pickSameMajor(tl, major(name)).path
 		}
 	}
 	sys := rpath.New(o.Resolver)
@@ -603,7 +625,7 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 		if err != nil {
 			continue // no dynamic section: nothing to relink
 		}
-		fp := FilePlan{Path: rel, Grafted: grafted[rel], Needed: []Need{}}
+		fp := FilePlan{Path: rel, Grafted: grafted[rel], Bundled: bundled[rel], Needed: []Need{}}
 		fp.OldRunPath = dy.RunPath
 		if !dy.HasRunPath {
 			fp.OldRunPath = dy.RPath
@@ -615,11 +637,18 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 			switch {
 			case ignored(n, o.Ignore):
 				nd.Class = Ignored
-			case inWheel[n] != "" && !grafted[inWheel[n]]:
+			case inWheel[n] != "" && !grafted[inWheel[n]] && !bundled[inWheel[n]]:
 				nd.Class, nd.Resolved = InWheel, inWheel[n]
 				origins = append(origins, originDir(rel, inWheel[n]))
-			case inWheel[n] != "" && grafted[inWheel[n]]:
+				if t := shadows[inWheel[n]]; t != "" {
+					nd.Note = "a copy of " + t + " from the target, which it shadows (--replace-bundled replaces it)"
+				}
+			case inWheel[n] != "":
+				kind := "grafted"
 				nd.Class, nd.Resolved = Grafted, inWheel[n]
+				if bundled[inWheel[n]] {
+					kind, nd.Class = "bundled", Bundled
+				}
 				if len(tl) == 0 {
 					nd.Note = "no " + family(n) + " in the target; the grafted copy stays"
 					referenced[inWheel[n]] = true
@@ -628,8 +657,14 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 				}
 				best := pickSameMajor(tl, major(n))
 				nd.Replacement = best.soname
-				if major(best.soname) != major(n) {
-					nd.Note = fmt.Sprintf("the grafted copy is major %s, the target has %s", major(n), best.soname)
+				switch {
+				case major(n) == "" && nd.Class == Bundled:
+					// An unversioned SONAME (libamdhip64.so) names no
+					// major version to differ from; binding the file
+					// against the target below is what tells.
+					nd.Note = fmt.Sprintf("the bundled copy's SONAME has no version; the target has %s", best.soname)
+				case major(best.soname) != major(n):
+					nd.Note = fmt.Sprintf("the %s copy is major %s, the target has %s", kind, major(n), best.soname)
 					if !o.AllowSONAMEChange {
 						p.Findings = append(p.Findings, refuse(rel, n, best.soname))
 					}
@@ -681,7 +716,7 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 		}
 		usesTarget := false
 		for _, n := range fp.Needed {
-			usesTarget = usesTarget || n.Class == Target || n.Class == SONAMEChange || n.Class == Grafted && n.Replacement != ""
+			usesTarget = usesTarget || n.Class == Target || n.Class == SONAMEChange || n.Replacement != ""
 		}
 		if !usesTarget {
 			// Nothing from the target: keep the run path unless an entry
@@ -699,16 +734,21 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 			}
 		}
 		fp.NewRunPath = strings.Join(rp, ":")
-		if !fp.Grafted && fp.NewRunPath != fp.OldRunPath {
+		if fp.NewRunPath != fp.OldRunPath {
 			fp.Edits = append(fp.Edits, patchelf.Edit{Kind: patchelf.SetRPath, Arg: fp.NewRunPath})
 		}
-		if fp.Grafted {
-			fp.Edits = nil // grafted copies are kept or dropped, not rewritten
+		if fp.Grafted || fp.Bundled {
+			fp.Edits = nil // grafted and bundled copies are kept or dropped, not rewritten
 		}
 		p.Files = append(p.Files, fp)
 	}
 	if o.DropBundled {
 		for rel := range grafted {
+			if !referenced[rel] {
+				p.Drop = append(p.Drop, rel)
+			}
+		}
+		for rel := range bundled {
 			if !referenced[rel] {
 				p.Drop = append(p.Drop, rel)
 			}
@@ -787,8 +827,9 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 		}
 		changed := false
 		for _, n := range fp.Needed {
-			changed = changed || n.Class == SONAMEChange || n.Class == Grafted && n.Replacement != ""
+			changed = changed || n.Class == SONAMEChange || n.Replacement != ""
 		}
+		p.Findings = append(p.Findings, stillInWheel(d, fp, res.Closure)...)
 		for _, f := range res.Findings {
 			f.File = fp.Path
 			if changed && f.Symbol != "" {
@@ -802,6 +843,33 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 		}
 	}
 	return nil
+}
+
+// stillInWheel reports the target libraries fp was pointed at that its
+// closure still finds in the wheel: a copy with the target's own file name
+// in a directory the RUNPATH keeps for other in-wheel libraries shadows
+// the target until it is dropped.
+func stillInWheel(d *dist, fp *FilePlan, res *rpath.Result) []symcheck.Finding {
+	var out []symcheck.Finding
+	for _, n := range fp.Needed {
+		name := n.Replacement
+		if name == "" && n.Class == Target {
+			name = n.Name
+		}
+		if name == "" {
+			continue
+		}
+		for _, dep := range res.Root.Deps {
+			rel, err := filepath.Rel(d.root, dep.Path)
+			if dep.Name != name || dep.Path == "" || err != nil || !filepath.IsLocal(rel) {
+				continue
+			}
+			out = append(out, symcheck.Finding{Rule: "shadowed-target", Severity: symcheck.SeverityError, File: fp.Path, Library: name,
+				Message: fmt.Sprintf("%s is pointed at the target's %s, but its RUNPATH still finds the wheel's own %s first", fp.Path, name, filepath.ToSlash(rel)),
+				Fix:     "pass --drop-bundled to remove the copy (or --ignore it to keep using it)"})
+		}
+	}
+	return out
 }
 
 // Record is one RECORD line.

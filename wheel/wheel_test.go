@@ -13,6 +13,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -53,14 +54,7 @@ func buildWith(t testing.TB, extra string, more map[string][]byte) *fixture {
 	fx := &fixture{dir: dir, prefix: filepath.Join(dir, "rocm"), wheel: filepath.Join(dir, "in", wheelName)}
 	cc := func(out, soname, src string, args ...string) string {
 		t.Helper()
-		c := filepath.Join(dir, strings.ReplaceAll(filepath.Base(out), "-", "_")+".c")
-		os.WriteFile(c, []byte(src), 0o644)
-		os.MkdirAll(filepath.Dir(out), 0o755)
-		all := append([]string{"-shared", "-fPIC", "-o", out, c, "-Wl,-soname," + soname}, args...)
-		if o, err := exec.Command(gcc, all...).CombinedOutput(); err != nil {
-			t.Fatalf("gcc %v: %v\n%s", all, err, o)
-		}
-		return out
+		return ccLib(t, gcc, out, soname, src, args...)
 	}
 	lib := filepath.Join(fx.prefix, "lib")
 	cc(filepath.Join(lib, "libamdhip64.so.6"), "libamdhip64.so.6", "int hipMalloc(void){return 0;}\n")
@@ -92,26 +86,55 @@ func buildWith(t testing.TB, extra string, more map[string][]byte) *fixture {
 		order = append(order, n)
 	}
 	order = append(order, distInfo+"/METADATA", distInfo+"/WHEEL", distInfo+"/top_level.txt", distInfo+"/RECORD.jws", distInfo+"/RECORD")
+	writeWheel(t, fx.wheel, order, files, func(n string) bool { return more[n] != nil })
+	return fx
+}
+
+// ccLib builds the shared library out (SONAME soname) from C source src
+// with gcc, the source written beside it.
+func ccLib(t testing.TB, gcc, out, soname, src string, args ...string) string {
+	t.Helper()
+	c := filepath.Join(filepath.Dir(out), strings.ReplaceAll(filepath.Base(out), "-", "_")+".c")
+	os.MkdirAll(filepath.Dir(out), 0o755)
+	os.WriteFile(c, []byte(src), 0o644)
+	all := append([]string{"-shared", "-fPIC", "-o", out, c, "-Wl,-soname," + soname}, args...)
+	if o, err := exec.Command(gcc, all...).CombinedOutput(); err != nil {
+		t.Fatalf("gcc %v: %v\n%s", all, err, o)
+	}
+	os.Remove(c)
+	return out
+}
+
+// writeWheel writes the entries of files in order as the wheel at path,
+// deflated unless stored says otherwise; the last entry is RECORD,
+// written here with a line for each of the others.
+func writeWheel(t testing.TB, path string, order []string, files map[string][]byte, stored func(string) bool) {
+	t.Helper()
 	var rec strings.Builder
+	last := order[len(order)-1]
 	for _, n := range order[:len(order)-1] {
 		rec.WriteString(n + "," + wheel.RecordHash(files[n]) + "," + strconv.Itoa(len(files[n])) + "\n")
 	}
-	rec.WriteString(distInfo + "/RECORD,,\n")
-	files[distInfo+"/RECORD"] = []byte(rec.String())
-	os.MkdirAll(filepath.Dir(fx.wheel), 0o755)
-	out, _ := os.Create(fx.wheel)
+	rec.WriteString(last + ",,\n")
+	files[last] = []byte(rec.String())
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	out, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	zw := zip.NewWriter(out)
 	for _, n := range order {
 		method := zip.Deflate
-		if more[n] != nil {
+		if stored(n) {
 			method = zip.Store
 		}
 		w, _ := zw.CreateHeader(&zip.FileHeader{Name: n, Method: method})
 		w.Write(files[n])
 	}
-	zw.Close()
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	out.Close()
-	return fx
 }
 
 func readZip(t *testing.T, p string) map[string]*zip.File {
@@ -395,14 +418,23 @@ print('ok')`
 // which lists every entry once.
 func verifyRecord(t *testing.T, z map[string]*zip.File) {
 	t.Helper()
-	rec := string(content(t, z[distInfo+"/RECORD"]))
+	var recName string
+	for n := range z {
+		if strings.HasSuffix(n, ".dist-info/RECORD") {
+			recName = n
+		}
+	}
+	if recName == "" {
+		t.Fatal("no RECORD in the wheel")
+	}
+	rec := string(content(t, z[recName]))
 	lines := strings.Split(strings.TrimSpace(rec), "\n")
 	if len(lines) != len(z) {
 		t.Errorf("RECORD has %d lines for %d entries:\n%s", len(lines), len(z), rec)
 	}
 	for _, l := range lines {
 		parts := strings.Split(l, ",")
-		if parts[0] == distInfo+"/RECORD" {
+		if parts[0] == recName {
 			if parts[1] != "" {
 				t.Errorf("RECORD lists a hash for itself")
 			}
@@ -888,5 +920,158 @@ func TestRelinkFinalFsyncError(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(out); len(ents) != 0 {
 		t.Errorf("left behind: %v", ents)
+	}
+}
+
+// torchWheel builds a PyTorch-shaped ROCm wheel: torch/lib/libtorch_hip.so
+// (RUNPATH $ORIGIN) needs the wheel's own libc10.so and its copies of ROCm
+// libraries under their own names: libamdhip64.so and libMIOpen.so
+// (unversioned SONAMEs, as PyTorch ships them) and librocblas.so.4 (the
+// target's own name). torch_init returns 1 where every call reached a
+// target library, 0 where one reached a copy. The target prefix has
+// libamdhip64.so.6, libMIOpen.so.1 and librocblas.so.4.
+func torchWheel(t *testing.T) (whl, prefix string) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	prefix = filepath.Join(dir, "rocm")
+	lib := filepath.Join(prefix, "lib")
+	ccLib(t, gcc, filepath.Join(lib, "libamdhip64.so.6"), "libamdhip64.so.6", "int hipMalloc(void){return 1;}\n")
+	ccLib(t, gcc, filepath.Join(lib, "libMIOpen.so.1"), "libMIOpen.so.1", "int miopenCreate(void){return 1;}\n")
+	ccLib(t, gcc, filepath.Join(lib, "librocblas.so.4"), "librocblas.so.4", "int rocblas_create_handle(void){return 1;}\n")
+	stage := filepath.Join(dir, "stage", "torch", "lib")
+	ccLib(t, gcc, filepath.Join(stage, "libamdhip64.so"), "libamdhip64.so", "int hipMalloc(void){return 0;}\n")
+	ccLib(t, gcc, filepath.Join(stage, "libMIOpen.so"), "libMIOpen.so", "int miopenCreate(void){return 0;}\n",
+		filepath.Join(stage, "libamdhip64.so"), "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
+	ccLib(t, gcc, filepath.Join(stage, "librocblas.so.4"), "librocblas.so.4", "int rocblas_create_handle(void){return 0;}\n")
+	ccLib(t, gcc, filepath.Join(stage, "libc10.so"), "libc10.so", "int c10_fn(void){return 1;}\n")
+	ccLib(t, gcc, filepath.Join(stage, "libtorch_hip.so"), "libtorch_hip.so",
+		"extern int hipMalloc(void), miopenCreate(void), rocblas_create_handle(void), c10_fn(void);\n"+
+			"int torch_init(void){return hipMalloc() && miopenCreate() && rocblas_create_handle() && c10_fn();}\n",
+		filepath.Join(stage, "libamdhip64.so"), filepath.Join(stage, "libMIOpen.so"), filepath.Join(stage, "librocblas.so.4"),
+		filepath.Join(stage, "libc10.so"), "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
+	const di = "torch-2.5.1+rocm6.2.dist-info"
+	files := map[string][]byte{
+		"torch/__init__.py": []byte("# torch\n"),
+		di + "/METADATA":    []byte("Metadata-Version: 2.1\nName: torch\nVersion: 2.5.1+rocm6.2\n"),
+		di + "/WHEEL":       []byte("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n"),
+	}
+	order := []string{"torch/__init__.py"}
+	for _, n := range []string{"libtorch_hip.so", "libc10.so", "libamdhip64.so", "libMIOpen.so", "librocblas.so.4"} {
+		b, err := os.ReadFile(filepath.Join(stage, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["torch/lib/"+n] = b
+		order = append(order, "torch/lib/"+n)
+	}
+	order = append(order, di+"/METADATA", di+"/WHEEL", di+"/RECORD")
+	whl = filepath.Join(dir, "in", "torch-2.5.1+rocm6.2-cp311-cp311-linux_x86_64.whl")
+	writeWheel(t, whl, order, files, func(string) bool { return false })
+	return whl, prefix
+}
+
+// loadTorch extracts torch/lib from the wheel and calls torch_init through
+// the real loader (python3 ctypes).
+func loadTorch(t *testing.T, whl string) string {
+	py := testenv.Tool(t, "python3", "python3")
+	dir := filepath.Join(t.TempDir(), "torch", "lib")
+	os.MkdirAll(dir, 0o755)
+	for name, zf := range readZip(t, whl) {
+		if strings.HasPrefix(name, "torch/lib/") {
+			os.WriteFile(filepath.Join(dir, path.Base(name)), content(t, zf), 0o755)
+		}
+	}
+	out, err := exec.Command(py, "-c", "import ctypes,sys; print(ctypes.CDLL(sys.argv[1]).torch_init())", filepath.Join(dir, "libtorch_hip.so")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("loading the relinked libtorch_hip.so: %v\n%s", err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// PyTorch's ROCm wheels carry the ROCm libraries in torch/lib under their
+// own names, found through RUNPATH $ORIGIN: they shadow the target. By
+// default they are kept, each reference with a note naming the target
+// library it shadows; --replace-bundled points the references at the
+// target, and --drop-bundled removes the copies, after which the real
+// loader binds every call to the target. A copy that has the target's own
+// file name shadows it as long as it stays: relink refuses to write then.
+func TestRelinkReplacesBundledCopies(t *testing.T) {
+	whl, prefix := torchWheel(t)
+	if got := loadTorch(t, whl); got != "0" {
+		t.Fatalf("the input's libtorch_hip.so gave %s, want 0 (its bundled copies)", got)
+	}
+	needs := func(p *wheel.Plan, file string) map[string]wheel.Need {
+		m := map[string]wheel.Need{}
+		for _, fp := range p.Files {
+			if fp.Path == file {
+				for _, n := range fp.Needed {
+					m[n.Name] = n
+				}
+			}
+		}
+		return m
+	}
+	// Kept by default, with a note.
+	p, err := wheel.Relink(context.Background(), whl, wheel.Options{ROCm: []string{prefix}, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, n := range needs(p, "torch/lib/libtorch_hip.so") {
+		if name == "libc10.so" {
+			if n.Class != wheel.InWheel || n.Note != "" {
+				t.Errorf("libc10.so: %+v", n)
+			}
+			continue
+		}
+		if n.Class != wheel.InWheel || !strings.Contains(n.Note, "--replace-bundled") || !strings.Contains(n.Note, filepath.Join(prefix, "lib")) {
+			t.Errorf("%s without --replace-bundled: %+v", name, n)
+		}
+	}
+	// Replaced but not dropped: the copy named librocblas.so.4 still wins.
+	out := filepath.Join(filepath.Dir(whl), "..", "out")
+	p, err = wheel.Relink(context.Background(), whl, wheel.Options{ROCm: []string{prefix}, ReplaceBundled: true, Output: out})
+	if !errors.Is(err, wheel.ErrRefused) {
+		t.Fatalf("a copy left shadowing the target: err %v", err)
+	}
+	shadowed := 0
+	for _, f := range p.Findings {
+		if f.Rule == "shadowed-target" && f.Library == "librocblas.so.4" && f.File == "torch/lib/libtorch_hip.so" &&
+			strings.Contains(f.Message, "torch/lib/librocblas.so.4") && strings.Contains(f.Fix, "--drop-bundled") {
+			shadowed++
+		}
+	}
+	if shadowed != 1 || p.Written {
+		t.Fatalf("findings %+v, written %v", p.Findings, p.Written)
+	}
+	// Replaced and dropped.
+	p, err = wheel.Relink(context.Background(), whl, wheel.Options{ROCm: []string{prefix}, ReplaceBundled: true, DropBundled: true, Output: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := needs(p, "torch/lib/libtorch_hip.so")
+	for name, want := range map[string]string{"libamdhip64.so": "libamdhip64.so.6", "libMIOpen.so": "libMIOpen.so.1", "librocblas.so.4": "librocblas.so.4"} {
+		if n[name].Class != wheel.Bundled || n[name].Replacement != want {
+			t.Errorf("%s: %+v, want bundled, replaced by %s", name, n[name], want)
+		}
+	}
+	if want := []string{"torch/lib/libMIOpen.so", "torch/lib/libamdhip64.so", "torch/lib/librocblas.so.4"}; !slices.Equal(p.Drop, want) {
+		t.Errorf("dropped %v, want %v", p.Drop, want)
+	}
+	z := readZip(t, p.Output)
+	b := content(t, z["torch/lib/libtorch_hip.so"])
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libtorch_hip.so")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := f.Dynamic()
+	if got := strings.Join(d.Needed, " "); got != "libamdhip64.so.6 libMIOpen.so.1 librocblas.so.4 libc10.so" {
+		t.Errorf("NEEDED = %s", got)
+	}
+	if d.RunPath != "$ORIGIN:"+filepath.Join(prefix, "lib") {
+		t.Errorf("RUNPATH = %q", d.RunPath)
+	}
+	verifyRecord(t, z)
+	if got := loadTorch(t, p.Output); got != "1" {
+		t.Fatalf("the relinked libtorch_hip.so gave %s, want 1 (every call bound to the target)", got)
 	}
 }

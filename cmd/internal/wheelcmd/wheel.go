@@ -38,10 +38,13 @@ ROCm given by --rocm PREFIX (lib, lib64, llvm/lib) and --lib-dir DIR.
 
 Every NEEDED entry of every ELF is classified: in-wheel, target, system,
 soname-change (a different major of the same library), grafted (an auditwheel
-copy such as onnxruntime_rocm.libs/libamdhip64-46b24d76.so.6.2.60200) or
-missing. Grafted and mismatched entries are replaced by the target's SONAMEs,
+copy such as onnxruntime_rocm.libs/libamdhip64-46b24d76.so.6.2.60200),
+bundled (with --replace-bundled: a copy of a target library under its own
+name, as PyTorch's ROCm wheels carry torch/lib/libamdhip64.so) or missing.
+Grafted, bundled and mismatched entries are replaced by the target's SONAMEs,
 and the RUNPATH becomes the $ORIGIN-relative in-wheel directories plus the
-target directories. SONAME-major changes need --allow-soname-change and are
+target directories. Without --replace-bundled an in-wheel copy of a target
+library is kept, with a note that it shadows the target. SONAME-major changes need --allow-soname-change and are
 reported with the symbols at risk. After the rewrite every closure must
 resolve and bind against the target, or nothing is written (--allow-unresolved).
 
@@ -49,6 +52,7 @@ The new wheel keeps unchanged entries byte for byte (no recompression, same
 order and attributes), regenerates RECORD and drops RECORD.jws/RECORD.p7s.`,
 		Example: `  rocmdoctor wheel relink --rocm /opt/rocm-6.2.2 --dry-run onnxruntime_rocm-1.18.0-cp310-cp310-linux_x86_64.whl
   rocmdoctor wheel relink --rocm $ROCM --allow-soname-change --drop-bundled -o dist/ onnxruntime_rocm-*.whl
+  rocmdoctor wheel relink --rocm $ROCM --replace-bundled --drop-bundled -o dist/ torch-2.5.1+rocm6.2-cp311-cp311-linux_x86_64.whl
   rocmdoctor wheel relink --lib-dir /nix/store/…-rocm/lib --in-place venv/lib/python3.10/site-packages/onnxruntime_rocm-1.18.0.dist-info`,
 		Args: cli.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -72,7 +76,8 @@ order and attributes), regenerates RECORD and drops RECORD.jws/RECORD.p7s.`,
 	f.StringArrayVar(&o.opts.LibDirs, "lib-dir", nil, "another target `DIR` (repeatable)")
 	f.StringArrayVar(&o.opts.Keep, "keep-runpath", nil, "keep this RUNPATH `ENTRY` as it is (repeatable)")
 	f.StringArrayVar(&o.opts.Ignore, "ignore", nil, "leave NEEDED entries matching `GLOB` alone (matched against the SONAME and its unversioned form)")
-	f.BoolVar(&o.opts.DropBundled, "drop-bundled", false, "remove grafted copies nothing references any more")
+	f.BoolVar(&o.opts.ReplaceBundled, "replace-bundled", false, "replace in-wheel copies of target libraries under their own names (torch/lib/libamdhip64.so) by the target's")
+	f.BoolVar(&o.opts.DropBundled, "drop-bundled", false, "remove grafted (and replaced bundled) copies nothing references any more")
 	f.BoolVar(&o.opts.AllowSONAMEChange, "allow-soname-change", false, "allow replacing a library by another major version")
 	f.BoolVar(&o.opts.AllowUnresolved, "allow-unresolved", false, "write even if closures do not resolve and bind completely")
 	f.StringVarP(&o.opts.Output, "output", "o", "", "write the new wheel into `DIR`")
@@ -124,7 +129,7 @@ func render(io *cli.IOStreams, p *wheel.Plan) {
 			switch n.Class {
 			case wheel.Missing, wheel.SONAMEChange:
 				class = c.Yellow(class)
-			case wheel.Grafted:
+			case wheel.Grafted, wheel.Bundled:
 				class = c.Bold(class)
 			}
 			rows = append(rows, []string{f.Path, n.Name, class, to})
@@ -132,7 +137,14 @@ func render(io *cli.IOStreams, p *wheel.Plan) {
 	}
 	io.Table([]string{"FILE", "NEEDED", "CLASS", "RESOLVES TO / REPLACED BY"}, rows)
 	for _, f := range p.Files {
-		if f.NewRunPath != f.OldRunPath && !f.Grafted {
+		for _, n := range f.Needed {
+			if n.Note != "" {
+				fmt.Fprintf(w, "%s: %s: %s\n", f.Path, n.Name, n.Note)
+			}
+		}
+	}
+	for _, f := range p.Files {
+		if f.NewRunPath != f.OldRunPath && !f.Grafted && !f.Bundled {
 			fmt.Fprintf(w, "%s: RUNPATH %q → %q\n", f.Path, f.OldRunPath, f.NewRunPath)
 		}
 		if len(f.ABIRisks) > 0 {
@@ -140,7 +152,7 @@ func render(io *cli.IOStreams, p *wheel.Plan) {
 		}
 	}
 	for _, d := range p.Drop {
-		fmt.Fprintf(w, "drop %s (grafted copy, no longer referenced)\n", d)
+		fmt.Fprintf(w, "drop %s (a copy of a target library, no longer referenced)\n", d)
 	}
 	for _, f := range p.Findings {
 		fmt.Fprintf(w, "%s %s: %s\n  fix: %s\n", c.Red(string(f.Severity)), f.Rule, f.Message, f.Fix)
