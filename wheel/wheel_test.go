@@ -929,7 +929,15 @@ func TestRelinkFinalFsyncError(t *testing.T) {
 // (unversioned SONAMEs, as PyTorch ships them) and librocblas.so.4 (the
 // target's own name). torch_init returns 1 where every call reached a
 // target library, 0 where one reached a copy. The target prefix has
-// libamdhip64.so.6, libMIOpen.so.1 and librocblas.so.4.
+// libamdhip64.so.6, libMIOpen.so.1 and librocblas.so.4. Like PyTorch's,
+// the wheel carries AMDGPU code objects (rocBLAS kernels) and, here, an
+// object file: ELF files that relink has nothing to do with.
+var torchData = map[string]string{
+	"torch/lib/rocblas/library/Kernels.so-000-gfx90a.hsaco": "k-gfx90a_xnackoff.co",
+	"torch/lib/rocblas/library/TensileLibrary_gfx803.co":    "k-gfx803.o",
+	"torch/share/archive_a.o":                               "archive_a.o",
+}
+
 func torchWheel(t *testing.T) (whl, prefix string) {
 	gcc := testenv.Tool(t, "gcc", "gcc")
 	dir := t.TempDir()
@@ -963,6 +971,14 @@ func torchWheel(t *testing.T) (whl, prefix string) {
 		}
 		files["torch/lib/"+n] = b
 		order = append(order, "torch/lib/"+n)
+	}
+	for _, n := range slices.Sorted(maps.Keys(torchData)) {
+		b, err := os.ReadFile(testenv.Testdata(torchData[n]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[n] = b
+		order = append(order, n)
 	}
 	order = append(order, di+"/METADATA", di+"/WHEEL", di+"/RECORD")
 	whl = filepath.Join(dir, "in", "torch-2.5.1+rocm6.2-cp311-cp311-linux_x86_64.whl")
@@ -1071,6 +1087,18 @@ func TestRelinkReplacesBundledCopies(t *testing.T) {
 		t.Errorf("RUNPATH = %q", d.RunPath)
 	}
 	verifyRecord(t, z)
+	// The code objects and the object file are copied, not relinked.
+	orig := readZip(t, whl)
+	for n := range torchData {
+		for _, fp := range p.Files {
+			if fp.Path == n {
+				t.Errorf("%s is in the plan", n)
+			}
+		}
+		if orig[n].CRC32 != z[n].CRC32 || orig[n].CompressedSize64 != z[n].CompressedSize64 || orig[n].Modified != z[n].Modified {
+			t.Errorf("%s was not copied raw", n)
+		}
+	}
 	if got := loadTorch(t, p.Output); got != "1" {
 		t.Fatalf("the relinked libtorch_hip.so gave %s, want 1 (every call bound to the target)", got)
 	}
