@@ -172,3 +172,40 @@ func TestProbeType(t *testing.T) {
 		}
 	}
 }
+
+// HostLoadable tells host shared objects and executables from device code
+// objects, relocatable objects and other files by the first 20 bytes;
+// what it cannot tell counts as loadable.
+func TestHostLoadable(t *testing.T) {
+	head := func(name string) []byte {
+		b, err := os.ReadFile(testenv.Testdata(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b[:min(len(b), elfx.HostHeaderLen)]
+	}
+	for _, c := range []struct {
+		name string
+		hdr  []byte
+		want bool
+	}{
+		{"x86-64 shared object", head("libfoo.so.1"), true},
+		{"x86-64 executable", head("hello"), true},
+		{"i386 shared object", head("libi386.so"), true},
+		{"big-endian shared object", head("libbe.so"), true},
+		{"AMDGPU code object", head("k-gfx90a_xnackoff.co"), false},
+		{"AMDGPU relocatable object", head("k-gfx803.o"), false},
+		{"x86-64 relocatable object", head("archive_a.o"), false},
+		{"archive", head("libgnu.a"), false},
+		{"text", []byte("#!/bin/sh\necho not an ELF file\n"), false},
+		{"magic only", []byte("\x7fELF"), true},
+		{"no data encoding", append([]byte("\x7fELF\x02\x00\x01"), make([]byte, 13)...), true},
+		{"undefined type", append(append([]byte("\x7fELF\x02\x01\x01"), make([]byte, 9)...), 0xff, 0xff, 0x3e, 0x00), true},
+		{"core file", append(append([]byte("\x7fELF\x02\x01\x01"), make([]byte, 9)...), 4, 0, 0x3e, 0x00), false},
+		{"empty", nil, false},
+	} {
+		if got := elfx.HostLoadable(c.hdr); got != c.want {
+			t.Errorf("%s: HostLoadable = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -802,8 +802,11 @@ func checkWheelMember(zf *zip.File, name string, opts *CheckOptions) ([]Finding,
 		return nil, err
 	}
 	defer rc.Close()
-	var m [4]byte
-	if n, _ := io.ReadFull(rc, m[:]); n < 4 || string(m[:]) != elf.ELFMAG {
+	// Only what the host's loader loads has file-level rules: AMDGPU code
+	// objects (thousands in PyTorch's wheels) are not extracted.
+	var m [elfx.HostHeaderLen]byte
+	n, _ := io.ReadFull(rc, m[:])
+	if !elfx.HostLoadable(m[:n]) {
 		return nil, nil
 	}
 	// The declared size bounds what archive/zip lets through, and that
@@ -813,7 +816,7 @@ func checkWheelMember(zf *zip.File, name string, opts *CheckOptions) ([]Finding,
 	if size > maxWheelMember {
 		return nil, fmt.Errorf("declares %d bytes, more than check extracts (%d)", size, uint64(maxWheelMember))
 	}
-	data := io.MultiReader(bytes.NewReader(m[:]), rc)
+	data := io.MultiReader(bytes.NewReader(m[:n]), rc)
 	var r io.ReaderAt
 	if size <= inMemoryMember {
 		buf := make([]byte, size)

@@ -343,6 +343,44 @@ func TestCheckWheelMembers(t *testing.T) {
 	}
 }
 
+// Device code objects in a wheel (PyTorch's carry thousands of rocBLAS
+// kernels) have no file-level rules: they are not extracted, so even a
+// damaged one is no error, while a damaged host library is.
+func TestCheckWheelSkipsDeviceCode(t *testing.T) {
+	co, err := os.ReadFile(testenv.Testdata("k-gfx90a_xnackoff.co"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	// check stops at a wheel's first error: the code objects come first.
+	for _, m := range []struct {
+		name string
+		data []byte
+	}{
+		{"torch/lib/rocblas/library/Kernels.so-000-gfx90a.hsaco", co},
+		{"torch/lib/rocblas/library/damaged-gfx90a.co", append(co[:64:64], bytes.Repeat([]byte{0xff}, 200)...)},
+		{"torch/lib/libdamaged.so", append(lib[:64:64], bytes.Repeat([]byte{0xff}, 200)...)},
+	} {
+		w, _ := zw.CreateHeader(&zip.FileHeader{Name: m.name, Method: zip.Deflate})
+		w.Write(m.data)
+	}
+	zw.Close()
+	p := filepath.Join(t.TempDir(), "torch-2.5.1-cp311-cp311-linux_x86_64.whl")
+	os.WriteFile(p, buf.Bytes(), 0o644)
+	rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Errors) != 1 || !strings.HasPrefix(rep.Errors[0].Error, p+"!/torch/lib/libdamaged.so: ") || len(rep.Findings) != 0 {
+		t.Errorf("errors %+v, findings %+v: want one error, for the damaged host library", rep.Errors, rep.Findings)
+	}
+}
+
 // A wheel whose ELF member declares more than check extracts is an error
 // naming the member, and nothing that size is written.
 func TestCheckWheelHugeMember(t *testing.T) {

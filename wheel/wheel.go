@@ -10,9 +10,7 @@ package wheel
 import (
 	"archive/zip"
 	"context"
-	"encoding/binary"
 	"crypto/sha256"
-	"debug/elf"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -421,9 +419,11 @@ func openWheel(path string) (*os.File, *zip.Reader, error) {
 	return nil, nil, fmt.Errorf("%s: %w", path, err)
 }
 
-// sniffMember reports whether a member is an ELF file to relink (see
-// relinkable). Shorter than four bytes is fine; a member that does not
-// decode is an error.
+// sniffMember reports whether a member is an ELF file to relink: a host
+// shared object or executable (elfx.HostLoadable). AMDGPU code objects
+// (thousands in PyTorch's wheels, over a GB) and object files are data
+// here, copied as they are. Shorter than four bytes is fine; a member that
+// does not decode is an error.
 func sniffMember(zf *zip.File) (bool, error) {
 	if err := zipx.CheckMethod(zf); err != nil {
 		return false, err
@@ -433,44 +433,12 @@ func sniffMember(zf *zip.File) (bool, error) {
 		return false, err
 	}
 	defer rc.Close()
-	var hdr [elfIdentAndType]byte
+	var hdr [elfx.HostHeaderLen]byte
 	n, err := io.ReadFull(rc, hdr[:])
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 		return false, err
 	}
-	return relinkable(hdr[:n]), nil
-}
-
-// elfIdentAndType is how much of an ELF header relinkable reads:
-// e_ident, e_type and e_machine.
-const elfIdentAndType = 20
-
-// relinkable reports whether a file beginning with hdr is an ELF file the
-// host's loader loads (a shared object or executable), the only kind whose
-// NEEDED and RUNPATH relink changes. AMDGPU code objects (PyTorch's ROCm
-// wheels carry thousands under torch/lib/rocblas/library and
-// hipblaslt/library, over a GB) and relocatable objects are data here:
-// copied as they are, neither inflated nor planned. A header too short or
-// too odd to tell is taken for an ELF file, so that parsing it reports
-// what is wrong.
-func relinkable(hdr []byte) bool {
-	if len(hdr) < 4 || string(hdr[:4]) != elf.ELFMAG {
-		return false
-	}
-	if len(hdr) < elfIdentAndType {
-		return true
-	}
-	var bo binary.ByteOrder
-	switch elf.Data(hdr[elf.EI_DATA]) {
-	case elf.ELFDATA2LSB:
-		bo = binary.LittleEndian
-	case elf.ELFDATA2MSB:
-		bo = binary.BigEndian
-	default:
-		return true
-	}
-	typ, machine := elf.Type(bo.Uint16(hdr[16:])), elf.Machine(bo.Uint16(hdr[18:]))
-	return machine != elf.EM_AMDGPU && (typ == elf.ET_DYN || typ == elf.ET_EXEC)
+	return elfx.HostLoadable(hdr[:n]), nil
 }
 
 // extract writes member zf to dst: deflated members through our decoder,
@@ -550,9 +518,9 @@ func stageFile(src, work, rel string, d *dist) error {
 		return nil // RECORD may list files that are gone; not ours to judge here
 	}
 	defer fh.Close()
-	var hdr [elfIdentAndType]byte
+	var hdr [elfx.HostHeaderLen]byte
 	n, _ := fh.ReadAt(hdr[:], 0)
-	if !relinkable(hdr[:n]) {
+	if !elfx.HostLoadable(hdr[:n]) {
 		return nil
 	}
 	dst := filepath.Join(work, filepath.FromSlash(rel))
