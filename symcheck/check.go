@@ -507,9 +507,7 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, ff *fileFacts, needs
 		closeFile()
 		return out, nil
 	}
-	_, module := unnamed(ff, d, c.path)
-	python := ff.typ == elf.ET_DYN && PythonExtension(c.path)
-	module = module || python
+	module, python := ModuleKind(ff.typ, ff.hasInterp, d, c.path)
 	if f != nil {
 		b.prime(f)
 		if t, ok := b.tables.get(fileKey(f)); ok {
@@ -532,13 +530,7 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, ff *fileFacts, needs
 	}
 	for _, fd := range dr.Findings {
 		if fd.Rule == RuleUndefinedSymbol && module && fd.File == c.path {
-			fd.Rule, fd.Severity = RuleModuleUndefined, SeverityNote
-			if python {
-				fd.Message += " — a Python extension module: the interpreter that imports it defines the Py* API"
-			} else {
-				fd.Message += " — a loadable module (no SONAME): the program that loads it may define it"
-			}
-			fd.Fix = "check it in the program that loads the module: rocmdoctor symbols --host PROGRAM " + c.path
+			AsModuleNote(&fd, c.path, python)
 		}
 		if fd.Rule == RuleUndefinedSymbol {
 			unresolved = append(unresolved, fd.Symbol)
@@ -596,6 +588,30 @@ func unnamed(ff *fileFacts, d *elfx.Dynamic, path string) (library, module bool)
 		return strings.Contains(base, ".so"), false
 	}
 	return false, true
+}
+
+// ModuleKind reports whether the ELF file at path (its type, whether it
+// has PT_INTERP, its dynamic section or nil) is a loadable module, and
+// whether a Python extension module: a shared object without DT_SONAME
+// whose name does not start with lib (see unnamed), or one named by
+// Python's EXT_SUFFIX whatever its SONAME. The program that loads a module
+// defines the symbols its own closure leaves undefined.
+func ModuleKind(typ elf.Type, hasInterp bool, d *elfx.Dynamic, path string) (module, python bool) {
+	_, module = unnamed(&fileFacts{typ: typ, hasInterp: hasInterp}, d, path)
+	python = typ == elf.ET_DYN && PythonExtension(path)
+	return module || python, python
+}
+
+// AsModuleNote makes an undefined-symbol finding of the module at path a
+// note (RD1006): the program that loads the module may define the symbol.
+func AsModuleNote(fd *Finding, path string, python bool) {
+	fd.Rule, fd.Severity = RuleModuleUndefined, SeverityNote
+	if python {
+		fd.Message += " — a Python extension module: the interpreter that imports it defines the Py* API"
+	} else {
+		fd.Message += " — a loadable module (no SONAME): the program that loads it may define it"
+	}
+	fd.Fix = "check it in the program that loads the module: rocmdoctor symbols --host PROGRAM " + path
 }
 
 // llvmRelated reports whether an archive's symbol index defines LLVM or

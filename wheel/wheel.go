@@ -833,9 +833,23 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 		for _, n := range fp.Needed {
 			changed = changed || n.Class == SONAMEChange || n.Replacement != ""
 		}
+		module, python, err := moduleKind(abs, fp.Path)
+		if err != nil {
+			return err
+		}
 		p.Findings = append(p.Findings, stillInWheel(d, fp, res.Closure)...)
 		for _, f := range res.Findings {
 			f.File = fp.Path
+			// Findings name the staged copy: they name the wheel's file.
+			f.Message = strings.ReplaceAll(f.Message, abs, fp.Path)
+			if module && f.Rule == symcheck.RuleUndefinedSymbol {
+				// An extension module's Py* API comes from the
+				// interpreter that imports it, as a plugin's symbols
+				// come from its host: not the target's to provide.
+				symcheck.AsModuleNote(&f, fp.Path, python)
+				p.Findings = append(p.Findings, f)
+				continue
+			}
 			if changed && f.Symbol != "" {
 				risk := f.Symbol
 				if f.Version != "" {
@@ -847,6 +861,26 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 		}
 	}
 	return nil
+}
+
+// moduleKind says whether the staged file abs (rel in the distribution)
+// is a loadable module, and a Python extension (symcheck.ModuleKind).
+func moduleKind(abs, rel string) (module, python bool, err error) {
+	f, err := elfx.Open(abs)
+	if err != nil {
+		return false, false, err
+	}
+	defer f.Close()
+	interp, err := f.Interp()
+	if err != nil {
+		return false, false, err
+	}
+	dy, err := f.Dynamic()
+	if err != nil {
+		dy = nil
+	}
+	module, python = symcheck.ModuleKind(f.Type, interp != "", dy, rel)
+	return module, python, nil
 }
 
 // stillInWheel reports the target libraries fp was pointed at that its

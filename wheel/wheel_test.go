@@ -24,6 +24,7 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
 	"github.com/rocmdoctor/rocmdoctor/wheel"
 )
 
@@ -957,13 +958,22 @@ func torchWheel(t *testing.T) (whl, prefix string) {
 			"int torch_init(void){return hipMalloc() && miopenCreate() && rocblas_create_handle() && c10_fn();}\n",
 		filepath.Join(stage, "libamdhip64.so"), filepath.Join(stage, "libMIOpen.so"), filepath.Join(stage, "librocblas.so.4"),
 		filepath.Join(stage, "libc10.so"), "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
+	// The extension module takes PyLong_FromLong from the interpreter.
+	ccLib(t, gcc, filepath.Join(stage, "..", "_C.cpython-311-x86_64-linux-gnu.so"), "_C.cpython-311-x86_64-linux-gnu.so",
+		"extern void *PyLong_FromLong(long); extern int torch_init(void);\nvoid *PyInit__C(void){return PyLong_FromLong(torch_init());}\n",
+		filepath.Join(stage, "libtorch_hip.so"), "-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib")
 	const di = "torch-2.5.1+rocm6.2.dist-info"
 	files := map[string][]byte{
 		"torch/__init__.py": []byte("# torch\n"),
 		di + "/METADATA":    []byte("Metadata-Version: 2.1\nName: torch\nVersion: 2.5.1+rocm6.2\n"),
 		di + "/WHEEL":       []byte("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n"),
 	}
-	order := []string{"torch/__init__.py"}
+	ext, err := os.ReadFile(filepath.Join(stage, "..", "_C.cpython-311-x86_64-linux-gnu.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files["torch/_C.cpython-311-x86_64-linux-gnu.so"] = ext
+	order := []string{"torch/__init__.py", "torch/_C.cpython-311-x86_64-linux-gnu.so"}
 	for _, n := range []string{"libtorch_hip.so", "libc10.so", "libamdhip64.so", "libMIOpen.so", "librocblas.so.4"} {
 		b, err := os.ReadFile(filepath.Join(stage, n))
 		if err != nil {
@@ -1011,6 +1021,11 @@ func loadTorch(t *testing.T, whl string) string {
 // target, and --drop-bundled removes the copies, after which the real
 // loader binds every call to the target. A copy that has the target's own
 // file name shadows it as long as it stays: relink refuses to write then.
+// The extension module's Py* references, which the interpreter defines,
+// are notes as in check, not a reason to refuse (they were errors, so no
+// wheel with an extension module could be relinked without
+// --allow-unresolved), and they name the wheel's file, not the scratch
+// copy.
 func TestRelinkReplacesBundledCopies(t *testing.T) {
 	whl, prefix := torchWheel(t)
 	if got := loadTorch(t, whl); got != "0" {
@@ -1063,6 +1078,19 @@ func TestRelinkReplacesBundledCopies(t *testing.T) {
 	p, err = wheel.Relink(context.Background(), whl, wheel.Options{ROCm: []string{prefix}, ReplaceBundled: true, DropBundled: true, Output: out})
 	if err != nil {
 		t.Fatal(err)
+	}
+	notes := 0
+	for _, f := range p.Findings {
+		if strings.Contains(f.Message, os.TempDir()) {
+			t.Errorf("a finding names a scratch file: %s", f.Message)
+		}
+		if f.Rule == symcheck.RuleModuleUndefined && f.Severity == symcheck.SeverityNote && f.Symbol == "PyLong_FromLong" &&
+			f.File == "torch/_C.cpython-311-x86_64-linux-gnu.so" && strings.Contains(f.Message, "(torch/_C.cpython-311-x86_64-linux-gnu.so)") {
+			notes++
+		}
+	}
+	if notes != 1 {
+		t.Errorf("findings %+v: want one note for the extension's PyLong_FromLong", p.Findings)
 	}
 	n := needs(p, "torch/lib/libtorch_hip.so")
 	for name, want := range map[string]string{"libamdhip64.so": "libamdhip64.so.6", "libMIOpen.so": "libMIOpen.so.1", "librocblas.so.4": "librocblas.so.4"} {
