@@ -838,10 +838,31 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 			return err
 		}
 		p.Findings = append(p.Findings, stillInWheel(d, fp, res.Closure)...)
+		// A library left alone with --ignore is expected where the wheel
+		// is used: here it may be missing, and what the file takes from
+		// it cannot be checked.
+		var ignoredMissing []string
+		for _, f := range res.Findings {
+			if f.Rule == symcheck.RuleMissingLibrary && fp.ignored(f.Library) {
+				ignoredMissing = append(ignoredMissing, f.Library)
+			}
+		}
 		for _, f := range res.Findings {
 			f.File = fp.Path
 			// Findings name the staged copy: they name the wheel's file.
 			f.Message = strings.ReplaceAll(f.Message, abs, fp.Path)
+			switch {
+			case f.Rule == symcheck.RuleMissingLibrary && fp.ignored(f.Library):
+				f.Severity = symcheck.SeverityNote
+				f.Message += " — ignored (--ignore): expected where the wheel is used"
+				p.Findings = append(p.Findings, f)
+				continue
+			case f.Rule == symcheck.RuleUndefinedSymbol && len(ignoredMissing) > 0:
+				f.Severity = symcheck.SeverityNote
+				f.Message += " — perhaps from " + strings.Join(ignoredMissing, ", ") + ", ignored and not here to check"
+				p.Findings = append(p.Findings, f)
+				continue
+			}
 			if module && f.Rule == symcheck.RuleUndefinedSymbol {
 				// An extension module's Py* API comes from the
 				// interpreter that imports it, as a plugin's symbols
@@ -861,6 +882,16 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 		}
 	}
 	return nil
+}
+
+// ignored reports whether fp's NEEDED entry name was left alone (--ignore).
+func (fp *FilePlan) ignored(name string) bool {
+	for _, n := range fp.Needed {
+		if n.Name == name && n.Class == Ignored {
+			return true
+		}
+	}
+	return false
 }
 
 // moduleKind says whether the staged file abs (rel in the distribution)

@@ -1131,3 +1131,59 @@ func TestRelinkReplacesBundledCopies(t *testing.T) {
 		t.Fatalf("the relinked libtorch_hip.so gave %s, want 1 (every call bound to the target)", got)
 	}
 }
+
+// A NEEDED library left alone with --ignore (libmigraphx_c.so.3 of
+// onnxruntime's MIGraphX provider, on a ROCm built without MIGraphX) is
+// expected where the wheel is used: missing here, it and the symbols the
+// provider may take from it are notes and the wheel is written; without
+// --ignore they are errors and nothing is written.
+func TestRelinkIgnoredMissingLibrary(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "rocm")
+	ccLib(t, gcc, filepath.Join(prefix, "lib", "libamdhip64.so.6"), "libamdhip64.so.6", "int hipMalloc(void){return 0;}\n")
+	elsewhere := ccLib(t, gcc, filepath.Join(dir, "elsewhere", "libmigraphx_c.so.3"), "libmigraphx_c.so.3", "int migraphx_init(void){return 0;}\n")
+	const prov = "onnxruntime/capi/libonnxruntime_providers_migraphx.so"
+	lib := ccLib(t, gcc, filepath.Join(dir, "stage", prov), "libonnxruntime_providers_migraphx.so",
+		"extern int migraphx_init(void), hipMalloc(void);\nint provider_init(void){return migraphx_init()+hipMalloc();}\n",
+		elsewhere, filepath.Join(prefix, "lib", "libamdhip64.so.6"), "-Wl,--enable-new-dtags,-rpath,/opt/rocm-6.0.2/lib")
+	b, err := os.ReadFile(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const di = "onnxruntime_rocm-1.18.0.dist-info"
+	whl := filepath.Join(dir, "in", wheelName)
+	writeWheel(t, whl, []string{prov, di + "/METADATA", di + "/RECORD"}, map[string][]byte{
+		prov: b, di + "/METADATA": []byte("Metadata-Version: 2.1\nName: onnxruntime-rocm\nVersion: 1.18.0\n"),
+	}, func(string) bool { return false })
+	out := filepath.Join(dir, "out")
+	p, err := wheel.Relink(context.Background(), whl, wheel.Options{ROCm: []string{prefix}, Output: out})
+	if !errors.Is(err, wheel.ErrRefused) || p == nil || p.Written {
+		t.Fatalf("without --ignore: err %v", err)
+	}
+	p, err = wheel.Relink(context.Background(), whl, wheel.Options{ROCm: []string{prefix}, Ignore: []string{"libmigraphx*"}, Output: out})
+	if err != nil || !p.Written {
+		t.Fatalf("with --ignore: err %v, plan %+v", err, p)
+	}
+	got := map[string]symcheck.Severity{}
+	for _, f := range p.Findings {
+		got[f.Rule+" "+f.Library+f.Symbol] = f.Severity
+	}
+	want := map[string]symcheck.Severity{
+		symcheck.RuleMissingLibrary + " libmigraphx_c.so.3": symcheck.SeverityNote,
+		symcheck.RuleUndefinedSymbol + " migraphx_init":     symcheck.SeverityNote,
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("findings %v, want %v", got, want)
+	}
+	z := readZip(t, p.Output)
+	b = content(t, z[prov])
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), prov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := f.Dynamic(); strings.Join(d.Needed, " ") != "libmigraphx_c.so.3 libamdhip64.so.6" || d.RunPath != filepath.Join(prefix, "lib") {
+		t.Errorf("NEEDED %v, RUNPATH %q", d.Needed, d.RunPath)
+	}
+	verifyRecord(t, z)
+}
