@@ -1187,3 +1187,84 @@ func TestRelinkIgnoredMissingLibrary(t *testing.T) {
 	}
 	verifyRecord(t, z)
 }
+
+// TestCorpusBundledHIP: a PyTorch-shaped wheel that bundles Debian's real
+// libamdhip64.so.5 in torch/lib, under the name the target has too, next
+// to a libtorch_hip.so (RUNPATH $ORIGIN) that calls it and the wheel's own
+// libc10.so, which keeps $ORIGIN in the new RUNPATH. Pointed at
+// /usr/lib/x86_64-linux-gnu, the copy is noted as shadowing it; replaced
+// but kept it still wins and relink refuses; replaced and dropped, the
+// wheel is written and the real loader loads libtorch_hip.so against the
+// system's HIP runtime.
+func TestCorpusBundledHIP(t *testing.T) {
+	testenv.Corpus(t)
+	const sysLib = "/usr/lib/x86_64-linux-gnu"
+	hip := testenv.File(t, sysLib+"/libamdhip64.so.5", "libamdhip64-5")
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	py := testenv.Tool(t, "python3", "python3")
+	dir := t.TempDir()
+	real, err := os.ReadFile(hip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c10 := ccLib(t, gcc, filepath.Join(dir, "stage", "libc10.so"), "libc10.so", "int c10_fn(void){return 1;}\n")
+	torch := ccLib(t, gcc, filepath.Join(dir, "stage", "libtorch_hip.so"), "libtorch_hip.so",
+		"extern int hipGetDeviceCount(int *), c10_fn(void);\nint torch_init(void){int n; return hipGetDeviceCount(&n) + c10_fn();}\n",
+		hip, c10, "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
+	tb, err := os.ReadFile(torch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := os.ReadFile(c10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const di = "torch-2.5.1+rocm6.2.dist-info"
+	whl := filepath.Join(dir, "in", "torch-2.5.1+rocm6.2-cp311-cp311-linux_x86_64.whl")
+	writeWheel(t, whl, []string{"torch/lib/libtorch_hip.so", "torch/lib/libc10.so", "torch/lib/libamdhip64.so.5", di + "/METADATA", di + "/RECORD"},
+		map[string][]byte{"torch/lib/libtorch_hip.so": tb, "torch/lib/libc10.so": cb, "torch/lib/libamdhip64.so.5": real,
+			di + "/METADATA": []byte("Metadata-Version: 2.1\nName: torch\nVersion: 2.5.1+rocm6.2\n")}, func(string) bool { return false })
+	opts := wheel.Options{LibDirs: []string{sysLib}, DryRun: true}
+	p, err := wheel.Relink(context.Background(), whl, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noted := false
+	for _, fp := range p.Files {
+		for _, n := range fp.Needed {
+			noted = noted || fp.Path == "torch/lib/libtorch_hip.so" && n.Name == "libamdhip64.so.5" && n.Class == wheel.InWheel &&
+				strings.Contains(n.Note, sysLib+"/libamdhip64.so.5") && strings.Contains(n.Note, "shadows")
+		}
+	}
+	if !noted {
+		t.Errorf("the bundled copy is not noted as shadowing the system's: %+v", p.Files)
+	}
+	opts.DryRun, opts.ReplaceBundled, opts.Output = false, true, filepath.Join(dir, "out")
+	if p, err = wheel.Relink(context.Background(), whl, opts); !errors.Is(err, wheel.ErrRefused) {
+		t.Fatalf("replaced but kept: err %v, findings %+v", err, p.Findings)
+	}
+	opts.DropBundled = true
+	if p, err = wheel.Relink(context.Background(), whl, opts); err != nil {
+		t.Fatalf("replaced and dropped: %v", err)
+	}
+	if !slices.Equal(p.Drop, []string{"torch/lib/libamdhip64.so.5"}) {
+		t.Errorf("dropped %v", p.Drop)
+	}
+	z := readZip(t, p.Output)
+	if z["torch/lib/libamdhip64.so.5"] != nil {
+		t.Error("the copy is still in the wheel")
+	}
+	verifyRecord(t, z)
+	so := filepath.Join(dir, "torch", "lib", "libtorch_hip.so")
+	os.MkdirAll(filepath.Dir(so), 0o755)
+	os.WriteFile(so, content(t, z["torch/lib/libtorch_hip.so"]), 0o755)
+	os.WriteFile(filepath.Join(dir, "torch", "lib", "libc10.so"), content(t, z["torch/lib/libc10.so"]), 0o755)
+	load := "import ctypes,sys; ctypes.CDLL(sys.argv[1]); print(open('/proc/self/maps').read())"
+	out, err := exec.Command(py, "-c", load, so).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the relinked libtorch_hip.so does not load: %v\n%s", err, out)
+	}
+	if real, _ := filepath.EvalSymlinks(hip); !strings.Contains(string(out), real) {
+		t.Errorf("the loaded process does not map the system's %s", real)
+	}
+}
