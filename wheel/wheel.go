@@ -11,6 +11,7 @@ import (
 	"archive/zip"
 	"context"
 	"crypto/sha256"
+	"encoding/csv"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -955,27 +956,30 @@ func readRecord(p string) ([]Record, error) {
 }
 
 func parseRecord(s string) []Record {
+	// CSV as Python's csv module writes it: a path with a comma or a quote
+	// is quoted, with quotes doubled inside. Quotes out of place are taken
+	// as they are (LazyQuotes): an installed distribution's RECORD is
+	// rewritten from what is read here, and no line may be lost.
+	r := csv.NewReader(strings.NewReader(s))
+	r.FieldsPerRecord = -1
+	r.LazyQuotes = true
 	var out []Record
-	for _, line := range strings.Split(s, "\n") {
-		line = strings.TrimRight(line, "\r")
-		if line == "" {
+	for {
+		parts, err := r.Read()
+		if err == io.EOF {
+			return out
+		}
+		if err != nil {
 			continue
 		}
-		// The path may be quoted (CSV) when it contains commas.
-		var parts []string
-		if strings.HasPrefix(line, `"`) {
-			if j := strings.Index(line[1:], `"`); j >= 0 {
-				parts = append([]string{line[1 : j+1]}, strings.Split(strings.TrimPrefix(line[j+2:], ","), ",")...)
-			}
-		} else {
-			parts = strings.Split(line, ",")
+		if len(parts) == 0 || len(parts) == 1 && parts[0] == "" {
+			continue
 		}
 		for len(parts) < 3 {
 			parts = append(parts, "")
 		}
 		out = append(out, Record{parts[0], parts[1], parts[2]})
 	}
-	return out
 }
 
 // RecordHash is the RECORD spelling of a file's digest.
