@@ -11,8 +11,8 @@ import (
 	"archive/zip"
 	"context"
 	"crypto/sha256"
-	"encoding/csv"
 	"encoding/base64"
+	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -642,6 +642,13 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 			switch {
 			case ignored(n, o.Ignore):
 				nd.Class = Ignored
+				if dep := inWheel[n]; dep != "" {
+					// Left alone, it must still be found where it is:
+					// kept, and its directory kept in the RUNPATH.
+					nd.Resolved = dep
+					referenced[dep] = true
+					origins = append(origins, originDir(rel, dep))
+				}
 			case inWheel[n] != "" && !grafted[inWheel[n]] && !bundled[inWheel[n]]:
 				nd.Class, nd.Resolved = InWheel, inWheel[n]
 				origins = append(origins, originDir(rel, inWheel[n]))

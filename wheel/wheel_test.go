@@ -1268,3 +1268,39 @@ func TestCorpusBundledHIP(t *testing.T) {
 		t.Errorf("the loaded process does not map the system's %s", real)
 	}
 }
+
+// A NEEDED entry left alone with --ignore that the wheel satisfies itself
+// (here the auditwheel graft) stays satisfied: the copy is not dropped by
+// --drop-bundled and its directory stays in the RUNPATH. Before, the
+// graft was dropped and $ORIGIN/../../onnxruntime_rocm.libs left out, so
+// the written provider needed a library nothing provided.
+func TestRelinkIgnoredInWheelLibraryStays(t *testing.T) {
+	fx := build(t)
+	p, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true,
+		DropBundled: true, Ignore: []string{"libamdhip64*"}, Output: filepath.Join(fx.dir, "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Drop) != 0 {
+		t.Errorf("dropped %v", p.Drop)
+	}
+	for _, f := range p.Findings {
+		if f.Severity != symcheck.SeverityNote {
+			t.Errorf("finding %+v", f)
+		}
+	}
+	z := readZip(t, p.Output)
+	if z[graft] == nil {
+		t.Fatal("the graft is gone")
+	}
+	b := content(t, z[provider])
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), provider)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := f.Dynamic()
+	if d.Needed[0] != path.Base(graft) || !slices.Contains(d.RunPathList(), "$ORIGIN/../../onnxruntime_rocm.libs") {
+		t.Errorf("NEEDED %v, RUNPATH %q", d.Needed, d.RunPath)
+	}
+	pythonChecks(t, fx, p.Output)
+}
