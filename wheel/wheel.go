@@ -23,6 +23,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -793,14 +794,37 @@ func hasSoname(tl []targetLib, n string) bool {
 	return false
 }
 
-// pickSameMajor prefers a target library of the same major version.
+// pickSameMajor prefers a target library of the same major version, and
+// otherwise (another major, or an unversioned name such as PyTorch's
+// libamdhip64.so) the newest: the highest major, not the first name in
+// the directory (libamdhip64.so.5 where .so.6 is there too).
 func pickSameMajor(tl []targetLib, mj string) targetLib {
 	for _, t := range tl {
 		if major(t.soname) == mj {
 			return t
 		}
 	}
-	return tl[0]
+	best := tl[0]
+	for _, t := range tl[1:] {
+		if newerMajor(major(t.soname), major(best.soname)) {
+			best = t
+		}
+	}
+	return best
+}
+
+// newerMajor reports whether major version a is above b: by number where
+// both are numbers, a numbered one above none, by text otherwise.
+func newerMajor(a, b string) bool {
+	x, errA := strconv.Atoi(a)
+	y, errB := strconv.Atoi(b)
+	switch {
+	case errA == nil && errB == nil:
+		return x > y
+	case errA == nil || errB == nil:
+		return errA == nil
+	}
+	return a > b
 }
 
 // originDir is the $ORIGIN-relative directory of dep seen from file.

@@ -930,7 +930,7 @@ func TestRelinkFinalFsyncError(t *testing.T) {
 // (unversioned SONAMEs, as PyTorch ships them) and librocblas.so.4 (the
 // target's own name). torch_init returns 1 where every call reached a
 // target library, 0 where one reached a copy. The target prefix has
-// libamdhip64.so.6, libMIOpen.so.1 and librocblas.so.4. Like PyTorch's,
+// libamdhip64.so.6 (and .so.5), libMIOpen.so.1 and librocblas.so.4. Like PyTorch's,
 // the wheel carries AMDGPU code objects (rocBLAS kernels) and, here, an
 // object file: ELF files that relink has nothing to do with.
 var torchData = map[string]string{
@@ -945,6 +945,9 @@ func torchWheel(t *testing.T) (whl, prefix string) {
 	prefix = filepath.Join(dir, "rocm")
 	lib := filepath.Join(prefix, "lib")
 	ccLib(t, gcc, filepath.Join(lib, "libamdhip64.so.6"), "libamdhip64.so.6", "int hipMalloc(void){return 1;}\n")
+	// An older major beside it, first in the directory: not the one an
+	// unversioned copy is pointed at.
+	ccLib(t, gcc, filepath.Join(lib, "libamdhip64.so.5"), "libamdhip64.so.5", "int hipMalloc(void){return 0;}\n")
 	ccLib(t, gcc, filepath.Join(lib, "libMIOpen.so.1"), "libMIOpen.so.1", "int miopenCreate(void){return 1;}\n")
 	ccLib(t, gcc, filepath.Join(lib, "librocblas.so.4"), "librocblas.so.4", "int rocblas_create_handle(void){return 1;}\n")
 	stage := filepath.Join(dir, "stage", "torch", "lib")
