@@ -736,10 +736,14 @@ func FuzzRelink(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(orig)
-	f.Add(orig[:len(orig)/2])
+	// flags picks options: 1 --replace-bundled, 2 --drop-bundled,
+	// 4 --ignore 'libMIOpen*', 8 --allow-unresolved.
+	f.Add(orig, byte(0))
+	f.Add(orig[:len(orig)/2], byte(0))
+	f.Add(orig, byte(1|2|4))
+	f.Add(orig, byte(2|8))
 	dir := f.TempDir()
-	f.Fuzz(func(t *testing.T, b []byte) {
+	f.Fuzz(func(t *testing.T, b []byte, flags byte) {
 		work, err := os.MkdirTemp(dir, "run")
 		if err != nil {
 			t.Fatal(err)
@@ -750,7 +754,12 @@ func FuzzRelink(f *testing.F) {
 			t.Fatal(err)
 		}
 		out := filepath.Join(work, "out")
-		_, err = wheel.Relink(context.Background(), in, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out})
+		o := wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out,
+			ReplaceBundled: flags&1 != 0, DropBundled: flags&2 != 0, AllowUnresolved: flags&8 != 0}
+		if flags&4 != 0 {
+			o.Ignore = []string{"libMIOpen*"}
+		}
+		_, err = wheel.Relink(context.Background(), in, o)
 		if got, _ := os.ReadFile(in); !bytes.Equal(got, b) {
 			t.Fatalf("the input changed (err %v)", err)
 		}
