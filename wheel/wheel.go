@@ -190,6 +190,9 @@ type dist struct {
 	edited map[string][][2]int64
 	// RECORD digests of the patched files, begun as each is patched.
 	digests map[string]*fileDigest
+	// deferred are a wheel's ELF members left unextracted: copies that the
+	// relink is to drop (see droppable).
+	deferred []string
 }
 
 // Relink plans (and unless DryRun applies) the retargeting of input: a
@@ -221,7 +224,15 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 		out, err = newWheelOutput(ctx, d, o)
 		return err
 	}
-	d, err := stage(input, work, early)
+	targets, err := indexTargets(dirs)
+	if err != nil {
+		return nil, err
+	}
+	skip := droppable(targets, o)
+	if deferForTest != nil {
+		skip = deferForTest
+	}
+	d, err := stage(input, work, early, skip)
 	if err != nil {
 		return nil, err
 	}
@@ -230,13 +241,23 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 			dg.cancel()
 		}
 	}()
-	p := &Plan{SchemaVersion: 1, Input: input, Kind: d.kind, TargetDirs: dirs, Findings: []symcheck.Finding{}}
-	targets, err := indexTargets(dirs)
-	if err != nil {
-		return nil, err
+	newPlan := func() *Plan {
+		return &Plan{SchemaVersion: 1, Input: input, Kind: d.kind, TargetDirs: dirs, Findings: []symcheck.Finding{}}
 	}
+	p := newPlan()
 	if err := plan(ctx, d, targets, o, p); err != nil {
 		return nil, err
+	}
+	// A copy left unextracted that the plan keeps after all (a reference
+	// to it left alone with --ignore): extracted now, and planned again.
+	if kept := d.keptDeferred(p.Drop); len(kept) > 0 {
+		if err := stageDeferred(d, kept); err != nil {
+			return nil, err
+		}
+		p = newPlan()
+		if err := plan(ctx, d, targets, o, p); err != nil {
+			return nil, err
+		}
 	}
 	// Apply the edits to the staged copies (private scratch files: patched
 	// in place, no fsync) and prove the result.
@@ -285,9 +306,47 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 	return p, nil
 }
 
+// droppable is, for a relink that drops copies (--drop-bundled), which
+// ELF members of a wheel need not be extracted: grafted copies, and with
+// --replace-bundled copies under their own names, of libraries the target
+// provides, told by their file names. They are only to be dropped, and a
+// PyTorch wheel's bundled ROCm libraries are GBs to inflate for nothing.
+// nil when nothing is dropped.
+func droppable(targets map[string][]targetLib, o Options) func(name string) bool {
+	if !o.DropBundled {
+		return nil
+	}
+	return func(name string) bool {
+		base := path.Base(name)
+		if len(targets[family(base)]) == 0 || ignored(base, o.Ignore) {
+			return false
+		}
+		return o.ReplaceBundled || graftedName.MatchString(base) && strings.Contains(name, ".libs/")
+	}
+}
+
+// deferForTest replaces droppable in tests: the plan keeping a member
+// left unextracted cannot happen otherwise (droppable defers exactly the
+// copies that plan drops), but is handled.
+var deferForTest func(name string) bool
+
+// keptDeferred lists the members left unextracted that drop does not
+// remove.
+func (d *dist) keptDeferred(drop []string) []string {
+	var kept []string
+	for _, name := range d.deferred {
+		if !slices.Contains(drop, name) {
+			kept = append(kept, name)
+		}
+	}
+	return kept
+}
+
 // stage copies the ELF files of input into work. For a wheel, early is
-// called once its ELF members are known, before they are extracted.
-func stage(input, work string, early func(*dist) error) (*dist, error) {
+// called once its ELF members are known, before they are extracted, and
+// members for which skip (if not nil) is true are left in the wheel
+// (dist.deferred) for stageDeferred.
+func stage(input, work string, early func(*dist) error, skip func(string) bool) (*dist, error) {
 	st, err := os.Stat(input)
 	if err != nil {
 		return nil, err
@@ -296,7 +355,7 @@ func stage(input, work string, early func(*dist) error) (*dist, error) {
 	switch {
 	case !st.IsDir() && strings.HasSuffix(input, ".whl"):
 		d.kind = "wheel"
-		if err := stageWheel(d, input, work, early); err != nil {
+		if err := stageWheel(d, input, work, early, skip); err != nil {
 			return nil, err
 		}
 	case st.IsDir() && strings.HasSuffix(filepath.Clean(input), ".dist-info"):
@@ -341,7 +400,7 @@ func stage(input, work string, early func(*dist) error) (*dist, error) {
 // stageWheel extracts the wheel's ELF members into work, several at a
 // time (a wheel holds a few large libraries, and inflating is the slow
 // part), indexing the deflate blocks of each.
-func stageWheel(d *dist, input, work string, early func(*dist) error) error {
+func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(string) bool) error {
 	raw, zr, err := openWheel(input)
 	if err != nil {
 		return err
@@ -377,6 +436,47 @@ func stageWheel(d *dist, input, work string, early func(*dist) error) error {
 	if err := early(d); err != nil {
 		return err
 	}
+	now := elfs[:0:0]
+	for _, zf := range elfs {
+		if skip != nil && skip(zf.Name) {
+			d.deferred = append(d.deferred, zf.Name)
+		} else {
+			now = append(now, zf)
+		}
+	}
+	return extractMembers(d, raw, now)
+}
+
+// stageDeferred extracts the members names, which stage left in the wheel.
+func stageDeferred(d *dist, names []string) error {
+	raw, zr, err := openWheel(d.input)
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
+	byName := map[string]*zip.File{}
+	for _, zf := range zr.File {
+		byName[zf.Name] = zf // a name listed twice: the later entry wins
+	}
+	var zfs []*zip.File
+	for _, n := range names {
+		if zf := byName[n]; zf != nil {
+			zfs = append(zfs, zf)
+		}
+	}
+	d.deferred = slices.DeleteFunc(d.deferred, func(n string) bool { return slices.Contains(names, n) })
+	if err := extractMembers(d, raw, zfs); err != nil {
+		return err
+	}
+	sort.Strings(d.elfs)
+	return nil
+}
+
+// extractMembers inflates the ELF members elfs of d's wheel (read from
+// raw) into its work tree, several at a time, indexing the deflate blocks
+// of each.
+func extractMembers(d *dist, raw *os.File, elfs []*zip.File) error {
+	input, work := d.input, d.root
 	idx := make([]*inflate.Index, len(elfs))
 	errs := make([]error, len(elfs))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -616,6 +716,16 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 			bundled[rel] = true
 		default:
 			shadows[rel] = pickSameMajor(tl, major(name)).path
+		}
+	}
+	// The copies left unextracted are known by their file names.
+	for _, rel := range d.deferred {
+		base := path.Base(rel)
+		inWheel[base] = rel
+		if graftedName.MatchString(base) && strings.Contains(rel, ".libs/") {
+			grafted[rel] = true
+		} else {
+			bundled[rel] = true
 		}
 	}
 	sys := rpath.New(o.Resolver)

@@ -1316,3 +1316,83 @@ func TestRelinkIgnoredInWheelLibraryStays(t *testing.T) {
 	}
 	pythonChecks(t, fx, p.Output)
 }
+
+// With --drop-bundled, copies that are only to be dropped are not
+// extracted (a PyTorch wheel's bundled ROCm libraries are GBs to inflate
+// for nothing): a damaged bundled copy does not stop the relink. When the
+// plan keeps such a copy after all (its reference left alone with
+// --ignore), it is extracted then, and its damage is an error naming it.
+func TestRelinkDoesNotExtractDroppedCopies(t *testing.T) {
+	whl, prefix := torchWheel(t)
+	damage(t, whl, "torch/lib/libMIOpen.so")
+	out := filepath.Join(filepath.Dir(whl), "..", "out")
+	p, err := wheel.Relink(context.Background(), whl, wheel.Options{ROCm: []string{prefix}, ReplaceBundled: true, DropBundled: true, Output: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(p.Drop, "torch/lib/libMIOpen.so") {
+		t.Errorf("dropped %v", p.Drop)
+	}
+	verifyRecord(t, readZip(t, p.Output))
+	if got := loadTorch(t, p.Output); got != "1" {
+		t.Fatalf("the relinked libtorch_hip.so gave %s, want 1", got)
+	}
+	_, err = wheel.Relink(context.Background(), whl, wheel.Options{ROCm: []string{prefix}, ReplaceBundled: true, DropBundled: true,
+		Ignore: []string{"libMIOpen*"}, Output: out})
+	if err == nil || !strings.Contains(err.Error(), whl+": torch/lib/libMIOpen.so: ") {
+		t.Fatalf("a kept damaged copy: err %v", err)
+	}
+	// A member left unextracted that the plan keeps (which only a test
+	// can arrange) is extracted then, and the wheel planned again.
+	whl, prefix = torchWheel(t)
+	defer wheel.SetDeferForTest(func(name string) bool { return strings.HasSuffix(name, "/libc10.so") })()
+	if p, err = wheel.Relink(context.Background(), whl, wheel.Options{ROCm: []string{prefix}, ReplaceBundled: true, DropBundled: true, Output: out}); err != nil {
+		t.Fatal(err)
+	}
+	if got := loadTorch(t, p.Output); got != "1" {
+		t.Fatalf("the relinked libtorch_hip.so gave %s, want 1", got)
+	}
+}
+
+// damage rewrites the wheel with member's CRC-32 off by one.
+func damage(t *testing.T, whl, member string) {
+	t.Helper()
+	zr, err := zip.OpenReader(whl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	tmp := whl + ".damaged"
+	f, err := os.Create(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zw := zip.NewWriter(f)
+	found := false
+	for _, zf := range zr.File {
+		h := zf.FileHeader
+		if h.Name == member {
+			h.CRC32++
+			h.Flags &^= 0x8 // sizes and CRC in the header
+			found = true
+		}
+		w, err := zw.CreateRaw(&h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := zf.OpenRaw()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(w, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil || !found {
+		t.Fatalf("close %v, found %v", err, found)
+	}
+	if err := os.Rename(tmp, whl); err != nil {
+		t.Fatal(err)
+	}
+}
