@@ -330,6 +330,16 @@ func droppable(targets map[string][]targetLib, o Options) func(name string) bool
 // copies that plan drops), but is handled.
 var deferForTest func(name string) bool
 
+// inTargetDirs reports whether one of dirs has a file named name.
+func inTargetDirs(dirs []string, name string) bool {
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, name)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // keptDeferred lists the members left unextracted that drop does not
 // remove.
 func (d *dist) keptDeferred(drop []string) []string {
@@ -877,6 +887,17 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 			}
 		}
 		sort.Strings(p.Drop)
+		// No NEEDED entry names what is dropped, but the wheel may dlopen()
+		// a bundled copy by its file name (PyTorch's torch/lib/libhiprtc.so);
+		// the target answers that only with a file of that name.
+		for _, rel := range p.Drop {
+			base := path.Base(rel)
+			if tl := targets[family(base)]; bundled[rel] && len(tl) > 0 && !inTargetDirs(p.TargetDirs, base) {
+				t := pickSameMajor(tl, major(base))
+				p.Notes = append(p.Notes, fmt.Sprintf("dropped %s, which no NEEDED entry names; should the wheel dlopen(\"%s\"), no target directory has that name (a link %s -> %s would answer it)",
+					rel, base, filepath.Join(t.dir, base), filepath.Base(t.path)))
+			}
+		}
 		// Drop the plans of removed files.
 		kept := p.Files[:0]
 		for _, fp := range p.Files {

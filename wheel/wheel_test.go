@@ -1113,6 +1113,17 @@ func TestRelinkReplacesBundledCopies(t *testing.T) {
 	if want := []string{"torch/lib/libMIOpen.so", "torch/lib/libamdhip64.so", "torch/lib/librocblas.so.4"}; !slices.Equal(p.Drop, want) {
 		t.Errorf("dropped %v, want %v", p.Drop, want)
 	}
+	// A dropped copy may still be dlopen()ed by its name: said where the
+	// target has no file of that name (it has librocblas.so.4).
+	dlopenNotes := map[string]bool{}
+	for _, n := range p.Notes {
+		if strings.Contains(n, "dlopen(") {
+			dlopenNotes[strings.Fields(n)[1]] = true
+		}
+	}
+	if want := map[string]bool{"torch/lib/libMIOpen.so,": true, "torch/lib/libamdhip64.so,": true}; !maps.Equal(dlopenNotes, want) {
+		t.Errorf("dlopen notes %v, want %v (notes %q)", dlopenNotes, want, p.Notes)
+	}
 	z := readZip(t, p.Output)
 	b := content(t, z["torch/lib/libtorch_hip.so"])
 	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libtorch_hip.so")
