@@ -93,11 +93,14 @@ type Need struct {
 
 // FilePlan is the plan for one ELF of the distribution.
 type FilePlan struct {
-	Path       string          `json:"path"` // relative to the distribution root
-	Grafted    bool            `json:"grafted,omitempty"`
-	Bundled    bool            `json:"bundled,omitempty"` // a copy of a target library, replaced (ReplaceBundled)
-	Needed     []Need          `json:"needed"`
-	OldRunPath string          `json:"old_runpath"`
+	Path       string `json:"path"` // relative to the distribution root
+	Grafted    bool   `json:"grafted,omitempty"`
+	Bundled    bool   `json:"bundled,omitempty"` // a copy of a target library, replaced (ReplaceBundled)
+	Needed     []Need `json:"needed"`
+	OldRunPath string `json:"old_runpath"`
+	// OldIsRPath says the old path list was a DT_RPATH (which its
+	// dependencies inherit); the new one is a DT_RUNPATH.
+	OldIsRPath bool            `json:"old_is_rpath,omitempty"`
 	NewRunPath string          `json:"new_runpath"`
 	Edits      []patchelf.Edit `json:"edits"`
 	// ABIRisks are symbols the file needs that a replacement of another
@@ -754,7 +757,7 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 		fp := FilePlan{Path: rel, Grafted: grafted[rel], Bundled: bundled[rel], Needed: []Need{}}
 		fp.OldRunPath = dy.RunPath
 		if !dy.HasRunPath {
-			fp.OldRunPath = dy.RPath
+			fp.OldRunPath, fp.OldIsRPath = dy.RPath, dy.HasRPath
 		}
 		var origins []string
 		for _, n := range dy.Needed {

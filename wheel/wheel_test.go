@@ -1407,3 +1407,36 @@ func damage(t *testing.T, whl, member string) {
 		t.Fatal(err)
 	}
 }
+
+// A library with a DT_RPATH (--disable-new-dtags) gets a DT_RUNPATH: the
+// plan says the old list was an RPATH, which its dependencies inherited.
+func TestRelinkRPathBecomesRunPath(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "rocm")
+	hip := ccLib(t, gcc, filepath.Join(prefix, "lib", "libamdhip64.so.6"), "libamdhip64.so.6", "int hipMalloc(void){return 0;}\n")
+	const prov = "pkg/libprov.so"
+	lib := ccLib(t, gcc, filepath.Join(dir, "stage", prov), "libprov.so", "extern int hipMalloc(void);\nint f(void){return hipMalloc();}\n",
+		hip, "-Wl,--disable-new-dtags,-rpath,/opt/rocm-6.0.2/lib")
+	b, err := os.ReadFile(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whl := filepath.Join(dir, "in", "pkg-1.0-cp311-cp311-linux_x86_64.whl")
+	writeWheel(t, whl, []string{prov, "pkg-1.0.dist-info/RECORD"}, map[string][]byte{prov: b}, func(string) bool { return false })
+	p, err := wheel.Relink(context.Background(), whl, wheel.Options{ROCm: []string{prefix}, Output: filepath.Join(dir, "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Files) != 1 || !p.Files[0].OldIsRPath || p.Files[0].OldRunPath != "/opt/rocm-6.0.2/lib" {
+		t.Fatalf("plan %+v", p.Files)
+	}
+	b = content(t, readZip(t, p.Output)[prov])
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), prov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := f.Dynamic(); d.HasRPath || !d.HasRunPath || d.RunPath != filepath.Join(prefix, "lib") {
+		t.Errorf("RPATH %v %q, RUNPATH %v %q", d.HasRPath, d.RPath, d.HasRunPath, d.RunPath)
+	}
+}

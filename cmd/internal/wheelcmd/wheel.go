@@ -144,7 +144,11 @@ func render(io *cli.IOStreams, p *wheel.Plan) {
 		}
 	}
 	for _, f := range p.Files {
-		if f.NewRunPath != f.OldRunPath && !f.Grafted && !f.Bundled {
+		switch {
+		case f.Grafted || f.Bundled:
+		case f.OldIsRPath && f.NewRunPath != f.OldRunPath:
+			fmt.Fprintf(w, "%s: RPATH %q → RUNPATH %q\n", f.Path, f.OldRunPath, f.NewRunPath)
+		case f.NewRunPath != f.OldRunPath:
 			fmt.Fprintf(w, "%s: RUNPATH %q → %q\n", f.Path, f.OldRunPath, f.NewRunPath)
 		}
 		if len(f.ABIRisks) > 0 {
