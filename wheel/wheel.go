@@ -193,8 +193,8 @@ type dist struct {
 	edited map[string][][2]int64
 	// RECORD digests of the patched files, begun as each is patched.
 	digests map[string]*fileDigest
-	// deferred are a wheel's ELF members left unextracted: copies that the
-	// relink is to drop (see droppable).
+	// deferred are ELF files left unstaged (a wheel's unextracted):
+	// copies that the relink is to drop (see droppable).
 	deferred []string
 }
 
@@ -270,7 +270,7 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 		}
 		pp, err := patchelf.EditFile(filepath.Join(d.root, fp.Path), fp.Edits, patchelf.Options{}, patchelf.WriteOptions{InPlace: true, NoSync: true})
 		if err != nil {
-			return nil, err
+			return nil, d.fileErr(fp.Path, err)
 		}
 		d.edited[fp.Path] = pp.WrittenRanges()
 		if d.kind == "wheel" {
@@ -310,7 +310,8 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 }
 
 // droppable is, for a relink that drops copies (--drop-bundled), which
-// ELF members of a wheel need not be extracted: grafted copies, and with
+// ELF files need not be staged (a wheel's extracted, a directory's or an
+// installed distribution's copied): grafted copies, and with
 // --replace-bundled copies under their own names, of libraries the target
 // provides, told by their file names. They are only to be dropped, and a
 // PyTorch wheel's bundled ROCm libraries are GBs to inflate for nothing.
@@ -383,7 +384,7 @@ func stage(input, work string, early func(*dist) error, skip func(string) bool) 
 			if !safeRel(r.path) {
 				continue
 			}
-			if err := stageFile(filepath.Join(site, filepath.FromSlash(r.path)), work, r.path, d); err != nil {
+			if err := stageFile(filepath.Join(site, filepath.FromSlash(r.path)), work, r.path, d, skip); err != nil {
 				return nil, err
 			}
 		}
@@ -398,7 +399,7 @@ func stage(input, work string, early func(*dist) error, skip func(string) bool) 
 			if strings.HasSuffix(rel, ".dist-info/RECORD") {
 				d.record = rel
 			}
-			return stageFile(p, work, rel, d)
+			return stageFile(p, work, rel, d, skip)
 		})
 		if err != nil {
 			return nil, err
@@ -460,8 +461,22 @@ func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(
 	return extractMembers(d, raw, now)
 }
 
-// stageDeferred extracts the members names, which stage left in the wheel.
+// stageDeferred stages the files names, which stage left where they were.
 func stageDeferred(d *dist, names []string) error {
+	d.deferred = slices.DeleteFunc(d.deferred, func(n string) bool { return slices.Contains(names, n) })
+	if d.kind != "wheel" {
+		src := d.input
+		if d.kind == "installed" {
+			src = filepath.Dir(filepath.Clean(d.input))
+		}
+		for _, rel := range names {
+			if err := stageFile(filepath.Join(src, filepath.FromSlash(rel)), d.root, rel, d, nil); err != nil {
+				return err
+			}
+		}
+		sort.Strings(d.elfs)
+		return nil
+	}
 	raw, zr, err := openWheel(d.input)
 	if err != nil {
 		return err
@@ -477,7 +492,6 @@ func stageDeferred(d *dist, names []string) error {
 			zfs = append(zfs, zf)
 		}
 	}
-	d.deferred = slices.DeleteFunc(d.deferred, func(n string) bool { return slices.Contains(names, n) })
 	if err := extractMembers(d, raw, zfs); err != nil {
 		return err
 	}
@@ -627,7 +641,7 @@ func safeRel(p string) bool {
 	return p != "" && !strings.HasPrefix(p, "/") && !strings.Contains("/"+p+"/", "/../")
 }
 
-func stageFile(src, work, rel string, d *dist) error {
+func stageFile(src, work, rel string, d *dist, skip func(string) bool) error {
 	fh, err := regfile.Open(src)
 	if err != nil {
 		return nil // RECORD may list files that are gone; not ours to judge here
@@ -636,6 +650,10 @@ func stageFile(src, work, rel string, d *dist) error {
 	var hdr [elfx.HostHeaderLen]byte
 	n, _ := fh.ReadAt(hdr[:], 0)
 	if !elfx.HostLoadable(hdr[:n]) {
+		return nil
+	}
+	if skip != nil && skip(rel) {
+		d.deferred = append(d.deferred, rel)
 		return nil
 	}
 	dst := filepath.Join(work, filepath.FromSlash(rel))
@@ -747,7 +765,7 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 		abs := filepath.Join(d.root, rel)
 		f, err := elfx.Open(abs)
 		if err != nil {
-			return err
+			return d.fileErr(rel, err)
 		}
 		dy, err := f.Dynamic()
 		f.Close()
@@ -993,7 +1011,7 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 		abs := filepath.Join(d.root, fp.Path)
 		res, err := b.BindDynamic(ctx, abs, false)
 		if err != nil {
-			return err
+			return d.fileErr(fp.Path, err)
 		}
 		changed := false
 		for _, n := range fp.Needed {
@@ -1001,7 +1019,7 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 		}
 		module, python, err := moduleKind(abs, fp.Path)
 		if err != nil {
-			return err
+			return d.fileErr(fp.Path, err)
 		}
 		p.Findings = append(p.Findings, stillInWheel(d, fp, res.Closure)...)
 		// A library left alone with --ignore is expected where the wheel
@@ -1049,6 +1067,26 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 	}
 	return nil
 }
+
+// fileErr names the distribution's file rel, not its staged copy, in err,
+// which the ELF reader, the patcher or the binder made about the copy.
+func (d *dist) fileErr(rel string, err error) error {
+	msg := strings.ReplaceAll(err.Error(), filepath.Join(d.root, filepath.FromSlash(rel)), rel)
+	if !strings.HasPrefix(msg, rel) {
+		msg = rel + ": " + msg
+	}
+	return &stagedError{msg: d.input + ": " + msg, err: err}
+}
+
+// stagedError is an error about a staged copy, reworded to name the
+// distribution's file; it unwraps to the original.
+type stagedError struct {
+	msg string
+	err error
+}
+
+func (e *stagedError) Error() string { return e.msg }
+func (e *stagedError) Unwrap() error { return e.err }
 
 // ignored reports whether fp's NEEDED entry name was left alone (--ignore).
 func (fp *FilePlan) ignored(name string) bool {

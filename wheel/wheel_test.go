@@ -1440,3 +1440,61 @@ func TestRelinkRPathBecomesRunPath(t *testing.T) {
 		t.Errorf("RPATH %v %q, RUNPATH %v %q", d.HasRPath, d.RPath, d.HasRunPath, d.RunPath)
 	}
 }
+
+// The same for an unpacked wheel: a copy that is only to be dropped is
+// neither copied nor read (here it is not even a well-formed ELF file),
+// and the relink removes it from the directory and from RECORD.
+func TestRelinkDirectoryDoesNotStageDroppedCopies(t *testing.T) {
+	whl, prefix := torchWheel(t)
+	dir := filepath.Join(filepath.Dir(whl), "unpacked")
+	for name, zf := range readZip(t, whl) {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, content(t, zf), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyPath := filepath.Join(dir, "torch", "lib", "libMIOpen.so")
+	b, err := os.ReadFile(copyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copyPath, append(b[:64:64], bytes.Repeat([]byte{0xff}, 64)...), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, err := wheel.Relink(context.Background(), dir, wheel.Options{ROCm: []string{prefix}, ReplaceBundled: true, DropBundled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Written || !slices.Contains(p.Drop, "torch/lib/libMIOpen.so") {
+		t.Fatalf("written %v, dropped %v", p.Written, p.Drop)
+	}
+	if _, err := os.Stat(copyPath); !os.IsNotExist(err) {
+		t.Errorf("the dropped copy is still there: %v", err)
+	}
+	rec, err := os.ReadFile(filepath.Join(dir, "torch-2.5.1+rocm6.2.dist-info", "RECORD"))
+	if err != nil || strings.Contains(string(rec), "libMIOpen.so") {
+		t.Errorf("RECORD (%v) still lists the dropped copy:\n%s", err, rec)
+	}
+}
+
+// A malformed ELF member is an error that names the wheel and the member,
+// not the scratch copy relink staged it to.
+func TestRelinkMalformedMemberNamed(t *testing.T) {
+	good, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	whl := filepath.Join(dir, "pkg-1.0-cp311-cp311-linux_x86_64.whl")
+	bad := append(good[:64:64], bytes.Repeat([]byte{0xff}, 200)...)
+	writeWheel(t, whl, []string{"pkg/libbad.so", "pkg-1.0.dist-info/RECORD"}, map[string][]byte{"pkg/libbad.so": bad}, func(string) bool { return false })
+	_, err = wheel.Relink(context.Background(), whl, wheel.Options{LibDirs: []string{dir}, DryRun: true})
+	if err == nil || !strings.HasPrefix(err.Error(), whl+": pkg/libbad.so: ") || strings.Contains(err.Error(), "rocmdoctor-wheel-") {
+		t.Fatalf("err %v", err)
+	}
+	var fe *elfx.FormatError
+	if !errors.As(err, &fe) {
+		t.Errorf("the reader's error is not wrapped: %T", err)
+	}
+}
