@@ -251,8 +251,8 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 	if err := plan(ctx, d, targets, o, p); err != nil {
 		return nil, err
 	}
-	// A copy left unextracted that the plan keeps after all (a reference
-	// to it left alone with --ignore): extracted now, and planned again.
+	// A copy left unstaged that the plan keeps after all (droppable rules
+	// that out; only a test arranges it): staged now, and planned again.
 	if kept := d.keptDeferred(p.Drop); len(kept) > 0 {
 		if err := stageDeferred(d, kept); err != nil {
 			return nil, err
