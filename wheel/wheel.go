@@ -334,14 +334,19 @@ func droppable(targets map[string][]targetLib, o Options) func(name string) bool
 // copies that plan drops), but is handled.
 var deferForTest func(name string) bool
 
-// inTargetDirs reports whether one of dirs has a file named name.
-func inTargetDirs(dirs []string, name string) bool {
+// targetFile is the path of the first file named name in dirs, or "".
+func targetFile(dirs []string, name string) string {
 	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, name)); err == nil {
-			return true
+		if p := filepath.Join(d, name); regularFile(p) {
+			return p
 		}
 	}
-	return false
+	return ""
+}
+
+func regularFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // keptDeferred lists the members left unextracted that drop does not
@@ -830,10 +835,19 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 						nd.Resolved = t.path
 					}
 				}
+			case len(tl) > 0 && targetFile(p.TargetDirs, n) != "":
+				// The loader looks for the file name: an unversioned
+				// libamdhip64.so is the target's development link.
+				nd.Class, nd.Resolved = Target, targetFile(p.TargetDirs, n)
 			case len(tl) > 0:
 				best := pickSameMajor(tl, major(n))
 				nd.Class, nd.Replacement, nd.Resolved = SONAMEChange, best.soname, best.path
-				if !o.AllowSONAMEChange {
+				switch {
+				case major(n) == "":
+					// No major version to differ from: what binding
+					// against the target finds missing is the ABI risk.
+					nd.Note = fmt.Sprintf("%s has no version; the target has %s", n, best.soname)
+				case !o.AllowSONAMEChange:
 					p.Findings = append(p.Findings, refuse(rel, n, best.soname))
 				}
 			default:
@@ -913,7 +927,7 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 		// the target answers that only with a file of that name.
 		for _, rel := range p.Drop {
 			base := path.Base(rel)
-			if tl := targets[family(base)]; bundled[rel] && len(tl) > 0 && !inTargetDirs(p.TargetDirs, base) {
+			if tl := targets[family(base)]; bundled[rel] && len(tl) > 0 && targetFile(p.TargetDirs, base) == "" {
 				t := pickSameMajor(tl, major(base))
 				p.Notes = append(p.Notes, fmt.Sprintf("dropped %s, which no NEEDED entry names; should the wheel dlopen(\"%s\"), no target directory has that name (a link %s -> %s would answer it)",
 					rel, base, filepath.Join(t.dir, base), filepath.Base(t.path)))

@@ -1498,3 +1498,52 @@ func TestRelinkMalformedMemberNamed(t *testing.T) {
 		t.Errorf("the reader's error is not wrapped: %T", err)
 	}
 }
+
+// A NEEDED entry without a version (libamdhip64.so, from a library linked
+// against an unversioned copy) is no major change: pointed at the target's
+// libamdhip64.so.6 without --allow-soname-change, with a note; and where
+// the target has a file of that very name (its development link), the
+// loader finds that, and the entry is left as it is.
+func TestRelinkUnversionedNeeded(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	prefix := filepath.Join(dir, "rocm")
+	ccLib(t, gcc, filepath.Join(prefix, "lib", "libamdhip64.so.6"), "libamdhip64.so.6", "int hipMalloc(void){return 0;}\n")
+	unversioned := ccLib(t, gcc, filepath.Join(dir, "elsewhere", "libamdhip64.so"), "libamdhip64.so", "int hipMalloc(void){return 0;}\n")
+	const prov = "pkg/libprov.so"
+	lib := ccLib(t, gcc, filepath.Join(dir, "stage", prov), "libprov.so", "extern int hipMalloc(void);\nint f(void){return hipMalloc();}\n",
+		unversioned, "-Wl,--enable-new-dtags,-rpath,/opt/rocm-6.0.2/lib")
+	b, err := os.ReadFile(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whl := filepath.Join(dir, "in", "pkg-1.0-cp311-cp311-linux_x86_64.whl")
+	writeWheel(t, whl, []string{prov, "pkg-1.0.dist-info/RECORD"}, map[string][]byte{prov: b}, func(string) bool { return false })
+	p, err := wheel.Relink(context.Background(), whl, wheel.Options{ROCm: []string{prefix}, Output: filepath.Join(dir, "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := p.Files[0].Needed[0]
+	if n.Class != wheel.SONAMEChange || n.Replacement != "libamdhip64.so.6" || !strings.Contains(n.Note, "no version") {
+		t.Errorf("need %+v", n)
+	}
+	b = content(t, readZip(t, p.Output)[prov])
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), prov)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := f.Dynamic(); d.Needed[0] != "libamdhip64.so.6" {
+		t.Errorf("NEEDED %v", d.Needed)
+	}
+	// With the development link in the target.
+	if err := os.Symlink("libamdhip64.so.6", filepath.Join(prefix, "lib", "libamdhip64.so")); err != nil {
+		t.Fatal(err)
+	}
+	p, err = wheel.Relink(context.Background(), whl, wheel.Options{ROCm: []string{prefix}, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := p.Files[0].Needed[0]; n.Class != wheel.Target || n.Replacement != "" || n.Resolved != filepath.Join(prefix, "lib", "libamdhip64.so") {
+		t.Errorf("with the link: need %+v", n)
+	}
+}
