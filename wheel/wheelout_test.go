@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -254,5 +255,22 @@ func TestParseRecord(t *testing.T) {
 	}
 	if last := got[len(paths)]; last != (Record{"pkg-1.0.dist-info/RECORD", "", ""}) {
 		t.Errorf("RECORD's own line = %+v", last)
+	}
+}
+
+// docs/wheel-json.md names every field of the JSON plan.
+func TestPlanJSONDocumented(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "wheel-json.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []any{Plan{}, FilePlan{}, Need{}} {
+		typ := reflect.TypeOf(v)
+		for i := range typ.NumField() {
+			name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+			if name != "" && name != "-" && !bytes.Contains(doc, []byte("| `"+name+"` |")) {
+				t.Errorf("docs/wheel-json.md does not document %s.%s (%q)", typ.Name(), typ.Field(i).Name, name)
+			}
+		}
 	}
 }
