@@ -1155,6 +1155,29 @@ func TestRelinkReplacesBundledCopies(t *testing.T) {
 	}
 }
 
+// stubROCm makes a target prefix under dir whose lib holds a stub
+// libamdhip64.so.6, and returns the prefix and that library.
+func stubROCm(t *testing.T, gcc, dir string) (prefix, hip string) {
+	prefix = filepath.Join(dir, "rocm")
+	return prefix, ccLib(t, gcc, filepath.Join(prefix, "lib", "libamdhip64.so.6"), "libamdhip64.so.6", "int hipMalloc(void){return 0;}\n")
+}
+
+// oneLibWheel builds, under dir, a wheel named name holding the library
+// prov only (SONAME its base name), compiled from src and linked with
+// args, and returns the wheel's path.
+func oneLibWheel(t *testing.T, gcc, dir, name, prov, src string, args ...string) string {
+	lib := ccLib(t, gcc, filepath.Join(dir, "stage", prov), path.Base(prov), src, args...)
+	b, err := os.ReadFile(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	di := strings.SplitN(name, "-", 3)
+	rec := di[0] + "-" + di[1] + ".dist-info/RECORD"
+	whl := filepath.Join(dir, "in", name)
+	writeWheel(t, whl, []string{prov, rec}, map[string][]byte{prov: b}, func(string) bool { return false })
+	return whl
+}
+
 // A NEEDED library left alone with --ignore (libmigraphx_c.so.3 of
 // onnxruntime's MIGraphX provider, on a ROCm built without MIGraphX) is
 // expected where the wheel is used: missing here, it and the symbols the
@@ -1163,22 +1186,12 @@ func TestRelinkReplacesBundledCopies(t *testing.T) {
 func TestRelinkIgnoredMissingLibrary(t *testing.T) {
 	gcc := testenv.Tool(t, "gcc", "gcc")
 	dir := t.TempDir()
-	prefix := filepath.Join(dir, "rocm")
-	ccLib(t, gcc, filepath.Join(prefix, "lib", "libamdhip64.so.6"), "libamdhip64.so.6", "int hipMalloc(void){return 0;}\n")
+	prefix, hip := stubROCm(t, gcc, dir)
 	elsewhere := ccLib(t, gcc, filepath.Join(dir, "elsewhere", "libmigraphx_c.so.3"), "libmigraphx_c.so.3", "int migraphx_init(void){return 0;}\n")
 	const prov = "onnxruntime/capi/libonnxruntime_providers_migraphx.so"
-	lib := ccLib(t, gcc, filepath.Join(dir, "stage", prov), "libonnxruntime_providers_migraphx.so",
+	whl := oneLibWheel(t, gcc, dir, wheelName, prov,
 		"extern int migraphx_init(void), hipMalloc(void);\nint provider_init(void){return migraphx_init()+hipMalloc();}\n",
-		elsewhere, filepath.Join(prefix, "lib", "libamdhip64.so.6"), "-Wl,--enable-new-dtags,-rpath,/opt/rocm-6.0.2/lib")
-	b, err := os.ReadFile(lib)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const di = "onnxruntime_rocm-1.18.0.dist-info"
-	whl := filepath.Join(dir, "in", wheelName)
-	writeWheel(t, whl, []string{prov, di + "/METADATA", di + "/RECORD"}, map[string][]byte{
-		prov: b, di + "/METADATA": []byte("Metadata-Version: 2.1\nName: onnxruntime-rocm\nVersion: 1.18.0\n"),
-	}, func(string) bool { return false })
+		elsewhere, hip, "-Wl,--enable-new-dtags,-rpath,/opt/rocm-6.0.2/lib")
 	out := filepath.Join(dir, "out")
 	p, err := wheel.Relink(context.Background(), whl, wheel.Options{ROCm: []string{prefix}, Output: out})
 	if !errors.Is(err, wheel.ErrRefused) || p == nil || p.Written {
@@ -1200,7 +1213,7 @@ func TestRelinkIgnoredMissingLibrary(t *testing.T) {
 		t.Errorf("findings %v, want %v", got, want)
 	}
 	z := readZip(t, p.Output)
-	b = content(t, z[prov])
+	b := content(t, z[prov])
 	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), prov)
 	if err != nil {
 		t.Fatal(err)
@@ -1413,17 +1426,10 @@ func damage(t *testing.T, whl, member string) {
 func TestRelinkRPathBecomesRunPath(t *testing.T) {
 	gcc := testenv.Tool(t, "gcc", "gcc")
 	dir := t.TempDir()
-	prefix := filepath.Join(dir, "rocm")
-	hip := ccLib(t, gcc, filepath.Join(prefix, "lib", "libamdhip64.so.6"), "libamdhip64.so.6", "int hipMalloc(void){return 0;}\n")
+	prefix, hip := stubROCm(t, gcc, dir)
 	const prov = "pkg/libprov.so"
-	lib := ccLib(t, gcc, filepath.Join(dir, "stage", prov), "libprov.so", "extern int hipMalloc(void);\nint f(void){return hipMalloc();}\n",
+	whl := oneLibWheel(t, gcc, dir, "pkg-1.0-cp311-cp311-linux_x86_64.whl", prov, "extern int hipMalloc(void);\nint f(void){return hipMalloc();}\n",
 		hip, "-Wl,--disable-new-dtags,-rpath,/opt/rocm-6.0.2/lib")
-	b, err := os.ReadFile(lib)
-	if err != nil {
-		t.Fatal(err)
-	}
-	whl := filepath.Join(dir, "in", "pkg-1.0-cp311-cp311-linux_x86_64.whl")
-	writeWheel(t, whl, []string{prov, "pkg-1.0.dist-info/RECORD"}, map[string][]byte{prov: b}, func(string) bool { return false })
 	p, err := wheel.Relink(context.Background(), whl, wheel.Options{ROCm: []string{prefix}, Output: filepath.Join(dir, "out")})
 	if err != nil {
 		t.Fatal(err)
@@ -1431,7 +1437,7 @@ func TestRelinkRPathBecomesRunPath(t *testing.T) {
 	if len(p.Files) != 1 || !p.Files[0].OldIsRPath || p.Files[0].OldRunPath != "/opt/rocm-6.0.2/lib" {
 		t.Fatalf("plan %+v", p.Files)
 	}
-	b = content(t, readZip(t, p.Output)[prov])
+	b := content(t, readZip(t, p.Output)[prov])
 	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), prov)
 	if err != nil {
 		t.Fatal(err)
@@ -1507,18 +1513,11 @@ func TestRelinkMalformedMemberNamed(t *testing.T) {
 func TestRelinkUnversionedNeeded(t *testing.T) {
 	gcc := testenv.Tool(t, "gcc", "gcc")
 	dir := t.TempDir()
-	prefix := filepath.Join(dir, "rocm")
-	ccLib(t, gcc, filepath.Join(prefix, "lib", "libamdhip64.so.6"), "libamdhip64.so.6", "int hipMalloc(void){return 0;}\n")
+	prefix, _ := stubROCm(t, gcc, dir)
 	unversioned := ccLib(t, gcc, filepath.Join(dir, "elsewhere", "libamdhip64.so"), "libamdhip64.so", "int hipMalloc(void){return 0;}\n")
 	const prov = "pkg/libprov.so"
-	lib := ccLib(t, gcc, filepath.Join(dir, "stage", prov), "libprov.so", "extern int hipMalloc(void);\nint f(void){return hipMalloc();}\n",
+	whl := oneLibWheel(t, gcc, dir, "pkg-1.0-cp311-cp311-linux_x86_64.whl", prov, "extern int hipMalloc(void);\nint f(void){return hipMalloc();}\n",
 		unversioned, "-Wl,--enable-new-dtags,-rpath,/opt/rocm-6.0.2/lib")
-	b, err := os.ReadFile(lib)
-	if err != nil {
-		t.Fatal(err)
-	}
-	whl := filepath.Join(dir, "in", "pkg-1.0-cp311-cp311-linux_x86_64.whl")
-	writeWheel(t, whl, []string{prov, "pkg-1.0.dist-info/RECORD"}, map[string][]byte{prov: b}, func(string) bool { return false })
 	p, err := wheel.Relink(context.Background(), whl, wheel.Options{ROCm: []string{prefix}, Output: filepath.Join(dir, "out")})
 	if err != nil {
 		t.Fatal(err)
@@ -1527,7 +1526,7 @@ func TestRelinkUnversionedNeeded(t *testing.T) {
 	if n.Class != wheel.SONAMEChange || n.Replacement != "libamdhip64.so.6" || !strings.Contains(n.Note, "no version") {
 		t.Errorf("need %+v", n)
 	}
-	b = content(t, readZip(t, p.Output)[prov])
+	b := content(t, readZip(t, p.Output)[prov])
 	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), prov)
 	if err != nil {
 		t.Fatal(err)
