@@ -492,12 +492,25 @@ func TestRelinkPast4GiB(t *testing.T) {
 // file, after a hole, its entries copied raw.
 func rebase(t *testing.T, path string, base int64) {
 	t.Helper()
+	rewriteZip(t, path, base, func(*zip.FileHeader) {})
+	// The premise: every entry of the input has a zip64 field.
+	for name, zf := range readZip(t, path) {
+		if !bytes.Contains(zf.Extra, []byte{1, 0, 24, 0}) {
+			t.Fatalf("%s has no zip64 extra field: % x", name, zf.Extra)
+		}
+	}
+}
+
+// rewriteZip rewrites the zip at path, beginning base bytes into its file
+// (after a hole), each entry copied raw under its header as edit leaves it.
+func rewriteZip(t *testing.T, path string, base int64, edit func(*zip.FileHeader)) {
+	t.Helper()
 	zr, err := zip.OpenReader(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer zr.Close()
-	tmp := path + ".rebased"
+	tmp := path + ".rewritten"
 	f, err := os.Create(tmp)
 	if err != nil {
 		t.Fatal(err)
@@ -510,6 +523,7 @@ func rebase(t *testing.T, path string, base int64) {
 	zw.SetOffset(base)
 	for _, zf := range zr.File {
 		h := zf.FileHeader
+		edit(&h)
 		w, err := zw.CreateRaw(&h)
 		if err != nil {
 			t.Fatal(err)
@@ -527,12 +541,6 @@ func rebase(t *testing.T, path string, base int64) {
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		t.Fatal(err)
-	}
-	// The premise: every entry of the input has a zip64 field.
-	for name, zf := range readZip(t, path) {
-		if !bytes.Contains(zf.Extra, []byte{1, 0, 24, 0}) {
-			t.Fatalf("%s has no zip64 extra field: % x", name, zf.Extra)
-		}
 	}
 }
 
@@ -1381,43 +1389,16 @@ func TestRelinkDoesNotExtractDroppedCopies(t *testing.T) {
 // damage rewrites the wheel with member's CRC-32 off by one.
 func damage(t *testing.T, whl, member string) {
 	t.Helper()
-	zr, err := zip.OpenReader(whl)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	tmp := whl + ".damaged"
-	f, err := os.Create(tmp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zw := zip.NewWriter(f)
 	found := false
-	for _, zf := range zr.File {
-		h := zf.FileHeader
+	rewriteZip(t, whl, 0, func(h *zip.FileHeader) {
 		if h.Name == member {
 			h.CRC32++
 			h.Flags &^= 0x8 // sizes and CRC in the header
 			found = true
 		}
-		w, err := zw.CreateRaw(&h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := zf.OpenRaw()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := io.Copy(w, r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := zw.Close(); err != nil || !found {
-		t.Fatalf("close %v, found %v", err, found)
-	}
-	if err := os.Rename(tmp, whl); err != nil {
-		t.Fatal(err)
+	})
+	if !found {
+		t.Fatalf("no member %s", member)
 	}
 }
 
