@@ -17,14 +17,3 @@ func SetOutputBase(n int64) (restore func()) {
 	outputBase = n
 	return func() { outputBase = old }
 }
-
-// ReusedHeader is reusedHeader.
-var ReusedHeader = reusedHeader
-
-// SetDeferForTest makes relink leave the ELF members for which skip is
-// true unextracted at first, until the returned func is called.
-func SetDeferForTest(skip func(string) bool) (restore func()) {
-	old := deferForTest
-	deferForTest = skip
-	return func() { deferForTest = old }
-}

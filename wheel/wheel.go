@@ -103,6 +103,9 @@ type FilePlan struct {
 	OldIsRPath bool            `json:"old_is_rpath,omitempty"`
 	NewRunPath string          `json:"new_runpath"`
 	Edits      []patchelf.Edit `json:"edits"`
+	// module and python say it is a loadable module (a Python extension):
+	// the program that loads it defines what it leaves undefined.
+	module, python bool
 	// ABIRisks are symbols the file needs that a replacement of another
 	// major version does not define.
 	ABIRisks []string `json:"abi_risks,omitempty"`
@@ -231,11 +234,7 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	skip := droppable(targets, o)
-	if deferForTest != nil {
-		skip = deferForTest
-	}
-	d, err := stage(input, work, early, skip)
+	d, err := stage(input, work, early, droppable(targets, o))
 	if err != nil {
 		return nil, err
 	}
@@ -244,23 +243,9 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 			dg.cancel()
 		}
 	}()
-	newPlan := func() *Plan {
-		return &Plan{SchemaVersion: 1, Input: input, Kind: d.kind, TargetDirs: dirs, Findings: []symcheck.Finding{}}
-	}
-	p := newPlan()
+	p := &Plan{SchemaVersion: 1, Input: input, Kind: d.kind, TargetDirs: dirs, Findings: []symcheck.Finding{}}
 	if err := plan(ctx, d, targets, o, p); err != nil {
 		return nil, err
-	}
-	// A copy left unstaged that the plan keeps after all (droppable rules
-	// that out; only a test arranges it): staged now, and planned again.
-	if kept := d.keptDeferred(p.Drop); len(kept) > 0 {
-		if err := stageDeferred(d, kept); err != nil {
-			return nil, err
-		}
-		p = newPlan()
-		if err := plan(ctx, d, targets, o, p); err != nil {
-			return nil, err
-		}
 	}
 	// Apply the edits to the staged copies (private scratch files: patched
 	// in place, no fsync) and prove the result.
@@ -315,7 +300,10 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 // --replace-bundled copies under their own names, of libraries the target
 // provides, told by their file names. They are only to be dropped, and a
 // PyTorch wheel's bundled ROCm libraries are GBs to inflate for nothing.
-// nil when nothing is dropped.
+// nil when nothing is dropped. plan keeps a copy only for a reference left
+// alone with --ignore or a library the target lacks, both ruled out here
+// by the same name, so it drops every file left unstaged (and fails if
+// that ever stops being so).
 func droppable(targets map[string][]targetLib, o Options) func(name string) bool {
 	if !o.DropBundled {
 		return nil
@@ -325,14 +313,15 @@ func droppable(targets map[string][]targetLib, o Options) func(name string) bool
 		if len(targets[family(base)]) == 0 || ignored(base, o.Ignore) {
 			return false
 		}
-		return o.ReplaceBundled || graftedName.MatchString(base) && strings.Contains(name, ".libs/")
+		return o.ReplaceBundled || isGrafted(name)
 	}
 }
 
-// deferForTest replaces droppable in tests: the plan keeping a member
-// left unextracted cannot happen otherwise (droppable defers exactly the
-// copies that plan drops), but is handled.
-var deferForTest func(name string) bool
+// isGrafted reports whether rel is an auditwheel-grafted copy:
+// <pkg>.libs/libamdhip64-46b24d76.so.6.2.60200.
+func isGrafted(rel string) bool {
+	return graftedName.MatchString(path.Base(rel)) && strings.Contains(rel, ".libs/")
+}
 
 // targetFile is the path of the first file named name in dirs, or "".
 func targetFile(dirs []string, name string) string {
@@ -349,22 +338,10 @@ func regularFile(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// keptDeferred lists the members left unextracted that drop does not
-// remove.
-func (d *dist) keptDeferred(drop []string) []string {
-	var kept []string
-	for _, name := range d.deferred {
-		if !slices.Contains(drop, name) {
-			kept = append(kept, name)
-		}
-	}
-	return kept
-}
-
 // stage copies the ELF files of input into work. For a wheel, early is
-// called once its ELF members are known, before they are extracted, and
-// members for which skip (if not nil) is true are left in the wheel
-// (dist.deferred) for stageDeferred.
+// called once its ELF members are known, before they are extracted. ELF
+// files for which skip (if not nil) is true are left where they are
+// (dist.deferred).
 func stage(input, work string, early func(*dist) error, skip func(string) bool) (*dist, error) {
 	st, err := os.Stat(input)
 	if err != nil {
@@ -455,60 +432,13 @@ func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(
 	if err := early(d); err != nil {
 		return err
 	}
-	now := elfs[:0:0]
-	for _, zf := range elfs {
+	elfs = slices.DeleteFunc(elfs, func(zf *zip.File) bool {
 		if skip != nil && skip(zf.Name) {
 			d.deferred = append(d.deferred, zf.Name)
-		} else {
-			now = append(now, zf)
+			return true
 		}
-	}
-	return extractMembers(d, raw, now)
-}
-
-// stageDeferred stages the files names, which stage left where they were.
-func stageDeferred(d *dist, names []string) error {
-	d.deferred = slices.DeleteFunc(d.deferred, func(n string) bool { return slices.Contains(names, n) })
-	if d.kind != "wheel" {
-		src := d.input
-		if d.kind == "installed" {
-			src = filepath.Dir(filepath.Clean(d.input))
-		}
-		for _, rel := range names {
-			if err := stageFile(filepath.Join(src, filepath.FromSlash(rel)), d.root, rel, d, nil); err != nil {
-				return err
-			}
-		}
-		sort.Strings(d.elfs)
-		return nil
-	}
-	raw, zr, err := openWheel(d.input)
-	if err != nil {
-		return err
-	}
-	defer raw.Close()
-	byName := map[string]*zip.File{}
-	for _, zf := range zr.File {
-		byName[zf.Name] = zf // a name listed twice: the later entry wins
-	}
-	var zfs []*zip.File
-	for _, n := range names {
-		if zf := byName[n]; zf != nil {
-			zfs = append(zfs, zf)
-		}
-	}
-	if err := extractMembers(d, raw, zfs); err != nil {
-		return err
-	}
-	sort.Strings(d.elfs)
-	return nil
-}
-
-// extractMembers inflates the ELF members elfs of d's wheel (read from
-// raw) into its work tree, several at a time, indexing the deflate blocks
-// of each.
-func extractMembers(d *dist, raw *os.File, elfs []*zip.File) error {
-	input, work := d.input, d.root
+		return false
+	})
 	idx := make([]*inflate.Index, len(elfs))
 	errs := make([]error, len(elfs))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -745,7 +675,7 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 		}
 		f.Close()
 		switch tl := targets[family(name)]; {
-		case graftedName.MatchString(base) && strings.Contains(rel, ".libs/"):
+		case isGrafted(rel):
 			grafted[rel] = true
 		case len(tl) == 0:
 		case o.ReplaceBundled:
@@ -756,9 +686,8 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 	}
 	// The copies left unextracted are known by their file names.
 	for _, rel := range d.deferred {
-		base := path.Base(rel)
-		inWheel[base] = rel
-		if graftedName.MatchString(base) && strings.Contains(rel, ".libs/") {
+		inWheel[path.Base(rel)] = rel
+		if isGrafted(rel) {
 			grafted[rel] = true
 		} else {
 			bundled[rel] = true
@@ -773,11 +702,16 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 			return d.fileErr(rel, err)
 		}
 		dy, err := f.Dynamic()
+		interp, ierr := f.Interp()
 		f.Close()
 		if err != nil {
 			continue // no dynamic section: nothing to relink
 		}
+		if ierr != nil {
+			return d.fileErr(rel, ierr)
+		}
 		fp := FilePlan{Path: rel, Grafted: grafted[rel], Bundled: bundled[rel], Needed: []Need{}}
+		fp.module, fp.python = symcheck.ModuleKind(f.Type, interp != "", dy, rel)
 		fp.OldRunPath = dy.RunPath
 		if !dy.HasRunPath {
 			fp.OldRunPath, fp.OldIsRPath = dy.RPath, dy.HasRPath
@@ -921,6 +855,11 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 				p.Drop = append(p.Drop, rel)
 			}
 		}
+		for _, rel := range d.deferred {
+			if referenced[rel] {
+				return fmt.Errorf("%s: %s was left unstaged to be dropped, but the plan keeps it (a bug in rocmdoctor)", d.input, rel)
+			}
+		}
 		sort.Strings(p.Drop)
 		// No NEEDED entry names what is dropped, but the wheel may dlopen()
 		// a bundled copy by its file name (PyTorch's torch/lib/libhiprtc.so);
@@ -1031,17 +970,13 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 		for _, n := range fp.Needed {
 			changed = changed || n.Class == SONAMEChange || n.Replacement != ""
 		}
-		module, python, err := moduleKind(abs, fp.Path)
-		if err != nil {
-			return d.fileErr(fp.Path, err)
-		}
 		p.Findings = append(p.Findings, stillInWheel(d, fp, res.Closure)...)
 		// A library left alone with --ignore is expected where the wheel
 		// is used: here it may be missing, and what the file takes from
 		// it cannot be checked.
 		var ignoredMissing []string
 		for _, f := range res.Findings {
-			if f.Rule == symcheck.RuleMissingLibrary && fp.ignored(f.Library) {
+			if f.Rule == symcheck.RuleMissingLibrary && fp.leftAlone(f.Library) {
 				ignoredMissing = append(ignoredMissing, f.Library)
 			}
 		}
@@ -1050,7 +985,7 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 			// Findings name the staged copy: they name the wheel's file.
 			f.Message = strings.ReplaceAll(f.Message, abs, fp.Path)
 			switch {
-			case f.Rule == symcheck.RuleMissingLibrary && fp.ignored(f.Library):
+			case f.Rule == symcheck.RuleMissingLibrary && fp.leftAlone(f.Library):
 				f.Severity = symcheck.SeverityNote
 				f.Message += " — ignored (--ignore): expected where the wheel is used"
 				p.Findings = append(p.Findings, f)
@@ -1061,11 +996,11 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 				p.Findings = append(p.Findings, f)
 				continue
 			}
-			if module && f.Rule == symcheck.RuleUndefinedSymbol {
+			if fp.module && f.Rule == symcheck.RuleUndefinedSymbol {
 				// An extension module's Py* API comes from the
 				// interpreter that imports it, as a plugin's symbols
 				// come from its host: not the target's to provide.
-				symcheck.AsModuleNote(&f, fp.Path, python)
+				symcheck.AsModuleNote(&f, fp.Path, fp.python)
 				p.Findings = append(p.Findings, f)
 				continue
 			}
@@ -1102,34 +1037,14 @@ type stagedError struct {
 func (e *stagedError) Error() string { return e.msg }
 func (e *stagedError) Unwrap() error { return e.err }
 
-// ignored reports whether fp's NEEDED entry name was left alone (--ignore).
-func (fp *FilePlan) ignored(name string) bool {
+// leftAlone reports whether fp's NEEDED entry name was left alone (--ignore).
+func (fp *FilePlan) leftAlone(name string) bool {
 	for _, n := range fp.Needed {
 		if n.Name == name && n.Class == Ignored {
 			return true
 		}
 	}
 	return false
-}
-
-// moduleKind says whether the staged file abs (rel in the distribution)
-// is a loadable module, and a Python extension (symcheck.ModuleKind).
-func moduleKind(abs, rel string) (module, python bool, err error) {
-	f, err := elfx.Open(abs)
-	if err != nil {
-		return false, false, err
-	}
-	defer f.Close()
-	interp, err := f.Interp()
-	if err != nil {
-		return false, false, err
-	}
-	dy, err := f.Dynamic()
-	if err != nil {
-		dy = nil
-	}
-	module, python = symcheck.ModuleKind(f.Type, interp != "", dy, rel)
-	return module, python, nil
 }
 
 // stillInWheel reports the target libraries fp was pointed at that its
