@@ -44,9 +44,12 @@ name, as PyTorch's ROCm wheels carry torch/lib/libamdhip64.so) or missing.
 Grafted, bundled and mismatched entries are replaced by the target's SONAMEs,
 and the RUNPATH becomes the $ORIGIN-relative in-wheel directories plus the
 target directories. Without --replace-bundled an in-wheel copy of a target
-library is kept, with a note that it shadows the target. SONAME-major changes need --allow-soname-change and are
-reported with the symbols at risk. After the rewrite every closure must
-resolve and bind against the target, or nothing is written (--allow-unresolved).
+library is kept, with a note that it shadows the target. SONAME-major
+changes need --allow-soname-change and are reported with the symbols at risk
+(an unversioned name such as libamdhip64.so is none). After the rewrite every
+closure must resolve and bind against the target, or nothing is written
+(--allow-unresolved); undefined symbols of extension modules, and those of a
+library left alone with --ignore that is missing here, are notes.
 
 The new wheel keeps unchanged entries byte for byte (no recompression, same
 order and attributes), regenerates RECORD and drops RECORD.jws/RECORD.p7s.`,
