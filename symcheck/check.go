@@ -579,8 +579,8 @@ func PythonExtension(path string) bool {
 // MODULE libraries, LLVM plugins and Python/Perl extensions look like —
 // whose undefined symbols the program loading it provides
 // (module-undefined-symbol).
-func unnamed(ff *fileFacts, d *elfx.Dynamic, path string) (library, module bool) {
-	if ff.typ != elf.ET_DYN || d == nil || d.HasSoname || ff.hasInterp {
+func unnamed(typ elf.Type, hasInterp bool, d *elfx.Dynamic, path string) (library, module bool) {
+	if typ != elf.ET_DYN || d == nil || d.HasSoname || hasInterp {
 		return false, false
 	}
 	base := filepath.Base(path)
@@ -597,7 +597,7 @@ func unnamed(ff *fileFacts, d *elfx.Dynamic, path string) (library, module bool)
 // Python's EXT_SUFFIX whatever its SONAME. The program that loads a module
 // defines the symbols its own closure leaves undefined.
 func ModuleKind(typ elf.Type, hasInterp bool, d *elfx.Dynamic, path string) (module, python bool) {
-	_, module = unnamed(&fileFacts{typ: typ, hasInterp: hasInterp}, d, path)
+	_, module = unnamed(typ, hasInterp, d, path)
 	python = typ == elf.ET_DYN && PythonExtension(path)
 	return module || python, python
 }
@@ -707,7 +707,7 @@ func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), pat
 	if opts.ExpectRunpath && d.HasRPath && !d.HasRunPath {
 		add(RuleRPathNotRunpath, fmt.Sprintf("%s: DT_RPATH %q where DT_RUNPATH is expected", path, d.RPath), "", "")
 	}
-	if library, _ := unnamed(ff, d, path); library {
+	if library, _ := unnamed(ff.typ, ff.hasInterp, d, path); library {
 		add(RuleMissingSoname, fmt.Sprintf("%s: shared library without DT_SONAME", path), "", "")
 	}
 	if d.TextRel {
