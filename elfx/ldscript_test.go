@@ -1,10 +1,12 @@
 package elfx_test
 
 import (
+	"bytes"
 	"errors"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 )
@@ -39,4 +41,37 @@ func TestLinkerScriptInputs(t *testing.T) {
 	if !errors.Is(err, elfx.ErrNotELF) || err.Error() != "foo.c: not an ELF file and not an ar archive" {
 		t.Errorf("text: %v", err)
 	}
+}
+
+// FuzzLinkerScriptInputs: any bytes give an answer without panicking, and
+// what comes back are file names: no blanks, parentheses or commas, and
+// nothing at all from bytes that are not text.
+func FuzzLinkerScriptInputs(f *testing.F) {
+	for _, s := range []string{
+		"/* GNU ld script */\nOUTPUT_FORMAT(elf64-x86-64)\nGROUP ( /lib/libc.so.6 /usr/lib/libc_nonshared.a AS_NEEDED ( /lib64/ld-linux-x86-64.so.2 ) )\n",
+		"INPUT(libfoo.so.1,-lbar) GROUP(libbaz.a AS_NEEDED(libqux.so.2))",
+		"GROUP ( a ( b ) ) ) INPUT (",
+		"/* unterminated GROUP ( a )",
+		"\x7fELF GROUP ( a )",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		in, ok := elfx.LinkerScriptInputs(b)
+		if !ok && len(in) > 0 {
+			t.Fatalf("inputs %q without a command", in)
+		}
+		if ok && (bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b)) {
+			t.Fatalf("binary input taken for a script: %q", in)
+		}
+		for _, s := range in {
+			if s == "" || strings.ContainsAny(s, "(), \t\n\r\v\f") {
+				t.Fatalf("input %q is not a file name", s)
+			}
+		}
+		err := elfx.NotELFOrArchive("x", b)
+		if !errors.Is(err, elfx.ErrNotELF) || !strings.HasPrefix(err.Error(), "x: ") {
+			t.Fatalf("NotELFOrArchive: %v", err)
+		}
+	})
 }

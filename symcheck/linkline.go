@@ -429,11 +429,21 @@ func LinkFindings(ll *LinkLine) []Finding {
 		switch {
 		case in.Kind == "missing" && strings.HasPrefix(in.Arg, "-l"):
 			f.Rule = RuleMissingLibrary
-			f.Message = fmt.Sprintf("%s: no lib%s.so or lib%s.a in %s", in.Arg, strings.TrimPrefix(in.Arg, "-l"), strings.TrimPrefix(in.Arg, "-l"), strings.Join(ll.dirs(), ":"))
+			// -l:NAME looks for NAME itself; -lNAME for libNAME.so, libNAME.a.
+			looked := fmt.Sprintf("lib%s.so or lib%s.a", in.Arg[2:], in.Arg[2:])
+			if name, exact := strings.CutPrefix(in.Arg, "-l:"); exact {
+				looked = name
+			}
+			where := "the search path, which is empty"
+			if dirs := ll.dirs(); len(dirs) > 0 {
+				where = strings.Join(dirs, ":")
+			}
+			f.Message = fmt.Sprintf("%s: no %s in %s", in.Arg, looked, where)
 			f.Fix = "add the -L directory that holds it, or drop the flag"
 		case in.Kind == "missing":
 			f.Rule = RuleMissingLibrary
 			f.Message = fmt.Sprintf("input %s does not exist", in.Arg)
+			f.Fix = "build it first or correct the path; the linker stops at a missing input"
 		default:
 			what := in.Arg
 			if strings.HasPrefix(in.Arg, "-l") {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -122,10 +123,36 @@ func TestLinkLineParsing(t *testing.T) {
 			}
 		})
 	}
+	// What a missing input's finding says (FuzzParseLinkLine found the
+	// missing file without a fix, and -l:NAME was looked for as
+	// "lib:NAME.so").
+	ll, err := symcheck.ParseLinkLine([]string{"-L" + dir + "/a", "-l:libnone.so.3", "-lnone", dir + "/none.o"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, f := range symcheck.LinkFindings(ll) {
+		if f.Fix == "" {
+			t.Errorf("no fix: %+v", f)
+		}
+		msgs = append(msgs, f.Message)
+	}
+	want := []string{
+		"-l:libnone.so.3: no libnone.so.3 in " + dir + "/a",
+		"-lnone: no libnone.so or libnone.a in " + dir + "/a",
+		"input " + dir + "/none.o does not exist",
+	}
+	if !reflect.DeepEqual(msgs, want) {
+		t.Errorf("messages:\n%q\nwant\n%q", msgs, want)
+	}
+	ll, _ = symcheck.ParseLinkLine([]string{"-lnone"})
+	if fs := symcheck.LinkFindings(ll); len(fs) != 1 || fs[0].Message != "-lnone: no libnone.so or libnone.a in the search path, which is empty" {
+		t.Errorf("no -L: %+v", fs)
+	}
 	if _, err := symcheck.ParseLinkLine([]string{"-L"}); err == nil {
 		t.Errorf("-L without a value accepted")
 	}
-	ll, _ := symcheck.ParseLinkLine([]string{"-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a:xnack-", "k.s"})
+	ll, _ = symcheck.ParseLinkLine([]string{"-target", "amdgcn-amd-amdhsa", "-mcpu=gfx90a:xnack-", "k.s"})
 	if ll.TargetText != "EM_AMDGPU gfx90a:xnack-" {
 		t.Errorf("target from flags = %q", ll.TargetText)
 	}
@@ -308,4 +335,54 @@ func TestUnwindClosure(t *testing.T) {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// FuzzParseLinkLine: any command line is parsed, resolved against real
+// files and judged without panicking, and every finding says what and why.
+func FuzzParseLinkLine(f *testing.F) {
+	dir := f.TempDir()
+	d64, d32 := filepath.Join(dir, "lib64"), filepath.Join(dir, "lib32")
+	for src, dst := range map[string]string{
+		"libfoo.so.1": filepath.Join(d64, "libunwind.so"),
+		"libi386.so":  filepath.Join(d32, "libunwind.so"),
+		"libgnu.a":    filepath.Join(d64, "libx.a"),
+	} {
+		b, err := os.ReadFile(testenv.Testdata(src))
+		if err != nil {
+			f.Fatal(err)
+		}
+		os.MkdirAll(filepath.Dir(dst), 0o755)
+		if err := os.WriteFile(dst, b, 0o644); err != nil {
+			f.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(d64, "libc.so"), []byte("GROUP ( "+filepath.Join(d64, "libx.a")+" AS_NEEDED ( -lunwind ) )\n"), 0o644)
+	for _, args := range [][]string{
+		{"ld.lld", testenv.Testdata("k-gfx803.o"), "-L" + d64, "-lunwind", "-o", "out"},
+		{"gcc", "-m32", testenv.Testdata("i386.o"), "-Wl,-L," + d64, "-Xlinker", "-L" + d32, "-lunwind"},
+		{"clang++", "-target", "amdgcn-amdhsa", "-mcpu=gfx803", "-L", d64, "-Wl,-Bstatic", "-lx", "-Wl,-Bdynamic", "-l:libunwind.so", "-lc"},
+		{"--sysroot=" + dir, "-L=/lib64", "-lunwind", "-Xlinker"},
+		{filepath.Join(d64, "libc.so"), "-o"},
+	} {
+		f.Add(strings.Join(args, "\n"))
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ll, err := symcheck.ParseLinkLine(strings.Split(s, "\n"))
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		for _, in := range ll.Inputs {
+			if in.Kind == "" {
+				t.Fatalf("input %q without a kind", in.Arg)
+			}
+		}
+		for _, fd := range symcheck.LinkFindings(ll) {
+			if fd.Rule == "" || fd.Message == "" || fd.Fix == "" {
+				t.Fatalf("incomplete finding %+v", fd)
+			}
+		}
+	})
 }
