@@ -82,6 +82,16 @@ func namedError(path string, err error) string {
 	return path + ": " + msg
 }
 
+// pathError is the FileError for path: err's text beginning with the path
+// once ("stat PATH: no such file or directory" becomes "PATH: no such file
+// or directory").
+func pathError(path string, err error) FileError {
+	if pe, ok := err.(*fs.PathError); ok && pe.Path == path {
+		err = pe.Err
+	}
+	return FileError{Path: path, Error: namedError(path, err)}
+}
+
 // CheckReport is the result of Check.
 type CheckReport struct {
 	SchemaVersion int         `json:"schema_version"`
@@ -126,10 +136,11 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	if opts.WorkDir == "" {
 		opts.WorkDir, _ = os.Getwd()
 	}
-	cands, err := collect(ctx, roots)
+	cands, bad, err := collect(ctx, roots)
 	if err != nil && ctx.Err() == nil {
 		return nil, err
 	}
+	rep.Errors = append(rep.Errors, bad...)
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -288,16 +299,23 @@ func statID(path string) elfx.FileID {
 
 // collect lists the regular files under roots in walk order (lexical per
 // directory); what each holds is for the workers to find out.
-func collect(ctx context.Context, roots []string) ([]candidate, error) {
+//
+// A root that does not exist or is neither a directory nor a regular file
+// is one of the errors returned beside the list, so the other roots are
+// still checked (as a file that turns out unreadable is).
+func collect(ctx context.Context, roots []string) ([]candidate, []FileError, error) {
 	var out []candidate
+	var bad []FileError
 	for _, root := range roots {
 		st, err := os.Stat(root)
 		if err != nil {
-			return nil, err
+			bad = append(bad, pathError(root, err))
+			continue
 		}
 		if !st.IsDir() {
 			if !st.Mode().IsRegular() {
-				return nil, regfile.NotRegular(root, st.Mode())
+				bad = append(bad, pathError(root, regfile.NotRegular(root, st.Mode())))
+				continue
 			}
 			out = append(out, newCandidate(root, filepath.Dir(root), false))
 			continue
@@ -305,10 +323,10 @@ func collect(ctx context.Context, roots []string) ([]candidate, error) {
 		got, err := walkParallel(ctx, root)
 		out = append(out, got...)
 		if err != nil {
-			return out, err
+			return out, bad, err
 		}
 	}
-	return out, nil
+	return out, bad, nil
 }
 
 func newCandidate(p, root string, walked bool) candidate {

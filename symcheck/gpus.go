@@ -109,6 +109,10 @@ type GPUReport struct {
 	MIOpenKDB     map[string]int  `json:"miopen_kdb,omitempty"` // arch → kernel databases
 	Expected      []string        `json:"expected,omitempty"`   // from --expect-from
 	Findings      []Finding       `json:"findings"`
+	// Errors are the paths named that could not be read (missing, not a
+	// regular file or directory, not an ELF file, archive or code object,
+	// malformed); the others are still reported.
+	Errors []FileError `json:"errors"`
 }
 
 // GPUOptions configure GPUs.
@@ -125,7 +129,7 @@ type GPUOptions struct {
 // against the required (or found) targets, rocBLAS/hipBLASLt Tensile
 // libraries and MIOpen kernel databases.
 func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, error) {
-	rep := &GPUReport{SchemaVersion: 1, Libraries: []GPULibrary{}, NoDeviceCode: []string{}, Findings: []Finding{}}
+	rep := &GPUReport{SchemaVersion: 1, Libraries: []GPULibrary{}, NoDeviceCode: []string{}, Findings: []Finding{}, Errors: []FileError{}}
 	var required []elfx.TargetID
 	for _, r := range opts.Require {
 		id, err := elfx.ParseTargetID(r)
@@ -173,11 +177,12 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 	for _, root := range paths {
 		st, err := os.Stat(root)
 		if err != nil {
-			return nil, err
+			rep.Errors = append(rep.Errors, pathError(root, err))
+			continue
 		}
 		if !st.IsDir() {
 			if err := visit(root, true); err != nil {
-				return nil, err
+				rep.Errors = append(rep.Errors, pathError(root, err))
 			}
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -48,11 +49,22 @@ func oddInputs(t *testing.T) (dir string, files map[string]string) {
 // in a walked directory the same files are passed over.
 func TestCheckNamedFilesItCannotCheck(t *testing.T) {
 	dir, files := oddInputs(t)
+	// A named pipe or a path that does not exist is an error of the
+	// report too, and the other paths are still checked (either one
+	// stopped the whole check).
+	good, missing := testenv.Testdata("libfoo.so.1"), filepath.Join(dir, "nowhere.so")
+	roots := []string{missing, good}
+	want := []symcheck.FileError{{Path: missing, Error: missing + ": no such file or directory"}}
 	if p, ok := files["pipe.so"]; ok {
-		_, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{})
-		if err == nil || !strings.Contains(err.Error(), "a named pipe, not a regular file") {
-			t.Errorf("Check(named pipe) = %v", err)
-		}
+		roots = append(roots, p)
+		want = append(want, symcheck.FileError{Path: p, Error: p + ": a named pipe, not a regular file"})
+	}
+	rep, err := symcheck.Check(context.Background(), roots, symcheck.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(rep.Errors, want) || !reflect.DeepEqual(rep.Files, []string{good}) {
+		t.Errorf("Check(%q): errors %+v, files %q; want errors %+v and the good file", roots, rep.Errors, rep.Files, want)
 	}
 	for _, c := range []struct{ name, want string }{
 		{"empty.so", "nothing to check"},
@@ -67,7 +79,7 @@ func TestCheckNamedFilesItCannotCheck(t *testing.T) {
 			t.Errorf("Check(%s): errors %+v, want one with %q", c.name, rep.Errors, c.want)
 		}
 	}
-	rep, err := symcheck.Check(context.Background(), []string{dir}, symcheck.CheckOptions{})
+	rep, err = symcheck.Check(context.Background(), []string{dir}, symcheck.CheckOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,21 +90,35 @@ func TestCheckNamedFilesItCannotCheck(t *testing.T) {
 	}
 }
 
-// TestGPUsNamedFilesItCannotRead: the same for gpus.
+// TestGPUsNamedFilesItCannotRead: the same for gpus, where each such path
+// is one of the report's errors and the other paths are still reported
+// (any one of them stopped the whole command).
 func TestGPUsNamedFilesItCannotRead(t *testing.T) {
 	dir, files := oddInputs(t)
+	good := testenv.Testdata("libraw.so")
 	for name, want := range map[string]string{
-		"pipe.so":   "a named pipe, not a regular file",
-		"empty.so":  "not an ELF file or an archive",
-		"script.so": "not an ELF file or an archive",
-		"trunc.so":  "malformed file at offset",
+		"pipe.so":    "a named pipe, not a regular file",
+		"empty.so":   "not an ELF file or an archive",
+		"script.so":  "not an ELF file or an archive",
+		"trunc.so":   "malformed file at offset",
+		"missing.so": "missing.so: no such file or directory",
 	} {
 		p, ok := files[name]
+		if name == "missing.so" {
+			p, ok = filepath.Join(dir, name), true
+		}
 		if !ok {
 			continue
 		}
-		if _, err := symcheck.GPUs(context.Background(), []string{p}, symcheck.GPUOptions{}); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("GPUs(%s) = %v, want %q", name, err, want)
+		rep, err := symcheck.GPUs(context.Background(), []string{good, p}, symcheck.GPUOptions{})
+		if err != nil {
+			t.Fatalf("GPUs(%s) = %v", name, err)
+		}
+		if len(rep.Errors) != 1 || rep.Errors[0].Path != p || !strings.HasPrefix(rep.Errors[0].Error, p+": ") || !strings.Contains(rep.Errors[0].Error, want) {
+			t.Errorf("GPUs(%s): errors %+v, want one naming it with %q", name, rep.Errors, want)
+		}
+		if len(rep.Libraries) != 1 || rep.Libraries[0].Path != good {
+			t.Errorf("GPUs(%s): the readable library is not reported: %+v", name, rep.Libraries)
 		}
 	}
 	rep, err := symcheck.GPUs(context.Background(), []string{dir}, symcheck.GPUOptions{})

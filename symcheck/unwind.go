@@ -109,6 +109,9 @@ type UnwindResult struct {
 	File      string     `json:"file"`
 	Unwinders []Unwinder `json:"unwinders"`
 	Findings  []Finding  `json:"findings"`
+	// Error says why the file could not be checked (it begins with the
+	// path); the other fields are empty then.
+	Error string `json:"error,omitempty"`
 }
 
 // CheckUnwind resolves path's closure and reports the unwinders in it and
@@ -239,14 +242,23 @@ func appendUnique(xs []string, x string) []string {
 	return append(xs, x)
 }
 
-// CheckUnwindFiles runs CheckUnwind for each path with one resolver.
+// CheckUnwindFiles runs CheckUnwind for each path with one resolver. A
+// path that cannot be checked (missing, not an ELF file, malformed) is a
+// result with its Error, and the others are still checked; the error
+// returned is the context's only.
 func CheckUnwindFiles(ctx context.Context, paths []string, opts rpath.Options) ([]*UnwindResult, error) {
 	b := NewBinder(rpath.New(opts))
 	var out []*UnwindResult
 	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
 		r, err := b.CheckUnwind(ctx, p)
 		if err != nil {
-			return out, err
+			if ctx.Err() != nil {
+				return out, ctx.Err()
+			}
+			r = &UnwindResult{File: p, Unwinders: []Unwinder{}, Findings: []Finding{}, Error: pathError(p, err).Error}
 		}
 		out = append(out, r)
 	}

@@ -257,6 +257,16 @@ func TestCheckFilesThatCannotBeChecked(t *testing.T) {
 	if strings.Contains(errOut, trunc+": "+trunc) {
 		t.Errorf("a path is repeated: %q", errOut)
 	}
+	// A path that does not exist is one of those too: the other paths
+	// are still checked and reported (it stopped the whole check, with
+	// nothing on stdout).
+	good, missing := filepath.Join(dir, "libfoo.so.1"), filepath.Join(dir, "nowhere.so")
+	os.WriteFile(good, b, 0o644)
+	code, out, errOut = run(t, "check", "--format", "plain", missing, good)
+	if code != 1 || !strings.Contains(out, "checked 1 file(s): 0 error(s), 0 warning(s), 0 note(s); 1 file(s) could not be checked") ||
+		!strings.Contains(errOut, "rocmdoctor: "+missing+": no such file or directory\n") {
+		t.Errorf("missing path: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
 	// A wheel member's error names the member under the wheel's path once.
 	whl := filepath.Join(dir, "pkg-1.0-py3-none-linux_x86_64.whl")
 	os.WriteFile(whl, testenv.ZipMember("pkg/libbz.so", b, 12), 0o644)

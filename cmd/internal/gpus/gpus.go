@@ -99,7 +99,15 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		return err
 	}
-	return cli.Emit(opts.IO.Out, opts.JSON, rep, func() error { return render(opts, rep) }, rep.Findings, opts.FailOn)
+	// A path that could not be read gets its line on stderr; the others
+	// are reported, and the exit status is 1 unless findings make it 3.
+	for _, e := range rep.Errors {
+		fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %s\n", e.Error)
+	}
+	if err := cli.Emit(opts.IO.Out, opts.JSON, rep, func() error { return render(opts, rep) }, rep.Findings, opts.FailOn); err != nil || len(rep.Errors) == 0 {
+		return err
+	}
+	return cli.SilentError
 }
 
 var marks = map[symcheck.Coverage]string{symcheck.CoverageExact: "✓", symcheck.CoverageCompatible: "~", symcheck.CoverageNone: "✗", symcheck.CoverageUnknown: "?"}

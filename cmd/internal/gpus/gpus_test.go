@@ -1,6 +1,7 @@
 package gpus_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,5 +43,25 @@ func TestGPUsEnvAndUsage(t *testing.T) {
 	}
 	if code, _ := run(t, "gpus", "--format", "yaml", td+"libgpu.so"); code != cli.ExitUsage {
 		t.Errorf("bad format: exit %d", code)
+	}
+}
+
+// TestGPUsBadPathAmongGood: a path that cannot be read gets one line on
+// stderr and exit status 1, and the other paths are still reported
+// (gpus printed nothing but the error).
+func TestGPUsBadPathAmongGood(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nowhere.so")
+	io, _, out, errOut := cli.Test()
+	code := root.Run(io, []string{"gpus", "--format", "markdown", td + "libraw.so", missing})
+	if code != cli.ExitError || !strings.Contains(out.String(), "| "+td+"libraw.so | ✓ |") {
+		t.Errorf("exit %d, stdout %q", code, out.String())
+	}
+	if errOut.String() != "rocmdoctor: "+missing+": no such file or directory\n" {
+		t.Errorf("stderr %q", errOut.String())
+	}
+	// Findings still decide the status when there are any.
+	io, _, _, _ = cli.Test()
+	if code := root.Run(io, []string{"gpus", "--require", "gfx90a", td + "libraw.so", missing}); code != cli.ExitFindings {
+		t.Errorf("with a finding: exit %d, want %d", code, cli.ExitFindings)
 	}
 }

@@ -94,6 +94,7 @@ func Run(ctx context.Context, opts *Options) error {
 		ctx = context.Background()
 	}
 	res := Result{SchemaVersion: cli.SchemaVersion, Findings: []symcheck.Finding{}}
+	failed := 0
 	if opts.Link {
 		res.Mode = "link"
 		ll, err := symcheck.ParseLinkLine(opts.Args)
@@ -111,9 +112,18 @@ func Run(ctx context.Context, opts *Options) error {
 		res.Files = files
 		for _, f := range files {
 			res.Findings = append(res.Findings, f.Findings...)
+			if f.Error != "" {
+				failed++
+				fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %s\n", f.Error)
+			}
 		}
 	}
-	return cli.Emit(opts.IO.Out, opts.JSON, res, func() error { return render(opts.IO, &res) }, res.Findings, opts.FailOn)
+	// A file that could not be checked makes the status 1 unless findings
+	// make it 3; the others are reported either way.
+	if err := cli.Emit(opts.IO.Out, opts.JSON, res, func() error { return render(opts.IO, &res) }, res.Findings, opts.FailOn); err != nil || failed == 0 {
+		return err
+	}
+	return cli.SilentError
 }
 
 func render(io *cli.IOStreams, res *Result) error {
@@ -134,6 +144,9 @@ func render(io *cli.IOStreams, res *Result) error {
 		}
 	}
 	for _, f := range res.Files {
+		if f.Error != "" {
+			continue // on stderr
+		}
 		fmt.Fprintln(w, c.Bold(f.File))
 		if len(f.Unwinders) == 0 {
 			fmt.Fprintln(w, "  no unwinder in the closure")

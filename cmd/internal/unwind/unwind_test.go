@@ -64,3 +64,29 @@ func TestUnwindFileInRoot(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want a report on %s:\n%s", code, errOut, inside, out)
 	}
 }
+
+// TestUnwindBadFileAmongGood: a file that cannot be checked gets one line
+// on stderr (and its error in JSON) and exit status 1, and the other files
+// are still reported (unwind printed nothing but the error).
+func TestUnwindBadFileAmongGood(t *testing.T) {
+	dir := t.TempDir()
+	missing, empty := filepath.Join(dir, "nowhere.so"), filepath.Join(dir, "empty.so")
+	os.WriteFile(empty, nil, 0o644)
+	code, out, errOut := clitest.Run("unwind", td+"libfoo.so.1", missing, empty)
+	if code != cli.ExitError || !strings.HasPrefix(out, td+"libfoo.so.1\n") || strings.Contains(out, "nowhere") || strings.Contains(out, "empty.so") {
+		t.Errorf("exit %d, stdout %q", code, out)
+	}
+	if errOut != "rocmdoctor: "+missing+": no such file or directory\nrocmdoctor: "+empty+": not an ELF file\n" {
+		t.Errorf("stderr %q", errOut)
+	}
+	code, out, _ = clitest.Run("unwind", "--json", missing, td+"libfoo.so.1")
+	var res struct {
+		Files []struct{ File, Error string }
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if code != cli.ExitError || len(res.Files) != 2 || res.Files[0].Error != missing+": no such file or directory" || res.Files[1].Error != "" {
+		t.Errorf("json: exit %d %+v", code, res)
+	}
+}
