@@ -828,10 +828,7 @@ func checkWheel(p *elfx.Probe, opts *CheckOptions) ([]Finding, error) {
 
 // checkWheelMember runs the file-level rules on one member if it is ELF.
 func checkWheelMember(zf *zip.File, name string, opts *CheckOptions) ([]Finding, error) {
-	if err := zipx.CheckMethod(zf); err != nil {
-		return nil, err
-	}
-	rc, err := zf.Open()
+	rc, err := zipx.Open(zf)
 	if err != nil {
 		return nil, err
 	}

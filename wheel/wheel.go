@@ -489,10 +489,7 @@ func openWheel(path string) (*os.File, *zip.Reader, error) {
 // here, copied as they are. Shorter than four bytes is fine; a member that
 // does not decode is an error.
 func sniffMember(zf *zip.File) (bool, error) {
-	if err := zipx.CheckMethod(zf); err != nil {
-		return false, err
-	}
-	rc, err := zf.Open()
+	rc, err := zipx.Open(zf)
 	if err != nil {
 		return false, err
 	}
@@ -520,7 +517,7 @@ func extract(zf *zip.File, raw *os.File, dst string) (*inflate.Index, error) {
 		idx, err = inflateIndexed(out, raw, zf)
 	} else {
 		var rc io.ReadCloser
-		if rc, err = zf.Open(); err == nil {
+		if rc, err = zipx.Open(zf); err == nil {
 			_, err = io.Copy(out, rc)
 			rc.Close()
 		}
@@ -534,7 +531,7 @@ func extract(zf *zip.File, raw *os.File, dst string) (*inflate.Index, error) {
 // inflateIndexed decodes a deflated member into out, indexing its blocks,
 // and checks its size and CRC-32 as archive/zip would.
 func inflateIndexed(out io.Writer, raw *os.File, zf *zip.File) (*inflate.Index, error) {
-	off, err := zf.DataOffset()
+	off, err := zipx.DataOffset(zf)
 	if err != nil {
 		return nil, err
 	}

@@ -625,6 +625,31 @@ func TestRelinkCorruptWheel(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := int64(z[provider].CompressedSize64)
+	record := ""
+	for name := range z {
+		if strings.HasSuffix(name, ".dist-info/RECORD") {
+			record = name
+		}
+	}
+	// crcs flips the bit in every copy of member's CRC-32 (local header
+	// and central directory).
+	crcs := func(b []byte, member string) []byte {
+		var c [4]byte
+		binary.LittleEndian.PutUint32(c[:], z[member].CRC32)
+		for i := 0; i+4 <= len(b); i++ {
+			if bytes.Equal(b[i:i+4], c[:]) {
+				b[i] ^= 1
+			}
+		}
+		return b
+	}
+	// What the error must say beyond the wheel and the member.
+	wants := map[string]string{
+		"wrong CRC-32":                  "CRC-32 recorded for it",
+		"bzip2 method":                  "compressed with bzip2 (method 12)",
+		"local header outside the file": "the central directory puts its local header outside the file",
+		"RECORD with a wrong CRC-32":    "checksum error",
+	}
 	for name, damage := range map[string]func([]byte) []byte{
 		"flipped bytes in the member": func(b []byte) []byte {
 			for i := off + n/2; i < off+n/2+16; i++ {
@@ -654,16 +679,21 @@ func TestRelinkCorruptWheel(t *testing.T) {
 		},
 		// The data inflates cleanly; only the CRC-32 the headers record
 		// (local header and central directory) is wrong.
-		"wrong CRC-32": func(b []byte) []byte {
-			var c [4]byte
-			binary.LittleEndian.PutUint32(c[:], z[provider].CRC32)
-			for i := 0; i+4 <= len(b); i++ {
-				if bytes.Equal(b[i:i+4], c[:]) {
-					b[i] ^= 1
+		"wrong CRC-32": func(b []byte) []byte { return crcs(b, provider) },
+		// A central directory entry whose local header offset lies past
+		// the end (archive/zip said "readat …: negative offset" or
+		// "invalid argument" for such offsets).
+		"local header outside the file": func(b []byte) []byte {
+			for i := 0; i+46+len(provider) <= len(b); i++ {
+				if string(b[i:i+4]) == "PK\x01\x02" && string(b[i+46:i+46+len(provider)]) == provider {
+					binary.LittleEndian.PutUint32(b[i+42:], 0x7ffffff0)
 				}
 			}
 			return b
 		},
+		// RECORD's lines are trusted for the entries copied as they are:
+		// one that does not read back whole was taken as it came.
+		"RECORD with a wrong CRC-32": func(b []byte) []byte { return crcs(b, record) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			bad := damage(append([]byte(nil), orig...))
@@ -679,14 +709,15 @@ func TestRelinkCorruptWheel(t *testing.T) {
 			if !strings.Contains(err.Error(), in) {
 				t.Errorf("the error does not name the wheel: %v", err)
 			}
-			if name != "truncated file" && !strings.Contains(err.Error(), provider) {
-				t.Errorf("the error does not name the member: %v", err)
+			member := provider
+			if name == "RECORD with a wrong CRC-32" {
+				member = record
 			}
-			if name == "wrong CRC-32" && !strings.Contains(err.Error(), "CRC-32 recorded for it") {
-				t.Errorf("a wrong CRC-32 is not named: %v", err)
+			if name != "truncated file" && !strings.Contains(err.Error(), member) {
+				t.Errorf("the error does not name the member %s: %v", member, err)
 			}
-			if name == "bzip2 method" && !strings.Contains(err.Error(), "compressed with bzip2 (method 12)") {
-				t.Errorf("the method is not named: %v", err)
+			if want := wants[name]; !strings.Contains(err.Error(), want) {
+				t.Errorf("the error does not say %q: %v", want, err)
 			}
 			if ents, _ := os.ReadDir(out); len(ents) != 0 {
 				t.Errorf("something was written: %v", ents)

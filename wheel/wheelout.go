@@ -18,6 +18,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/pflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
+	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
 )
 
 // wheelOutput is a relinked wheel being written next to its destination.
@@ -86,13 +87,21 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 			if zf.Name != d.record {
 				continue
 			}
-			rc, err := zf.Open()
+			rc, err := zipx.Open(zf)
 			if err != nil {
 				raw.Close()
 				return nil, fmt.Errorf("%s: %s: %w", d.input, zf.Name, err)
 			}
-			b, _ := io.ReadAll(io.LimitReader(rc, 64<<20))
+			// Its lines are trusted for the entries copied as they are,
+			// so a RECORD that does not read back whole (a CRC-32 that does
+			// not match) is an error. Past 64 MiB the lines not read are
+			// hashed from the entries instead.
+			b, err := io.ReadAll(io.LimitReader(rc, 64<<20))
 			rc.Close()
+			if err != nil {
+				raw.Close()
+				return nil, fmt.Errorf("%s: %s: %w", d.input, zf.Name, err)
+			}
 			for _, r := range parseRecord(string(b)) {
 				w.old[r.path] = r
 			}
@@ -194,7 +203,7 @@ func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
 		return nil
 	}
 	// Not in RECORD: hashed now, from its data.
-	rd, err := zf.Open()
+	rd, err := zipx.Open(zf)
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", w.d.input, zf.Name, err)
 	}
@@ -375,7 +384,7 @@ func (o *wheelOut) Write(p []byte) (int, error) {
 // w that zw has just begun.
 func (o *wheelOut) copyData(zw *zip.Writer, w io.Writer, zf *zip.File, src *os.File) error {
 	n := int64(zf.CompressedSize64)
-	off, err := zf.DataOffset()
+	off, err := zipx.DataOffset(zf)
 	if err != nil {
 		return err
 	}

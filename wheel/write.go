@@ -15,6 +15,7 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/mapfile"
+	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
 )
 
 // changes are the paths p rewrites and the ones it drops.
@@ -187,7 +188,7 @@ func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index
 	for _, r := range edited {
 		changes.Mark(r[0], r[1])
 	}
-	off, err := zf.DataOffset()
+	off, err := zipx.DataOffset(zf)
 	if err != nil {
 		return "", nil, err
 	}

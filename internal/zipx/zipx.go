@@ -3,7 +3,10 @@ package zipx
 
 import (
 	"archive/zip"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 )
 
 // CheckMethod refuses a member compressed with anything but deflate or
@@ -28,4 +31,35 @@ func methodName(m uint16) string {
 		return "XZ (method 95)"
 	}
 	return fmt.Sprintf("compression method %d", m)
+}
+
+// DataOffset is zf.DataOffset with an error that says what is wrong when
+// the central directory points outside the file (archive/zip passes on the
+// reader's "readat PATH: negative offset", "invalid argument" or EOF) or
+// where there is no local header ("zip: not a valid zip file").
+func DataOffset(zf *zip.File) (int64, error) {
+	off, err := zf.DataOffset()
+	if err == nil {
+		return off, nil
+	}
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return 0, fmt.Errorf("%w: the central directory puts its local header outside the file", zip.ErrFormat)
+	case errors.Is(err, zip.ErrFormat):
+		return 0, fmt.Errorf("%w: no local header where the central directory puts it", zip.ErrFormat)
+	}
+	return 0, err
+}
+
+// Open opens a wheel's member for reading: CheckMethod, then DataOffset,
+// then zf.Open, so what is wrong is said in words.
+func Open(zf *zip.File) (io.ReadCloser, error) {
+	if err := CheckMethod(zf); err != nil {
+		return nil, err
+	}
+	if _, err := DataOffset(zf); err != nil {
+		return nil, err
+	}
+	return zf.Open()
 }
