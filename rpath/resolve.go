@@ -125,21 +125,27 @@ func (d *Dep) Missing() bool { return d.Object == nil }
 
 // Object is one loaded object of the closure.
 type Object struct {
-	Path     string      `json:"path"`
-	Soname   string      `json:"soname,omitempty"`
-	Needed   []string    `json:"needed"`
-	RPath    []string    `json:"rpath,omitempty"`
-	RunPath  []string    `json:"runpath,omitempty"`
-	NoDefLib bool        `json:"nodeflib,omitempty"`
-	Header   elfx.Header `json:"-"`
-	Deps     []*Dep      `json:"deps"`
-	Loader   *Object     `json:"-"` // object whose NEEDED loaded this one; nil for the root
-	Depth    int         `json:"depth"`
-	names    []string
-	origin   string
-	id       fileID
-	loaded   bool // for the interpreter: joined the closure
-	interp   string
+	Path     string   `json:"path"`
+	Soname   string   `json:"soname,omitempty"`
+	Needed   []string `json:"needed"`
+	RPath    []string `json:"rpath,omitempty"`
+	RunPath  []string `json:"runpath,omitempty"`
+	NoDefLib bool     `json:"nodeflib,omitempty"`
+	// Static is set for a file without a dynamic section: a statically
+	// linked executable, or an object file, which ld.so never loads.
+	Static bool `json:"static,omitempty"`
+	// PIE is set for a position-independent executable (DF_1_PIE), which
+	// is a shared object by its type.
+	PIE    bool        `json:"pie,omitempty"`
+	Header elfx.Header `json:"-"`
+	Deps   []*Dep      `json:"deps"`
+	Loader *Object     `json:"-"` // object whose NEEDED loaded this one; nil for the root
+	Depth  int         `json:"depth"`
+	names  []string
+	origin string
+	id     fileID
+	loaded bool // for the interpreter: joined the closure
+	interp string
 }
 
 // Result is a resolved closure.
@@ -354,6 +360,8 @@ type parsed struct {
 	runpath  []string
 	nodeflib bool
 	interp   string
+	static   bool // no dynamic section
+	pie      bool // DF_1_PIE
 }
 
 // FileCache holds what resolution reads from each file (header, dynamic
@@ -580,7 +588,10 @@ func parseFile(f *elfx.File) (*parsed, error) {
 			p.rpath = d.RPathList()
 		}
 		p.nodeflib = d.Flags1&elf.DF_1_NODEFLIB != 0
-	case !errors.Is(err, elfx.ErrNoDynamic):
+		p.pie = d.Flags1&elf.DF_1_PIE != 0
+	case errors.Is(err, elfx.ErrNoDynamic):
+		p.static = true
+	default:
 		return nil, err
 	}
 	return p, nil
@@ -588,7 +599,8 @@ func parseFile(f *elfx.File) (*parsed, error) {
 
 func newObject(p *parsed, id fileID, path string, loader *Object) *Object {
 	o := &Object{Path: path, Header: p.hdr, Loader: loader, id: id,
-		Soname: p.soname, Needed: p.needed, RPath: p.rpath, RunPath: p.runpath, NoDefLib: p.nodeflib, interp: p.interp}
+		Soname: p.soname, Needed: p.needed, RPath: p.rpath, RunPath: p.runpath, NoDefLib: p.nodeflib, interp: p.interp,
+		Static: p.static, PIE: p.pie, Deps: []*Dep{}}
 	if loader != nil {
 		o.Depth = loader.Depth + 1
 	}

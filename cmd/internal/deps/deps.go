@@ -3,6 +3,7 @@ package deps
 
 import (
 	"context"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -141,6 +142,9 @@ func render(opts *Options, res *rpath.Result) error {
 			fmt.Fprintln(w, strings.Join(ch, " → "))
 		}
 	case opts.Flat:
+		if s := nothingLoaded(res.Root); s != "" {
+			fmt.Fprintf(w, "\t%s\n", s)
+		}
 		for _, e := range res.Flat() {
 			if e.Path == "" {
 				fmt.Fprintf(w, "\t%s => %s\n", e.Name, c.Red("not found"))
@@ -150,12 +154,32 @@ func render(opts *Options, res *rpath.Result) error {
 		}
 	default:
 		fmt.Fprintln(w, c.Bold(res.Root.Path))
+		if s := nothingLoaded(res.Root); s != "" {
+			fmt.Fprintf(w, "    %s\n", c.Dim("("+s+")"))
+		}
 		printTree(io, res.Root, "", map[*rpath.Object]bool{res.Root: true})
 	}
 	for _, d := range res.Missing() {
 		explainMissing(io, d)
 	}
 	return nil
+}
+
+// nothingLoaded says why a file has no dependencies to show, where that
+// is worth saying (ldd: "not a dynamic executable"); "" when it has some
+// or is a library that needs nothing.
+func nothingLoaded(o *rpath.Object) string {
+	switch {
+	case len(o.Needed) > 0:
+		return ""
+	case o.Header.Type == elf.ET_REL:
+		return "an object file: the linker reads it, ld.so never loads it"
+	case o.Static:
+		return "statically linked: no dynamic section, nothing is loaded"
+	case o.Header.Type == elf.ET_EXEC || o.PIE:
+		return "no NEEDED entries: nothing is loaded; statically linked or static-pie"
+	}
+	return ""
 }
 
 func printTree(io *cli.IOStreams, o *rpath.Object, indent string, seen map[*rpath.Object]bool) {

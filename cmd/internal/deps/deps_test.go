@@ -3,12 +3,14 @@ package deps_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/clitest"
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 )
 
 const td = clitest.Testdata
@@ -109,5 +111,60 @@ func TestDepsWarnsAboutDamagedCache(t *testing.T) {
 	_, _, errOut := clitest.Run("deps", "--root", root, "--fail-on", "never", td+"hello")
 	if !strings.Contains(errOut, "warning: "+filepath.Join(root, "etc", "ld.so.cache")+": ") || !strings.Contains(errOut, "ld.so.conf") {
 		t.Errorf("no warning about the damaged cache:\n%s", errOut)
+	}
+}
+
+// TestDepsNothingLoaded: a file with nothing to load says why instead of
+// printing its name alone (ldd: "not a dynamic executable"), in the tree
+// and in --flat; JSON marks a file without a dynamic section static.
+func TestDepsNothingLoaded(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "s.c")
+	os.WriteFile(src, []byte("void _start(void) { for (;;); }\n"), 0o644)
+	static, pie := filepath.Join(dir, "static"), filepath.Join(dir, "static-pie")
+	for out, flags := range map[string][]string{static: {"-static"}, pie: {"-static-pie", "-fPIE"}} {
+		if b, err := exec.Command(gcc, append(flags, "-nostdlib", "-o", out, src)...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %v: %v\n%s", flags, err, b)
+		}
+	}
+	for _, c := range []struct{ file, want string }{
+		{static, "statically linked: no dynamic section, nothing is loaded"},
+		{pie, "no NEEDED entries: nothing is loaded; statically linked or static-pie"},
+		{td + "be.o", "an object file: the linker reads it, ld.so never loads it"},
+	} {
+		code, out, errOut := clitest.Run("deps", c.file)
+		if code != 0 || out != c.file+"\n    ("+c.want+")\n" {
+			t.Errorf("deps %s: exit %d, stdout %q, stderr %q; want %q", c.file, code, out, errOut, c.want)
+		}
+		if _, out, _ = clitest.Run("deps", "--flat", c.file); out != "\t"+c.want+"\n" {
+			t.Errorf("deps --flat %s: %q", c.file, out)
+		}
+	}
+	// A library that needs nothing is not remarked on, with or without a
+	// SONAME.
+	for _, flags := range [][]string{{"-Wl,-soname,libnone.so"}, nil} {
+		lib := filepath.Join(dir, "libnone.so")
+		if b, err := exec.Command(gcc, append(flags, "-shared", "-fPIC", "-nostdlib", "-o", lib, src)...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v\n%s", err, b)
+		}
+		if _, out, _ := clitest.Run("deps", lib); out != lib+"\n" {
+			t.Errorf("library %v: %q", flags, out)
+		}
+	}
+	_, out, _ := clitest.Run("deps", "--json", static)
+	var doc struct {
+		Files []struct {
+			Objects []struct {
+				Static bool
+				Deps   []any
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Files) != 1 || len(doc.Files[0].Objects) != 1 || !doc.Files[0].Objects[0].Static || doc.Files[0].Objects[0].Deps == nil {
+		t.Errorf("json: %s", out)
 	}
 }
