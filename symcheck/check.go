@@ -74,22 +74,25 @@ type FileError struct {
 
 // namedError is err's text beginning with path, which most errors name
 // already (the ELF reader's, a wheel member's PATH!/member).
-func namedError(path string, err error) string {
-	msg := err.Error()
-	if strings.HasPrefix(msg, path+": ") || strings.HasPrefix(msg, path+"!/") {
-		return msg
-	}
-	return path + ": " + msg
-}
+func namedError(path string, err error) string { return pathErr(path, err).Error() }
 
 // pathError is the FileError for path: err's text beginning with the path
 // once ("stat PATH: no such file or directory" becomes "PATH: no such file
 // or directory").
 func pathError(path string, err error) FileError {
-	if pe, ok := err.(*fs.PathError); ok && pe.Path == path {
-		err = pe.Err
-	}
 	return FileError{Path: path, Error: namedError(path, err)}
+}
+
+// pathErr is err beginning with path once: an *fs.PathError about path
+// itself loses its operation ("stat PATH: x" becomes "PATH: x").
+func pathErr(path string, err error) error {
+	if pe, ok := err.(*fs.PathError); ok && pe.Path == path {
+		return fmt.Errorf("%s: %w", path, pe.Err)
+	}
+	if msg := err.Error(); strings.HasPrefix(msg, path+": ") || strings.HasPrefix(msg, path+"!/") {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 // CheckReport is the result of Check.

@@ -108,7 +108,11 @@ func release(v string) string {
 
 // Prefix checks a ROCm install (or a list of store paths) for consistency.
 func Prefix(ctx context.Context, prefix string, o PrefixOptions) (*PrefixReport, error) {
-	if st, err := os.Stat(prefix); err != nil || !st.IsDir() {
+	st, err := os.Stat(prefix)
+	if err != nil {
+		return nil, pathErr(prefix, err)
+	}
+	if !st.IsDir() {
 		return nil, fmt.Errorf("%s: not a directory", prefix)
 	}
 	rep := &PrefixReport{SchemaVersion: 1, Prefix: prefix, Versions: []ComponentVersion{}, Providers: []RuntimeCopies{}, Findings: []Finding{}}
@@ -118,6 +122,13 @@ func Prefix(ctx context.Context, prefix string, o PrefixOptions) (*PrefixReport,
 		return nil, err
 	}
 	rep.toolchain(prefix)
+	// A directory with none of what is looked for is a wrong path, not a
+	// consistent install: "no findings" there would pass a typo. (Header
+	// sets asked for are findings of their own when missing.)
+	tc := rep.Toolchain
+	if len(o.Headers) == 0 && len(libDirs) == 0 && len(rep.Versions) == 0 && tc.Clang == "" && tc.Hipcc == "" && tc.Amdclang == "" && tc.DeviceLibs == "" {
+		return nil, fmt.Errorf("%s: no ROCm install here: no lib, lib64 or llvm/lib directory, no release files (.info/version, include/rocm-core/rocm_version.h), no clang, hipcc or device libraries; give the install prefix (such as /opt/rocm), or --lib-dir", prefix)
+	}
 	for _, h := range o.Headers {
 		set, ok := HeaderSets[h]
 		if !ok {
