@@ -59,6 +59,10 @@ type CheckOptions struct {
 	// WorkDir is the directory whose appearance in an RPATH counts as a
 	// build directory (default: the working directory).
 	WorkDir string
+	// AllowEmpty accepts a directory with nothing to check in it; by
+	// default that is one of the report's errors, since a gate that
+	// checked nothing would pass an empty or mistaken install.
+	AllowEmpty bool
 
 	wantCK bool // a CK config is in the scan: workers read CK references
 }
@@ -139,7 +143,7 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	if opts.WorkDir == "" {
 		opts.WorkDir, _ = os.Getwd()
 	}
-	cands, bad, err := collect(ctx, roots)
+	cands, dirs, bad, err := collect(ctx, roots)
 	if err != nil && ctx.Err() == nil {
 		return nil, err
 	}
@@ -220,12 +224,23 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 		return true
 	}
 	var kept []*result
+	found := map[string]bool{} // walked roots with something to check
 	for _, r := range got {
 		if r != nil && r.c.kind == "ck" {
 			r.id = statID(r.c.path)
 		}
+		if r != nil && r.c.kind != "" && r.c.walked {
+			found[r.c.root] = true
+		}
 		if keep(r) {
 			kept = append(kept, r)
+		}
+	}
+	if !opts.AllowEmpty && ctx.Err() == nil {
+		for _, root := range dirs {
+			if !found[root] {
+				rep.Errors = append(rep.Errors, FileError{Path: root, Error: root + ": nothing to check under it (no ELF file, archive, wheel or composable_kernelConfig.cmake); give the install prefix, or --allow-empty"})
+			}
 		}
 	}
 	// A composable_kernel config is checked against the ELF files of the
@@ -301,14 +316,13 @@ func statID(path string) elfx.FileID {
 }
 
 // collect lists the regular files under roots in walk order (lexical per
-// directory); what each holds is for the workers to find out.
+// directory); what each holds is for the workers to find out. dirs are the
+// roots that are directories.
 //
 // A root that does not exist or is neither a directory nor a regular file
 // is one of the errors returned beside the list, so the other roots are
 // still checked (as a file that turns out unreadable is).
-func collect(ctx context.Context, roots []string) ([]candidate, []FileError, error) {
-	var out []candidate
-	var bad []FileError
+func collect(ctx context.Context, roots []string) (out []candidate, dirs []string, bad []FileError, err error) {
 	for _, root := range roots {
 		st, err := os.Stat(root)
 		if err != nil {
@@ -323,13 +337,14 @@ func collect(ctx context.Context, roots []string) ([]candidate, []FileError, err
 			out = append(out, newCandidate(root, filepath.Dir(root), false))
 			continue
 		}
+		dirs = append(dirs, root)
 		got, err := walkParallel(ctx, root)
 		out = append(out, got...)
 		if err != nil {
-			return out, bad, err
+			return out, dirs, bad, err
 		}
 	}
-	return out, bad, nil
+	return out, dirs, bad, nil
 }
 
 func newCandidate(p, root string, walked bool) candidate {

@@ -183,3 +183,37 @@ func TestBindsAgainstALibraryWithoutSectionHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckEmptyDirectory: a directory with nothing check can check in it
+// is one of the report's errors (the gate passed an empty install with
+// "checked 0 file(s)"), unless AllowEmpty; one with something is not.
+func TestCheckEmptyDirectory(t *testing.T) {
+	empty, headers, lib := t.TempDir(), t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(headers, "a.h"), []byte("int x;\n"), 0o644)
+	b, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(lib, "libfoo.so.1"), b, 0o644)
+	rep, err := symcheck.Check(context.Background(), []string{empty, lib, headers}, symcheck.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, e := range rep.Errors {
+		if !strings.HasPrefix(e.Error, e.Path+": nothing to check under it") {
+			t.Errorf("error %q", e.Error)
+		}
+		paths = append(paths, e.Path)
+	}
+	if want := []string{empty, headers}; !reflect.DeepEqual(paths, want) {
+		t.Errorf("errors for %q, want %q", paths, want)
+	}
+	if len(rep.Files) != 1 {
+		t.Errorf("files %q", rep.Files)
+	}
+	rep, err = symcheck.Check(context.Background(), []string{empty, headers}, symcheck.CheckOptions{AllowEmpty: true})
+	if err != nil || len(rep.Errors) != 0 {
+		t.Errorf("AllowEmpty: %v %+v", err, rep.Errors)
+	}
+}

@@ -33,6 +33,7 @@ type Options struct {
 	Glibc         string
 	Glibcxx       string
 	ExpectRunpath bool
+	AllowEmpty    bool
 	Version       string
 	Resolver      cli.ResolverFlags
 	check         symcheck.CheckOptions
@@ -109,6 +110,7 @@ when findings at or above --fail-on remain; Ctrl-C stops with a partial report.`
 	f.StringVar(&opts.Glibc, "glibc", "", "fail on files needing a GLIBC_ version newer than `VERSION` (e.g. 2.28)")
 	f.StringVar(&opts.Glibcxx, "glibcxx", "", "fail on files needing a GLIBCXX_ version newer than `VERSION` (e.g. 3.4.25)")
 	f.BoolVar(&opts.ExpectRunpath, "expect-runpath", false, "report DT_RPATH where DT_RUNPATH is expected (RD1204)")
+	f.BoolVar(&opts.AllowEmpty, "allow-empty", false, "accept a directory with nothing to check in it (by default an error: the gate would pass an empty install)")
 	opts.Resolver.Register(f)
 	return cmd
 }
@@ -135,6 +137,7 @@ func Run(ctx context.Context, opts *Options) error {
 	opts.Paths = cli.InRoot(root, opts.Paths)
 	co := &opts.check
 	co.Glibc, co.Glibcxx, co.ExpectRunpath, co.Workers = opts.Glibc, opts.Glibcxx, opts.ExpectRunpath, opts.Workers
+	co.AllowEmpty = opts.AllowEmpty
 	cfg := opts.Config
 	if cfg == "" {
 		cfg = symcheck.FindConfig(opts.Paths[0])

@@ -275,3 +275,17 @@ func TestCheckFilesThatCannotBeChecked(t *testing.T) {
 		t.Errorf("bzip2 member: exit %d, stderr %q, want %q", code, errOut, want)
 	}
 }
+
+// TestCheckEmptyTree: a tree with nothing to check fails the gate with a
+// line saying so, unless --allow-empty.
+func TestCheckEmptyTree(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := run(t, "check", "--format", "plain", dir)
+	if code != cli.ExitError || errOut != "rocmdoctor: "+dir+": nothing to check under it (no ELF file, archive, wheel or composable_kernelConfig.cmake); give the install prefix, or --allow-empty\n" ||
+		!strings.Contains(out, "checked 0 file(s)") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if code, _, errOut := run(t, "check", "--allow-empty", dir); code != 0 || errOut != "" {
+		t.Errorf("--allow-empty: exit %d, stderr %q", code, errOut)
+	}
+}
