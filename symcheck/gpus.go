@@ -254,6 +254,21 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 			}
 		}
 	}
+	// Required targets over paths without any device code: nothing there
+	// runs on them, and passing would wave through a build whose
+	// GPU_TARGETS came out empty. (Paths that could not be read are
+	// errors already.)
+	if len(required) > 0 && len(rep.Libraries) == 0 && len(rep.Errors) < len(paths) {
+		var names []string
+		for _, r := range required {
+			names = append(names, r.String())
+		}
+		rep.Findings = append(rep.Findings, Finding{
+			Rule: RuleGPUTargetMissing, Severity: SeverityError, File: strings.Join(paths, " "),
+			Message: fmt.Sprintf("no device code in %s: nothing there runs on %s", strings.Join(paths, ", "), strings.Join(names, ", ")),
+			Fix:     "give the directories or libraries that carry the device code (lib/ of the install, librocblas.so and its library/ directory), or check that GPU_TARGETS/AMDGPU_TARGETS were set when it was built",
+		})
+	}
 	rep.Findings = append(rep.Findings, checkTensile(rep, tensileDirs, rocblasLibs, required)...)
 	if len(kdb) > 0 {
 		rep.MIOpenKDB = kdb

@@ -298,3 +298,32 @@ func TestGPUCompressedBundles(t *testing.T) {
 		t.Errorf("--require findings = %q, want libz.so and libzstd.so missing gfx1100", failed)
 	}
 }
+
+// TestGPUsRequireWithoutDeviceCode: required targets over paths with no
+// device code at all are a finding (the requirement passed vacuously, so a
+// build whose GPU_TARGETS came out empty went through); without
+// --require, or with device code somewhere, there is none of it.
+func TestGPUsRequireWithoutDeviceCode(t *testing.T) {
+	host := testenv.Testdata("libfoo.so.1")
+	empty := t.TempDir()
+	rep, err := symcheck.GPUs(context.Background(), []string{empty, host}, symcheck.GPUOptions{Require: []string{"gfx90a", "gfx1030"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 || rep.Findings[0].Rule != symcheck.RuleGPUTargetMissing || rep.Findings[0].Severity != symcheck.SeverityError ||
+		rep.Findings[0].Message != "no device code in "+empty+", "+host+": nothing there runs on gfx90a, gfx1030" || rep.Findings[0].Fix == "" {
+		t.Errorf("findings %+v", rep.Findings)
+	}
+	if rep, _ := symcheck.GPUs(context.Background(), []string{empty, host}, symcheck.GPUOptions{}); len(rep.Findings) != 0 {
+		t.Errorf("without --require: %+v", rep.Findings)
+	}
+	rep, _ = symcheck.GPUs(context.Background(), []string{host, testenv.Testdata("libraw.so")}, symcheck.GPUOptions{Require: []string{"gfx1030"}})
+	if len(rep.Findings) != 0 {
+		t.Errorf("with device code for the target: %+v", rep.Findings)
+	}
+	// Only unreadable paths: their errors say it all.
+	rep, _ = symcheck.GPUs(context.Background(), []string{filepath.Join(empty, "nowhere.so")}, symcheck.GPUOptions{Require: []string{"gfx1030"}})
+	if len(rep.Findings) != 0 || len(rep.Errors) != 1 {
+		t.Errorf("unreadable only: findings %+v, errors %+v", rep.Findings, rep.Errors)
+	}
+}
