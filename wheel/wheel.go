@@ -247,6 +247,9 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 	if err := plan(ctx, d, targets, o, p); err != nil {
 		return nil, err
 	}
+	if len(p.Files) == 0 {
+		p.Notes = append(p.Notes, "no native libraries or executables for the host in it: nothing to relink")
+	}
 	// Apply the edits to the staged copies (private scratch files: patched
 	// in place, no fsync) and prove the result.
 	for _, fp := range p.Files {

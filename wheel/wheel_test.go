@@ -1548,3 +1548,30 @@ func TestRelinkUnversionedNeeded(t *testing.T) {
 		t.Errorf("with the link: need %+v", n)
 	}
 }
+
+// A wheel with no native code (a pure-Python one given by mistake) says
+// there was nothing to relink, and the new wheel holds the same entries.
+func TestRelinkPureWheel(t *testing.T) {
+	dir := t.TempDir()
+	whl := filepath.Join(dir, "pure-1.0-py3-none-any.whl")
+	order := []string{"pure/__init__.py", "pure-1.0.dist-info/METADATA", "pure-1.0.dist-info/RECORD"}
+	writeWheel(t, whl, order, map[string][]byte{order[0]: []byte("x = 1\n"), order[1]: []byte("Metadata-Version: 2.1\nName: pure\nVersion: 1.0\n")},
+		func(string) bool { return false })
+	out := filepath.Join(dir, "out")
+	p, err := wheel.Relink(context.Background(), whl, wheel.Options{LibDirs: []string{dir}, Output: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Files) != 0 || !p.Written || len(p.Notes) != 1 || p.Notes[0] != "no native libraries or executables for the host in it: nothing to relink" {
+		t.Errorf("plan: files %d, written %v, notes %q", len(p.Files), p.Written, p.Notes)
+	}
+	in, got := readZip(t, whl), readZip(t, p.Output)
+	if len(got) != len(in) {
+		t.Fatalf("entries %d, want %d", len(got), len(in))
+	}
+	for name, zf := range in {
+		if g, ok := got[name]; !ok || g.CRC32 != zf.CRC32 {
+			t.Errorf("%s differs or is missing", name)
+		}
+	}
+}

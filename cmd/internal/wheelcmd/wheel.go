@@ -138,7 +138,9 @@ func render(io *cli.IOStreams, p *wheel.Plan) {
 			rows = append(rows, []string{f.Path, n.Name, class, to})
 		}
 	}
-	io.Table([]string{"FILE", "NEEDED", "CLASS", "RESOLVES TO / REPLACED BY"}, rows)
+	if len(rows) > 0 {
+		io.Table([]string{"FILE", "NEEDED", "CLASS", "RESOLVES TO / REPLACED BY"}, rows)
+	}
 	for _, f := range p.Files {
 		for _, n := range f.Needed {
 			if n.Note != "" {
