@@ -11,6 +11,7 @@ import (
 	"archive/zip"
 	"context"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/base64"
 	"encoding/csv"
 	"errors"
@@ -661,19 +662,33 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 	// ReplaceBundled (bundled), otherwise noted as shadowing the target.
 	bundled := map[string]bool{}
 	shadows := map[string]string{}
+	// What planning needs from each file, read in one open: its SONAME
+	// names it in the wheel, the rest is for its own plan below.
+	type headers struct {
+		err, dynErr, interpErr error
+		dy                     *elfx.Dynamic
+		interp                 string
+		typ                    elf.Type
+	}
+	read := make(map[string]headers, len(d.elfs))
 	for _, rel := range d.elfs {
 		f, err := elfx.Open(filepath.Join(d.root, rel))
 		if err != nil {
+			read[rel] = headers{err: err}
 			continue
 		}
+		h := headers{typ: f.Type}
+		h.dy, h.dynErr = f.Dynamic()
+		h.interp, h.interpErr = f.Interp()
+		f.Close()
+		read[rel] = h
 		base := path.Base(rel)
 		inWheel[base] = rel
 		name := base
-		if dy, err := f.Dynamic(); err == nil && dy.Soname != "" {
-			inWheel[dy.Soname] = rel
-			name = dy.Soname
+		if h.dynErr == nil && h.dy.Soname != "" {
+			inWheel[h.dy.Soname] = rel
+			name = h.dy.Soname
 		}
-		f.Close()
 		switch tl := targets[family(name)]; {
 		case isGrafted(rel):
 			grafted[rel] = true
@@ -696,22 +711,19 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 	sys := rpath.New(o.Resolver)
 	referenced := map[string]bool{}
 	for _, rel := range d.elfs {
-		abs := filepath.Join(d.root, rel)
-		f, err := elfx.Open(abs)
-		if err != nil {
-			return d.fileErr(rel, err)
+		h := read[rel]
+		if h.err != nil {
+			return d.fileErr(rel, h.err)
 		}
-		dy, err := f.Dynamic()
-		interp, ierr := f.Interp()
-		f.Close()
-		if err != nil {
+		dy, interp := h.dy, h.interp
+		if h.dynErr != nil {
 			continue // no dynamic section: nothing to relink
 		}
-		if ierr != nil {
-			return d.fileErr(rel, ierr)
+		if h.interpErr != nil {
+			return d.fileErr(rel, h.interpErr)
 		}
 		fp := FilePlan{Path: rel, Grafted: grafted[rel], Bundled: bundled[rel], Needed: []Need{}}
-		fp.module, fp.python = symcheck.ModuleKind(f.Type, interp != "", dy, rel)
+		fp.module, fp.python = symcheck.ModuleKind(h.typ, interp != "", dy, rel)
 		fp.OldRunPath = dy.RunPath
 		if !dy.HasRunPath {
 			fp.OldRunPath, fp.OldIsRPath = dy.RPath, dy.HasRPath
@@ -785,7 +797,7 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 					p.Findings = append(p.Findings, refuse(rel, n, best.soname))
 				}
 			default:
-				if path := resolveSystem(ctx, sys, abs, n); path != "" {
+				if path := resolveSystem(ctx, sys, filepath.Join(d.root, rel), n); path != "" {
 					nd.Class, nd.Resolved = System, path
 				} else {
 					nd.Class = Missing
