@@ -11,10 +11,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +26,7 @@ import (
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/dcopy"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 	"github.com/rocmdoctor/rocmdoctor/wheel"
@@ -1573,5 +1577,77 @@ func TestRelinkPureWheel(t *testing.T) {
 		if g, ok := got[name]; !ok || g.CRC32 != zf.CRC32 {
 			t.Errorf("%s differs or is missing", name)
 		}
+	}
+}
+
+// Large entries copied as they are have their data at the same offset
+// modulo dcopy.Align as in the input (a zipalign padding field in the
+// local header sees to it), so they are written directly from the input's
+// pages; the data is the same, Python reads the wheel and its RECORD, and
+// relinking the result again does not pile up padding.
+func TestRelinkAlignsLargeEntries(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	blob := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		return b
+	}
+	more := map[string][]byte{"onnxruntime/capi/kernels_a.bin": blob(3 << 20), "onnxruntime/capi/kernels_b.bin": blob(2<<20 + 123)}
+	fx := buildWith(t, "", more)
+	// Padding is only added where the copy can be direct.
+	src, _ := os.Open(fx.wheel)
+	probe, _ := os.Create(filepath.Join(fx.dir, "probe"))
+	cp := dcopy.New(src, probe)
+	direct := cp.Direct()
+	cp.Close()
+	src.Close()
+	probe.Close()
+	if !direct {
+		if runtime.GOOS != "linux" || math.MaxInt == math.MaxInt32 {
+			t.Skip("no direct I/O from a mapping on this host")
+		}
+		testenv.Missing(t, "direct I/O in "+fx.dir, "a file system with O_DIRECT, such as ext4 or XFS, for TMPDIR")
+	}
+	in := fx.wheel
+	for round := range 2 {
+		out := filepath.Join(fx.dir, fmt.Sprintf("out%d", round))
+		p, err := wheel.Relink(context.Background(), in, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		zin, zout := readZip(t, in), readZip(t, p.Output)
+		for name, want := range more {
+			a, b := zin[name], zout[name]
+			ia, err1 := a.DataOffset()
+			ib, err2 := b.DataOffset()
+			if err1 != nil || err2 != nil {
+				t.Fatal(err1, err2)
+			}
+			if (ib-ia)%4096 != 0 {
+				t.Errorf("round %d: %s at %#x, was at %#x: not congruent modulo 4096", round, name, ib, ia)
+			}
+			pads := 0
+			for e := b.Extra; len(e) >= 4; e = e[4+int(binary.LittleEndian.Uint16(e[2:])):] {
+				if binary.LittleEndian.Uint16(e) == 0xd935 {
+					pads++
+				}
+			}
+			if pads > 1 || len(b.Extra) > 4096+6 {
+				t.Errorf("round %d: %s has %d padding fields, %d bytes of extra", round, name, pads, len(b.Extra))
+			}
+			rc, err := b.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(rc)
+			rc.Close()
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("round %d: %s does not read back (%v)", round, name, err)
+			}
+		}
+		pythonVerifyRecord(t, p.Output) // fails the test when Python does not read it
+		in = p.Output
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/rocmdoctor/rocmdoctor/internal/dcopy"
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/pflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
@@ -46,7 +47,16 @@ type wheelOutput struct {
 	// newWheelOutput) has returned, with its error in flushErr.
 	flushed  chan struct{}
 	flushErr error
+	// pending is what archive/zip still writes for the entry before the
+	// next one when that one begins (its data descriptor), -1 when that
+	// is not known (an entry it compressed): see copyRaw.
+	pending int64
 }
+
+// bigEntry is the size from which an entry's data is copied by the kernel
+// (and, where it can be, directly: see alignExtra) rather than through
+// archive/zip.
+const bigEntry = 1 << 20
 
 // earlyFlushMin is how much copyUnchanged must have written for the
 // output to be fsynced as soon as it is done.
@@ -111,11 +121,12 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 		raw.Close()
 		return nil, err
 	}
-	w.out = &wheelOut{f: w.tmp}
+	w.out = &wheelOut{f: w.tmp, cp: dcopy.New(raw, w.tmp)}
 	w.zw = zip.NewWriter(w.out)
 	if outputBase > 0 {
 		// Tests: the archive begins past a hole, its offsets absolute.
 		if _, err := w.tmp.Seek(outputBase, io.SeekStart); err != nil {
+			w.out.cp.Close()
 			w.tmp.Close()
 			os.Remove(w.tmp.Name())
 			raw.Close()
@@ -186,10 +197,21 @@ func (w *wheelOutput) copyUnchanged(ctx context.Context) error {
 // and attributes) and records its RECORD line.
 func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
 	h := reusedHeader(zf.FileHeader)
+	if zf.CompressedSize64 >= bigEntry && w.out.cp.Direct() && w.pending >= 0 {
+		// Where the entry's data will begin: its header goes after what
+		// is written so far and the previous entry's data descriptor.
+		if err := w.zw.Flush(); err != nil {
+			return err
+		}
+		if off, err := zipx.DataOffset(zf); err == nil && w.out.skip == 0 {
+			h.Extra = alignExtra(h.Extra, w.out.off+w.pending+localHeaderLen+int64(len(h.Name)), off)
+		}
+	}
 	out, err := w.zw.CreateRaw(&h)
 	if err != nil {
 		return err
 	}
+	w.pending = descriptorLen(&h)
 	if err := w.out.copyData(w.zw, out, zf, w.raw); err != nil {
 		return fmt.Errorf("%s: %s: %w", w.d.input, zf.Name, err)
 	}
@@ -254,6 +276,7 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 			path := filepath.Join(w.d.root, filepath.FromSlash(name))
 			// Relink began the digest when it patched the file.
 			dg := w.d.digests[name]
+			w.pending = -1 // compressed here, or spliced: its descriptor's size is archive/zip's
 			line, sp, err := writeSpliced(w.zw, zf, w.raw, w.d.index[name], w.d.edited[name], path, dg)
 			switch {
 			case errors.Is(err, inflate.ErrNotWorthSplicing):
@@ -324,6 +347,7 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 	if err := os.Rename(w.tmp.Name(), w.dst); err != nil {
 		return err
 	}
+	w.out.cp.Close()
 	w.raw.Close()
 	p.Output = w.dst
 	return nil
@@ -338,6 +362,7 @@ func (w *wheelOutput) discard() {
 		w.copied = nil
 	}
 	<-w.flushed
+	w.out.cp.Close()
 	w.tmp.Close()
 	os.Remove(w.tmp.Name())
 	w.raw.Close()
@@ -351,9 +376,10 @@ func (w *wheelOutput) discard() {
 // before the rename does not wait for the whole wheel at the end.
 type wheelOut struct {
 	f       *os.File
-	off     int64 // bytes in the file
-	skip    int64 // bytes archive/zip will pass that are already in the file
-	started int64 // write-back started below this offset
+	cp      *dcopy.Copier // from the old wheel into f
+	off     int64         // bytes in the file
+	skip    int64         // bytes archive/zip will pass that are already in the file
+	started int64         // write-back started below this offset
 	zeros   []byte
 }
 
@@ -388,7 +414,7 @@ func (o *wheelOut) copyData(zw *zip.Writer, w io.Writer, zf *zip.File, src *os.F
 	if err != nil {
 		return err
 	}
-	if n < 1<<20 {
+	if n < bigEntry {
 		_, err := io.Copy(w, io.NewSectionReader(src, off, n))
 		return err
 	}
@@ -396,15 +422,14 @@ func (o *wheelOut) copyData(zw *zip.Writer, w io.Writer, zf *zip.File, src *os.F
 	if err := zw.Flush(); err != nil {
 		return err
 	}
-	if _, err := src.Seek(off, io.SeekStart); err != nil {
+	// Directly from the old wheel's pages where the offsets agree (the
+	// header's padding saw to it), by copy_file_range otherwise; both
+	// write at an offset, so the file's own offset is moved past it.
+	if _, err := o.cp.Copy(o.off, off, n); err != nil {
 		return err
 	}
-	m, err := io.Copy(o.f, io.LimitReader(src, n)) // copy_file_range where the kernel has it
-	o.off += m
-	if err == nil && m < n {
-		err = io.ErrUnexpectedEOF
-	}
-	if err != nil {
+	o.off += n
+	if _, err := o.f.Seek(o.off, io.SeekStart); err != nil {
 		return err
 	}
 	o.skip += n
@@ -444,7 +469,7 @@ func reusedHeader(h zip.FileHeader) zip.FileHeader {
 		if n > len(b) {
 			break
 		}
-		if id != zip64ExtraID {
+		if id != zip64ExtraID && id != alignExtraID {
 			extra = append(extra, b[:n]...)
 		}
 		b = b[n:]
@@ -458,8 +483,53 @@ func reusedHeader(h zip.FileHeader) zip.FileHeader {
 
 const (
 	zip64ExtraID       = 0x0001
+	alignExtraID       = 0xd935 // Android's zipalign
 	dataDescriptorFlag = 0x8
+	localHeaderLen     = 30 // before the name and the extra field
 )
+
+// descriptorLen is the size of the data descriptor archive/zip writes
+// after the data of an entry it was given raw with header h (when the next
+// entry begins).
+func descriptorLen(h *zip.FileHeader) int64 {
+	switch {
+	case h.Flags&dataDescriptorFlag == 0 || strings.HasSuffix(h.Name, "/"):
+		return 0
+	case h.CompressedSize64 >= math.MaxUint32 || h.UncompressedSize64 >= math.MaxUint32:
+		return 24
+	}
+	return 16
+}
+
+// alignExtra returns extra with a padding field that puts the data of an
+// entry, whose local header is written at headerOff (name included), at
+// the offset of its data in the old wheel, dataOff, modulo dcopy.Align,
+// so that the data can be written directly from the old wheel's pages
+// (internal/dcopy). The field is zipalign's (ID 0xd935: the alignment,
+// then zeros), which zip readers pass over as they do every field they do
+// not know. extra is returned as it is when no padding is needed or the
+// field would not fit.
+func alignExtra(extra []byte, headerOff, dataOff int64) []byte {
+	at := headerOff + int64(len(extra)) // the data, unpadded
+	pad := (dataOff - at) % dcopy.Align
+	if pad < 0 {
+		pad += dcopy.Align
+	}
+	if pad == 0 {
+		return extra
+	}
+	for pad < 6 { // the field's ID and length, and the alignment
+		pad += dcopy.Align
+	}
+	if len(extra)+int(pad) > math.MaxUint16 {
+		return extra
+	}
+	f := make([]byte, pad)
+	binary.LittleEndian.PutUint16(f, alignExtraID)
+	binary.LittleEndian.PutUint16(f[2:], uint16(pad-4))
+	binary.LittleEndian.PutUint16(f[4:], dcopy.Align)
+	return append(extra[:len(extra):len(extra)], f...)
+}
 
 // sortCentralDirectory reorders the central directory archive/zip wrote at
 // the end of f, whose records are in write order, so that they follow

@@ -3,6 +3,7 @@ package wheel
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/dcopy"
 )
 
 // TestSortCentralDirectory: records written in one order come back in the
@@ -197,8 +200,9 @@ func TestReusedHeader(t *testing.T) {
 	ut := field(0x5455, 1, 2, 3, 4, 5)
 	zip64 := field(zip64ExtraID, 8, 7, 6, 5, 4, 3, 2, 1)
 	unix := field(0x7875, 1, 4, 0, 0, 0, 0, 4, 0, 0, 0, 0)
+	pad := field(alignExtraID, 0, 16, 0, 0, 0) // an earlier relink's alignment: for the old layout
 	var extra []byte
-	for _, f := range [][]byte{zip64, ut, zip64, unix} {
+	for _, f := range [][]byte{zip64, ut, pad, zip64, unix} {
 		extra = append(extra, f...)
 	}
 	small := zip.FileHeader{Name: "a", Extra: extra, CompressedSize64: 10, UncompressedSize64: 20}
@@ -272,5 +276,38 @@ func TestPlanJSONDocumented(t *testing.T) {
 				t.Errorf("docs/wheel-json.md does not document %s.%s (%q)", typ.Name(), typ.Field(i).Name, name)
 			}
 		}
+	}
+}
+
+// alignExtra pads the extra field so that the data lands at the old
+// offset modulo dcopy.Align, with a well-formed zipalign field of at least
+// six bytes, and leaves it alone when nothing is needed or it would not fit.
+func TestAlignExtra(t *testing.T) {
+	ut := []byte{0x55, 0x54, 5, 0, 1, 2, 3, 4, 5}
+	for _, c := range []struct{ headerOff, dataOff int64 }{
+		{100, 4096 + 200}, {100, 109}, {100, 105}, {100, 104}, {4096*3 + 17, 4096 + 17 + 9}, {7, 3},
+	} {
+		got := alignExtra(ut, c.headerOff, c.dataOff)
+		if (c.headerOff+int64(len(got))-c.dataOff)%dcopy.Align != 0 {
+			t.Errorf("%+v: data at %d, not congruent with %d", c, c.headerOff+int64(len(got)), c.dataOff)
+		}
+		if !bytes.Equal(got[:len(ut)], ut) {
+			t.Errorf("%+v: the existing fields changed", c)
+		}
+		rest := got[len(ut):]
+		if len(rest) == 0 {
+			continue
+		}
+		if len(rest) < 6 || binary.LittleEndian.Uint16(rest) != alignExtraID || int(binary.LittleEndian.Uint16(rest[2:]))+4 != len(rest) ||
+			binary.LittleEndian.Uint16(rest[4:]) != dcopy.Align {
+			t.Errorf("%+v: padding field % x", c, rest)
+		}
+	}
+	if got := alignExtra(ut, 100, 100+int64(len(ut))); !bytes.Equal(got, ut) {
+		t.Errorf("already aligned: % x", got)
+	}
+	long := make([]byte, 65535-100)
+	if got := alignExtra(long, 0, 1); len(got) != len(long) {
+		t.Errorf("a field past 64 KiB was added (%d bytes)", len(got))
 	}
 }

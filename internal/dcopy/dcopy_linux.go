@@ -1,0 +1,78 @@
+//go:build linux && (amd64 || arm64 || ppc64le || ppc64 || s390x || riscv64 || loong64 || mips64 || mips64le)
+
+package dcopy
+
+import (
+	"os"
+	"syscall"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/mapfile"
+)
+
+type linuxDirect struct {
+	src  uintptr // the source's descriptor
+	size int64   // and size
+	fd   int     // the destination, opened again with O_DIRECT
+}
+
+// chunk is how much of the source is mapped and written at a time: the
+// pages the kernel takes from the mapping count in the process's RSS
+// while it is mapped, so the source is not mapped whole.
+const chunk = 16 << 20
+
+func openDirect(src, dst *os.File) direct {
+	st, err := src.Stat()
+	if err != nil || st.Size() < 2*Align {
+		return nil
+	}
+	// Mapping must work here (not on 32-bit hosts).
+	probe, err := mapfile.MapRange(src.Fd(), 0, Align)
+	if err != nil {
+		return nil
+	}
+	mapfile.Unmap(probe)
+	fd, err := syscall.Open(dst.Name(), syscall.O_WRONLY|syscall.O_DIRECT|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	// The same file as dst, not one renamed over it since.
+	var a, b syscall.Stat_t
+	if syscall.Fstat(fd, &a) != nil || syscall.Fstat(int(dst.Fd()), &b) != nil || a.Dev != b.Dev || a.Ino != b.Ino {
+		syscall.Close(fd)
+		return nil
+	}
+	return &linuxDirect{src: src.Fd(), size: st.Size(), fd: fd}
+}
+
+func (d *linuxDirect) write(dstOff, srcOff, n int64) (int64, error) {
+	if srcOff < 0 || n < 0 || srcOff+n > d.size {
+		return 0, syscall.EINVAL
+	}
+	page := int64(os.Getpagesize())
+	var done int64
+	for done < n {
+		k := min(n-done, chunk)
+		// The mapping begins on a page; the data within it is aligned
+		// (srcOff+done agrees with an aligned dstOff+done).
+		from := srcOff + done
+		base := from / page * page
+		m, err := mapfile.MapRange(d.src, base, from-base+k)
+		if err != nil {
+			return done, err
+		}
+		w, err := syscall.Pwrite(d.fd, m[from-base:from-base+k], dstOff+done)
+		mapfile.Unmap(m)
+		if w > 0 {
+			done += int64(w) / Align * Align // a partial block is written again
+		}
+		if err != nil {
+			return done, err
+		}
+		if int64(w) < k {
+			return done, syscall.EIO // short: the rest the ordinary way
+		}
+	}
+	return done, nil
+}
+
+func (d *linuxDirect) close() { syscall.Close(d.fd) }
