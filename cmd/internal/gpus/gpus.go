@@ -110,6 +110,10 @@ func Run(ctx context.Context, opts *Options) error {
 	return cli.SilentError
 }
 
+// maxListed is how many files without device code the text output names
+// in full.
+const maxListed = 20
+
 var marks = map[symcheck.Coverage]string{symcheck.CoverageExact: "✓", symcheck.CoverageCompatible: "~", symcheck.CoverageNone: "✗", symcheck.CoverageUnknown: "?"}
 
 func render(opts *Options, rep *symcheck.GPUReport) error {
@@ -156,8 +160,15 @@ func render(opts *Options, rep *symcheck.GPUReport) error {
 			fmt.Fprintf(w, "  note: %s\n", n)
 		}
 	}
-	if len(rep.NoDeviceCode) > 0 {
-		fmt.Fprintf(w, "no device code (%d): %s\n", len(rep.NoDeviceCode), strings.Join(rep.NoDeviceCode, " "))
+	if n := len(rep.NoDeviceCode); n > 0 {
+		// A walked library directory has hundreds of host-only files: a
+		// few name the kind, the JSON lists them all.
+		shown := rep.NoDeviceCode
+		more := ""
+		if n > maxListed {
+			shown, more = shown[:maxListed/2], fmt.Sprintf(" … and %d more (--json lists them)", n-maxListed/2)
+		}
+		fmt.Fprintf(w, "no device code (%d): %s%s\n", n, strings.Join(shown, " "), more)
 	}
 	for _, t := range rep.Tensile {
 		var archs []string

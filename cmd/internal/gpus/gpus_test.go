@@ -1,6 +1,8 @@
 package gpus_test
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,5 +65,28 @@ func TestGPUsBadPathAmongGood(t *testing.T) {
 	io, _, _, _ = cli.Test()
 	if code := root.Run(io, []string{"gpus", "--require", "gfx90a", td + "libraw.so", missing}); code != cli.ExitFindings {
 		t.Errorf("with a finding: exit %d, want %d", code, cli.ExitFindings)
+	}
+}
+
+// TestGPUsManyHostFiles: a walked directory's host-only files are counted
+// and a few named in the text output, not listed by the hundred on one
+// line; JSON lists them all.
+func TestGPUsManyHostFiles(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(td + "libfoo.so.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 25 {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("lib%02d.so", i)), b, 0o644)
+	}
+	code, out := run(t, "gpus", dir)
+	if code != 0 || !strings.Contains(out, "no device code (25): "+filepath.Join(dir, "lib00.so")+" ") ||
+		!strings.HasSuffix(out, filepath.Join(dir, "lib09.so")+" … and 15 more (--json lists them)\n") || strings.Contains(out, "lib10.so") {
+		t.Errorf("exit %d:\n%s", code, out)
+	}
+	_, out = run(t, "gpus", "--json", dir)
+	if !strings.Contains(out, "lib24.so") {
+		t.Errorf("json lacks the last file:\n%s", out)
 	}
 }
