@@ -212,6 +212,10 @@ func listRules(opts *Options) error {
 	return opts.IO.Table([]string{"ID", "NAME", "SEVERITY", "DESCRIPTION"}, rows)
 }
 
+// maxNotesPerFile is how many notes of one rule on one file the text
+// output shows one by one; more are one row.
+const maxNotesPerFile = 3
+
 func render(opts *Options, rep *symcheck.CheckReport) error {
 	io := opts.IO
 	switch opts.Format {
@@ -227,7 +231,9 @@ func render(opts *Options, rep *symcheck.CheckReport) error {
 	c := io.Colors()
 	if len(rep.Findings) > 0 {
 		var rows [][]string
-		for _, f := range rep.Findings {
+		fs := rep.Findings
+		for i := 0; i < len(fs); i++ {
+			f := fs[i]
 			sev := string(f.Severity)
 			switch f.Severity {
 			case symcheck.SeverityError:
@@ -235,7 +241,22 @@ func render(opts *Options, rep *symcheck.CheckReport) error {
 			case symcheck.SeverityWarning:
 				sev = c.Yellow(sev)
 			}
-			rows = append(rows, []string{f.ID, sev, f.RelPath, f.Message, f.Fix})
+			msg := f.Message
+			// Notes of one rule on one file (a plugin's hundreds of
+			// undefined symbols: LLVMPolly.so has 581) are one row here,
+			// so the errors are not lost among them; JSON, SARIF and
+			// JUnit keep each.
+			if f.Severity == symcheck.SeverityNote {
+				j := i + 1
+				for j < len(fs) && fs[j].Severity == f.Severity && fs[j].ID == f.ID && fs[j].File == f.File {
+					j++
+				}
+				if j-i > maxNotesPerFile {
+					msg += fmt.Sprintf(" (and %d more %s notes on this file; --format json lists them)", j-i-1, f.ID)
+					i = j - 1
+				}
+			}
+			rows = append(rows, []string{f.ID, sev, f.RelPath, msg, f.Fix})
 		}
 		if err := io.Table([]string{"ID", "SEVERITY", "FILE", "MESSAGE", "FIX"}, rows); err != nil {
 			return err

@@ -289,3 +289,34 @@ func TestCheckEmptyTree(t *testing.T) {
 		t.Errorf("--allow-empty: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestCheckCollapsesNotes: a module's many undefined symbols (notes) are
+// one row of the text output, so errors are not lost among them; JSON
+// keeps each.
+func TestCheckCollapsesNotes(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "p.c")
+	os.WriteFile(src, []byte("extern int h1(void), h2(void), h3(void), h4(void), h5(void);\nint f(void){return h1()+h2()+h3()+h4()+h5();}\n"), 0o644)
+	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-o", filepath.Join(dir, "plugin.so"), src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	os.Remove(src)
+	_, out, _ := run(t, "check", "--format", "plain", dir)
+	rows := 0
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "RD1006\t") {
+			rows++
+			if !strings.Contains(l, "undefined symbol: h1 ") || !strings.Contains(l, "(and 4 more RD1006 notes on this file; --format json lists them)") {
+				t.Errorf("row %q", l)
+			}
+		}
+	}
+	if rows != 1 || !strings.Contains(out, "5 note(s)") {
+		t.Errorf("%d RD1006 rows:\n%s", rows, out)
+	}
+	_, out, _ = run(t, "check", "--json", dir)
+	if n := strings.Count(out, `"rule": "module-undefined-symbol"`); n != 5 {
+		t.Errorf("JSON has %d module notes, want 5", n)
+	}
+}
