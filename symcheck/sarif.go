@@ -20,8 +20,22 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool    sarifTool     `json:"tool"`
-	Results []sarifResult `json:"results"`
+	Tool        sarifTool         `json:"tool"`
+	Invocations []sarifInvocation `json:"invocations"`
+	Results     []sarifResult     `json:"results"`
+}
+
+// sarifInvocation says whether the run completed and, as notifications,
+// which inputs could not be checked.
+type sarifInvocation struct {
+	ExecutionSuccessful        bool                `json:"executionSuccessful"`
+	ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications,omitempty"`
+}
+
+type sarifNotification struct {
+	Level     string          `json:"level"`
+	Message   sarifText       `json:"message"`
+	Locations []sarifLocation `json:"locations,omitempty"`
 }
 
 type sarifTool struct {
@@ -98,6 +112,16 @@ func WriteSARIF(w io.Writer, rep *CheckReport, toolVersion string) error {
 			Help: sarifText{r.Fix}, DefaultConfiguration: sarifConfig{sarifLevel(r.Severity)},
 		})
 	}
+	// The files that could not be checked are the run's notifications
+	// (an interrupted run did not complete).
+	inv := sarifInvocation{ExecutionSuccessful: !rep.Interrupted}
+	for _, e := range rep.Errors {
+		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{
+			Level: "error", Message: sarifText{e.Error},
+			Locations: []sarifLocation{{sarifPhysical{sarifArtifact{URI: filepath.ToSlash(e.Path)}}}},
+		})
+	}
+	run.Invocations = []sarifInvocation{inv}
 	for _, f := range rep.Findings {
 		msg := f.Message
 		if f.Fix != "" {
@@ -165,12 +189,15 @@ func WriteJUnit(w io.Writer, rep *CheckReport, threshold string) error {
 			extra = append(extra, f) // wheel members, CK Targets files
 		}
 	}
-	sort.Strings(extra)
-	files = append(files, extra...)
 	errs := map[string]string{}
 	for _, e := range rep.Errors {
 		errs[e.Path] = e.Error
+		if !slices.Contains(files, e.Path) && !slices.Contains(extra, e.Path) {
+			extra = append(extra, e.Path) // a path that is missing, or empty
+		}
 	}
+	sort.Strings(extra)
+	files = append(files, extra...)
 	for _, p := range files {
 		c := JUnitCase{Classname: "rocmdoctor.check", Name: p}
 		for _, f := range byFile[p] {

@@ -113,6 +113,24 @@ func TestCheckSARIFAndJUnitParseBack(t *testing.T) {
 	}
 }
 
+// TestJUnitNamesPathsNotChecked: a path that cannot be checked is a test
+// case with an error (it was in no output but stderr).
+func TestJUnitNamesPathsNotChecked(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nowhere.so")
+	_, out, _ := run(t, "check", "--format", "junit", tree, missing)
+	var suites symcheck.JUnitSuites
+	if err := xml.Unmarshal([]byte(out), &suites); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range suites.Suites[0].Cases {
+		found = found || c.Name == missing && c.Error != nil && c.Error.Message == missing+": no such file or directory"
+	}
+	if !found || suites.Suites[0].Errors != 1 {
+		t.Errorf("JUnit: errors=%d, the missing path has no error case:\n%s", suites.Suites[0].Errors, out)
+	}
+}
+
 // TestSARIFValidates validates the SARIF output against the 2.1.0 schema
 // with python3-jsonschema (the CI tier installs it).
 func TestSARIFValidates(t *testing.T) {
@@ -120,13 +138,18 @@ func TestSARIFValidates(t *testing.T) {
 	if exec.Command(py, "-c", "import jsonschema").Run() != nil {
 		testenv.Missing(t, "python3 module jsonschema", "apt-get install python3-jsonschema")
 	}
-	_, out, _ := run(t, "check", "--format", "sarif", tree)
+	// With a path that cannot be checked too: it is a notification of
+	// the run's invocation (it was in no output but stderr).
+	missing := filepath.Join(t.TempDir(), "nowhere.so")
+	_, out, _ := run(t, "check", "--format", "sarif", tree, missing)
 	f := filepath.Join(t.TempDir(), "out.sarif")
 	os.WriteFile(f, []byte(out), 0o644)
 	script := `import json,sys,jsonschema
 schema=json.load(open(sys.argv[1])); doc=json.load(open(sys.argv[2]))
-jsonschema.Draft4Validator(schema).validate(doc)`
-	if o, err := exec.Command(py, "-c", script, "../../../testdata/sarif/sarif-2.1.0-rtm.5.json", f).CombinedOutput(); err != nil {
+jsonschema.Draft4Validator(schema).validate(doc)
+inv=doc["runs"][0]["invocations"][0]; n=inv["toolExecutionNotifications"]
+assert inv["executionSuccessful"] and len(n)==1 and n[0]["level"]=="error" and n[0]["message"]["text"]==sys.argv[3]+": no such file or directory", inv`
+	if o, err := exec.Command(py, "-c", script, "../../../testdata/sarif/sarif-2.1.0-rtm.5.json", f, missing).CombinedOutput(); err != nil {
 		t.Errorf("SARIF does not validate: %v\n%s", err, o)
 	}
 }
