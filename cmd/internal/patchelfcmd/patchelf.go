@@ -361,6 +361,12 @@ func (o *Options) one(path string) error {
 	}
 	d, derr := f.Dynamic()
 	out := o.IO.Out
+	// An object file has neither: say what it is, as the edits do, rather
+	// than "most likely statically linked".
+	if f.Type == elf.ET_REL && (o.printInterp || o.printSoname || o.printRPath || o.printNeeded) {
+		f.Close()
+		return fmt.Errorf("%s: not a linked file (relocatable object): it has no interpreter or dynamic section", path)
+	}
 	if o.printInterp {
 		s, _ := f.Interp()
 		if s == "" {

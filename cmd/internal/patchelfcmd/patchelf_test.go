@@ -1,0 +1,34 @@
+package patchelfcmd_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/clitest"
+)
+
+const td = clitest.Testdata
+
+// The --print-* options answer as NixOS patchelf does, and say what an
+// object file is rather than calling it statically linked.
+func TestPrint(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nowhere.so")
+	for _, c := range []struct {
+		args          []string
+		code          int
+		stdout, error string
+	}{
+		{[]string{"--print-soname", td + "libfoo.so.1"}, 0, "libfoo.so.1\n", ""},
+		{[]string{"--print-needed", td + "hello"}, 0, "libfoo.so.1\nlibc.so.6\n", ""},
+		{[]string{"--print-rpath", td + "hello"}, 0, "$ORIGIN\n", ""},
+		{[]string{"--print-interpreter", td + "hello"}, 0, "/lib64/ld-linux-x86-64.so.2\n", ""},
+		{[]string{"--print-interpreter", td + "libfoo.so.1"}, 1, "", "patchelf: " + td + "libfoo.so.1: cannot find section '.interp'. The input file is most likely statically linked\n"},
+		{[]string{"--print-rpath", td + "be.o"}, 1, "", "patchelf: " + td + "be.o: not a linked file (relocatable object): it has no interpreter or dynamic section\n"},
+		{[]string{"--print-soname", missing}, 1, "", "patchelf: getting info about '" + missing + "': No such file or directory\n"},
+	} {
+		code, out, errOut := clitest.Run(append([]string{"patchelf"}, c.args...)...)
+		if code != c.code || out != c.stdout || errOut != c.error {
+			t.Errorf("patchelf %q: exit %d, stdout %q, stderr %q; want %d, %q, %q", c.args, code, out, errOut, c.code, c.stdout, c.error)
+		}
+	}
+}
