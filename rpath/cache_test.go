@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
@@ -272,4 +273,33 @@ func FuzzParseCache(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadConf: ld.so.conf as ldconfig reads it (glibc elf/ldconfig.c
+// parse_conf, parse_conf_include, add_dir_1).
+func TestReadConf(t *testing.T) {
+	root := t.TempDir()
+	put := func(rel, text string) {
+		p := filepath.Join(root, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(text), 0o644)
+	}
+	put("etc/ld.so.conf", "  # comment\n"+
+		"include /etc/ld.so.conf.d/*.conf /etc/extra.conf\n"+ // two patterns on one line
+		"/opt/rocm/lib/  \n"+ // trailing slash and blanks
+		"/usr/libc5=libc5\n"+ // the old type suffix
+		"HWCAP 1 nosegneg\n"+ // ignored, any case
+		"hwcapdir\n"+ // a directory named like the directive
+		"/opt/rocm/lib\n"+ // listed again: kept where it first appears
+		"include\tlocal/*.conf\n"+ // relative to this file's directory
+		"/\n") // only slashes: nothing
+	put("etc/ld.so.conf.d/a.conf", "/a # trailing comment\n")
+	put("etc/ld.so.conf.d/b.conf", "/b\n")
+	put("etc/extra.conf", "/extra\n")
+	put("etc/local/l.conf", "/local\n")
+	got := rpath.ReadConf(filepath.Join(root, "etc/ld.so.conf"), root)
+	want := []string{"/a", "/b", "/extra", "/opt/rocm/lib", "/usr/libc5", "hwcapdir", "/local"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ReadConf = %q\nwant       %q", got, want)
+	}
 }

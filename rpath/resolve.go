@@ -1044,10 +1044,16 @@ func (r *Resolver) defaultDirs(h elfx.Header) []string {
 }
 
 // ReadConf reads an ld.so.conf with its include globs (relative to root)
-// and returns the listed directories in order.
+// and returns the listed directories in order, as ldconfig's parse_conf
+// and add_dir_1 read them: '#' ends a line; "include" takes one or more
+// glob patterns separated by blanks, relative ones relative to the file's
+// directory; "hwcap" lines (any case) are ignored; a directory loses an
+// old "=TYPE" suffix (libc4, libc5, libc6) and its trailing blanks and
+// slashes, and one listed twice is kept where it first appears.
 func ReadConf(file, root string) []string {
 	var out []string
 	seen := map[string]bool{}
+	listed := map[string]bool{}
 	var read func(string, int)
 	read = func(p string, depth int) {
 		if depth > 8 || seen[p] {
@@ -1062,23 +1068,31 @@ func ReadConf(file, root string) []string {
 			if i := strings.IndexByte(line, '#'); i >= 0 {
 				line = line[:i]
 			}
-			line = strings.TrimSpace(line)
+			line = strings.TrimLeft(line, " \t\r\v\f")
+			blankAt := func(i int) bool { return len(line) > i && (line[i] == ' ' || line[i] == '\t') }
 			switch {
 			case line == "":
-			case strings.HasPrefix(line, "include") && len(line) > 7 && (line[7] == ' ' || line[7] == '\t'):
-				pat := strings.TrimSpace(line[8:])
-				if !path.IsAbs(pat) {
-					pat = filepath.Join(filepath.Dir(p), pat)
-				} else if root != "" {
-					pat = filepath.Join(root, pat)
+			case strings.HasPrefix(line, "include") && blankAt(7):
+				for _, pat := range strings.FieldsFunc(line[8:], func(r rune) bool { return r == ' ' || r == '\t' }) {
+					if !path.IsAbs(pat) {
+						pat = filepath.Join(filepath.Dir(p), pat)
+					} else if root != "" {
+						pat = filepath.Join(root, pat)
+					}
+					matches, _ := filepath.Glob(pat)
+					for _, m := range matches {
+						read(m, depth+1)
+					}
 				}
-				matches, _ := filepath.Glob(pat)
-				for _, m := range matches {
-					read(m, depth+1)
-				}
-			case strings.HasPrefix(line, "hwcap"):
+			case len(line) > 5 && strings.EqualFold(line[:5], "hwcap") && blankAt(5):
 			default:
-				out = append(out, line)
+				dir, _, _ := strings.Cut(line, "=")
+				dir = strings.TrimRight(dir, " \t\r\v\f")
+				dir = strings.TrimRight(dir, "/")
+				if dir != "" && !listed[dir] {
+					listed[dir] = true
+					out = append(out, dir)
+				}
 			}
 		}
 	}
