@@ -109,11 +109,10 @@ type decoder struct {
 	// window entries stand for the unknown bytes before the start
 	// (marker 256+i for history byte i), literals are their byte values,
 	// and matches copy entries, markers included.
-	m        []uint16
-	prefix   []uint16     // m after the first window entries, once the decoder left markers behind
-	lastMark int          // index in m of the last marker written
-	marked   int          // blocks decoded into m
-	abort    *atomic.Bool // set when the result of a speculative decoder is no longer wanted
+	m      []uint16
+	prefix []uint16     // m after the first window entries, once the decoder left markers behind
+	marked int          // blocks decoded into m
+	abort  *atomic.Bool // set when the result of a speculative decoder is no longer wanted
 	// async, when not nil, writes full output buffers on its own
 	// goroutine while decoding goes on in a second buffer.
 	async *asyncWriter

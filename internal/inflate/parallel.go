@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -352,9 +353,24 @@ func (br *bitReader) initAt(r io.ReaderAt, size, bit int64) {
 	}
 }
 
-// codesMarked decodes a Huffman-coded block into m.
+// codesMarked decodes a Huffman-coded block into m: fastCodesMarked
+// while it can, the careful decoder for the symbol it stops at.
 func (d *decoder) codesMarked() error {
+	br := &d.br
 	for {
+		if cap(d.m)-len(d.m) < maxMatch+8 {
+			d.m = slices.Grow(d.m, max(len(d.m), 1<<16))
+		}
+		m := d.m[:cap(d.m)]
+		var pos int
+		br.bits, br.n, br.i, pos = fastCodesMarked(d.tab, br.buf, m, br.bits, br.n, br.i, len(d.m))
+		d.m = m[:pos]
+		if len(d.m) > maxMarked {
+			return errAbandoned
+		}
+		if cap(d.m)-len(d.m) < maxMatch+8 {
+			continue
+		}
 		lit, length, dist, err := d.symbol()
 		switch {
 		case err != nil:
@@ -368,16 +384,9 @@ func (d *decoder) codesMarked() error {
 		if dist > len(d.m) {
 			return d.fail("distance reaches before the start of the data")
 		}
-		for i := len(d.m) - dist; length > 0; i, length = i+1, length-1 {
-			v := d.m[i]
-			if v >= 256 {
-				d.lastMark = len(d.m)
-			}
-			d.m = append(d.m, v)
-		}
-		if len(d.m) > maxMarked {
-			return errAbandoned
-		}
+		n := len(d.m)
+		d.m = d.m[:n+length] // room checked above
+		copyMarked(d.m, n, dist, length)
 	}
 }
 
@@ -419,7 +428,7 @@ func (d *decoder) startMarked(n int64) {
 		}
 	}
 	d.m, d.prefix = d.m[:window], nil
-	d.lastMark, d.marked, d.stopped = window-1, 0, false
+	d.marked, d.stopped = 0, false
 	d.idx = Index{}
 	d.pos, d.start, d.crcAt, d.base = 0, 0, 0, 0
 }
@@ -428,7 +437,7 @@ func (d *decoder) startMarked(n int64) {
 // hold no marker: no later match can reach a byte before them.
 func (d *decoder) leaveMarkers() {
 	n := len(d.m)
-	if n-1-d.lastMark < window {
+	if lastMarker(d.m) >= 0 {
 		return
 	}
 	for i, v := range d.m[n-window:] {
@@ -563,4 +572,121 @@ func (d *decoder) handOver(o *partOutput) error {
 	o.bufs = append(o.bufs, d.out)
 	d.continueIn(getOutBuf(int64(len(d.out) - maxMatch - 8)))
 	return nil
+}
+
+// fastCodesMarked is fastCodes for a speculative part's output, where
+// the bytes before the part are not known: out holds a byte (< 256) or a
+// marker for an unknown one (>= 256), and matches copy either. It leaves
+// finding the last marker to whoever needs it (lastMarker).
+func fastCodesMarked(t *tables, buf []byte, out []uint16, bv uint64, n uint, bi, pos int) (uint64, uint, int, int) {
+	if bi+16 > len(buf) {
+		return bv, n, bi, pos
+	}
+	in := buf[bi:]
+	bv |= binary.LittleEndian.Uint64(in) << (n & 63)
+	in = in[(63-n)>>3:]
+	n |= 56
+	e := t.lit.prim[bv&(1<<litBits-1)]
+	outEnd := len(out) - maxMatch - 8
+	for len(in) >= 16 && pos <= outEnd {
+		if e&litFlag != 0 {
+			// n >= 56: two literals and the next lookup fit.
+			o := (*[2]uint16)(out[pos:])
+			bv >>= e & 63
+			n -= uint(e & 63)
+			o[0] = uint16(uint8(e >> 16))
+			pos++
+			e = t.lit.prim[bv&(1<<litBits-1)]
+			if e&litFlag != 0 {
+				bv >>= e & 63
+				n -= uint(e & 63)
+				o[1] = uint16(uint8(e >> 16))
+				pos++
+				e = t.lit.prim[bv&(1<<litBits-1)]
+			}
+			bv |= binary.LittleEndian.Uint64(in) << (n & 63)
+			in = in[(63-n)>>3:]
+			n |= 56
+			continue
+		}
+		if e&excFlag != 0 {
+			if e&subFlag == 0 {
+				break // end of block or an invalid code
+			}
+			e = t.lit.sub[int(e>>16&0x3fff)+int(bv>>litBits&(1<<(e&15)-1))]
+			if e&excFlag != 0 {
+				break
+			}
+			if e&litFlag != 0 {
+				bv >>= e & 63
+				n -= uint(e & 63)
+				out[pos] = uint16(uint8(e >> 16))
+				pos++
+				bv |= binary.LittleEndian.Uint64(in) << (n & 63)
+				in = in[(63-n)>>3:]
+				n |= 56
+				e = t.lit.prim[bv&(1<<litBits-1)]
+				continue
+			}
+		}
+		// A length and a distance: at most 20 + 28 of the 56 bits.
+		bv0, n0 := bv, n
+		length := int(e>>16) + int(extraOf(e, bv))
+		bv >>= e & 63
+		n -= uint(e & 63)
+		de := t.dist.prim[bv&(1<<distBits-1)]
+		if de&distExc != 0 {
+			if de&subFlag == 0 {
+				bv, n = bv0, n0
+				break
+			}
+			de = t.dist.sub[int(de>>16&0x3fff)+int(bv>>distBits&(1<<(de&15)-1))]
+			if de&distExc != 0 {
+				bv, n = bv0, n0
+				break
+			}
+		}
+		dist := int(de>>16) + int(extraOf(de, bv))
+		if dist > pos {
+			// Within the buffer's history every distance fits
+			// (pos >= window once the buffer has moved), so this is the
+			// start of the data: the careful decoder reports it.
+			bv, n = bv0, n0
+			break
+		}
+		bv >>= de & 63
+		n -= uint(de & 63)
+		bv |= binary.LittleEndian.Uint64(in) << (n & 63)
+		in = in[(63-n)>>3:]
+		n |= 56
+		e = t.lit.prim[bv&(1<<litBits-1)]
+		pos = copyMarked(out, pos, dist, length)
+	}
+	return bv, n, len(buf) - len(in), pos
+}
+
+// copyMarked copies length entries from dist back to pos (out has room
+// for them) and returns the new position.
+func copyMarked(out []uint16, pos, dist, length int) int {
+	from, end := pos-dist, pos+length
+	if dist >= length {
+		copy(out[pos:end], out[from:from+length])
+		return end
+	}
+	// Overlapping: the pattern doubles with every copy.
+	for p := pos; p < end; {
+		p += copy(out[p:end], out[from:p])
+	}
+	return end
+}
+
+// lastMarker is the index of the last marker in m's final window
+// entries, or -1 when they hold none.
+func lastMarker(m []uint16) int {
+	for i := len(m) - 1; i >= max(0, len(m)-window); i-- {
+		if m[i] >= 256 {
+			return i
+		}
+	}
+	return -1
 }
