@@ -577,7 +577,10 @@ func (d *decoder) handOver(o *partOutput) error {
 // fastCodesMarked is fastCodes for a speculative part's output, where
 // the bytes before the part are not known: out holds a byte (< 256) or a
 // marker for an unknown one (>= 256), and matches copy either. It leaves
-// finding the last marker to whoever needs it (lastMarker).
+// finding the last marker to whoever needs it (lastMarker). It repeats
+// fastCodes line for line but for the element type and the match copy:
+// one generic loop would need an indirect call for every match in the
+// main decoder, whose loop is the relink's critical path.
 func fastCodesMarked(t *tables, buf []byte, out []uint16, bv uint64, n uint, bi, pos int) (uint64, uint, int, int) {
 	if bi+16 > len(buf) {
 		return bv, n, bi, pos
