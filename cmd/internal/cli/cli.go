@@ -216,3 +216,17 @@ func Emit(w io.Writer, asJSON bool, v any, render func() error, findings []symch
 	}
 	return nil
 }
+
+// EmitReadErrors is Emit for a report on several paths some of which could
+// not be read: each of errs (naming its path) gets its line on stderr
+// first, the rest is reported, and the status is then 1 unless findings
+// make it 3.
+func EmitReadErrors(s *IOStreams, asJSON bool, v any, render func() error, findings []symcheck.Finding, failOn string, errs []string) error {
+	for _, e := range errs {
+		fmt.Fprintf(s.ErrOut, "rocmdoctor: %s\n", e)
+	}
+	if err := Emit(s.Out, asJSON, v, render, findings, failOn); err != nil || len(errs) == 0 {
+		return err
+	}
+	return SilentError
+}

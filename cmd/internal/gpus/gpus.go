@@ -99,15 +99,11 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		return err
 	}
-	// A path that could not be read gets its line on stderr; the others
-	// are reported, and the exit status is 1 unless findings make it 3.
+	var errs []string
 	for _, e := range rep.Errors {
-		fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %s\n", e.Error)
+		errs = append(errs, e.Error)
 	}
-	if err := cli.Emit(opts.IO.Out, opts.JSON, rep, func() error { return render(opts, rep) }, rep.Findings, opts.FailOn); err != nil || len(rep.Errors) == 0 {
-		return err
-	}
-	return cli.SilentError
+	return cli.EmitReadErrors(opts.IO, opts.JSON, rep, func() error { return render(opts, rep) }, rep.Findings, opts.FailOn, errs)
 }
 
 // maxListed is how many files without device code the text output names

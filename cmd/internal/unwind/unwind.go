@@ -94,7 +94,7 @@ func Run(ctx context.Context, opts *Options) error {
 		ctx = context.Background()
 	}
 	res := Result{SchemaVersion: cli.SchemaVersion, Findings: []symcheck.Finding{}}
-	failed := 0
+	var errs []string // files that could not be checked
 	if opts.Link {
 		res.Mode = "link"
 		ll, err := symcheck.ParseLinkLine(opts.Args)
@@ -113,17 +113,11 @@ func Run(ctx context.Context, opts *Options) error {
 		for _, f := range files {
 			res.Findings = append(res.Findings, f.Findings...)
 			if f.Error != "" {
-				failed++
-				fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %s\n", f.Error)
+				errs = append(errs, f.Error)
 			}
 		}
 	}
-	// A file that could not be checked makes the status 1 unless findings
-	// make it 3; the others are reported either way.
-	if err := cli.Emit(opts.IO.Out, opts.JSON, res, func() error { return render(opts.IO, &res) }, res.Findings, opts.FailOn); err != nil || failed == 0 {
-		return err
-	}
-	return cli.SilentError
+	return cli.EmitReadErrors(opts.IO, opts.JSON, res, func() error { return render(opts.IO, &res) }, res.Findings, opts.FailOn, errs)
 }
 
 func render(io *cli.IOStreams, res *Result) error {
