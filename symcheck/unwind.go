@@ -258,7 +258,7 @@ func CheckUnwindFiles(ctx context.Context, paths []string, opts rpath.Options) (
 			if ctx.Err() != nil {
 				return out, ctx.Err()
 			}
-			r = &UnwindResult{File: p, Unwinders: []Unwinder{}, Findings: []Finding{}, Error: pathError(p, err).Error}
+			r = &UnwindResult{File: p, Unwinders: []Unwinder{}, Findings: []Finding{}, Error: namedError(p, err)}
 		}
 		out = append(out, r)
 	}

@@ -197,13 +197,17 @@ func (w *wheelOutput) copyUnchanged(ctx context.Context) error {
 // and attributes) and records its RECORD line.
 func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
 	h := reusedHeader(zf.FileHeader)
+	off, err := zipx.DataOffset(zf) // of its data in the old wheel
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", w.d.input, zf.Name, err)
+	}
 	if zf.CompressedSize64 >= bigEntry && w.out.cp.Direct() && w.pending >= 0 {
 		// Where the entry's data will begin: its header goes after what
 		// is written so far and the previous entry's data descriptor.
 		if err := w.zw.Flush(); err != nil {
 			return err
 		}
-		if off, err := zipx.DataOffset(zf); err == nil && w.out.skip == 0 {
+		if w.out.skip == 0 {
 			h.Extra = alignExtra(h.Extra, w.out.off+w.pending+localHeaderLen+int64(len(h.Name)), off)
 		}
 	}
@@ -212,7 +216,7 @@ func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
 		return err
 	}
 	w.pending = descriptorLen(&h)
-	if err := w.out.copyData(w.zw, out, zf, w.raw); err != nil {
+	if err := w.out.copyData(w.zw, out, off, int64(zf.CompressedSize64), w.raw); err != nil {
 		return fmt.Errorf("%s: %s: %w", w.d.input, zf.Name, err)
 	}
 	w.order = append(w.order, i)
@@ -406,14 +410,9 @@ func (o *wheelOut) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// copyData writes zf's data, as stored in the old wheel src, as the entry
-// w that zw has just begun.
-func (o *wheelOut) copyData(zw *zip.Writer, w io.Writer, zf *zip.File, src *os.File) error {
-	n := int64(zf.CompressedSize64)
-	off, err := zipx.DataOffset(zf)
-	if err != nil {
-		return err
-	}
+// copyData writes the n bytes of an entry's data stored at off in the old
+// wheel src as the entry w that zw has just begun.
+func (o *wheelOut) copyData(zw *zip.Writer, w io.Writer, off, n int64, src *os.File) error {
 	if n < bigEntry {
 		_, err := io.Copy(w, io.NewSectionReader(src, off, n))
 		return err

@@ -52,14 +52,18 @@ func DataOffset(zf *zip.File) (int64, error) {
 	return 0, err
 }
 
-// Open opens a wheel's member for reading: CheckMethod, then DataOffset,
-// then zf.Open, so what is wrong is said in words.
+// Open opens a wheel's member for reading as zf.Open does, after
+// CheckMethod; when the local header cannot be read, DataOffset says what
+// is wrong in words.
 func Open(zf *zip.File) (io.ReadCloser, error) {
 	if err := CheckMethod(zf); err != nil {
 		return nil, err
 	}
-	if _, err := DataOffset(zf); err != nil {
-		return nil, err
+	rc, err := zf.Open()
+	if err != nil {
+		if _, derr := DataOffset(zf); derr != nil {
+			return nil, derr
+		}
 	}
-	return zf.Open()
+	return rc, err
 }
