@@ -60,6 +60,7 @@ func TestCheckInterruptedAndProgress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rootsChecked(t, rep, testenv.Testdata("checktree"))
 	// Progress counts every regular file looked at; the report lists
 	// those of a checked kind.
 	regular := 0
@@ -89,6 +90,7 @@ func TestCorpusCheckSystemLibs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		rootsChecked(t, rep, root)
 		b, _ := json.Marshal(rep)
 		return rep, string(b)
 	}
@@ -187,6 +189,7 @@ func TestCheckHardLinksOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		rootsChecked(t, rep, dir)
 		if len(rep.Files) != 1 || rep.Files[0] != first {
 			t.Fatalf("files = %v, want only %s", rep.Files, first)
 		}
@@ -221,6 +224,7 @@ func checkTableBudget(t *testing.T, root string, budget int) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		rootsChecked(t, rep, root)
 		if len(rep.Findings) == 0 {
 			t.Fatalf("no findings over %s", root)
 		}
@@ -465,6 +469,7 @@ func TestCheckReadsEachTableOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		rootsChecked(t, rep, p.root)
 		if len(rep.Files) != 9 {
 			t.Fatalf("files = %v, want libdep and 8 programs", rep.Files)
 		}
@@ -503,10 +508,12 @@ func TestCheckSymlinkedRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rootsChecked(t, want, tree)
 	got, err := symcheck.Check(context.Background(), []string{link}, symcheck.CheckOptions{Workers: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
+	rootsChecked(t, got, link)
 	if len(want.Files) == 0 || len(got.Files) != len(want.Files) || len(got.Findings) != len(want.Findings) {
 		t.Fatalf("through the link: %d files, %d findings; the directory itself: %d files, %d findings",
 			len(got.Files), len(got.Findings), len(want.Files), len(want.Findings))
@@ -527,6 +534,10 @@ func TestCheckSymlinkedRoot(t *testing.T) {
 	}
 	if len(rep.Files) != 0 {
 		t.Errorf("a link below the root was followed: %v", rep.Files)
+	}
+	// So the root has nothing to check, which is one of the errors.
+	if len(rep.Errors) != 1 || rep.Errors[0].Path != inner || !strings.Contains(rep.Errors[0].Error, "nothing to check") {
+		t.Errorf("errors %+v, want the root's nothing to check", rep.Errors)
 	}
 }
 
@@ -565,6 +576,7 @@ func TestCheckOriginOfLinkedFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		rootsChecked(t, rep, root)
 		if len(rep.Files) == 0 {
 			t.Fatalf("check %s scanned nothing", root)
 		}
@@ -604,6 +616,7 @@ func TestCheckDependencyParsedOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		rootsChecked(t, rep, roots...)
 		var out []string
 		for _, f := range rep.Findings {
 			if f.File == lib {
@@ -631,5 +644,18 @@ func TestCheckDependencyParsedOnce(t *testing.T) {
 	}
 	if !slices.Equal(inTree, alone) {
 		t.Errorf("as a dependency first:\n%s\nalone:\n%s", strings.Join(inTree, "\n"), strings.Join(alone, "\n"))
+	}
+}
+
+// rootsChecked fails t when a root given to Check was not checked at all
+// (missing, not a file or directory, or a directory with nothing to
+// check): Check reports those in the report rather than as its error, so
+// a test's "no findings" would otherwise pass on them.
+func rootsChecked(t *testing.T, rep *symcheck.CheckReport, roots ...string) {
+	t.Helper()
+	for _, e := range rep.Errors {
+		if slices.Contains(roots, e.Path) {
+			t.Fatalf("%s was not checked: %s", e.Path, e.Error)
+		}
 	}
 }

@@ -93,6 +93,7 @@ func TestPythonExtensionInCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rootsChecked(t, rep, filepath.Dir(ext))
 	notes := 0
 	for _, f := range rep.Findings {
 		if f.File != ext {
