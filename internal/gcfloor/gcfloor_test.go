@@ -1,0 +1,87 @@
+package gcfloor
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+// The settings are the process's, so each case runs in a child process.
+func TestMain(m *testing.M) {
+	switch os.Getenv("GCFLOOR_CHILD") {
+	case "floor":
+		os.Exit(childFloor())
+	case "user":
+		if Set(64<<20, 100) {
+			os.Exit(3) // GOGC was set: it must not take effect
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func runChild(t *testing.T, mode string, env ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), append([]string{"GCFLOOR_CHILD=" + mode}, env...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", mode, err, out)
+	}
+}
+
+var sink [][]byte
+
+func garbage(n int) {
+	for i := 0; i < n>>12; i++ {
+		sink = append(sink[:0], make([]byte, 4096))
+	}
+}
+
+func childFloor() int {
+	var st runtime.MemStats
+	if !Set(96<<20, 100) {
+		return 2
+	}
+	runtime.ReadMemStats(&st)
+	before := st.NumGC
+	garbage(48 << 20) // well under the floor: no collection
+	runtime.ReadMemStats(&st)
+	if st.NumGC != before {
+		println("collected", st.NumGC-before, "times under the floor")
+		return 4
+	}
+	// 60 MB live: GOGC=100 wants 120 MB, more than the floor, so the
+	// next collection hands over to GOGC.
+	live := make([][]byte, 0, 60<<8)
+	for range 60 << 8 {
+		live = append(live, make([]byte, 4096))
+	}
+	garbage(64 << 20)
+	deadline := time.Now().Add(10 * time.Second)
+	for debug.SetMemoryLimit(-1) != math.MaxInt64 {
+		if time.Now().After(deadline) {
+			println("the floor was never lifted")
+			return 5
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	if p := debug.SetGCPercent(100); p != 100 {
+		println("GOGC after the floor:", p)
+		return 6
+	}
+	runtime.KeepAlive(live)
+	return 0
+}
+
+func TestFloorThenGOGC(t *testing.T) { runChild(t, "floor") }
+
+func TestUserSettingsWin(t *testing.T) {
+	runChild(t, "user", "GOGC=200")
+	runChild(t, "user", "GOMEMLIMIT=1GiB")
+}
