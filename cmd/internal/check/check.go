@@ -275,7 +275,7 @@ func render(opts *Options, rep *symcheck.CheckReport) error {
 		extra = fmt.Sprintf(" (%d ignored by configuration, %d in the baseline)", rep.Ignored, rep.Baselined)
 	}
 	if n := len(rep.Errors); n > 0 {
-		extra += fmt.Sprintf("; %d file(s) could not be checked", n)
+		extra += fmt.Sprintf("; %d path(s) could not be checked", n)
 	}
 	_, err := fmt.Fprintf(io.Out, "checked %d file(s): %s%s\n", len(rep.Files), strings.Join(parts, ", "), extra)
 	return err

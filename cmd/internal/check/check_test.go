@@ -269,7 +269,7 @@ func TestCheckFilesThatCannotBeChecked(t *testing.T) {
 	}
 	os.WriteFile(trunc, b[:100], 0o644)
 	code, out, errOut := run(t, "check", "--format", "plain", empty, trunc)
-	if code != 1 || !strings.Contains(out, "checked 2 file(s): 0 error(s), 0 warning(s), 0 note(s); 2 file(s) could not be checked") {
+	if code != 1 || !strings.Contains(out, "checked 2 file(s): 0 error(s), 0 warning(s), 0 note(s); 2 path(s) could not be checked") {
 		t.Errorf("exit %d, stdout %q", code, out)
 	}
 	for _, want := range []string{"rocmdoctor: " + empty + ": not an ELF file", "rocmdoctor: " + trunc + ": malformed file at offset 0x0"} {
@@ -286,7 +286,7 @@ func TestCheckFilesThatCannotBeChecked(t *testing.T) {
 	good, missing := filepath.Join(dir, "libfoo.so.1"), filepath.Join(dir, "nowhere.so")
 	os.WriteFile(good, b, 0o644)
 	code, out, errOut = run(t, "check", "--format", "plain", missing, good)
-	if code != 1 || !strings.Contains(out, "checked 1 file(s): 0 error(s), 0 warning(s), 0 note(s); 1 file(s) could not be checked") ||
+	if code != 1 || !strings.Contains(out, "checked 1 file(s): 0 error(s), 0 warning(s), 0 note(s); 1 path(s) could not be checked") ||
 		!strings.Contains(errOut, "rocmdoctor: "+missing+": no such file or directory\n") {
 		t.Errorf("missing path: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
