@@ -7,9 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
@@ -141,16 +144,58 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 	tensileDirs := map[string]string{}
 	rocblasLibs := map[string]string{} // prefix → librocblas path
 	kdb := map[string]int{}
-	// named: given on the command line, where what cannot be read is an
-	// error; in a walked directory it is passed over (or noted).
-	visit := func(p string, named bool) error {
+	// The files to examine, in walk order; named ones were given on the
+	// command line, where what cannot be read is an error; in a walked
+	// directory it is passed over (or noted).
+	type job struct {
+		path  string
+		named bool
+		skip  bool // named by what it is (an MIOpen database), not read
+		lib   GPULibrary
+		ok    bool
+		err   error // reading it, or stat of a path given
+	}
+	var jobs []*job
+	for _, root := range paths {
+		st, err := os.Stat(root)
+		if err != nil || !st.IsDir() {
+			jobs = append(jobs, &job{path: root, named: true, err: err, skip: err != nil})
+			continue
+		}
+		err = walk.Dir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if d.Type().IsRegular() {
+				jobs = append(jobs, &job{path: p})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	// What a name says (MIOpen databases, rocBLAS/hipBLASLt libraries and
+	// their Tensile directories) is gathered in order; the files are read
+	// on every core (a ROCm prefix is thousands of code objects and
+	// libraries), each into its own slot.
+	var read []*job
+	for _, j := range jobs {
+		if j.skip {
+			continue
+		}
+		p := j.path
 		base := filepath.Base(p)
 		switch {
 		case strings.HasSuffix(base, ".kdb") || strings.HasSuffix(base, ".kdb.bz2"):
 			if a := archOf(base); a != "" {
 				kdb[a]++
 			}
-			return nil
+			j.skip = true
+			continue
 		case strings.HasPrefix(base, "librocblas.so") || strings.HasPrefix(base, "libhipblaslt.so"):
 			lib := "rocblas"
 			if strings.HasPrefix(base, "libhipblaslt") {
@@ -163,43 +208,37 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 				tensileDirs[d] = lib
 			}
 		}
-		lib, ok, err := gpuLibrary(p, named)
-		if err != nil || !ok {
-			return err
-		}
-		if len(lib.Code) == 0 {
-			rep.NoDeviceCode = append(rep.NoDeviceCode, p)
-		} else {
-			rep.Libraries = append(rep.Libraries, lib)
-		}
-		return nil
+		read = append(read, j)
 	}
-	for _, root := range paths {
-		st, err := os.Stat(root)
-		if err != nil {
-			rep.Errors = append(rep.Errors, pathError(root, err))
-			continue
-		}
-		if !st.IsDir() {
-			if err := visit(root, true); err != nil {
-				rep.Errors = append(rep.Errors, pathError(root, err))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(read)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(read) {
+					return
+				}
+				j := read[i]
+				j.lib, j.ok, j.err = gpuLibrary(j.path, j.named)
 			}
-			continue
-		}
-		err = walk.Dir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if d.Type().IsRegular() {
-				return visit(p, false)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, j := range jobs {
+		switch {
+		case j.err != nil:
+			rep.Errors = append(rep.Errors, pathError(j.path, j.err))
+		case j.skip || !j.ok:
+		case len(j.lib.Code) == 0:
+			rep.NoDeviceCode = append(rep.NoDeviceCode, j.path)
+		default:
+			rep.Libraries = append(rep.Libraries, j.lib)
 		}
 	}
 	// Matrix columns.

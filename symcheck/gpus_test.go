@@ -329,3 +329,49 @@ func TestGPUsRequireWithoutDeviceCode(t *testing.T) {
 		t.Errorf("unreadable only: findings %+v, errors %+v", rep.Findings, rep.Errors)
 	}
 }
+
+// GPUs reads files on every core; the report keeps the order of the
+// walk and of the paths given, whichever file is read first: libraries
+// and files without device code in walk order, errors in argument order.
+func TestGPUsReportOrder(t *testing.T) {
+	dir := t.TempDir()
+	var want []string
+	for i, name := range []string{"libgpu.so", "libraw.so", "k-gfx90a_xnackoff.co", "libgpu.so", "libraw.so", "k-gfx803.o"} {
+		b, err := os.ReadFile(testenv.Testdata(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Lexical order differs from the fixtures' order and sizes.
+		p := filepath.Join(dir, string(rune('f'-i))+"-"+name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, p)
+	}
+	sort.Strings(want)
+	plain := filepath.Join(dir, "z-libfoo.so.1")
+	b, _ := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	os.WriteFile(plain, b, 0o644)
+	bad := filepath.Join(t.TempDir(), "notelf.so")
+	os.WriteFile(bad, []byte("not an ELF file\n"), 0o644)
+	missing := filepath.Join(t.TempDir(), "missing.so")
+	for round := 0; round < 5; round++ {
+		rep, err := symcheck.GPUs(context.Background(), []string{bad, dir, missing}, symcheck.GPUOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, l := range rep.Libraries {
+			got = append(got, l.Path)
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("libraries in order\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if len(rep.NoDeviceCode) != 1 || rep.NoDeviceCode[0] != plain {
+			t.Errorf("no device code: %v", rep.NoDeviceCode)
+		}
+		if len(rep.Errors) != 2 || rep.Errors[0].Path != bad || rep.Errors[1].Path != missing {
+			t.Errorf("errors: %+v, want %s then %s", rep.Errors, bad, missing)
+		}
+	}
+}
