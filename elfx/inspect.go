@@ -184,11 +184,16 @@ func InspectELF(f *File) (*ELFReport, error) {
 	case !errors.Is(err, ErrNoDynamic):
 		return nil, err
 	}
-	syms, err := f.DynamicSymbols()
+	// Counted in the raw table: decoding every symbol of every file
+	// inspected was two thirds of what inspect allocated.
+	tab, err := f.MappedSymbolTable()
 	if err != nil {
 		return nil, err
 	}
-	c := CountSymbols(syms)
+	c := tab.Counts()
+	if err := tab.Err(); err != nil {
+		return nil, err
+	}
 	r.Symbols = SymbolCounts{Defined: c.Defined, Undefined: c.Undefined, WeakUndefined: c.Weak}
 	defs, err := f.VersionDefs()
 	if err != nil {

@@ -602,6 +602,31 @@ func (t *SymbolTable) LookupKey(dst []Symbol, k *Key) (out []Symbol) {
 	return out
 }
 
+// Counts counts the table's symbols (every entry after the null one) as
+// CountSymbols counts decoded ones, from the raw entries: no name is read.
+// A table that faulted (see Err) counts what was read before the fault.
+func (t *SymbolTable) Counts() (s Summary) {
+	if t.Err() != nil {
+		return s
+	}
+	defer t.m.leave(t.m.enter())
+	info := 4 // st_info's offset in an entry
+	if !t.is64 {
+		info = 12
+	}
+	for i := 1; i < t.Len(); i++ {
+		if t.shndx(i) != elf.SHN_UNDEF {
+			s.Defined++
+			continue
+		}
+		s.Undefined++
+		if elf.ST_BIND(t.syms[i*t.entsz+info]) == elf.STB_WEAK {
+			s.Weak++
+		}
+	}
+	return s
+}
+
 // Undefined returns the undefined symbols (SHN_UNDEF, named).
 func (t *SymbolTable) Undefined() (out []Symbol) {
 	t.EachUndefined(func(s Symbol) bool {

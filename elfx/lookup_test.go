@@ -39,6 +39,9 @@ func checkLookup(f *elfx.File) error {
 }
 
 func checkTable(t *elfx.SymbolTable, syms []elfx.Symbol) error {
+	if got, want := t.Counts(), elfx.CountSymbols(syms); got != want {
+		return fmt.Errorf("Counts() = %v, decoded symbols count %v", got, want)
+	}
 	undef := 0
 	for _, s := range syms {
 		if s.Name == "" {
