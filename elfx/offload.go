@@ -10,6 +10,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
 	"github.com/rocmdoctor/rocmdoctor/internal/zstd"
@@ -395,6 +396,7 @@ func (f *File) bundlesIn(sec string, start, end int64, lenient bool) ([]CodeObje
 	pos := start
 	idx := 0
 	scan := newMagicScanner(f.r, start, end, bundleMagic, compressedMagic)
+	defer scan.release()
 	for pos < end {
 		next, ok, err := scan.next(pos)
 		if err != nil {
@@ -483,8 +485,24 @@ func newMagicScanner(r io.ReaderAt, start, end int64, magics ...string) *magicSc
 		s.magics = append(s.magics, []byte(m))
 		s.maxLen = max(s.maxLen, len(m))
 	}
-	s.buf = make([]byte, min(int64(magicChunk), max(0, end-start))+int64(s.maxLen))
+	n := min(int64(magicChunk), max(0, end-start)) + int64(s.maxLen)
+	if b, ok := scanBufs.Get().(*[]byte); ok && int64(cap(*b)) >= n {
+		s.buf = (*b)[:n]
+	} else {
+		s.buf = make([]byte, n)
+	}
 	return s
+}
+
+// scanBufs keeps a released scanner's buffer for the next section or file
+// (inspect and gpus over a directory scan thousands of data sections).
+var scanBufs sync.Pool
+
+// release gives the buffer back; the scanner must not be used again.
+func (s *magicScanner) release() {
+	b := s.buf[:0]
+	s.buf = nil
+	scanBufs.Put(&b)
 }
 
 // next returns the first offset at or after pos where a magic begins and
@@ -577,6 +595,7 @@ func (f *File) rawImagesIn(sec string, start, end int64) ([]CodeObject, error) {
 	var out []CodeObject
 	pos := start
 	scan := newMagicScanner(f.r, start, end, elf.ELFMAG)
+	defer scan.release()
 	for pos < end {
 		at, ok, err := scan.next(pos)
 		if err != nil {
