@@ -4,8 +4,11 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 )
@@ -94,6 +97,29 @@ type MemberReport struct {
 	Undefined  int             `json:"undefined"`
 	GPUTargets []GPUTargetStat `json:"gpu_targets,omitempty"`
 	Error      string          `json:"error,omitempty"`
+}
+
+// InspectAll is Inspect of each path, read on every core; the reports are
+// in the order of paths.
+func InspectAll(paths []string) []Report {
+	out := make([]Report, len(paths))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(paths)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(paths) {
+					return
+				}
+				out[i] = Inspect(paths[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // Inspect opens path and summarises it. Errors are reported in the Report.

@@ -55,15 +55,13 @@ type Result struct {
 
 // Run inspects every path and renders the reports.
 func Run(opts *Options) error {
-	res := Result{SchemaVersion: cli.SchemaVersion, Files: make([]elfx.Report, 0, len(opts.Paths))}
+	res := Result{SchemaVersion: cli.SchemaVersion, Files: elfx.InspectAll(opts.Paths)}
 	failed := 0
-	for _, p := range opts.Paths {
-		r := elfx.Inspect(p)
+	for _, r := range res.Files {
 		if r.Error != "" {
 			failed++
 			fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %s\n", r.Error)
 		}
-		res.Files = append(res.Files, r)
 	}
 	if opts.JSON {
 		if err := cli.WriteJSON(opts.IO.Out, res); err != nil {
