@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/internal/gcfloor"
 	"github.com/rocmdoctor/rocmdoctor/internal/hugeheap"
 	"github.com/rocmdoctor/rocmdoctor/wheel"
 )
@@ -71,6 +72,13 @@ order and attributes), regenerates RECORD and drops RECORD.jws/RECORD.p7s.`,
 			// buffers by the megabyte: 2 MiB pages fault it in 1,500
 			// times instead of 7,600 for a 117 MB library.
 			hugeheap.Prepare(128 << 20)
+			// Its heap stays within tens of MB (the decoder's buffers,
+			// a library's string table while it is edited): no
+			// collection until 192 MiB. One that fell in the middle of
+			// the edit took it from ~6 to ~35 ms, and the scavenger gave
+			// back pages that were then faulted in again (a third more
+			// system time). GOGC/GOMEMLIMIT set by the user win.
+			gcfloor.Set(192<<20, 100)
 			return run(cmd.Context(), io, args[0], o)
 		},
 	}
