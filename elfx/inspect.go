@@ -1,15 +1,14 @@
 package elfx
 
 import (
+	"context"
 	"debug/elf"
 	"errors"
 	"fmt"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
+	"github.com/rocmdoctor/rocmdoctor/internal/par"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 )
 
@@ -103,22 +102,7 @@ type MemberReport struct {
 // in the order of paths.
 func InspectAll(paths []string) []Report {
 	out := make([]Report, len(paths))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(paths)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(paths) {
-					return
-				}
-				out[i] = Inspect(paths[i])
-			}
-		}()
-	}
-	wg.Wait()
+	par.For(context.Background(), len(paths), 0, func(i int) { out[i] = Inspect(paths[i]) })
 	return out
 }
 

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/par"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/version"
 	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
@@ -367,40 +368,27 @@ func walkParallel(ctx context.Context, root string) ([]candidate, error) {
 	entries, _ := os.ReadDir(root)
 	parts := make([][]candidate, len(entries))
 	errs := make([]error, len(entries))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(entries) {
-					return
+	par.For(ctx, len(entries), 0, func(i int) {
+		e := entries[i]
+		p := filepath.Join(root, e.Name())
+		switch {
+		case e.Type().IsRegular():
+			parts[i] = []candidate{newCandidate(p, root, true)}
+		case e.IsDir():
+			errs[i] = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return nil
 				}
-				e := entries[i]
-				p := filepath.Join(root, e.Name())
-				switch {
-				case e.Type().IsRegular():
-					parts[i] = []candidate{newCandidate(p, root, true)}
-				case e.IsDir():
-					errs[i] = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
-						if err != nil {
-							return nil
-						}
-						if ctx.Err() != nil {
-							return ctx.Err()
-						}
-						if d.Type().IsRegular() {
-							parts[i] = append(parts[i], newCandidate(q, root, true))
-						}
-						return nil
-					})
+				if ctx.Err() != nil {
+					return ctx.Err()
 				}
-			}
-		}()
-	}
-	wg.Wait()
+				if d.Type().IsRegular() {
+					parts[i] = append(parts[i], newCandidate(q, root, true))
+				}
+				return nil
+			})
+		}
+	})
 	var out []candidate
 	for i, p := range parts {
 		out = append(out, p...)

@@ -7,14 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/par"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/walk"
 )
@@ -210,23 +208,10 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 		}
 		read = append(read, j)
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(read)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= len(read) {
-					return
-				}
-				j := read[i]
-				j.lib, j.ok, j.err = gpuLibrary(j.path, j.named)
-			}
-		}()
-	}
-	wg.Wait()
+	par.For(ctx, len(read), 0, func(i int) {
+		j := read[i]
+		j.lib, j.ok, j.err = gpuLibrary(j.path, j.named)
+	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
