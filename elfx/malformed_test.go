@@ -56,6 +56,7 @@ func exercise(f *elfx.File) {
 		t.Lookup("")
 		t.Undefined()
 		t.DefinedWithPrefix("foo")
+		t.Counts()
 	}
 	if d, err := f.Dynamic(); err == nil {
 		d.StrTabBytes()
