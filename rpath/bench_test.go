@@ -2,6 +2,7 @@ package rpath_test
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
@@ -26,6 +27,22 @@ func BenchmarkResolveRocsparseWarm(b *testing.B) {
 	r := rpath.New(rpath.Options{})
 	for i := 0; i < b.N; i++ {
 		if _, err := r.Resolve(context.Background(), p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseCache: every command that resolves reads the host's
+// ld.so.cache first.
+func BenchmarkParseCache(b *testing.B) {
+	data, err := os.ReadFile("/etc/ld.so.cache")
+	if err != nil {
+		b.Skip("no /etc/ld.so.cache")
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := rpath.ParseCache(data); err != nil {
 			b.Fatal(err)
 		}
 	}

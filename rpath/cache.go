@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
@@ -78,7 +80,12 @@ type CacheEntry struct {
 type Cache struct {
 	Format  string // "new", "old", "old+new"
 	Entries []CacheEntry
-	byName  map[string][]int
+	// byName holds the first and last entry of each name, and next the
+	// entry after each one with its name (-1 at the end): the entries of a
+	// name in cache order, without a slice per name (~900 allocations on
+	// every command that resolves).
+	byName map[string][2]int32
+	next   []int32
 }
 
 // ReadCache reads and parses the cache file at path.
@@ -99,7 +106,7 @@ func ParseCache(b []byte) (*Cache, error) {
 	if len(b) > maxCacheSize {
 		return nil, fmt.Errorf("cache of %d bytes exceeds %d", len(b), maxCacheSize)
 	}
-	c := &Cache{byName: map[string][]int{}}
+	c := &Cache{}
 	switch {
 	case bytes.HasPrefix(b, []byte(newCacheMagic)):
 		c.Format = cacheFormatNew
@@ -125,12 +132,13 @@ func ParseCache(b []byte) (*Cache, error) {
 			break
 		}
 		c.Format = cacheFormatOld
-		strs := b[end:]
+		c.reserve(int(n))
+		strs := string(b[end:]) // one copy; names and paths are slices of it
 		for i := 0; i < int(n); i++ {
 			e := b[oldCacheHeaderSize+i*oldCacheEntrySize:]
 			flags := binary.LittleEndian.Uint32(e)
-			name, ok1 := saferio.CString(strs, uint64(binary.LittleEndian.Uint32(e[4:])))
-			path, ok2 := saferio.CString(strs, uint64(binary.LittleEndian.Uint32(e[8:])))
+			name, ok1 := cstring(strs, uint64(binary.LittleEndian.Uint32(e[4:])))
+			path, ok2 := cstring(strs, uint64(binary.LittleEndian.Uint32(e[8:])))
 			if !ok1 || !ok2 {
 				return nil, fmt.Errorf("old-format cache entry %d at offset 0x%x: string outside table", i, oldCacheHeaderSize+i*oldCacheEntrySize)
 			}
@@ -142,9 +150,40 @@ func ParseCache(b []byte) (*Cache, error) {
 	return c, nil
 }
 
+// reserve makes room for n more entries.
+func (c *Cache) reserve(n int) {
+	if c.byName == nil {
+		c.byName = make(map[string][2]int32, n)
+	}
+	c.Entries = slices.Grow(c.Entries, n)
+	c.next = slices.Grow(c.next, n)
+}
+
 func (c *Cache) add(e CacheEntry) {
-	c.byName[e.Name] = append(c.byName[e.Name], len(c.Entries))
+	i := int32(len(c.Entries))
 	c.Entries = append(c.Entries, e)
+	c.next = append(c.next, -1)
+	if c.byName == nil {
+		c.byName = map[string][2]int32{}
+	}
+	if fl, ok := c.byName[e.Name]; ok {
+		c.next[fl[1]] = i
+		c.byName[e.Name] = [2]int32{fl[0], i}
+	} else {
+		c.byName[e.Name] = [2]int32{i, i}
+	}
+}
+
+// cstring is the NUL-terminated string at off in s, sharing its memory.
+func cstring(s string, off uint64) (string, bool) {
+	if off >= uint64(len(s)) {
+		return "", false
+	}
+	n := strings.IndexByte(s[off:], 0)
+	if n < 0 {
+		return "", false
+	}
+	return s[off : off+uint64(n)], true
 }
 
 func (c *Cache) parseNew(b []byte) error {
@@ -164,12 +203,14 @@ func (c *Cache) parseNew(b []byte) error {
 	if err != nil {
 		return err
 	}
+	c.reserve(int(n))
+	strs := string(b) // one copy; names and paths are slices of it
 	for i := 0; i < int(n); i++ {
 		off := newCacheHeaderSize + i*newCacheEntrySize
 		e := b[off:]
 		flags := bo.Uint32(e)
-		name, ok1 := saferio.CString(b, uint64(bo.Uint32(e[4:])))
-		path, ok2 := saferio.CString(b, uint64(bo.Uint32(e[8:])))
+		name, ok1 := cstring(strs, uint64(bo.Uint32(e[4:])))
+		path, ok2 := cstring(strs, uint64(bo.Uint32(e[8:])))
 		if !ok1 || !ok2 {
 			return fmt.Errorf("cache entry %d at offset 0x%x: string outside the file", i, off)
 		}
@@ -225,9 +266,10 @@ func parseHWCapsExtension(b []byte, off uint32, bo binary.ByteOrder) ([]string, 
 // other entry in cache order that legacy accepts (ldconfig puts the legacy
 // hwcaps entries of a name before its plain one).
 func (c *Cache) Lookup(name string, wantFlags uint32, active []string, isaLevel uint32, legacy LegacyCaps) (CacheEntry, bool) {
-	best, bestPrio := -1, len(active)
-	plain := -1
-	for _, i := range c.byName[name] {
+	best, bestPrio := int32(-1), len(active)
+	plain := int32(-1)
+	fl, ok := c.byName[name]
+	for i := fl[0]; ok && i >= 0; i = c.next[i] {
 		e := c.Entries[i]
 		if !flagsMatch(e.Flags, wantFlags) {
 			continue

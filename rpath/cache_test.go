@@ -303,3 +303,34 @@ func TestReadConf(t *testing.T) {
 		t.Errorf("ReadConf = %q\nwant       %q", got, want)
 	}
 }
+
+// Entries of a name are tried in cache order even when other names'
+// entries lie between them: the first plain one that matches wins.
+func TestCacheLookupOrderAcrossNames(t *testing.T) {
+	img := writeNewCache([]entry{
+		{"liba.so.1", "/lib/first/liba.so.1", 0x0303, -1, 0},
+		{"libb.so.1", "/lib/first/libb.so.1", 0x0303, -1, 0},
+		{"liba.so.1", "/lib/second/liba.so.1", 0x0303, -1, 0},
+		{"libc.so.6", "/lib/libc.so.6", 0x0303, -1, 0},
+		{"libb.so.1", "/lib/second/libb.so.1", 0x0003, -1, 0},
+		{"libb.so.1", "/lib/third/libb.so.1", 0x0003, -1, 0},
+	}, nil)
+	c, err := rpath.ParseCache(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name  string
+		flags uint32
+		want  string
+	}{
+		{"liba.so.1", 0x0303, "/lib/first/liba.so.1"},
+		{"libb.so.1", 0x0303, "/lib/first/libb.so.1"},
+		{"libb.so.1", 0x0003, "/lib/second/libb.so.1"},
+		{"libc.so.6", 0x0303, "/lib/libc.so.6"},
+	} {
+		if e, ok := c.Lookup(tt.name, tt.flags, nil, 1, rpath.LegacyCaps{}); !ok || e.Path != tt.want {
+			t.Errorf("Lookup(%s, %#x) = %q, want %q", tt.name, tt.flags, e.Path, tt.want)
+		}
+	}
+}
