@@ -820,7 +820,7 @@ func checkWheel(p *elfx.Probe, opts *CheckOptions) ([]Finding, error) {
 			continue
 		}
 		name := path + "!/" + zf.Name
-		fs, err := checkWheelMember(zf, name, opts)
+		fs, err := checkWheelMember(zf, p, name, opts)
 		out = append(out, fs...)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), name+": ") { // the ELF reader's errors name it
@@ -832,8 +832,9 @@ func checkWheel(p *elfx.Probe, opts *CheckOptions) ([]Finding, error) {
 	return out, nil
 }
 
-// checkWheelMember runs the file-level rules on one member if it is ELF.
-func checkWheelMember(zf *zip.File, name string, opts *CheckOptions) ([]Finding, error) {
+// checkWheelMember runs the file-level rules on one member if it is ELF;
+// raw is the wheel.
+func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOptions) ([]Finding, error) {
 	rc, err := zipx.Open(zf)
 	if err != nil {
 		return nil, err
@@ -853,19 +854,30 @@ func checkWheelMember(zf *zip.File, name string, opts *CheckOptions) ([]Finding,
 	if size > maxWheelMember {
 		return nil, fmt.Errorf("declares %d bytes, more than check extracts (%d)", size, uint64(maxWheelMember))
 	}
+	// Deflated members (nearly all) are inflated again from the start by
+	// our decoder, twice archive/zip's speed (a 125 MB library: 0.2 s
+	// instead of 0.45), which checks the size and CRC-32 as it does.
+	deflated := zf.Method == zip.Deflate
 	data := io.MultiReader(bytes.NewReader(m[:n]), rc)
 	var r io.ReaderAt
 	if size <= inMemoryMember {
 		buf := make([]byte, size)
-		if _, err := io.ReadFull(data, buf); err != nil {
-			return nil, err
-		}
-		// The end of the member, where archive/zip checks its CRC-32.
-		if k, err := rc.Read(m[:1]); k != 0 || err != io.EOF {
-			if err == nil || err == io.EOF {
-				err = zip.ErrFormat
+		switch {
+		case deflated:
+			if _, err := zipx.Inflate(&sliceWriter{b: buf}, raw, zf); err != nil {
+				return nil, err
 			}
-			return nil, err
+		default:
+			if _, err := io.ReadFull(data, buf); err != nil {
+				return nil, err
+			}
+			// The end of the member, where archive/zip checks its CRC-32.
+			if k, err := rc.Read(m[:1]); k != 0 || err != io.EOF {
+				if err == nil || err == io.EOF {
+					err = zip.ErrFormat
+				}
+				return nil, err
+			}
 		}
 		r = bytes.NewReader(buf)
 	} else {
@@ -875,7 +887,12 @@ func checkWheelMember(zf *zip.File, name string, opts *CheckOptions) ([]Finding,
 		}
 		defer os.Remove(tmp.Name())
 		defer tmp.Close()
-		if _, err := io.Copy(tmp, data); err != nil {
+		if deflated {
+			_, err = zipx.Inflate(tmp, raw, zf)
+		} else {
+			_, err = io.Copy(tmp, data)
+		}
+		if err != nil {
 			return nil, err
 		}
 		r = tmp
@@ -886,6 +903,21 @@ func checkWheelMember(zf *zip.File, name string, opts *CheckOptions) ([]Finding,
 	}
 	defer f.Close()
 	return hygiene(factsOf(f), f.VersionNeeds, name, opts)
+}
+
+// sliceWriter fills b from its start; zipx.Inflate writes no more than
+// the member's declared size, which b has.
+type sliceWriter struct {
+	b []byte
+	n int
+}
+
+func (w *sliceWriter) Write(p []byte) (int, error) {
+	if len(p) > len(w.b)-w.n {
+		return 0, io.ErrShortWrite
+	}
+	w.n += copy(w.b[w.n:], p)
+	return len(p), nil
 }
 
 // applyPolicy sets rule IDs, applies severity overrides, ignores and the

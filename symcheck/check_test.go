@@ -659,3 +659,51 @@ func rootsChecked(t *testing.T, rep *symcheck.CheckReport, roots ...string) {
 		}
 	}
 }
+
+// A deflated member whose data does not match its header (CRC-32, or more
+// bytes than its declared size) is an error naming the member, whether it
+// is read into memory or through a temporary file; the bytes past the
+// declared size are never written.
+func TestCheckWheelDeflatedMemberLies(t *testing.T) {
+	lib, err := os.ReadFile(testenv.Testdata("libexecstack.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var comp bytes.Buffer
+	fw, _ := flate.NewWriter(&comp, flate.BestSpeed)
+	fw.Write(lib)
+	fw.Close()
+	for _, tt := range []struct {
+		name      string
+		crc       uint32
+		size      uint64
+		wantError string
+	}{
+		{"crc", crc32.ChecksumIEEE(lib) ^ 1, uint64(len(lib)), "checksum"},
+		{"short", crc32.ChecksumIEEE(lib), uint64(len(lib)) - 100, "inflates to more than the size its header declares"},
+		{"long", crc32.ChecksumIEEE(lib), uint64(len(lib)) + 100, "does not match the size and CRC-32"},
+	} {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		w, err := zw.CreateRaw(&zip.FileHeader{Name: "pkg/libx.so", Method: zip.Deflate,
+			CRC32: tt.crc, CompressedSize64: uint64(comp.Len()), UncompressedSize64: tt.size})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(comp.Bytes())
+		zw.Close()
+		p := filepath.Join(t.TempDir(), "pkg-1.0-py3-none-linux_x86_64.whl")
+		os.WriteFile(p, buf.Bytes(), 0o644)
+		for _, limit := range []uint64{32 << 20, 0} {
+			restore := symcheck.SetInMemoryMember(limit)
+			rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{})
+			restore()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Errors) != 1 || !strings.HasPrefix(rep.Errors[0].Error, p+"!/pkg/libx.so: ") || !strings.Contains(rep.Errors[0].Error, tt.wantError) {
+				t.Errorf("%s, in-memory limit %d: errors %+v, want one naming the member with %q", tt.name, limit, rep.Errors, tt.wantError)
+			}
+		}
+	}
+}

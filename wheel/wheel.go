@@ -518,7 +518,7 @@ func extract(zf *zip.File, raw *os.File, dst string) (*inflate.Index, error) {
 	}
 	var idx *inflate.Index
 	if zf.Method == zip.Deflate {
-		idx, err = inflateIndexed(out, raw, zf)
+		idx, err = zipx.Inflate(out, raw, zf)
 	} else {
 		var rc io.ReadCloser
 		if rc, err = zipx.Open(zf); err == nil {
@@ -531,47 +531,6 @@ func extract(zf *zip.File, raw *os.File, dst string) (*inflate.Index, error) {
 	}
 	return idx, err
 }
-
-// inflateIndexed decodes a deflated member into out, indexing its blocks,
-// and checks its size and CRC-32 as archive/zip would.
-func inflateIndexed(out io.Writer, raw *os.File, zf *zip.File) (*inflate.Index, error) {
-	off, err := zipx.DataOffset(zf)
-	if err != nil {
-		return nil, err
-	}
-	// The decoder writes its output buffer a few MB at a time: no
-	// buffering is needed on top.
-	lw := &limitWriter{w: out, left: int64(zf.UncompressedSize64)}
-	n := int64(zf.CompressedSize64)
-	idx, err := inflate.Decode(lw, io.NewSectionReader(raw, off, n), n)
-	if err != nil {
-		return nil, err
-	}
-	// The CRC is combined from the blocks' own, which the decoder keeps
-	// for splicing: the data is not summed a second time.
-	if uint64(idx.Size) != zf.UncompressedSize64 || idx.CRC() != zf.CRC32 {
-		return nil, fmt.Errorf("the data does not match the size and CRC-32 recorded for it (%w)", zip.ErrChecksum)
-	}
-	return idx, nil
-}
-
-// limitWriter fails once more than left bytes arrive: a member that
-// inflates past the size its header declares is not written out whole
-// (a zip bomb would fill the scratch directory).
-type limitWriter struct {
-	w    io.Writer
-	left int64
-}
-
-func (l *limitWriter) Write(p []byte) (int, error) {
-	if int64(len(p)) > l.left {
-		return 0, errTooLarge
-	}
-	l.left -= int64(len(p))
-	return l.w.Write(p)
-}
-
-var errTooLarge = errors.New("inflates to more than the size its header declares")
 
 func safeRel(p string) bool {
 	return p != "" && !strings.HasPrefix(p, "/") && !strings.Contains("/"+p+"/", "/../")
