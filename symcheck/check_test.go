@@ -305,12 +305,7 @@ func TestCheckWheelMembers(t *testing.T) {
 	p := build(false)
 	var reports []string
 	for _, limit := range []uint64{32 << 20, 0} {
-		restore := symcheck.SetInMemoryMember(limit)
-		rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{})
-		restore()
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep := checkMembersIn(t, p, limit)
 		found := false
 		for _, f := range rep.Findings {
 			found = found || f.File == p+"!/pkg/libexecstack.so" && f.Rule == symcheck.RuleExecStack
@@ -392,21 +387,7 @@ func TestCheckWheelHugeMember(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var comp bytes.Buffer
-	fw, _ := flate.NewWriter(&comp, flate.BestSpeed)
-	fw.Write(elfBytes)
-	fw.Close()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	w, err := zw.CreateRaw(&zip.FileHeader{Name: "pkg/libbomb.so", Method: zip.Deflate,
-		CRC32: crc32.ChecksumIEEE(elfBytes), CompressedSize64: uint64(comp.Len()), UncompressedSize64: 64 << 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write(comp.Bytes())
-	zw.Close()
-	p := filepath.Join(t.TempDir(), "pkg-1.0-py3-none-linux_x86_64.whl")
-	os.WriteFile(p, buf.Bytes(), 0o644)
+	p := forgedWheel(t, "pkg/libbomb.so", elfBytes, crc32.ChecksumIEEE(elfBytes), 64<<30)
 	rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -669,10 +650,6 @@ func TestCheckWheelDeflatedMemberLies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var comp bytes.Buffer
-	fw, _ := flate.NewWriter(&comp, flate.BestSpeed)
-	fw.Write(lib)
-	fw.Close()
 	for _, tt := range []struct {
 		name      string
 		crc       uint32
@@ -683,27 +660,49 @@ func TestCheckWheelDeflatedMemberLies(t *testing.T) {
 		{"short", crc32.ChecksumIEEE(lib), uint64(len(lib)) - 100, "inflates to more than the size its header declares"},
 		{"long", crc32.ChecksumIEEE(lib), uint64(len(lib)) + 100, "does not match the size and CRC-32"},
 	} {
-		var buf bytes.Buffer
-		zw := zip.NewWriter(&buf)
-		w, err := zw.CreateRaw(&zip.FileHeader{Name: "pkg/libx.so", Method: zip.Deflate,
-			CRC32: tt.crc, CompressedSize64: uint64(comp.Len()), UncompressedSize64: tt.size})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(comp.Bytes())
-		zw.Close()
-		p := filepath.Join(t.TempDir(), "pkg-1.0-py3-none-linux_x86_64.whl")
-		os.WriteFile(p, buf.Bytes(), 0o644)
+		p := forgedWheel(t, "pkg/libx.so", lib, tt.crc, tt.size)
 		for _, limit := range []uint64{32 << 20, 0} {
-			restore := symcheck.SetInMemoryMember(limit)
-			rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{})
-			restore()
-			if err != nil {
-				t.Fatal(err)
-			}
+			rep := checkMembersIn(t, p, limit)
 			if len(rep.Errors) != 1 || !strings.HasPrefix(rep.Errors[0].Error, p+"!/pkg/libx.so: ") || !strings.Contains(rep.Errors[0].Error, tt.wantError) {
 				t.Errorf("%s, in-memory limit %d: errors %+v, want one naming the member with %q", tt.name, limit, rep.Errors, tt.wantError)
 			}
 		}
 	}
+}
+
+// forgedWheel writes a wheel holding data deflated as member name under a
+// header that declares crc and size, whatever the data is.
+func forgedWheel(t *testing.T, name string, data []byte, crc uint32, size uint64) string {
+	t.Helper()
+	var comp bytes.Buffer
+	fw, _ := flate.NewWriter(&comp, flate.BestSpeed)
+	fw.Write(data)
+	fw.Close()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.CreateRaw(&zip.FileHeader{Name: name, Method: zip.Deflate,
+		CRC32: crc, CompressedSize64: uint64(comp.Len()), UncompressedSize64: size})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(comp.Bytes())
+	zw.Close()
+	p := filepath.Join(t.TempDir(), "pkg-1.0-py3-none-linux_x86_64.whl")
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// checkMembersIn checks the wheel at p reading its ELF members into memory
+// up to limit bytes (through a temporary file above).
+func checkMembersIn(t *testing.T, p string, limit uint64) *symcheck.CheckReport {
+	t.Helper()
+	restore := symcheck.SetInMemoryMember(limit)
+	defer restore()
+	rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
