@@ -516,16 +516,7 @@ func extract(zf *zip.File, raw *os.File, dst string) (*inflate.Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	var idx *inflate.Index
-	if zf.Method == zip.Deflate {
-		idx, err = zipx.Inflate(out, raw, zf)
-	} else {
-		var rc io.ReadCloser
-		if rc, err = zipx.Open(zf); err == nil {
-			_, err = io.Copy(out, rc)
-			rc.Close()
-		}
-	}
+	idx, err := zipx.Extract(out, raw, zf)
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}

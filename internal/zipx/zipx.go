@@ -70,6 +70,22 @@ func Open(zf *zip.File) (io.ReadCloser, error) {
 	return rc, err
 }
 
+// Extract writes member zf of the archive raw to w: a deflated one through
+// Inflate (its block index is returned), a stored one as archive/zip
+// reads it (it checks the size and CRC-32 at the end; the index is nil).
+func Extract(w io.Writer, raw io.ReaderAt, zf *zip.File) (*inflate.Index, error) {
+	if zf.Method == zip.Deflate {
+		return Inflate(w, raw, zf)
+	}
+	rc, err := Open(zf)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	_, err = io.Copy(w, rc)
+	return nil, err
+}
+
 // Inflate writes deflated member zf of the archive raw to w through our
 // decoder (internal/inflate: about twice archive/zip's speed, and the
 // index of the stream's blocks, which a relink splices) and checks the
