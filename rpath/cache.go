@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
@@ -133,12 +132,12 @@ func ParseCache(b []byte) (*Cache, error) {
 		}
 		c.Format = cacheFormatOld
 		c.reserve(int(n))
-		strs := string(b[end:]) // one copy; names and paths are slices of it
+		strs := newStrings(b[end:])
 		for i := 0; i < int(n); i++ {
 			e := b[oldCacheHeaderSize+i*oldCacheEntrySize:]
 			flags := binary.LittleEndian.Uint32(e)
-			name, ok1 := cstring(strs, uint64(binary.LittleEndian.Uint32(e[4:])))
-			path, ok2 := cstring(strs, uint64(binary.LittleEndian.Uint32(e[8:])))
+			name, ok1 := strs.at(uint64(binary.LittleEndian.Uint32(e[4:])))
+			path, ok2 := strs.at(uint64(binary.LittleEndian.Uint32(e[8:])))
 			if !ok1 || !ok2 {
 				return nil, fmt.Errorf("old-format cache entry %d at offset 0x%x: string outside table", i, oldCacheHeaderSize+i*oldCacheEntrySize)
 			}
@@ -150,7 +149,7 @@ func ParseCache(b []byte) (*Cache, error) {
 	return c, nil
 }
 
-// reserve makes room for n more entries.
+// reserve makes room for n more entries; add needs it first.
 func (c *Cache) reserve(n int) {
 	if c.byName == nil {
 		c.byName = make(map[string][2]int32, n)
@@ -163,9 +162,6 @@ func (c *Cache) add(e CacheEntry) {
 	i := int32(len(c.Entries))
 	c.Entries = append(c.Entries, e)
 	c.next = append(c.next, -1)
-	if c.byName == nil {
-		c.byName = map[string][2]int32{}
-	}
 	if fl, ok := c.byName[e.Name]; ok {
 		c.next[fl[1]] = i
 		c.byName[e.Name] = [2]int32{fl[0], i}
@@ -174,16 +170,22 @@ func (c *Cache) add(e CacheEntry) {
 	}
 }
 
-// cstring is the NUL-terminated string at off in s, sharing its memory.
-func cstring(s string, off uint64) (string, bool) {
-	if off >= uint64(len(s)) {
+// cacheStrings reads the NUL-terminated strings of a cache image as
+// slices of one copy of it (a copy per name and path was ~1,800
+// allocations).
+type cacheStrings struct {
+	b []byte
+	s string
+}
+
+func newStrings(b []byte) cacheStrings { return cacheStrings{b, string(b)} }
+
+func (t cacheStrings) at(off uint64) (string, bool) {
+	c, ok := saferio.CBytes(t.b, off)
+	if !ok {
 		return "", false
 	}
-	n := strings.IndexByte(s[off:], 0)
-	if n < 0 {
-		return "", false
-	}
-	return s[off : off+uint64(n)], true
+	return t.s[off : off+uint64(len(c))], true
 }
 
 func (c *Cache) parseNew(b []byte) error {
@@ -204,13 +206,13 @@ func (c *Cache) parseNew(b []byte) error {
 		return err
 	}
 	c.reserve(int(n))
-	strs := string(b) // one copy; names and paths are slices of it
+	strs := newStrings(b)
 	for i := 0; i < int(n); i++ {
 		off := newCacheHeaderSize + i*newCacheEntrySize
 		e := b[off:]
 		flags := bo.Uint32(e)
-		name, ok1 := cstring(strs, uint64(bo.Uint32(e[4:])))
-		path, ok2 := cstring(strs, uint64(bo.Uint32(e[8:])))
+		name, ok1 := strs.at(uint64(bo.Uint32(e[4:])))
+		path, ok2 := strs.at(uint64(bo.Uint32(e[8:])))
 		if !ok1 || !ok2 {
 			return fmt.Errorf("cache entry %d at offset 0x%x: string outside the file", i, off)
 		}
