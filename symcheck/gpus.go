@@ -148,7 +148,7 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 	type job struct {
 		path  string
 		named bool
-		skip  bool // named by what it is (an MIOpen database), not read
+		skip  bool // not read: a path given that does not exist, or an MIOpen database (told by its name)
 		lib   GPULibrary
 		ok    bool
 		err   error // reading it, or stat of a path given
