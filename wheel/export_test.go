@@ -17,3 +17,11 @@ func SetOutputBase(n int64) (restore func()) {
 	outputBase = n
 	return func() { outputBase = old }
 }
+
+// SetFreeSpace replaces how the free space where libraries are staged is
+// read, until the returned func is called.
+func SetFreeSpace(free func(dir string) (uint64, bool)) (restore func()) {
+	old := freeSpace
+	freeSpace = free
+	return func() { freeSpace = old }
+}

@@ -27,11 +27,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/walk"
+	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
 	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
@@ -433,9 +435,6 @@ func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(
 	for _, zf := range elfs {
 		d.isELF[zf.Name] = true
 	}
-	if err := early(d); err != nil {
-		return err
-	}
 	elfs = slices.DeleteFunc(elfs, func(zf *zip.File) bool {
 		if skip != nil && skip(zf.Name) {
 			d.deferred = append(d.deferred, zf.Name)
@@ -443,6 +442,20 @@ func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(
 		}
 		return false
 	})
+	// The members are inflated in full: a PyTorch wheel's libraries take
+	// GBs, more than a CI machine's /tmp often has. Said before anything
+	// is written, not when the disk fills halfway through.
+	var need uint64
+	for _, zf := range elfs {
+		need += zf.UncompressedSize64
+	}
+	if free, ok := freeSpace(work); ok && need > free {
+		return fmt.Errorf("%s: inflating its %d native librar%s for editing takes %s under %s, which has %s free: %w",
+			input, len(elfs), plural(len(elfs), "y", "ies"), needed(need), filepath.Dir(work), available(free), errNoRoom)
+	}
+	if err := early(d); err != nil {
+		return err
+	}
 	idx := make([]*inflate.Index, len(elfs))
 	errs := make([]error, len(elfs))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -459,7 +472,7 @@ func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(
 	wg.Wait()
 	for i, zf := range elfs {
 		if errs[i] != nil {
-			return fmt.Errorf("%s: %s: %w", input, zf.Name, errs[i])
+			return fmt.Errorf("%s: %s: %w", input, zf.Name, roomHint(errs[i]))
 		}
 		if idx[i] != nil {
 			d.index[zf.Name] = idx[i]
@@ -467,6 +480,42 @@ func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(
 		d.elfs = append(d.elfs, zf.Name)
 	}
 	return nil
+}
+
+// freeSpace is writeback.Free; tests replace it.
+var freeSpace = writeback.Free
+
+// errNoRoom ends the messages of a relink that $TMPDIR has no room for.
+var errNoRoom = errors.New("set TMPDIR to a directory with more room")
+
+// roomHint adds to a write that found its disk full where the relink
+// stages the libraries it edits.
+func roomHint(err error) error {
+	if errors.Is(err, syscall.ENOSPC) {
+		return fmt.Errorf("%w (native libraries are staged under $TMPDIR to be edited: %w)", err, errNoRoom)
+	}
+	return err
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// needed and available say a shortfall of space: below a megabyte in
+// bytes, above in MB, what is needed rounded up and what is available
+// rounded down, so the two never read as equal.
+func needed(n uint64) string { return megabytes(n, 999_999) }
+
+func available(n uint64) string { return megabytes(n, 0) }
+
+func megabytes(n, round uint64) string {
+	if n < 1_000_000 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%d MB", (n+round)/1_000_000)
 }
 
 // openWheel opens a wheel once for both its directory and its members'
@@ -553,9 +602,11 @@ func stageFile(src, work, rel string, d *dist, skip func(string) bool) error {
 		return err
 	}
 	_, err = io.Copy(out, fh)
-	out.Close()
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
 	d.elfs = append(d.elfs, rel)
-	return err
+	return roomHint(err)
 }
 
 // targetLib is a library in a target directory.

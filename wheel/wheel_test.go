@@ -839,6 +839,101 @@ func TestRelinkCancelled(t *testing.T) {
 	}
 }
 
+// A wheel whose native libraries do not fit where they are staged
+// ($TMPDIR) is refused before anything is written, saying how much they
+// take and how much is free; with exactly enough room it is relinked.
+func TestRelinkNoRoomToStage(t *testing.T) {
+	fx := build(t)
+	var need uint64
+	z, err := zip.OpenReader(fx.wheel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, zf := range z.File {
+		if strings.HasSuffix(zf.Name, ".so") || strings.Contains(zf.Name, ".so.") {
+			need += zf.UncompressedSize64
+		}
+	}
+	z.Close()
+	before, _ := os.ReadFile(fx.wheel)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var asked []string
+	free := need - 1
+	defer wheel.SetFreeSpace(func(dir string) (uint64, bool) {
+		if !strings.HasPrefix(dir, tmp) {
+			return math.MaxUint64, true // the output's disk
+		}
+		asked = append(asked, dir)
+		return free, true
+	})()
+	out := filepath.Join(fx.dir, "out")
+	_, err = wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out})
+	want := fmt.Sprintf("inflating its 3 native libraries for editing takes %d bytes under %s, which has %d bytes free: set TMPDIR",
+		need, tmp, need-1)
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), fx.wheel+": ") {
+		t.Fatalf("err = %v, want it to name the wheel and say %q", err, want)
+	}
+	if len(asked) != 1 || filepath.Dir(asked[0]) != tmp {
+		t.Errorf("free space read for %q, want one directory under TMPDIR %s", asked, tmp)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("refused, but the output directory holds %v", ents)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("refused, but TMPDIR holds %v", ents)
+	}
+	if after, _ := os.ReadFile(fx.wheel); !bytes.Equal(before, after) {
+		t.Error("the input wheel changed")
+	}
+	free = need
+	if _, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out}); err != nil {
+		t.Fatalf("with exactly enough room: %v", err)
+	}
+}
+
+// A new wheel whose entries copied as they are do not fit on the output's
+// disk is refused before anything is written; with room for exactly them
+// it is written (the ELF members and RECORD come on top, so the real
+// check is the disk's; this one only catches what cannot succeed).
+func TestRelinkNoRoomForOutput(t *testing.T) {
+	fx := build(t)
+	var least uint64
+	z, err := zip.OpenReader(fx.wheel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, zf := range z.File {
+		switch {
+		case strings.HasSuffix(zf.Name, ".so") || strings.Contains(zf.Name, ".so."):
+		case strings.HasSuffix(zf.Name, "/RECORD") || strings.HasSuffix(zf.Name, "/RECORD.jws"):
+		default:
+			least += zf.CompressedSize64
+		}
+	}
+	z.Close()
+	out := filepath.Join(fx.dir, "out")
+	free := least - 1
+	defer wheel.SetFreeSpace(func(dir string) (uint64, bool) {
+		if dir != out {
+			return math.MaxUint64, true // the staging directory's
+		}
+		return free, true
+	})()
+	_, err = wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out})
+	want := fmt.Sprintf("%s: the new wheel takes at least %d bytes (the entries copied as they are), and %s has %d bytes free", fx.wheel, least, out, least-1)
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 0 {
+		t.Errorf("refused, but the output directory holds %v", ents)
+	}
+	free = least
+	if _, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out}); err != nil {
+		t.Fatalf("with room for the copied entries: %v", err)
+	}
+}
+
 // An unpacked wheel is relinked in place: the changed provider is
 // replaced, the dropped graft removed, and RECORD lists each remaining
 // file's digest and size as they are on disk.

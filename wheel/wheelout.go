@@ -117,6 +117,20 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 			}
 		}
 	}
+	// The entries copied as they are take at least their stored size in
+	// the new wheel, whatever else is dropped or spliced: a disk that
+	// cannot hold them is said before the relink starts.
+	var least uint64
+	for _, zf := range zr.File {
+		if !w.late(zf) {
+			least += zf.CompressedSize64
+		}
+	}
+	if free, ok := freeSpace(outDir); ok && least > free {
+		raw.Close()
+		return nil, fmt.Errorf("%s: the new wheel takes at least %s (the entries copied as they are), and %s has %s free",
+			d.input, needed(least), outDir, available(free))
+	}
 	if w.tmp, err = os.CreateTemp(outDir, ".rocmdoctor-wheel-*"); err != nil {
 		raw.Close()
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/dcopy"
@@ -309,5 +310,46 @@ func TestAlignExtra(t *testing.T) {
 	long := make([]byte, 65535-100)
 	if got := alignExtra(long, 0, 1); len(got) != len(long) {
 		t.Errorf("a field past 64 KiB was added (%d bytes)", len(got))
+	}
+}
+
+// A shortfall of space reads as one: bytes below a megabyte, above it the
+// need rounded up and what is free rounded down.
+func TestSpaceShortfallWording(t *testing.T) {
+	for _, tt := range []struct {
+		n          uint64
+		need, have string
+	}{
+		{0, "0 bytes", "0 bytes"},
+		{999_999, "999999 bytes", "999999 bytes"},
+		{1_000_000, "1 MB", "1 MB"},
+		{1_000_001, "2 MB", "1 MB"},
+		{1_999_999, "2 MB", "1 MB"},
+		{125_000_000_000, "125000 MB", "125000 MB"},
+	} {
+		if got := needed(tt.n); got != tt.need {
+			t.Errorf("needed(%d) = %q, want %q", tt.n, got, tt.need)
+		}
+		if got := available(tt.n); got != tt.have {
+			t.Errorf("available(%d) = %q, want %q", tt.n, got, tt.have)
+		}
+	}
+}
+
+// A disk that fills while libraries are staged says where they are
+// staged and what to do; other errors pass as they are.
+func TestRoomHint(t *testing.T) {
+	full := &os.PathError{Op: "write", Path: "/tmp/x/lib.so", Err: syscall.ENOSPC}
+	err := roomHint(full)
+	if !errors.Is(err, syscall.ENOSPC) || !errors.Is(err, errNoRoom) ||
+		err.Error() != "write /tmp/x/lib.so: no space left on device (native libraries are staged under $TMPDIR to be edited: set TMPDIR to a directory with more room)" {
+		t.Errorf("roomHint(ENOSPC) = %v", err)
+	}
+	other := &os.PathError{Op: "write", Path: "/tmp/x/lib.so", Err: syscall.EIO}
+	if err := roomHint(other); err != other {
+		t.Errorf("roomHint(EIO) = %v, want it unchanged", err)
+	}
+	if roomHint(nil) != nil {
+		t.Error("roomHint(nil) is not nil")
 	}
 }
