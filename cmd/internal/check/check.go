@@ -104,7 +104,7 @@ when findings at or above --fail-on remain; Ctrl-C stops with a partial report.`
 	f.StringVar(&opts.Baseline, "baseline", "", "ignore findings recorded in `FILE`")
 	f.StringVar(&opts.WriteBaseline, "write-baseline", "", "record the current findings in `FILE` (and exit 0)")
 	f.BoolVar(&opts.ListRules, "list-rules", false, "list the rules and exit")
-	f.IntVar(&opts.Workers, "workers", 0, "files checked in parallel (default: one per CPU)")
+	f.IntVar(&opts.Workers, "workers", 0, "files checked in parallel (default: two per CPU)")
 	f.StringVar(&opts.Glibc, "glibc", "", "fail on files needing a GLIBC_ version newer than `VERSION` (e.g. 2.28)")
 	f.StringVar(&opts.Glibcxx, "glibcxx", "", "fail on files needing a GLIBCXX_ version newer than `VERSION` (e.g. 3.4.25)")
 	f.BoolVar(&opts.ExpectRunpath, "expect-runpath", false, "report DT_RPATH where DT_RUNPATH is expected (RD1204)")
