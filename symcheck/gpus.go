@@ -204,6 +204,15 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 		if d := filepath.Dir(p); filepath.Base(d) == "library" {
 			if lib := filepath.Base(filepath.Dir(d)); lib == "rocblas" || lib == "hipblaslt" {
 				tensileDirs[d] = lib
+				// A Tensile kernel file holds one architecture's kernels by
+				// design (Kernels.so-000-gfx90a.hsaco, ..._gfx1030.co), and
+				// the library loads the file of the GPU it runs on: the
+				// Tensile report checks it per architecture. As a matrix row
+				// it would be an error for every other required target.
+				if !j.named && archOf(base) != "" {
+					j.skip = true
+					continue
+				}
 			}
 		}
 		read = append(read, j)
@@ -281,8 +290,9 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 	// Required targets over paths without any device code: nothing there
 	// runs on them, and passing would wave through a build whose
 	// GPU_TARGETS came out empty. (Paths that could not be read are
-	// errors already.)
-	if len(required) > 0 && len(rep.Libraries) == 0 && len(rep.Errors) < len(paths) {
+	// errors already; Tensile kernels are device code, judged per
+	// target by checkTensile.)
+	if len(required) > 0 && len(rep.Libraries) == 0 && len(tensileDirs) == 0 && len(rep.Errors) < len(paths) {
 		var names []string
 		for _, r := range required {
 			names = append(names, r.String())

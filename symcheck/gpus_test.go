@@ -126,6 +126,32 @@ func TestTensileAndMIOpen(t *testing.T) {
 	if rep.MIOpenKDB["gfx90a"] != 1 || rep.MIOpenKDB["gfx1030"] != 1 {
 		t.Errorf("kdb = %v", rep.MIOpenKDB)
 	}
+	// The per-architecture kernel files are the Tensile report's: no
+	// matrix rows, and no gpu-target-missing for the targets they are
+	// not for (a real rocBLAS has hundreds of them).
+	for _, l := range rep.Libraries {
+		if strings.Contains(l.Path, string(filepath.Separator)+"library"+string(filepath.Separator)) {
+			t.Errorf("a Tensile kernel file is a matrix row: %s", l.Path)
+		}
+	}
+	for _, f := range rep.Findings {
+		if f.Rule == symcheck.RuleGPUTargetMissing {
+			t.Errorf("finding on a Tensile kernel file: %s", f.Message)
+		}
+	}
+	// Named on the command line, a kernel file is examined like any code
+	// object.
+	kernels := filepath.Join(lib, "Kernels.so-000-gfx90a.hsaco")
+	named := gpus(t, []string{kernels}, symcheck.GPUOptions{Require: []string{"gfx1100"}})
+	var onFile []symcheck.Finding
+	for _, f := range named.Findings {
+		if f.Rule == symcheck.RuleGPUTargetMissing {
+			onFile = append(onFile, f)
+		}
+	}
+	if len(named.Libraries) != 1 || len(onFile) != 1 || onFile[0].File != kernels {
+		t.Errorf("a kernel file named: libraries %+v, gpu-target-missing %+v", named.Libraries, onFile)
+	}
 	// rocBLAS built without Tensile: no library directory at all.
 	os.RemoveAll(filepath.Join(prefix, "lib", "rocblas"))
 	rep = gpus(t, []string{prefix}, symcheck.GPUOptions{})

@@ -134,7 +134,11 @@ func render(opts *Options, rep *symcheck.GPUReport) error {
 			return err
 		}
 	}
-	if len(rep.Libraries) == 0 {
+	tensileKernels := false
+	for _, t := range rep.Tensile {
+		tensileKernels = tensileKernels || len(t.Archs) > 0
+	}
+	if len(rep.Libraries) == 0 && !tensileKernels {
 		fmt.Fprintln(w, "no device code found")
 	}
 	for _, l := range rep.Libraries {

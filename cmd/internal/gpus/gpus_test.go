@@ -90,3 +90,28 @@ func TestGPUsManyHostFiles(t *testing.T) {
 		t.Errorf("json lacks the last file:\n%s", out)
 	}
 }
+
+// A prefix whose device code is all in rocBLAS's Tensile kernel files:
+// the Tensile line says what is there, not "no device code found", and a
+// target the kernels cover passes.
+func TestGPUsTensileOnlyPrefix(t *testing.T) {
+	prefix := t.TempDir()
+	lib := filepath.Join(prefix, "lib", "rocblas", "library")
+	if err := os.MkdirAll(lib, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	co, err := os.ReadFile(td + "k-gfx90a_xnackoff.co")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(lib, "Kernels.so-000-gfx90a.hsaco"), co, 0o644)
+	os.WriteFile(filepath.Join(lib, "TensileLibrary_lazy_gfx90a.dat"), []byte("x"), 0o644)
+	code, out := run(t, "gpus", "--require", "gfx90a", prefix)
+	if code != 0 || strings.Contains(out, "no device code found") || !strings.Contains(out, "rocblas Tensile kernels in "+lib+": gfx90a (2 files)") {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+	code, out = run(t, "gpus", "--require", "gfx1100", prefix)
+	if code != cli.ExitFindings || !strings.Contains(out, "has Tensile kernels for gfx90a but none for gfx1100") || strings.Contains(out, "gpu-target-missing") {
+		t.Errorf("gfx1100: exit %d\n%s", code, out)
+	}
+}
