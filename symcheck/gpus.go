@@ -537,6 +537,11 @@ func checkExpected(rep *GPUReport, cache string) error {
 			built[id.Processor] = true
 		}
 	}
+	for _, t := range rep.Tensile {
+		for arch := range t.Archs {
+			built[arch] = true
+		}
+	}
 	instancesOnly := isOn(vars["INSTANCES_ONLY"])
 	var missing, extra []string
 	for _, t := range want {

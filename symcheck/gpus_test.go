@@ -178,6 +178,18 @@ func TestExpectFromCMakeCache(t *testing.T) {
 	if rep = gpus(t, []string{testenv.Testdata("libgpu.so")}, symcheck.GPUOptions{ExpectFrom: cache}); len(rep.Findings) != 0 {
 		t.Errorf("matching build: %+v", rep.Findings)
 	}
+	// A rocBLAS install: the Tensile kernels are what its GPU_TARGETS built.
+	prefix := t.TempDir()
+	lib := filepath.Join(prefix, "lib", "rocblas", "library")
+	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(lib, "Kernels.so-000-gfx90a.hsaco"))
+	os.WriteFile(cache, []byte("GPU_TARGETS:STRING=gfx90a\n"), 0o644)
+	if rep = gpus(t, []string{prefix}, symcheck.GPUOptions{ExpectFrom: cache}); len(rep.Findings) != 0 {
+		t.Errorf("rocBLAS built for what it asked: %+v", rep.Findings)
+	}
+	os.WriteFile(cache, []byte("GPU_TARGETS:STRING=gfx90a;gfx1100\n"), 0o644)
+	if rep = gpus(t, []string{prefix}, symcheck.GPUOptions{ExpectFrom: cache}); len(rep.Findings) != 1 || !strings.Contains(rep.Findings[0].Message, "no device code was built for gfx1100") {
+		t.Errorf("rocBLAS built without gfx1100: %+v", rep.Findings)
+	}
 }
 
 // TestCorpusGPUsAgreeWithBundler checks every offload bundle of Debian's
