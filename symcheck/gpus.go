@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -139,8 +141,7 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 		}
 		required = append(required, id)
 	}
-	tensileDirs := map[string]string{}
-	rocblasLibs := map[string]string{} // prefix → librocblas path
+	tensile := newTensileLayout()
 	kdb := map[string]int{}
 	// The files to examine, in walk order; named ones were given on the
 	// command line, where what cannot be read is an error; in a walked
@@ -194,26 +195,15 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 			}
 			j.skip = true
 			continue
-		case strings.HasPrefix(base, "librocblas.so") || strings.HasPrefix(base, "libhipblaslt.so"):
-			lib := "rocblas"
-			if strings.HasPrefix(base, "libhipblaslt") {
-				lib = "hipblaslt"
-			}
-			rocblasLibs[filepath.Join(filepath.Dir(p), lib)] = p
 		}
-		if d := filepath.Dir(p); filepath.Base(d) == "library" {
-			if lib := filepath.Base(filepath.Dir(d)); lib == "rocblas" || lib == "hipblaslt" {
-				tensileDirs[d] = lib
-				// A Tensile kernel file holds one architecture's kernels by
-				// design (Kernels.so-000-gfx90a.hsaco, ..._gfx1030.co), and
-				// the library loads the file of the GPU it runs on: the
-				// Tensile report checks it per architecture. As a matrix row
-				// it would be an error for every other required target.
-				if !j.named && archOf(base) != "" {
-					j.skip = true
-					continue
-				}
-			}
+		// A Tensile kernel file holds one architecture's kernels by
+		// design (Kernels.so-000-gfx90a.hsaco, ..._gfx1030.co), and the
+		// library loads the file of the GPU it runs on: the Tensile report
+		// checks it per architecture. As a matrix row it would be an error
+		// for every other required target.
+		if tensile.add(p) && !j.named {
+			j.skip = true
+			continue
 		}
 		read = append(read, j)
 	}
@@ -257,53 +247,21 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 		l.Coverage = map[string]Coverage{}
 		for _, col := range rep.Columns {
 			want, _ := elfx.ParseTargetID(col)
-			best := CoverageNone
-			for _, t := range l.Targets {
-				code, err := elfx.ParseTargetID(t)
-				if err != nil {
-					continue
-				}
-				switch TargetCoverage(code, want) {
-				case CoverageExact:
-					best = CoverageExact
-				case CoverageCompatible:
-					if best == CoverageNone {
-						best = CoverageCompatible
-					}
-				}
-			}
-			if best == CoverageNone && l.hasUnreadableCode() {
-				best = CoverageUnknown
-			}
-			l.Coverage[col] = best
+			l.Coverage[col] = l.cover(want)
 		}
-		for _, r := range required {
-			if l.Coverage[r.String()] == CoverageNone {
-				rep.Findings = append(rep.Findings, Finding{
-					Rule: RuleGPUTargetMissing, Severity: SeverityError, File: l.Path,
-					Message: fmt.Sprintf("%s has device code for %s but none usable on %s (hipErrorNoBinaryForGpu at run time)", l.Path, strings.Join(l.Targets, ", "), r),
-					Fix:     fmt.Sprintf("rebuild it with %s in GPU_TARGETS/AMDGPU_TARGETS (check INSTANCES_ONLY, which ignores GPU_TARGETS)", r.Processor),
-				})
-			}
-		}
+		rep.Findings = append(rep.Findings, l.missing(required)...)
 	}
 	// Required targets over paths without any device code: nothing there
 	// runs on them, and passing would wave through a build whose
 	// GPU_TARGETS came out empty. (Paths that could not be read are
 	// errors already; Tensile kernels are device code, judged per
 	// target by checkTensile.)
-	if len(required) > 0 && len(rep.Libraries) == 0 && len(tensileDirs) == 0 && len(rep.Errors) < len(paths) {
-		var names []string
-		for _, r := range required {
-			names = append(names, r.String())
-		}
-		rep.Findings = append(rep.Findings, Finding{
-			Rule: RuleGPUTargetMissing, Severity: SeverityError, File: strings.Join(paths, " "),
-			Message: fmt.Sprintf("no device code in %s: nothing there runs on %s", strings.Join(paths, ", "), strings.Join(names, ", ")),
-			Fix:     "give the directories or libraries that carry the device code (lib/ of the install, librocblas.so and its library/ directory), or check that GPU_TARGETS/AMDGPU_TARGETS were set when it was built",
-		})
+	if len(required) > 0 && len(rep.Libraries) == 0 && len(tensile.dirs) == 0 && len(rep.Errors) < len(paths) {
+		rep.Findings = append(rep.Findings, noDeviceCode(paths, required))
 	}
-	rep.Findings = append(rep.Findings, checkTensile(rep, tensileDirs, rocblasLibs, required)...)
+	tr, tf := tensile.check(required, codeObjectFor)
+	rep.Tensile = append(rep.Tensile, tr...)
+	rep.Findings = append(rep.Findings, tf...)
 	if len(kdb) > 0 {
 		rep.MIOpenKDB = kdb
 	}
@@ -313,6 +271,60 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 		}
 	}
 	return rep, nil
+}
+
+// cover is the library's coverage of the target want: the best of its
+// code objects'.
+func (l *GPULibrary) cover(want elfx.TargetID) Coverage {
+	best := CoverageNone
+	for _, t := range l.Targets {
+		code, err := elfx.ParseTargetID(t)
+		if err != nil {
+			continue
+		}
+		switch TargetCoverage(code, want) {
+		case CoverageExact:
+			best = CoverageExact
+		case CoverageCompatible:
+			if best == CoverageNone {
+				best = CoverageCompatible
+			}
+		}
+	}
+	if best == CoverageNone && l.hasUnreadableCode() {
+		best = CoverageUnknown
+	}
+	return best
+}
+
+// missing reports each required target none of the library's device code
+// runs on.
+func (l *GPULibrary) missing(required []elfx.TargetID) []Finding {
+	var out []Finding
+	for _, r := range required {
+		if l.cover(r) == CoverageNone {
+			out = append(out, Finding{
+				Rule: RuleGPUTargetMissing, Severity: SeverityError, File: l.Path,
+				Message: fmt.Sprintf("%s has device code for %s but none usable on %s (hipErrorNoBinaryForGpu at run time)", l.Path, strings.Join(l.Targets, ", "), r),
+				Fix:     fmt.Sprintf("rebuild it with %s in GPU_TARGETS/AMDGPU_TARGETS (check INSTANCES_ONLY, which ignores GPU_TARGETS)", r.Processor),
+			})
+		}
+	}
+	return out
+}
+
+// noDeviceCode is the finding for required targets over paths that hold
+// no device code at all.
+func noDeviceCode(paths []string, required []elfx.TargetID) Finding {
+	var names []string
+	for _, r := range required {
+		names = append(names, r.String())
+	}
+	return Finding{
+		Rule: RuleGPUTargetMissing, Severity: SeverityError, File: strings.Join(paths, " "),
+		Message: fmt.Sprintf("no device code in %s: nothing there runs on %s", strings.Join(paths, ", "), strings.Join(names, ", ")),
+		Fix:     "give the directories or libraries that carry the device code (lib/ of the install, librocblas.so and its library/ directory), or check that GPU_TARGETS/AMDGPU_TARGETS were set when it was built",
+	}
 }
 
 // hasUnreadableCode reports device code whose target is unknown: its notes
@@ -363,34 +375,47 @@ func gpuLibrary(p string, named bool) (GPULibrary, bool, error) {
 		if err != nil {
 			return unreadable(err, true)
 		}
-		for i := range a.Members {
-			f, err := a.OpenELF(i)
-			if err != nil {
-				continue
-			}
-			c, err := f.GPUCodeObjects()
-			if err != nil {
-				lib.Notes = append(lib.Notes, err.Error())
-			}
-			cos = append(cos, c...)
-		}
+		cos, lib.Notes = archiveCodeObjects(a, lib.Notes)
 		a.Close()
 	default:
 		pr.Close()
 		return unreadable(fmt.Errorf("%s: not an ELF file or an archive", p), false)
 	}
+	lib.summarize(cos)
+	return lib, true, nil
+}
+
+// archiveCodeObjects reads the device code of an archive's ELF members;
+// what cannot be read is added to notes.
+func archiveCodeObjects(a *elfx.Archive, notes []string) ([]elfx.CodeObject, []string) {
+	var cos []elfx.CodeObject
+	for i := range a.Members {
+		f, err := a.OpenELF(i)
+		if err != nil {
+			continue
+		}
+		c, err := f.GPUCodeObjects()
+		if err != nil {
+			notes = append(notes, err.Error())
+		}
+		cos = append(cos, c...)
+	}
+	return cos, notes
+}
+
+// summarize counts the library's code objects by target.
+func (l *GPULibrary) summarize(cos []elfx.CodeObject) {
 	for _, s := range elfx.TargetStats(cos) {
-		lib.Code = append(lib.Code, GPUCodeSummary(s))
-		if s.TargetID != "unknown" && !slices.Contains(lib.Targets, s.TargetID) {
-			lib.Targets = append(lib.Targets, s.TargetID)
+		l.Code = append(l.Code, GPUCodeSummary(s))
+		if s.TargetID != "unknown" && !slices.Contains(l.Targets, s.TargetID) {
+			l.Targets = append(l.Targets, s.TargetID)
 		}
 	}
 	for _, c := range cos {
 		if c.Note != "" && c.Container == "compressed-bundle" {
-			lib.Notes = appendUnique(lib.Notes, c.Note)
+			l.Notes = appendUnique(l.Notes, c.Note)
 		}
 	}
-	return lib, true, nil
 }
 
 // archOf extracts "gfx90a" from names like "TensileLibrary_lazy_gfx90a.dat",
@@ -427,16 +452,66 @@ func knownProcessor(s string) bool {
 	return false
 }
 
-func checkTensile(rep *GPUReport, dirs, libs map[string]string, required []elfx.TargetID) []Finding {
+// tensileLayout is what the names of a scan's files say about
+// rocBLAS/hipBLASLt installs: the libraries, and their Tensile kernel
+// directories (lib/rocblas/library, lib/hipblaslt/library).
+type tensileLayout struct {
+	dirs map[string]string // library/ directory → "rocblas" or "hipblaslt"
+	libs map[string]string // lib/rocblas (where library/ belongs) → librocblas.so path
+}
+
+func newTensileLayout() *tensileLayout {
+	return &tensileLayout{dirs: map[string]string{}, libs: map[string]string{}}
+}
+
+// add notes what path p says, and reports whether p is a kernel file of a
+// Tensile directory: one architecture's kernels or index, the
+// architecture in its name.
+func (t *tensileLayout) add(p string) (kernel bool) {
+	base := filepath.Base(p)
+	for _, lib := range []string{"rocblas", "hipblaslt"} {
+		if strings.HasPrefix(base, "lib"+lib+".so") {
+			t.libs[filepath.Join(filepath.Dir(p), lib)] = p
+		}
+	}
+	if d := filepath.Dir(p); filepath.Base(d) == "library" {
+		if lib := filepath.Base(filepath.Dir(d)); lib == "rocblas" || lib == "hipblaslt" {
+			t.dirs[d] = lib
+			return archOf(base) != ""
+		}
+	}
+	return false
+}
+
+// tensileCodeObject reports the architecture of a Tensile kernel file
+// that must parse as a code object for it (.co, .hsaco), "" for others.
+func tensileCodeObject(p string) string {
+	d := filepath.Dir(p)
+	if lib := filepath.Base(filepath.Dir(d)); filepath.Base(d) != "library" || lib != "rocblas" && lib != "hipblaslt" {
+		return ""
+	}
+	if ext := filepath.Ext(p); ext != ".co" && ext != ".hsaco" {
+		return ""
+	}
+	return archOf(filepath.Base(p))
+}
+
+// check reports each Tensile directory's architectures, flags a library
+// without its directory (built without Tensile), a required target with
+// no kernels, and kernel files that parses says are not code objects for
+// the architecture in their names.
+func (t *tensileLayout) check(required []elfx.TargetID, parses func(path, arch string) bool) ([]TensileReport, []Finding) {
+	var reps []TensileReport
 	var out []Finding
-	for prefixDir, libPath := range libs {
+	for _, prefixDir := range slices.Sorted(maps.Keys(t.libs)) {
+		libPath := t.libs[prefixDir]
 		found := false
-		for d := range dirs {
+		for d := range t.dirs {
 			found = found || filepath.Dir(d) == prefixDir
 		}
 		if !found {
 			name := filepath.Base(prefixDir)
-			rep.Tensile = append(rep.Tensile, TensileReport{Library: name, Archs: map[string][]string{}})
+			reps = append(reps, TensileReport{Library: name, Archs: map[string][]string{}})
 			out = append(out, Finding{
 				Rule: RuleTensileMissing, Severity: SeverityError, File: libPath,
 				Message: fmt.Sprintf("%s has no %s/library directory: it was built without Tensile, and GEMM calls return rocblas_status_excluded_from_build (14)", libPath, prefixDir),
@@ -444,13 +519,8 @@ func checkTensile(rep *GPUReport, dirs, libs map[string]string, required []elfx.
 			})
 		}
 	}
-	var names []string
-	for d := range dirs {
-		names = append(names, d)
-	}
-	sort.Strings(names)
-	for _, d := range names {
-		tr := TensileReport{Library: dirs[d], Dir: d, Archs: map[string][]string{}}
+	for _, d := range slices.Sorted(maps.Keys(t.dirs)) {
+		tr := TensileReport{Library: t.dirs[d], Dir: d, Archs: map[string][]string{}}
 		entries, _ := os.ReadDir(d)
 		for _, e := range entries {
 			a := archOf(e.Name())
@@ -458,21 +528,15 @@ func checkTensile(rep *GPUReport, dirs, libs map[string]string, required []elfx.
 				continue
 			}
 			tr.Archs[a] = append(tr.Archs[a], e.Name())
-			ext := filepath.Ext(e.Name())
-			if ext == ".co" || ext == ".hsaco" {
-				if ok := codeObjectFor(filepath.Join(d, e.Name()), a); !ok {
-					tr.Bad = append(tr.Bad, e.Name())
-				}
+			p := filepath.Join(d, e.Name())
+			if tensileCodeObject(p) != "" && !parses(p, a) {
+				tr.Bad = append(tr.Bad, e.Name())
 			}
 		}
-		rep.Tensile = append(rep.Tensile, tr)
+		reps = append(reps, tr)
 		for _, r := range required {
 			if len(tr.Archs[r.Processor]) == 0 {
-				var have []string
-				for a := range tr.Archs {
-					have = append(have, a)
-				}
-				sort.Strings(have)
+				have := slices.Sorted(maps.Keys(tr.Archs))
 				out = append(out, Finding{
 					Rule: RuleTensileMissing, Severity: SeverityError, File: d,
 					Message: fmt.Sprintf("%s has Tensile kernels for %s but none for %s: GEMM calls on that GPU return rocblas_status_excluded_from_build (14)", d, strings.Join(have, ", "), r.Processor),
@@ -486,7 +550,7 @@ func checkTensile(rep *GPUReport, dirs, libs map[string]string, required []elfx.
 				Fix:     "reinstall the Tensile library files"})
 		}
 	}
-	return out
+	return reps, out
 }
 
 // codeObjectFor reports whether p is an AMDGPU code object (or a bundle of
@@ -497,12 +561,17 @@ func codeObjectFor(p, arch string) bool {
 		return false
 	}
 	defer fh.Close()
-	st, _ := fh.Stat()
-	if elfx.Sniff(fh) == elfx.KindELF {
-		f, err := elfx.NewFileSize(fh, st.Size(), p)
+	st, err := fh.Stat()
+	return err == nil && codeObjectIn(fh, st.Size(), p, arch)
+}
+
+// codeObjectIn is codeObjectFor for the size bytes of r, named p.
+func codeObjectIn(r io.ReaderAt, size int64, p, arch string) bool {
+	if elfx.Sniff(r) == elfx.KindELF {
+		f, err := elfx.NewFileSize(r, size, p)
 		return err == nil && f.AMDGPU != nil && f.AMDGPU.Processor == arch
 	}
-	b, err := elfx.ParseOffloadBundle(fh, 0, st.Size())
+	b, err := elfx.ParseOffloadBundle(r, 0, size)
 	if err != nil {
 		return false
 	}
