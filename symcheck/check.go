@@ -64,8 +64,16 @@ type CheckOptions struct {
 	// default that is one of the report's errors, since a gate that
 	// checked nothing would pass an empty or mistaken install.
 	AllowEmpty bool
+	// GPUTargets are the target IDs the build must run on ("gfx90a",
+	// "gfx1100", "gfx90a:xnack+"), as `rocmdoctor gpus --require` takes
+	// them: device code in an ELF file or archive with none usable on one
+	// is RD1401, a rocBLAS/hipBLASLt Tensile directory without kernels for
+	// one RD1402, and no device code in the whole scan RD1401. Empty: the
+	// device code is not read.
+	GPUTargets []string
 
-	wantCK bool // a CK config is in the scan: workers read CK references
+	wantCK      bool // a CK config is in the scan: workers read CK references
+	gpuRequired []elfx.TargetID
 }
 
 // SeverityOff disables a rule in CheckOptions.Severity.
@@ -143,6 +151,14 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	rep := &CheckReport{SchemaVersion: CheckSchemaVersion, Roots: roots, Files: []string{}, Findings: []Finding{}, Errors: []FileError{}}
 	if opts.WorkDir == "" {
 		opts.WorkDir, _ = os.Getwd()
+	}
+	opts.gpuRequired = nil
+	for _, t := range opts.GPUTargets {
+		id, err := elfx.ParseTargetID(t)
+		if err != nil {
+			return nil, fmt.Errorf("GPU target %q: %w", t, err)
+		}
+		opts.gpuRequired = append(opts.gpuRequired, id)
 	}
 	cands, dirs, bad, err := collect(ctx, roots)
 	if err != nil && ctx.Err() == nil {
@@ -257,7 +273,15 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 			r.findings, r.err = checkCK(r.c.path, consumers)
 		}
 	}
-	nf := 0
+	var gpuTree []Finding
+	if len(opts.gpuRequired) > 0 && ctx.Err() == nil {
+		scans := make([]scannedPath, len(kept))
+		for i, r := range kept {
+			scans[i] = scannedPath{r.c.path, r.c.root, &r.scanned}
+		}
+		gpuTree = tensileFindings(scans, roots, opts.gpuRequired)
+	}
+	nf := len(gpuTree)
 	for _, r := range kept {
 		nf += len(r.findings)
 	}
@@ -279,6 +303,7 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 			rep.Findings = append(rep.Findings, f)
 		}
 	}
+	rep.Findings = append(rep.Findings, gpuTree...)
 	rep.Interrupted = ctx.Err() != nil
 	rep.Findings = applyPolicy(rep, rep.Findings, &opts)
 	sort.Strings(rep.Files)
@@ -426,6 +451,10 @@ type scanned struct {
 	findings []Finding
 	err      error
 	ckRefs   []string // undefined CK instance functions (when a CK config is in the scan)
+	// With GPU targets: whether the file carries device code, and for a
+	// Tensile kernel file (kind "tensile") whether it parses as a code
+	// object for the architecture in its name.
+	deviceCode, tensileOK bool
 }
 
 // checkFile opens c once, decides from its first bytes what it is, and
@@ -439,14 +468,25 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		return sc
 	}
 	sc.id = elfx.IDOf(p.Info)
+	gpu := len(opts.gpuRequired) > 0
+	if gpu && c.walked {
+		if arch := tensileCodeObject(c.path); arch != "" {
+			// One architecture's Tensile kernels: judged with its
+			// directory (tensileFindings), not against every target.
+			sc.kind, sc.tensileOK = "tensile", codeObjectIn(p, p.Info.Size(), c.path, arch)
+			p.Close()
+			return sc
+		}
+	}
 	k := p.Kind()
 	switch {
 	case k == elfx.KindELF:
 		sc.kind = "elf"
 		// A library the scan has already parsed as another file's
 		// dependency (same device and inode) is not parsed again: its
-		// table holds what the file-level rules need.
-		if t, ok := b.tables.get(keyOf(sc.id, c.path)); ok && t.facts != nil && !opts.wantCK {
+		// table holds what the file-level rules need (but not its device
+		// code).
+		if t, ok := b.tables.get(keyOf(sc.id, c.path)); ok && t.facts != nil && !opts.wantCK && !gpu {
 			p.Close()
 			if opts.Resolver.Files != nil {
 				opts.Resolver.Files.KnowStat(c.path, p.Info)
@@ -463,13 +503,32 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 			sc.err = err
 			return sc
 		}
+		var gf []Finding
+		if gpu {
+			cos, _ := f.GPUCodeObjects() // what cannot be read is a note in gpus, nothing here
+			gf, sc.deviceCode = deviceCodeFindings(c.path, cos, opts.gpuRequired)
+		}
 		sc.findings, sc.err = checkELF(ctx, b, f, factsOf(f), f.VersionNeeds, c, opts, &sc)
+		sc.findings = append(sc.findings, gf...)
 	case k == elfx.KindArchive || k == elfx.KindThinArchive:
 		sc.kind = "archive"
 		// The LLVMInitialize* diagnosis is the one archive check in a
 		// prefix scan; it runs on archives that hold LLVM or MLIR code.
+		// With GPU targets, the members' device code is read too
+		// (composable_kernel's device libraries are archives).
 		related, err := llvmRelated(p)
-		p.Close()
+		if err == nil && gpu {
+			a, aerr := p.Archive()
+			if aerr != nil {
+				sc.err = aerr
+				return sc
+			}
+			cos, _ := archiveCodeObjects(a, nil)
+			a.Close()
+			sc.findings, sc.deviceCode = deviceCodeFindings(c.path, cos, opts.gpuRequired)
+		} else {
+			p.Close()
+		}
 		if err != nil || !related {
 			sc.err = err
 			return sc
@@ -484,7 +543,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		sc.findings = llvmFinding(c.path, DiagnoseLLVM(names, func(n string) bool { return res.Defined[n] }, nil))
+		sc.findings = append(sc.findings, llvmFinding(c.path, DiagnoseLLVM(names, func(n string) bool { return res.Defined[n] }, nil))...)
 	case bytes.HasPrefix(p.Head, []byte("PK\x03\x04")) && strings.HasSuffix(c.path, ".whl"):
 		sc.kind = "wheel"
 		sc.findings, sc.err = checkWheel(p, opts)
@@ -497,6 +556,64 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		}
 	}
 	return sc
+}
+
+// deviceCodeFindings is the device-code rule (RD1401) for one file or
+// archive whose code objects are cos, and whether it has any.
+func deviceCodeFindings(path string, cos []elfx.CodeObject, required []elfx.TargetID) ([]Finding, bool) {
+	lib := GPULibrary{Path: path}
+	lib.summarize(cos)
+	if len(lib.Code) == 0 {
+		return nil, false
+	}
+	return lib.missing(required), true
+}
+
+// scannedPath is a checked file as tensileFindings sees it.
+type scannedPath struct {
+	path, root string
+	sc         *scanned
+}
+
+// tensileFindings are the scan-wide GPU findings: the rocBLAS/hipBLASLt
+// Tensile directories the scan's paths reveal (kernel files judged by what
+// the workers found, RD1402), and no device code anywhere (RD1401), each
+// with its path relative to the root it was found under.
+func tensileFindings(scans []scannedPath, roots []string, required []elfx.TargetID) []Finding {
+	layout := newTensileLayout()
+	parsed := map[string]bool{}
+	rootOf := map[string]string{}
+	deviceCode := false
+	for _, s := range scans {
+		layout.add(s.path)
+		rootOf[s.path], rootOf[filepath.Dir(s.path)] = s.root, s.root
+		if s.sc.kind == "tensile" {
+			parsed[s.path] = s.sc.tensileOK
+		}
+		deviceCode = deviceCode || s.sc.deviceCode
+	}
+	reports, out := layout.check(required, func(p, arch string) bool {
+		if ok, seen := parsed[p]; seen {
+			return ok
+		}
+		return codeObjectFor(p, arch) // in the directory, not in the scan
+	})
+	for _, r := range reports {
+		deviceCode = deviceCode || len(r.Archs) > 0
+	}
+	for i := range out {
+		root, ok := rootOf[out[i].File]
+		if !ok {
+			root = rootOf[filepath.Dir(out[i].File)]
+		}
+		out[i].RelPath = relTo(root, out[i].File)
+	}
+	if !deviceCode && len(scans) > 0 {
+		f := noDeviceCode(roots, required)
+		f.RelPath = f.File
+		out = append(out, f)
+	}
+	return out
 }
 
 // scanParsed, when set by a test, sees every file check parses when the

@@ -6,6 +6,7 @@ import (
 	"compress/flate"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io/fs"
@@ -705,4 +706,82 @@ func checkMembersIn(t *testing.T, p string, limit uint64) *symcheck.CheckReport 
 		t.Fatal(err)
 	}
 	return rep
+}
+
+// With GPU targets, check reads the device code of ELF files and archive
+// members (RD1401 per target none of it runs on), judges a rocBLAS Tensile
+// directory per target (RD1402, and a warning for a kernel file that is
+// not code for the architecture in its name) without holding its
+// one-architecture kernel files to every target, and says when the whole
+// scan has no device code. Without targets, none of it runs.
+func TestCheckGPUTargets(t *testing.T) {
+	root := t.TempDir()
+	lib := filepath.Join(root, "lib")
+	copyFile(t, testenv.Testdata("libgpu.so"), filepath.Join(lib, "libgpu.so")) // gfx90a:xnack-, gfx1030, gfx906:sramecc+:xnack-
+	copyFile(t, testenv.Testdata("ck/lib/libdevice_gemm_operations.a"), filepath.Join(lib, "libdevice_gemm_operations.a"))
+	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(lib, "librocblas.so.4"))
+	// A consumer the walk reaches first: libgpu.so is parsed as its
+	// dependency before the walk gets to it, and must still have its device
+	// code read.
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	src := filepath.Join(t.TempDir(), "user.c")
+	os.WriteFile(src, []byte("void user(void){}\n"), 0o644)
+	if out, err := exec.Command(gcc, "-shared", "-nostdlib", "-o", filepath.Join(lib, "aa_user.so"), src,
+		"-L"+lib, "-Wl,--no-as-needed", "-l:libgpu.so", "-Wl,-soname,libaa_user.so,--enable-new-dtags,-rpath,$ORIGIN").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	tensile := filepath.Join(lib, "rocblas", "library")
+	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(tensile, "Kernels.so-000-gfx90a.hsaco"))
+	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(tensile, "TensileLibrary_Type_HH_gfx1030.co")) // not gfx1030 code
+	gpuFindings := func(targets ...string) []string {
+		t.Helper()
+		rep, err := symcheck.Check(context.Background(), []string{root}, symcheck.CheckOptions{GPUTargets: targets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rootsChecked(t, rep, root)
+		var out []string
+		for _, f := range rep.Findings {
+			if f.Rule == symcheck.RuleGPUTargetMissing || f.Rule == symcheck.RuleTensileMissing {
+				rel, _ := filepath.Rel(root, f.File)
+				if f.RelPath != rel {
+					t.Errorf("%s: relative path %q, want %q", f.File, f.RelPath, rel)
+				}
+				out = append(out, fmt.Sprintf("%s %s %s", f.ID, f.Severity, rel))
+			}
+		}
+		return out
+	}
+	want := []string{
+		"RD1401 error lib/libdevice_gemm_operations.a",
+		"RD1401 error lib/libgpu.so",
+		"RD1402 error lib/rocblas/library",
+		"RD1402 warning lib/rocblas/library/TensileLibrary_Type_HH_gfx1030.co",
+	}
+	if got := gpuFindings("gfx90a", "gfx1100"); !slices.Equal(got, want) {
+		t.Errorf("gfx90a,gfx1100:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := gpuFindings("gfx90a"); !slices.Equal(got, want[3:]) {
+		t.Errorf("gfx90a (covered everywhere): %q, want only %q", got, want[3:])
+	}
+	if got := gpuFindings(); len(got) != 0 {
+		t.Errorf("without targets: %q", got)
+	}
+	// A tree without device code at all.
+	rep, err := symcheck.Check(context.Background(), []string{testenv.Testdata("libfoo.so.1")}, symcheck.CheckOptions{GPUTargets: []string{"gfx90a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var none []string
+	for _, f := range rep.Findings {
+		if f.Rule == symcheck.RuleGPUTargetMissing {
+			none = append(none, f.Message)
+		}
+	}
+	if len(none) != 1 || !strings.Contains(none[0], "no device code in "+testenv.Testdata("libfoo.so.1")+": nothing there runs on gfx90a") {
+		t.Errorf("host-only file: %q", none)
+	}
+	if _, err := symcheck.Check(context.Background(), []string{root}, symcheck.CheckOptions{GPUTargets: []string{"gfx90a:foo"}}); !errors.Is(err, elfx.ErrBadTargetID) {
+		t.Errorf("a bad target: %v", err)
+	}
 }

@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
+	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/config"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 )
@@ -46,6 +48,7 @@ func FindConfig(start string) string {
 //	glibc = "2.28"            # baseline for RD1208
 //	glibcxx = "3.4.25"        # baseline for RD1209
 //	expect_runpath = true     # enable RD1204
+//	gpu_targets = ["gfx90a", "gfx1100"]   # enable RD1401/RD1402 (or "gfx90a;gfx1100")
 //	baseline = "rocmdoctor-baseline.json"   # relative to the file
 //	[severity]                # per rule ID or name: error, warning, note, off
 //	RD1207 = "off"
@@ -96,9 +99,26 @@ func LoadConfig(path string, opts *CheckOptions) (baseline string, err error) {
 	} else if ok && v {
 		opts.ExpectRunpath = true
 	}
+	if v, ok := doc.Root["gpu_targets"]; ok && len(opts.GPUTargets) == 0 {
+		var ts []string
+		switch v := v.(type) {
+		case []string:
+			ts = v
+		case string:
+			ts = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' || r == ' ' })
+		default:
+			return "", bad(fmt.Errorf("gpu_targets must be an array of strings or a string"))
+		}
+		for _, t := range ts {
+			if _, err := elfx.ParseTargetID(t); err != nil {
+				return "", bad(fmt.Errorf("gpu_targets: %q: %w", t, err))
+			}
+		}
+		opts.GPUTargets = ts
+	}
 	for k := range doc.Root {
 		switch k {
-		case "glibc", "glibcxx", "baseline", "expect_runpath":
+		case "glibc", "glibcxx", "baseline", "expect_runpath", "gpu_targets":
 		default:
 			return "", bad(fmt.Errorf("unknown setting %q", k))
 		}

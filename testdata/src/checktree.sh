@@ -61,11 +61,20 @@ cp "$out/libexecstack.so" "$ct/lib/"
 # RD1208/RD1209 newer GLIBC/GLIBCXX than the tree's baseline.
 so "$ct/lib/libnewglibc.so" libnewglibc.so 'extern void new_fn(void); extern void cxx_fn(void); void f(void){ new_fn(); cxx_fn(); }' \
   $L -l:libfakec.so.1 -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+# RD1401: device code for gfx90a:xnack-, gfx1030 and gfx906:sramecc+:xnack-
+# (libgpu.so's offload bundle), where the tree's gpu_targets ask for gfx1100 too.
+gcc -shared -nostdlib -o "$ct/lib/libgpukernels.so" gpu_host.o -Wl,-soname,libgpukernels.so
+# RD1402: a rocBLAS whose Tensile kernels are for gfx90a only.
+so "$ct/lib/librocblas.so.4" librocblas.so.4 'int rocblas_create_handle(void){return 0;}'
+mkdir -p "$ct/lib/rocblas/library"
+cp k-gfx90a_xnackoff.co "$ct/lib/rocblas/library/Kernels.so-000-gfx90a.hsaco"
+printf 'x' > "$ct/lib/rocblas/library/TensileLibrary_lazy_gfx90a.dat"
 cat > "$ct/.rocmdoctor.toml" <<'TOML'
 # Settings for the check fixture tree (see rocmdoctor check --help).
 glibc = "2.28"
 glibcxx = "3.4.25"
 expect_runpath = true
+gpu_targets = ["gfx90a", "gfx1100"]
 TOML
 # composable_kernel: the miniature CK install (testdata/ck) with one instance
 # of every CK rule, and a consumer calling an instance function nobody has.

@@ -3,6 +3,7 @@ package check
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/gcfloor"
 	"github.com/rocmdoctor/rocmdoctor/internal/hugeheap"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
@@ -34,6 +36,7 @@ type Options struct {
 	Glibcxx       string
 	ExpectRunpath bool
 	AllowEmpty    bool
+	GPUTargets    []string
 	Version       string
 	Resolver      cli.ResolverFlags
 	check         symcheck.CheckOptions
@@ -49,8 +52,11 @@ func NewCmdCheck(io *cli.IOStreams, version string, runF func(context.Context, *
 check rocmdoctor has: missing libraries, unresolved symbols and versions,
 LLVMInitialize* gaps, unwinder problems, and hygiene rules (RPATH/RUNPATH
 into build directories, file-name and relative entries, missing SONAME,
-executable stack, TEXTREL, GLIBC/GLIBCXX newer than a baseline). Every
-finding has a rule ID (rocmdoctor check --list-rules; docs/rules.md).
+executable stack, TEXTREL, GLIBC/GLIBCXX newer than a baseline). With
+--gpu-targets, the device code too: files with none for a required GPU, and
+rocBLAS/hipBLASLt Tensile kernels missing for one (as rocmdoctor gpus
+--require). Every finding has a rule ID (rocmdoctor check --list-rules;
+docs/rules.md).
 
 PATH defaults to $ROCM_PATH, else /opt/rocm. Settings come from
 .rocmdoctor.toml (or .yaml), found upward from the first PATH, or --config: severity
@@ -108,6 +114,7 @@ when findings at or above --fail-on remain; Ctrl-C stops with a partial report.`
 	f.StringVar(&opts.Glibc, "glibc", "", "fail on files needing a GLIBC_ version newer than `VERSION` (e.g. 2.28)")
 	f.StringVar(&opts.Glibcxx, "glibcxx", "", "fail on files needing a GLIBCXX_ version newer than `VERSION` (e.g. 3.4.25)")
 	f.BoolVar(&opts.ExpectRunpath, "expect-runpath", false, "report DT_RPATH where DT_RUNPATH is expected (RD1204)")
+	f.StringArrayVar(&opts.GPUTargets, "gpu-targets", nil, "GPU target IDs the build must run on, comma-separated (repeatable), e.g. gfx90a,gfx1100: enables RD1401/RD1402")
 	f.BoolVar(&opts.AllowEmpty, "allow-empty", false, "accept a directory with nothing to check in it (by default an error: the gate would pass an empty install)")
 	opts.Resolver.Register(f)
 	return cmd
@@ -136,6 +143,7 @@ func Run(ctx context.Context, opts *Options) error {
 	co := &opts.check
 	co.Glibc, co.Glibcxx, co.ExpectRunpath, co.Workers = opts.Glibc, opts.Glibcxx, opts.ExpectRunpath, opts.Workers
 	co.AllowEmpty = opts.AllowEmpty
+	co.GPUTargets = cli.CommaList(opts.GPUTargets)
 	cfg := opts.Config
 	if cfg == "" {
 		cfg = symcheck.FindConfig(opts.Paths[0])
@@ -171,6 +179,9 @@ func Run(ctx context.Context, opts *Options) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	rep, err := symcheck.Check(ctx, opts.Paths, *co)
+	if errors.Is(err, elfx.ErrBadTargetID) {
+		return &cli.UsageError{Err: err}
+	}
 	if err != nil {
 		return err
 	}

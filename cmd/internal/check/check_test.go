@@ -343,3 +343,36 @@ func TestCheckCollapsesNotes(t *testing.T) {
 		t.Errorf("JSON has %d module notes, want 5", n)
 	}
 }
+
+// --gpu-targets takes comma-separated lists, overrides the tree's
+// gpu_targets, and a bad target ID is a usage error.
+func TestCheckGPUTargetsFlag(t *testing.T) {
+	ids := func(args ...string) map[string]int {
+		t.Helper()
+		_, out, errOut := run(t, append([]string{"check", "--json"}, args...)...)
+		var rep symcheck.CheckReport
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v: %v (stderr %q)", args, err, errOut)
+		}
+		n := map[string]int{}
+		for _, f := range rep.Findings {
+			n[f.ID]++
+		}
+		return n
+	}
+	// The tree asks for gfx90a and gfx1100: five files lack gfx1100
+	// (libgpukernels.so and the four CK device archives), and rocBLAS's
+	// Tensile kernels do too.
+	if n := ids(tree); n["RD1401"] != 5 || n["RD1402"] != 1 {
+		t.Errorf("from the tree's config: %v", n)
+	}
+	if n := ids("--gpu-targets", "gfx90a", tree); n["RD1401"] != 0 || n["RD1402"] != 0 {
+		t.Errorf("--gpu-targets gfx90a: %v", n)
+	}
+	if n := ids("--gpu-targets", "gfx90a,gfx942", "--gpu-targets", "gfx1030", tree); n["RD1401"] != 5 || n["RD1402"] != 2 {
+		t.Errorf("--gpu-targets gfx90a,gfx942 --gpu-targets gfx1030: %v", n)
+	}
+	if code, _, errOut := run(t, "check", "--gpu-targets", "gfx90a:foo", tree); code != cli.ExitUsage || !strings.Contains(errOut, `"gfx90a:foo"`) {
+		t.Errorf("a bad target: exit %d, stderr %q", code, errOut)
+	}
+}

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"strings"
+
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -33,4 +35,19 @@ func MinArgs(n int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// CommaList splits the values of a repeatable flag that also takes
+// comma-separated lists (--require gfx90a,gfx1100 --require gfx942),
+// dropping empty items.
+func CommaList(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, t := range strings.Split(v, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
 }

@@ -84,15 +84,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	var req []string
-	for _, r := range opts.Require {
-		for _, t := range strings.Split(r, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				req = append(req, t)
-			}
-		}
-	}
-	rep, err := symcheck.GPUs(ctx, opts.Paths, symcheck.GPUOptions{Require: req, ExpectFrom: opts.Expect})
+	rep, err := symcheck.GPUs(ctx, opts.Paths, symcheck.GPUOptions{Require: cli.CommaList(opts.Require), ExpectFrom: opts.Expect})
 	if err != nil {
 		if errors.Is(err, elfx.ErrBadTargetID) {
 			return &cli.UsageError{Err: err}
