@@ -78,6 +78,49 @@ func TestCheckInterruptedAndProgress(t *testing.T) {
 
 var lddRUndef = regexp.MustCompile(`^undefined symbol: ([^,\t]+)(?:, version \S+)?\t\((.*)\)$`)
 
+// TestCorpusCheckGPUTargetsAgreeWithGPUs: over Debian's ROCm libraries,
+// check --gpu-targets flags exactly the files and targets gpus --require
+// does (librocsparse.so.0 and libhsa-runtime64.so.1 have no gfx1100 code).
+func TestCorpusCheckGPUTargetsAgreeWithGPUs(t *testing.T) {
+	testenv.Corpus(t)
+	root := "/usr/lib/x86_64-linux-gnu"
+	testenv.File(t, root+"/librocsparse.so.0", "librocsparse0")
+	testenv.File(t, root+"/libhsa-runtime64.so.1", "libhsa-runtime64-1")
+	targets := []string{"gfx90a", "gfx1100"}
+	rep, err := symcheck.Check(context.Background(), []string{root}, symcheck.CheckOptions{GPUTargets: targets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootsChecked(t, rep, root)
+	var ours []string
+	for _, f := range rep.Findings {
+		if f.ID == "RD1401" || f.ID == "RD1402" {
+			ours = append(ours, f.Rule+" "+f.Message)
+		}
+	}
+	g, err := symcheck.GPUs(context.Background(), []string{root}, symcheck.GPUOptions{Require: targets})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var theirs []string
+	for _, f := range g.Findings {
+		theirs = append(theirs, f.Rule+" "+f.Message)
+	}
+	slices.Sort(ours)
+	slices.Sort(theirs)
+	if !slices.Equal(ours, theirs) || len(ours) < 2 {
+		t.Errorf("check:\n%s\ngpus:\n%s", strings.Join(ours, "\n"), strings.Join(theirs, "\n"))
+	}
+	for _, lib := range []string{"librocsparse.so.0", "libhsa-runtime64.so.1"} {
+		real, _ := filepath.EvalSymlinks(filepath.Join(root, lib))
+		if !slices.ContainsFunc(ours, func(s string) bool {
+			return strings.Contains(s, real+" has device code") && strings.Contains(s, "none usable on gfx1100")
+		}) {
+			t.Errorf("no gfx1100 finding on %s", real)
+		}
+	}
+}
+
 // TestCorpusCheckSystemLibs: check over /usr/lib/x86_64-linux-gnu completes,
 // is deterministic across two runs, and its missing-library and
 // undefined-symbol findings (RD1001, and RD1006 for loadable modules) for
