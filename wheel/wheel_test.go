@@ -839,22 +839,34 @@ func TestRelinkCancelled(t *testing.T) {
 	}
 }
 
+// memberBytes adds up the sizes that size gives for the members of the
+// wheel at path it counts.
+func memberBytes(t *testing.T, path string, size func(*zip.File) (uint64, bool)) uint64 {
+	t.Helper()
+	z, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	var n uint64
+	for _, zf := range z.File {
+		if k, ok := size(zf); ok {
+			n += k
+		}
+	}
+	return n
+}
+
+func isLibrary(name string) bool {
+	return strings.HasSuffix(name, ".so") || strings.Contains(name, ".so.")
+}
+
 // A wheel whose native libraries do not fit where they are staged
 // ($TMPDIR) is refused before anything is written, saying how much they
 // take and how much is free; with exactly enough room it is relinked.
 func TestRelinkNoRoomToStage(t *testing.T) {
 	fx := build(t)
-	var need uint64
-	z, err := zip.OpenReader(fx.wheel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, zf := range z.File {
-		if strings.HasSuffix(zf.Name, ".so") || strings.Contains(zf.Name, ".so.") {
-			need += zf.UncompressedSize64
-		}
-	}
-	z.Close()
+	need := memberBytes(t, fx.wheel, func(zf *zip.File) (uint64, bool) { return zf.UncompressedSize64, isLibrary(zf.Name) })
 	before, _ := os.ReadFile(fx.wheel)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
@@ -868,7 +880,7 @@ func TestRelinkNoRoomToStage(t *testing.T) {
 		return free, true
 	})()
 	out := filepath.Join(fx.dir, "out")
-	_, err = wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out})
+	_, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out})
 	want := fmt.Sprintf("inflating its 3 native libraries for editing takes %d bytes under %s, which has %d bytes free: set TMPDIR",
 		need, tmp, need-1)
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), fx.wheel+": ") {
@@ -898,20 +910,10 @@ func TestRelinkNoRoomToStage(t *testing.T) {
 // check is the disk's; this one only catches what cannot succeed).
 func TestRelinkNoRoomForOutput(t *testing.T) {
 	fx := build(t)
-	var least uint64
-	z, err := zip.OpenReader(fx.wheel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, zf := range z.File {
-		switch {
-		case strings.HasSuffix(zf.Name, ".so") || strings.Contains(zf.Name, ".so."):
-		case strings.HasSuffix(zf.Name, "/RECORD") || strings.HasSuffix(zf.Name, "/RECORD.jws"):
-		default:
-			least += zf.CompressedSize64
-		}
-	}
-	z.Close()
+	least := memberBytes(t, fx.wheel, func(zf *zip.File) (uint64, bool) {
+		copied := !isLibrary(zf.Name) && !strings.HasSuffix(zf.Name, "/RECORD") && !strings.HasSuffix(zf.Name, "/RECORD.jws")
+		return zf.CompressedSize64, copied
+	})
 	out := filepath.Join(fx.dir, "out")
 	free := least - 1
 	defer wheel.SetFreeSpace(func(dir string) (uint64, bool) {
@@ -920,7 +922,7 @@ func TestRelinkNoRoomForOutput(t *testing.T) {
 		}
 		return free, true
 	})()
-	_, err = wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out})
+	_, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out})
 	want := fmt.Sprintf("%s: the new wheel takes at least %d bytes (the entries copied as they are), and %s has %d bytes free", fx.wheel, least, out, least-1)
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
