@@ -609,8 +609,10 @@ func tensileFindings(scans []scannedPath, roots []string, required []elfx.Target
 		out[i].RelPath = relTo(root, out[i].File)
 	}
 	if !deviceCode && len(scans) > 0 {
+		// About the whole scan: filed under the first root (SARIF and
+		// JUnit want one path), the message names them all.
 		f := noDeviceCode(roots, required)
-		f.RelPath = f.File
+		f.File, f.RelPath = roots[0], roots[0]
 		out = append(out, f)
 	}
 	return out

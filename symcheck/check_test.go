@@ -819,6 +819,9 @@ func TestCheckGPUTargets(t *testing.T) {
 	for _, f := range rep.Findings {
 		if f.Rule == symcheck.RuleGPUTargetMissing {
 			none = append(none, f.Message)
+			if f.File != testenv.Testdata("libfoo.so.1") {
+				t.Errorf("no device code: filed under %q, want the root", f.File)
+			}
 		}
 	}
 	if len(none) != 1 || !strings.Contains(none[0], "no device code in "+testenv.Testdata("libfoo.so.1")+": nothing there runs on gfx90a") {
