@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -447,7 +448,7 @@ func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(
 	// is written, not when the disk fills halfway through.
 	var need uint64
 	for _, zf := range elfs {
-		need += zf.UncompressedSize64
+		need += min(zf.UncompressedSize64, math.MaxUint64-need) // declared sizes: saturate, not wrap
 	}
 	if free, ok := freeSpace(work); ok && need > free {
 		return fmt.Errorf("%s: inflating its %d native librar%s for editing takes %s under %s, which has %s free: %w",
