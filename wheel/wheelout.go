@@ -123,7 +123,7 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 	var least uint64
 	for _, zf := range zr.File {
 		if !w.late(zf) {
-			least += zf.CompressedSize64
+			least += min(zf.CompressedSize64, math.MaxUint64-least)
 		}
 	}
 	if free, ok := freeSpace(outDir); ok && least > free {
