@@ -255,7 +255,7 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 	// runs on them, and passing would wave through a build whose
 	// GPU_TARGETS came out empty. (Paths that could not be read are
 	// errors already; Tensile kernels are device code, judged per
-	// target by checkTensile.)
+	// target by tensile.check.)
 	if len(required) > 0 && len(rep.Libraries) == 0 && len(tensile.dirs) == 0 && len(rep.Errors) < len(paths) {
 		rep.Findings = append(rep.Findings, noDeviceCode(paths, required))
 	}
