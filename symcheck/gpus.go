@@ -1,7 +1,9 @@
 package symcheck
 
 import (
+	"archive/zip"
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -17,6 +19,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/internal/par"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/walk"
+	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
 )
 
 // GPU coverage: which GPUs the device code of a build can run on.
@@ -147,12 +150,14 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 	// command line, where what cannot be read is an error; in a walked
 	// directory it is passed over (or noted).
 	type job struct {
-		path  string
-		named bool
-		skip  bool // not read: a path given that does not exist, or an MIOpen database (told by its name)
-		lib   GPULibrary
-		ok    bool
-		err   error // reading it, or stat of a path given
+		path   string
+		named  bool
+		skip   bool      // not read: a path given that does not exist, or an MIOpen database (told by its name)
+		member *zip.File // a wheel's member: path is WHEEL!/NAME, read from raw
+		raw    *os.File
+		lib    GPULibrary
+		ok     bool
+		err    error // reading it, or stat of a path given
 	}
 	var jobs []*job
 	for _, root := range paths {
@@ -177,6 +182,34 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 			return nil, err
 		}
 	}
+	// A wheel stands for its members (a PyTorch or onnxruntime ROCm wheel
+	// is the prefix a user runs on): each is a job named WHEEL!/MEMBER.
+	members := map[string]*job{}
+	expanded := jobs[:0:0]
+	for _, j := range jobs {
+		if j.skip || !strings.HasSuffix(j.path, ".whl") {
+			expanded = append(expanded, j)
+			continue
+		}
+		raw, zr, err := openZip(j.path)
+		if err != nil {
+			if j.named {
+				j.err = err
+			}
+			expanded = append(expanded, j) // walked: passed over as not ELF
+			continue
+		}
+		defer raw.Close()
+		for _, zf := range zr.File {
+			if zf.FileInfo().IsDir() {
+				continue
+			}
+			m := &job{path: j.path + "!/" + zf.Name, member: zf, raw: raw}
+			members[filepath.Clean(m.path)] = m // as the Tensile layout's paths are
+			expanded = append(expanded, m)
+		}
+	}
+	jobs = expanded
 	// What a name says (MIOpen databases, rocBLAS/hipBLASLt libraries and
 	// their Tensile directories) is gathered in order; the files are read
 	// on every core (a ROCm prefix is thousands of code objects and
@@ -209,6 +242,10 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 	}
 	par.For(ctx, len(read), 0, func(i int) {
 		j := read[i]
+		if j.member != nil {
+			j.lib, j.ok, j.err = gpuMember(j.path, j.member, j.raw)
+			return
+		}
 		j.lib, j.ok, j.err = gpuLibrary(j.path, j.named)
 	})
 	if err := ctx.Err(); err != nil {
@@ -259,7 +296,12 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 	if len(required) > 0 && len(rep.Libraries) == 0 && len(tensile.dirs) == 0 && len(rep.Errors) < len(paths) {
 		rep.Findings = append(rep.Findings, noDeviceCode(paths, required))
 	}
-	tr, tf := tensile.check(required, codeObjectFor)
+	tr, tf := tensile.check(required, func(p, arch string) bool {
+		if m := members[filepath.Clean(p)]; m != nil {
+			return memberCodeObjectFor(m.member, m.raw, p, arch)
+		}
+		return codeObjectFor(p, arch)
+	})
 	rep.Tensile = append(rep.Tensile, tr...)
 	rep.Findings = append(rep.Findings, tf...)
 	if len(kdb) > 0 {
@@ -379,10 +421,91 @@ func gpuLibrary(p string, named bool) (GPULibrary, bool, error) {
 		a.Close()
 	default:
 		pr.Close()
-		return unreadable(fmt.Errorf("%s: not an ELF file or an archive", p), false)
+		return unreadable(fmt.Errorf("%s: not an ELF file, an archive or a wheel", p), false)
 	}
 	lib.summarize(cos)
 	return lib, true, nil
+}
+
+// openZip opens a wheel for its members.
+func openZip(path string) (*os.File, *zip.Reader, error) {
+	raw, err := regfile.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := raw.Stat()
+	if err == nil {
+		var zr *zip.Reader
+		if zr, err = zip.NewReader(raw, st.Size()); err == nil {
+			return raw, zr, nil
+		}
+	}
+	raw.Close()
+	return nil, nil, fmt.Errorf("%s: %w", path, err)
+}
+
+// gpuMember is gpuLibrary for member zf of a wheel (raw), named path
+// (WHEEL!/MEMBER). Members that are not ELF files or archives are passed
+// over from their first bytes; the others are extracted (memberReader). A
+// member that does not extract is an error: the wheel is damaged.
+func gpuMember(path string, zf *zip.File, raw io.ReaderAt) (GPULibrary, bool, error) {
+	lib := GPULibrary{Path: path, Targets: []string{}, Code: []GPUCodeSummary{}}
+	rc, err := zipx.Open(zf)
+	if err != nil {
+		return lib, false, fmt.Errorf("%s: %w", path, err)
+	}
+	var head [8]byte
+	n, _ := io.ReadFull(rc, head[:])
+	rc.Close()
+	isELF := bytes.HasPrefix(head[:n], []byte("\x7fELF"))
+	if !isELF && !bytes.Equal(head[:n], []byte("!<arch>\n")) {
+		return lib, false, nil // a thin archive's members are outside the wheel
+	}
+	if zf.UncompressedSize64 > maxWheelMember {
+		return lib, false, fmt.Errorf("%s: declares %d bytes, more than gpus extracts (%d)", path, zf.UncompressedSize64, uint64(maxWheelMember))
+	}
+	r, done, err := memberReader(zf, raw)
+	if err != nil {
+		return lib, false, fmt.Errorf("%s: %w", path, err)
+	}
+	defer done()
+	size := int64(zf.UncompressedSize64)
+	var cos []elfx.CodeObject
+	if isELF {
+		f, err := elfx.NewFileSize(r, size, path)
+		if err != nil {
+			lib.Notes = append(lib.Notes, err.Error())
+			return lib, true, nil
+		}
+		cos, err = f.GPUCodeObjects()
+		f.Close()
+		if err != nil {
+			lib.Notes = append(lib.Notes, err.Error())
+		}
+	} else {
+		a, err := elfx.NewArchiveSize(r, size, path)
+		if err != nil {
+			lib.Notes = append(lib.Notes, err.Error())
+			return lib, true, nil
+		}
+		cos, lib.Notes = archiveCodeObjects(a, lib.Notes)
+		a.Close()
+	}
+	lib.summarize(cos)
+	return lib, true, nil
+}
+
+// memberCodeObjectFor is codeObjectFor for a wheel's member.
+func memberCodeObjectFor(zf *zip.File, raw io.ReaderAt, p, arch string) bool {
+	if zf.UncompressedSize64 > maxWheelMember {
+		return false
+	}
+	r, done, err := memberReader(zf, raw)
+	if err != nil {
+		return false
+	}
+	defer done()
+	return codeObjectIn(r, int64(zf.UncompressedSize64), p, arch)
 }
 
 // archiveCodeObjects reads the device code of an archive's ELF members;
@@ -458,10 +581,13 @@ func knownProcessor(s string) bool {
 type tensileLayout struct {
 	dirs map[string]string // library/ directory → "rocblas" or "hipblaslt"
 	libs map[string]string // lib/rocblas (where library/ belongs) → librocblas.so path
+	// files lists what was added in each library/ directory inside a
+	// wheel (WHEEL!/…/library), which cannot be listed from the disk.
+	files map[string][]string
 }
 
 func newTensileLayout() *tensileLayout {
-	return &tensileLayout{dirs: map[string]string{}, libs: map[string]string{}}
+	return &tensileLayout{dirs: map[string]string{}, libs: map[string]string{}, files: map[string][]string{}}
 }
 
 // add notes what path p says, and reports whether p is a kernel file of a
@@ -477,6 +603,9 @@ func (t *tensileLayout) add(p string) (kernel bool) {
 	if d := filepath.Dir(p); filepath.Base(d) == "library" {
 		if lib := filepath.Base(filepath.Dir(d)); lib == "rocblas" || lib == "hipblaslt" {
 			t.dirs[d] = lib
+			if strings.Contains(d, "!/") {
+				t.files[d] = append(t.files[d], base)
+			}
 			return archOf(base) != ""
 		}
 	}
@@ -521,16 +650,24 @@ func (t *tensileLayout) check(required []elfx.TargetID, parses func(path, arch s
 	}
 	for _, d := range slices.Sorted(maps.Keys(t.dirs)) {
 		tr := TensileReport{Library: t.dirs[d], Dir: d, Archs: map[string][]string{}}
-		entries, _ := os.ReadDir(d)
-		for _, e := range entries {
-			a := archOf(e.Name())
-			if a == "" || e.IsDir() {
+		names, inWheel := t.files[d]
+		if !inWheel {
+			entries, _ := os.ReadDir(d)
+			for _, e := range entries {
+				if !e.IsDir() {
+					names = append(names, e.Name())
+				}
+			}
+		}
+		for _, name := range names {
+			a := archOf(name)
+			if a == "" {
 				continue
 			}
-			tr.Archs[a] = append(tr.Archs[a], e.Name())
-			p := filepath.Join(d, e.Name())
+			tr.Archs[a] = append(tr.Archs[a], name)
+			p := filepath.Join(d, name)
 			if tensileCodeObject(p) != "" && !parses(p, a) {
-				tr.Bad = append(tr.Bad, e.Name())
+				tr.Bad = append(tr.Bad, name)
 			}
 		}
 		reps = append(reps, tr)

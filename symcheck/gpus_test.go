@@ -1,10 +1,13 @@
 package symcheck_test
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -411,5 +414,125 @@ func TestGPUsReportOrder(t *testing.T) {
 		if len(rep.Errors) != 2 || rep.Errors[0].Path != bad || rep.Errors[1].Path != missing {
 			t.Errorf("errors: %+v, want %s then %s", rep.Errors, bad, missing)
 		}
+	}
+}
+
+// writeWheel writes a zip of the given members, in order: content from a
+// testdata file ("@name") or literal, deflated unless stored is set.
+func writeWheel(t *testing.T, path string, members [][2]string, stored map[string]bool) {
+	t.Helper()
+	fh, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(fh)
+	for _, m := range members {
+		data := []byte(m[1])
+		if name, ok := strings.CutPrefix(m[1], "@"); ok {
+			if data, err = os.ReadFile(testenv.Testdata(name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		method := zip.Deflate
+		if stored[m[0]] {
+			method = zip.Store
+		}
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: m[0], Method: method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(data)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fh.Close()
+}
+
+// A wheel is read as the prefix it installs: its members' device code is
+// reported under WHEEL!/MEMBER, its rocBLAS Tensile directory is judged
+// per target from the member names and contents, and a member that does
+// not extract is an error naming it.
+func TestGPUsWheel(t *testing.T) {
+	dir := t.TempDir()
+	whl := filepath.Join(dir, "torch-2.5.1+rocm6.2-cp311-cp311-linux_x86_64.whl")
+	lib := "torch/lib/rocblas/library/"
+	writeWheel(t, whl, [][2]string{
+		{"torch/__init__.py", "# torch\n"},
+		{"torch/lib/libdevice.a", "@ck/lib/libdevice_gemm_operations.a"},
+		{"torch/lib/libfoo.so", "@libfoo.so.1"},
+		{"torch/lib/libgpu.so", "@libgpu.so"}, // gfx90a:xnack-, gfx1030, gfx906:sramecc+:xnack-
+		{"torch/lib/librocblas.so.4", "@libfoo.so.1"},
+		{lib + "Kernels.so-000-gfx90a.hsaco", "@k-gfx90a_xnackoff.co"},
+		{lib + "TensileLibrary_Type_HH_gfx1030.co", "@k-gfx90a_xnackoff.co"}, // not gfx1030 code
+		{lib + "TensileLibrary_lazy_gfx90a.dat", "x"},
+	}, map[string]bool{"torch/lib/libfoo.so": true})
+	check := func(t *testing.T, path string) {
+		rep := gpus(t, []string{path}, symcheck.GPUOptions{Require: []string{"gfx90a", "gfx1100"}})
+		var libs []string
+		for _, l := range rep.Libraries {
+			libs = append(libs, l.Path)
+		}
+		if want := []string{path + "!/torch/lib/libdevice.a", path + "!/torch/lib/libgpu.so"}; !slices.Equal(libs, want) {
+			t.Errorf("libraries %q, want %q", libs, want)
+		}
+		if want := []string{path + "!/torch/lib/libfoo.so", path + "!/torch/lib/librocblas.so.4"}; !slices.Equal(rep.NoDeviceCode, want) {
+			t.Errorf("no device code %q, want %q", rep.NoDeviceCode, want)
+		}
+		if len(rep.Tensile) != 1 || len(rep.Tensile[0].Archs["gfx90a"]) != 2 || len(rep.Tensile[0].Archs["gfx1030"]) != 1 ||
+			!slices.Equal(rep.Tensile[0].Bad, []string{"TensileLibrary_Type_HH_gfx1030.co"}) {
+			t.Errorf("tensile %+v", rep.Tensile)
+		}
+		var got []string
+		for _, f := range rep.Findings {
+			// (Tensile directories are named by their cleaned path.)
+			rel := strings.TrimPrefix(strings.TrimPrefix(f.File, path), filepath.Clean(path))
+			got = append(got, string(f.Severity)+" "+f.Rule+" "+rel)
+		}
+		want := []string{
+			"error gpu-target-missing !/torch/lib/libdevice.a",
+			"error gpu-target-missing !/torch/lib/libgpu.so",
+			"error tensile-kernels-missing !/torch/lib/rocblas/library",
+			"warning tensile-kernels-missing !/torch/lib/rocblas/library/TensileLibrary_Type_HH_gfx1030.co",
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("findings:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	check(t, whl)
+	t.Run("relative", func(t *testing.T) {
+		t.Chdir(dir)
+		check(t, "./"+filepath.Base(whl))
+	})
+	t.Run("in a directory", func(t *testing.T) {
+		rep := gpus(t, []string{dir}, symcheck.GPUOptions{})
+		if len(rep.Libraries) != 2 || !strings.HasPrefix(rep.Libraries[0].Path, whl+"!/") {
+			t.Errorf("walked: %+v", rep.Libraries)
+		}
+	})
+	// A damaged member (its CRC-32 does not match) is an error naming it;
+	// the other members are still reported.
+	bad := filepath.Join(dir, "bad.whl")
+	b, _ := os.ReadFile(whl)
+	zr, _ := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	for _, zf := range zr.File {
+		if zf.Name == "torch/lib/libfoo.so" { // stored: flip a byte of its data
+			off, _ := zf.DataOffset()
+			b[off+100] ^= 0xff
+		}
+	}
+	os.WriteFile(bad, b, 0o644)
+	rep, err := symcheck.GPUs(context.Background(), []string{bad}, symcheck.GPUOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Errors) != 1 || rep.Errors[0].Path != bad+"!/torch/lib/libfoo.so" || !strings.Contains(rep.Errors[0].Error, "checksum") || len(rep.Libraries) != 2 {
+		t.Errorf("damaged member: errors %+v, %d libraries", rep.Errors, len(rep.Libraries))
+	}
+	// Named, a .whl that is not a zip is an error.
+	notZip := filepath.Join(dir, "not.whl")
+	os.WriteFile(notZip, []byte("not a zip"), 0o644)
+	if rep, err := symcheck.GPUs(context.Background(), []string{notZip}, symcheck.GPUOptions{}); err != nil || len(rep.Errors) != 1 || rep.Errors[0].Path != notZip {
+		t.Errorf("not a zip: %+v, %v", rep, err)
 	}
 }

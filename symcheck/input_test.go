@@ -98,8 +98,8 @@ func TestGPUsNamedFilesItCannotRead(t *testing.T) {
 	good := testenv.Testdata("libraw.so")
 	for name, want := range map[string]string{
 		"pipe.so":    "a named pipe, not a regular file",
-		"empty.so":   "not an ELF file or an archive",
-		"script.so":  "not an ELF file or an archive",
+		"empty.so":   "not an ELF file, an archive or a wheel",
+		"script.so":  "not an ELF file, an archive or a wheel",
 		"trunc.so":   "malformed file at offset",
 		"missing.so": "missing.so: no such file or directory",
 	} {

@@ -40,7 +40,8 @@ libraries × GPU targets: ✓ exact, ~ compatible through the target-ID rules
 (features left unset run in both modes, generic targets cover their family),
 ✗ none, ? unknown (device code in an offload bundle compressed with a method
 rocmdoctor does not know; zlib and zstd bundles are read). Libraries without
-device code are listed apart.
+device code are listed apart. A wheel (.whl) is read as the prefix it
+installs: its members are listed as WHEEL!/MEMBER.
 
 --require (repeatable, comma-separated; default from ROCMDOCTOR_GPU_TARGETS)
 fails with exit 3 for each library with device code but none usable on a
@@ -50,6 +51,7 @@ rocblas_status_excluded_from_build). --expect-from CMakeCache.txt compares
 the built targets with GPU_TARGETS/AMDGPU_TARGETS (the INSTANCES_ONLY trap).`,
 		Example: `  rocmdoctor gpus /opt/rocm/lib
   rocmdoctor gpus --require gfx1030,gfx90a:xnack+ /opt/rocm/lib
+  rocmdoctor gpus --require gfx1100 torch-2.5.1+rocm6.2-cp311-cp311-linux_x86_64.whl
   rocmdoctor gpus --format markdown --expect-from build/CMakeCache.txt install/lib`,
 		Args: cli.MinArgs(1, "PATH"),
 		RunE: func(cmd *cobra.Command, args []string) error {
