@@ -191,7 +191,7 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 			expanded = append(expanded, j)
 			continue
 		}
-		raw, zr, err := openZip(j.path)
+		raw, zr, err := zipx.OpenFile(j.path)
 		if err != nil {
 			if j.named {
 				j.err = err
@@ -425,23 +425,6 @@ func gpuLibrary(p string, named bool) (GPULibrary, bool, error) {
 	}
 	lib.summarize(cos)
 	return lib, true, nil
-}
-
-// openZip opens a wheel for its members.
-func openZip(path string) (*os.File, *zip.Reader, error) {
-	raw, err := regfile.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := raw.Stat()
-	if err == nil {
-		var zr *zip.Reader
-		if zr, err = zip.NewReader(raw, st.Size()); err == nil {
-			return raw, zr, nil
-		}
-	}
-	raw.Close()
-	return nil, nil, fmt.Errorf("%s: %w", path, err)
 }
 
 // gpuMember is gpuLibrary for member zf of a wheel (raw), named path

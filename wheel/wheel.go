@@ -404,7 +404,7 @@ func stage(input, work string, early func(*dist) error, skip func(string) bool) 
 // time (a wheel holds a few large libraries, and inflating is the slow
 // part), indexing the deflate blocks of each.
 func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(string) bool) error {
-	raw, zr, err := openWheel(input)
+	raw, zr, err := zipx.OpenFile(input)
 	if err != nil {
 		return err
 	}
@@ -517,24 +517,6 @@ func megabytes(n, round uint64) string {
 		return fmt.Sprintf("%d bytes", n)
 	}
 	return fmt.Sprintf("%d MB", (n+round)/1_000_000)
-}
-
-// openWheel opens a wheel once for both its directory and its members'
-// raw data (the splice and the raw copies read it directly).
-func openWheel(path string) (*os.File, *zip.Reader, error) {
-	raw, err := regfile.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	st, err := raw.Stat()
-	if err == nil {
-		var zr *zip.Reader
-		if zr, err = zip.NewReader(raw, st.Size()); err == nil {
-			return raw, zr, nil
-		}
-	}
-	raw.Close()
-	return nil, nil, fmt.Errorf("%s: %w", path, err)
 }
 
 // sniffMember reports whether a member is an ELF file to relink: a host

@@ -87,7 +87,7 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 	if !o.InPlace && sameFile(dst, d.input) {
 		return nil, fmt.Errorf("-o %s would overwrite the input; use --in-place", outDir)
 	}
-	raw, zr, err := openWheel(d.input)
+	raw, zr, err := zipx.OpenFile(d.input)
 	if err != nil {
 		return nil, err
 	}

@@ -7,9 +7,29 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
+	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 )
+
+// OpenFile opens the zip file (a wheel) at path once for both its
+// directory and its members' raw data; errors name the path.
+func OpenFile(path string) (*os.File, *zip.Reader, error) {
+	raw, err := regfile.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := raw.Stat()
+	if err == nil {
+		var zr *zip.Reader
+		if zr, err = zip.NewReader(raw, st.Size()); err == nil {
+			return raw, zr, nil
+		}
+	}
+	raw.Close()
+	return nil, nil, fmt.Errorf("%s: %w", path, err)
+}
 
 // CheckMethod refuses a member compressed with anything but deflate or
 // store, naming the method: wheels use only those, and archive/zip's
