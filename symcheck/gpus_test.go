@@ -419,7 +419,7 @@ func TestGPUsReportOrder(t *testing.T) {
 
 // writeWheel writes a zip of the given members, in order: content from a
 // testdata file ("@name") or literal, deflated unless stored is set.
-func writeWheel(t *testing.T, path string, members [][2]string, stored map[string]bool) {
+func writeWheel(t testing.TB, path string, members [][2]string, stored map[string]bool) {
 	t.Helper()
 	fh, err := os.Create(path)
 	if err != nil {
@@ -535,4 +535,39 @@ func TestGPUsWheel(t *testing.T) {
 	if rep, err := symcheck.GPUs(context.Background(), []string{notZip}, symcheck.GPUOptions{}); err != nil || len(rep.Errors) != 1 || rep.Errors[0].Path != notZip {
 		t.Errorf("not a zip: %+v, %v", rep, err)
 	}
+}
+
+// FuzzGPUsWheel: whatever the bytes of a wheel, gpus reports without
+// panicking, and every error names the wheel.
+func FuzzGPUsWheel(f *testing.F) {
+	dir := f.TempDir()
+	seed := filepath.Join(dir, "seed.whl")
+	lib := "pkg/lib/rocblas/library/"
+	writeWheel(f, seed, [][2]string{
+		{"pkg/lib/libgpu.so", "@libgpu.so"},
+		{"pkg/lib/libdevice.a", "@ck/lib/libdevice_gemm_operations.a"},
+		{"pkg/lib/librocblas.so.4", "@libfoo.so.1"},
+		{lib + "Kernels.so-000-gfx90a.hsaco", "@k-gfx90a_xnackoff.co"},
+		{lib + "TensileLibrary_lazy_gfx90a.dat", "x"},
+	}, map[string]bool{"pkg/lib/libdevice.a": true})
+	b, err := os.ReadFile(seed)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(dir, "pkg-1.0-py3-none-linux_x86_64.whl")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rep, err := symcheck.GPUs(context.Background(), []string{p}, symcheck.GPUOptions{Require: []string{"gfx90a", "gfx1100"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range rep.Errors {
+			if !strings.HasPrefix(e.Error, p) {
+				t.Errorf("error does not name the wheel: %s", e.Error)
+			}
+		}
+	})
 }
