@@ -546,7 +546,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		sc.findings = append(sc.findings, llvmFinding(c.path, DiagnoseLLVM(names, func(n string) bool { return res.Defined[n] }, nil))...)
 	case bytes.HasPrefix(p.Head, []byte("PK\x03\x04")) && strings.HasSuffix(c.path, ".whl"):
 		sc.kind = "wheel"
-		sc.findings, sc.err = checkWheel(p, opts)
+		sc.findings, sc.deviceCode, sc.err = checkWheel(p, opts)
 		p.Close()
 	default:
 		p.Close()
@@ -933,63 +933,103 @@ const maxWheelMember = 8 << 30
 var inMemoryMember uint64 = 32 << 20
 
 // checkWheel runs the file-level rules on the ELF files inside a wheel.
-func checkWheel(p *elfx.Probe, opts *CheckOptions) ([]Finding, error) {
+// With GPU targets the members' device code is read too, each member
+// once, and the wheel's rocBLAS/hipBLASLt Tensile directory judged as a
+// prefix's is (from the member names; kernel files parsed once, here);
+// deviceCode says whether the wheel has any.
+func checkWheel(p *elfx.Probe, opts *CheckOptions) (out []Finding, deviceCode bool, err error) {
 	path := p.Path
 	zr, err := zip.NewReader(p, p.Info.Size())
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, false, fmt.Errorf("%s: %w", path, err)
 	}
-	var out []Finding
+	gpu := len(opts.gpuRequired) > 0
+	tensile := newTensileLayout()
+	members := map[string]*zip.File{}
 	for _, zf := range zr.File {
-		if zf.FileInfo().IsDir() || zf.UncompressedSize64 < 64 {
+		if zf.FileInfo().IsDir() {
 			continue
 		}
 		name := path + "!/" + zf.Name
-		fs, err := checkWheelMember(zf, p, name, opts)
+		if gpu {
+			members[filepath.Clean(name)] = zf // as the Tensile layout's paths are
+			if tensile.add(name) {
+				continue // one architecture's kernels: judged with the directory
+			}
+		}
+		if zf.UncompressedSize64 < 64 {
+			continue
+		}
+		fs, dc, err := checkWheelMember(zf, p, name, opts)
 		out = append(out, fs...)
+		deviceCode = deviceCode || dc
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), name+": ") { // the ELF reader's errors name it
 				err = fmt.Errorf("%s: %w", name, err)
 			}
-			return out, err
+			return out, deviceCode, err
 		}
 	}
-	return out, nil
+	if gpu {
+		reports, tf := tensile.check(opts.gpuRequired, func(kernel, arch string) bool {
+			zf := members[filepath.Clean(kernel)]
+			return zf != nil && memberCodeObjectFor(zf, p, kernel, arch)
+		})
+		out = append(out, tf...)
+		for _, r := range reports {
+			deviceCode = deviceCode || len(r.Archs) > 0
+		}
+	}
+	return out, deviceCode, nil
 }
 
 // checkWheelMember runs the file-level rules on one member if it is ELF;
 // raw is the wheel.
-func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOptions) ([]Finding, error) {
+func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOptions) ([]Finding, bool, error) {
 	rc, err := zipx.Open(zf)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer rc.Close()
 	// Only what the host's loader loads has file-level rules: AMDGPU code
-	// objects (thousands in PyTorch's wheels) are not extracted.
+	// objects (thousands in PyTorch's wheels) are not extracted, unless
+	// their device code is asked about.
 	var m [elfx.HostHeaderLen]byte
 	n, _ := io.ReadFull(rc, m[:])
 	if !elfx.HostLoadable(m[:n]) {
-		return nil, nil
+		if len(opts.gpuRequired) == 0 {
+			return nil, false, nil
+		}
+		lib, ok, err := gpuMember(name, zf, raw)
+		if err != nil || !ok || len(lib.Code) == 0 {
+			return nil, false, err
+		}
+		return lib.missing(opts.gpuRequired), true, nil
 	}
 	// The declared size bounds what archive/zip lets through, and that
 	// size is bounded here so a wheel cannot make a scan fill the memory or
 	// the temporary directory.
 	size := zf.UncompressedSize64
 	if size > maxWheelMember {
-		return nil, fmt.Errorf("declares %d bytes, more than check extracts (%d)", size, uint64(maxWheelMember))
+		return nil, false, fmt.Errorf("declares %d bytes, more than check extracts (%d)", size, uint64(maxWheelMember))
 	}
 	r, done, err := memberReader(zf, raw)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer done()
 	f, err := elfx.NewFileSize(r, int64(size), name)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer f.Close()
-	return hygiene(factsOf(f), f.VersionNeeds, name, opts)
+	out, err := hygiene(factsOf(f), f.VersionNeeds, name, opts)
+	if len(opts.gpuRequired) == 0 || err != nil {
+		return out, false, err
+	}
+	cos, _ := f.GPUCodeObjects()
+	gf, dc := deviceCodeFindings(name, cos, opts.gpuRequired)
+	return append(out, gf...), dc, nil
 }
 
 // memberReader extracts wheel member zf (raw is the wheel) for reading:

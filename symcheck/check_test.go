@@ -831,3 +831,58 @@ func TestCheckGPUTargets(t *testing.T) {
 		t.Errorf("a bad target: %v", err)
 	}
 }
+
+// check --gpu-targets reads a wheel's members as gpus does: device code
+// of host libraries (read once with the file rules), archives and code
+// objects, and its Tensile directory from the member names and contents.
+func TestCheckGPUTargetsWheel(t *testing.T) {
+	dir := t.TempDir()
+	whl := filepath.Join(dir, "torch-2.5.1+rocm6.2-cp311-cp311-linux_x86_64.whl")
+	lib := "torch/lib/rocblas/library/"
+	writeWheel(t, whl, [][2]string{
+		{"torch/__init__.py", "# torch\n"},
+		{"torch/lib/libdevice.a", "@ck/lib/libdevice_gemm_operations.a"},
+		{"torch/lib/libgpu.so", "@libgpu.so"},
+		{"torch/lib/librocblas.so.4", "@libfoo.so.1"},
+		{lib + "Kernels.so-000-gfx90a.hsaco", "@k-gfx90a_xnackoff.co"},
+		{lib + "TensileLibrary_Type_HH_gfx1030.co", "@k-gfx90a_xnackoff.co"},
+		{lib + "TensileLibrary_lazy_gfx90a.dat", "x"},
+	}, nil)
+	findings := func(targets ...string) []string {
+		t.Helper()
+		rep, err := symcheck.Check(context.Background(), []string{whl}, symcheck.CheckOptions{GPUTargets: targets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rootsChecked(t, rep, whl)
+		var out []string
+		for _, f := range rep.Findings {
+			if f.ID == "RD1401" || f.ID == "RD1402" {
+				out = append(out, string(f.Severity)+" "+f.ID+" "+strings.TrimPrefix(f.File, whl))
+			}
+		}
+		return out
+	}
+	want := []string{
+		"error RD1401 !/torch/lib/libdevice.a",
+		"error RD1401 !/torch/lib/libgpu.so",
+		"error RD1402 !/torch/lib/rocblas/library",
+		"warning RD1402 !/torch/lib/rocblas/library/TensileLibrary_Type_HH_gfx1030.co",
+	}
+	if got := findings("gfx90a", "gfx1100"); !slices.Equal(got, want) {
+		t.Errorf("gfx90a,gfx1100:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got := findings(); len(got) != 0 {
+		t.Errorf("without targets: %q", got)
+	}
+	// A wheel without device code is the whole scan's RD1401.
+	host := filepath.Join(dir, "host-1.0-py3-none-linux_x86_64.whl")
+	writeWheel(t, host, [][2]string{{"host/libfoo.so", "@libfoo.so.1"}}, nil)
+	rep, err := symcheck.Check(context.Background(), []string{host}, symcheck.CheckOptions{GPUTargets: []string{"gfx90a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Findings) != 1 || rep.Findings[0].ID != "RD1401" || !strings.Contains(rep.Findings[0].Message, "no device code in "+host) {
+		t.Errorf("host-only wheel: %+v", rep.Findings)
+	}
+}
