@@ -287,7 +287,7 @@ func checkTableBudget(t *testing.T, root string, budget int) {
 func FuzzCheckWheel(f *testing.F) {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
-	for _, name := range []string{"libexecstack.so", "libfoo.so.1", "libbe.so"} {
+	for _, name := range []string{"libexecstack.so", "libfoo.so.1", "libbe.so", "libgpu.so"} {
 		b, err := os.ReadFile(testenv.Testdata(name))
 		if err != nil {
 			f.Fatal(err)
@@ -305,13 +305,15 @@ func FuzzCheckWheel(f *testing.F) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{Workers: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range rep.Errors {
-			if !strings.Contains(e.Error, p) {
-				t.Errorf("error does not name the wheel: %s", e.Error)
+		for _, targets := range [][]string{nil, {"gfx90a", "gfx1100"}} {
+			rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{Workers: 1, GPUTargets: targets})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range rep.Errors {
+				if !strings.Contains(e.Error, p) {
+					t.Errorf("error does not name the wheel: %s", e.Error)
+				}
 			}
 		}
 	})
