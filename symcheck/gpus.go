@@ -445,7 +445,7 @@ func gpuMember(path string, zf *zip.File, raw io.ReaderAt) (GPULibrary, bool, er
 		return lib, false, nil // a thin archive's members are outside the wheel
 	}
 	if zf.UncompressedSize64 > maxWheelMember {
-		return lib, false, fmt.Errorf("%s: declares %d bytes, more than gpus extracts (%d)", path, zf.UncompressedSize64, uint64(maxWheelMember))
+		return lib, false, fmt.Errorf("%s: declares %d bytes, more than rocmdoctor extracts (%d)", path, zf.UncompressedSize64, uint64(maxWheelMember))
 	}
 	r, done, err := memberReader(zf, raw)
 	if err != nil {
