@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/par"
@@ -550,62 +551,100 @@ func archOf(name string) string {
 }
 
 func knownProcessor(s string) bool {
-	for m := 0; m < 256; m++ {
-		if elfx.DecodeAMDGPU(uint32(m), elfx.ELFOSABI_AMDGPU_HSA, 2).Processor == s {
-			return true
+	processorsOnce.Do(func() {
+		processors = map[string]bool{}
+		for m := 0; m < 256; m++ {
+			if p := elfx.DecodeAMDGPU(uint32(m), elfx.ELFOSABI_AMDGPU_HSA, 2).Processor; strings.HasPrefix(p, "gfx") {
+				processors[p] = true // not "none" or "unknown-0x…"
+			}
 		}
-	}
-	return false
+	})
+	return processors[s]
 }
+
+// processors are the processor names of LLVM's EF_AMDGPU_MACH table.
+var (
+	processorsOnce sync.Once
+	processors     map[string]bool
+)
 
 // tensileLayout is what the names of a scan's files say about
 // rocBLAS/hipBLASLt installs: the libraries, and their Tensile kernel
 // directories (lib/rocblas/library, lib/hipblaslt/library).
 type tensileLayout struct {
-	dirs map[string]string // library/ directory → "rocblas" or "hipblaslt"
+	dirs map[string]string // library/ directory → "rocblas", "hipblaslt" or "hipsparselt"
 	libs map[string]string // lib/rocblas (where library/ belongs) → librocblas.so path
 	// files lists what was added in each library/ directory inside a
-	// wheel (WHEEL!/…/library), which cannot be listed from the disk.
+	// wheel (WHEEL!/…/library), which cannot be listed from the disk, by
+	// their paths below it.
 	files map[string][]string
 }
+
+// tensileLibs are the libraries that load Tensile kernels from a library/
+// directory beside them: lib/rocblas/library, lib/hipblaslt/library,
+// lib/hipsparselt/library. Since ROCm 7 the kernels of each architecture
+// may be in a subdirectory named for it (library/gfx942/…).
+var tensileLibs = []string{"rocblas", "hipblaslt", "hipsparselt"}
 
 func newTensileLayout() *tensileLayout {
 	return &tensileLayout{dirs: map[string]string{}, libs: map[string]string{}, files: map[string][]string{}}
 }
 
+// tensilePlace splits a path in a Tensile kernel directory into the
+// library/ directory, the library's name and the path below library/
+// (NAME or ARCH/NAME); ok is false for other paths.
+func tensilePlace(p string) (dir, lib, rel string, ok bool) {
+	d, rel := filepath.Dir(p), filepath.Base(p)
+	if sub := filepath.Base(d); sub != "library" {
+		if filepath.Base(filepath.Dir(d)) != "library" || !knownProcessor(sub) {
+			return "", "", "", false
+		}
+		d, rel = filepath.Dir(d), sub+"/"+rel
+	}
+	lib = filepath.Base(filepath.Dir(d))
+	if filepath.Base(d) != "library" || !slices.Contains(tensileLibs, lib) {
+		return "", "", "", false
+	}
+	return d, lib, rel, true
+}
+
+// tensileArch is the architecture of a kernel file at rel below library/:
+// its subdirectory's, else the one in its name.
+func tensileArch(rel string) string {
+	if sub, _, found := strings.Cut(rel, "/"); found {
+		return sub
+	}
+	return archOf(rel)
+}
+
 // add notes what path p says, and reports whether p is a kernel file of a
-// Tensile directory: one architecture's kernels or index, the
-// architecture in its name.
+// Tensile directory: one architecture's kernels or index.
 func (t *tensileLayout) add(p string) (kernel bool) {
 	base := filepath.Base(p)
-	for _, lib := range []string{"rocblas", "hipblaslt"} {
+	for _, lib := range tensileLibs {
 		if strings.HasPrefix(base, "lib"+lib+".so") {
 			t.libs[filepath.Join(filepath.Dir(p), lib)] = p
 		}
 	}
-	if d := filepath.Dir(p); filepath.Base(d) == "library" {
-		if lib := filepath.Base(filepath.Dir(d)); lib == "rocblas" || lib == "hipblaslt" {
-			t.dirs[d] = lib
-			if strings.Contains(d, "!/") {
-				t.files[d] = append(t.files[d], base)
-			}
-			return archOf(base) != ""
-		}
+	d, lib, rel, ok := tensilePlace(p)
+	if !ok {
+		return false
 	}
-	return false
+	t.dirs[d] = lib
+	if strings.Contains(d, "!/") {
+		t.files[d] = append(t.files[d], rel)
+	}
+	return tensileArch(rel) != ""
 }
 
 // tensileCodeObject reports the architecture of a Tensile kernel file
 // that must parse as a code object for it (.co, .hsaco), "" for others.
 func tensileCodeObject(p string) string {
-	d := filepath.Dir(p)
-	if lib := filepath.Base(filepath.Dir(d)); filepath.Base(d) != "library" || lib != "rocblas" && lib != "hipblaslt" {
+	_, _, rel, ok := tensilePlace(p)
+	if ext := filepath.Ext(p); !ok || ext != ".co" && ext != ".hsaco" {
 		return ""
 	}
-	if ext := filepath.Ext(p); ext != ".co" && ext != ".hsaco" {
-		return ""
-	}
-	return archOf(filepath.Base(p))
+	return tensileArch(rel)
 }
 
 // check reports each Tensile directory's architectures, flags a library
@@ -626,7 +665,7 @@ func (t *tensileLayout) check(required []elfx.TargetID, parses func(path, arch s
 			reps = append(reps, TensileReport{Library: name, Archs: map[string][]string{}})
 			out = append(out, Finding{
 				Rule: RuleTensileMissing, Severity: SeverityError, File: libPath,
-				Message: fmt.Sprintf("%s has no %s/library directory: it was built without Tensile, and GEMM calls return rocblas_status_excluded_from_build (14)", libPath, prefixDir),
+				Message: fmt.Sprintf("%s has no %s/library directory: it was built without Tensile, and %s", libPath, prefixDir, tensileConsequence(name, "")),
 				Fix:     "rebuild with BUILD_WITH_TENSILE=ON (and Tensile_ARCHITECTURE/GPU_TARGETS for your GPUs), or install the library/ directory",
 			})
 		}
@@ -635,20 +674,15 @@ func (t *tensileLayout) check(required []elfx.TargetID, parses func(path, arch s
 		tr := TensileReport{Library: t.dirs[d], Dir: d, Archs: map[string][]string{}}
 		names, inWheel := t.files[d]
 		if !inWheel {
-			entries, _ := os.ReadDir(d)
-			for _, e := range entries {
-				if !e.IsDir() {
-					names = append(names, e.Name())
-				}
-			}
+			names = listTensileDir(d)
 		}
 		for _, name := range names {
-			a := archOf(name)
+			a := tensileArch(name)
 			if a == "" {
 				continue
 			}
 			tr.Archs[a] = append(tr.Archs[a], name)
-			p := filepath.Join(d, name)
+			p := filepath.Join(d, filepath.FromSlash(name))
 			if tensileCodeObject(p) != "" && !parses(p, a) {
 				tr.Bad = append(tr.Bad, name)
 			}
@@ -659,7 +693,7 @@ func (t *tensileLayout) check(required []elfx.TargetID, parses func(path, arch s
 				have := slices.Sorted(maps.Keys(tr.Archs))
 				out = append(out, Finding{
 					Rule: RuleTensileMissing, Severity: SeverityError, File: d,
-					Message: fmt.Sprintf("%s has Tensile kernels for %s but none for %s: GEMM calls on that GPU return rocblas_status_excluded_from_build (14)", d, strings.Join(have, ", "), r.Processor),
+					Message: fmt.Sprintf("%s has Tensile kernels for %s but none for %s: %s", d, strings.Join(have, ", "), r.Processor, tensileConsequence(tr.Library, " on that GPU")),
 					Fix:     fmt.Sprintf("rebuild %s with %s in its GPU targets", tr.Library, r.Processor),
 				})
 			}
@@ -671,6 +705,36 @@ func (t *tensileLayout) check(required []elfx.TargetID, parses func(path, arch s
 		}
 	}
 	return reps, out
+}
+
+// tensileConsequence says what a library's missing kernels do (where: ""
+// or " on that GPU").
+func tensileConsequence(lib, where string) string {
+	if lib == "rocblas" {
+		return "GEMM calls" + where + " return rocblas_status_excluded_from_build (14)"
+	}
+	return "its GEMM calls" + where + " find no kernels"
+}
+
+// listTensileDir lists the files of a library/ directory and of its
+// architecture subdirectories (as ARCH/NAME).
+func listTensileDir(d string) []string {
+	var names []string
+	entries, _ := os.ReadDir(d)
+	for _, e := range entries {
+		switch {
+		case e.Type().IsRegular():
+			names = append(names, e.Name())
+		case e.IsDir() && knownProcessor(e.Name()):
+			sub, _ := os.ReadDir(filepath.Join(d, e.Name()))
+			for _, f := range sub {
+				if f.Type().IsRegular() {
+					names = append(names, e.Name()+"/"+f.Name())
+				}
+			}
+		}
+	}
+	return names
 }
 
 // codeObjectFor reports whether p is an AMDGPU code object (or a bundle of

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -570,4 +571,65 @@ func FuzzGPUsWheel(f *testing.F) {
 			}
 		}
 	})
+}
+
+// ROCm 7 keeps each architecture's Tensile kernels in a subdirectory of
+// library/ named for it (lib/rocblas/library/gfx942/…), and hipSPARSELt
+// has a library/ directory of its own: both are Tensile directories, their
+// kernel files no matrix rows, and their libraries not "built without
+// Tensile".
+func TestTensileArchSubdirectories(t *testing.T) {
+	prefix := t.TempDir()
+	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(prefix, "lib", "librocblas.so.5"))
+	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(prefix, "lib", "libhipsparselt.so.0"))
+	rb := filepath.Join(prefix, "lib", "rocblas", "library")
+	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(rb, "gfx90a", "TensileLibrary_Type_SS_Contraction.co"))
+	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(rb, "gfx942", "Kernels.so-000.hsaco")) // gfx90a code: bad
+	os.WriteFile(filepath.Join(rb, "gfx90a", "TensileLibrary_lazy.dat"), []byte("x"), 0o644)
+	sp := filepath.Join(prefix, "lib", "hipsparselt", "library")
+	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(sp, "Kernels.so-000-gfx90a.hsaco"))
+	rep := gpus(t, []string{prefix}, symcheck.GPUOptions{Require: []string{"gfx90a", "gfx942"}})
+	if len(rep.Libraries) != 0 {
+		t.Errorf("kernel files as matrix rows: %+v", rep.Libraries)
+	}
+	var got []string
+	for _, tr := range rep.Tensile {
+		got = append(got, fmt.Sprintf("%s %s %v bad=%v", tr.Library, strings.TrimPrefix(tr.Dir, prefix), tr.Archs, tr.Bad))
+	}
+	want := []string{
+		"rocblas /lib/rocblas/library map[gfx90a:[gfx90a/TensileLibrary_Type_SS_Contraction.co gfx90a/TensileLibrary_lazy.dat] gfx942:[gfx942/Kernels.so-000.hsaco]] bad=[gfx942/Kernels.so-000.hsaco]",
+		"hipsparselt /lib/hipsparselt/library map[gfx90a:[Kernels.so-000-gfx90a.hsaco]] bad=[]",
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("tensile:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var findings []string
+	for _, f := range rep.Findings {
+		findings = append(findings, string(f.Severity)+" "+f.Rule+" "+strings.TrimPrefix(f.File, prefix))
+	}
+	wantF := []string{
+		"error tensile-kernels-missing /lib/hipsparselt/library",
+		"warning tensile-kernels-missing /lib/rocblas/library/gfx942/Kernels.so-000.hsaco",
+	}
+	slices.Sort(findings)
+	if !slices.Equal(findings, wantF) {
+		t.Errorf("findings:\n%s\nwant\n%s", strings.Join(findings, "\n"), strings.Join(wantF, "\n"))
+	}
+	// check --gpu-targets judges the same tree the same way.
+	crep, err := symcheck.Check(context.Background(), []string{prefix}, symcheck.CheckOptions{GPUTargets: []string{"gfx90a", "gfx942"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cf []string
+	for _, f := range crep.Findings {
+		if f.ID == "RD1401" || f.ID == "RD1402" {
+			cf = append(cf, string(f.Severity)+" "+f.Rule+" "+strings.TrimPrefix(f.File, prefix))
+		}
+	}
+	slices.Sort(cf)
+	if !slices.Equal(cf, wantF) {
+		t.Errorf("check:\n%s\nwant\n%s", strings.Join(cf, "\n"), strings.Join(wantF, "\n"))
+	}
 }
