@@ -617,6 +617,17 @@ func TestTensileArchSubdirectories(t *testing.T) {
 	if !slices.Equal(findings, wantF) {
 		t.Errorf("findings:\n%s\nwant\n%s", strings.Join(findings, "\n"), strings.Join(wantF, "\n"))
 	}
+	// The same layout inside a wheel.
+	whl := filepath.Join(t.TempDir(), "pkg-1.0-py3-none-linux_x86_64.whl")
+	writeWheel(t, whl, [][2]string{
+		{"pkg/lib/rocblas/library/gfx90a/Kernels.so-000.hsaco", "@k-gfx90a_xnackoff.co"},
+		{"pkg/lib/rocblas/library/gfx942/Kernels.so-000.hsaco", "@k-gfx90a_xnackoff.co"},
+	}, nil)
+	wrep := gpus(t, []string{whl}, symcheck.GPUOptions{Require: []string{"gfx90a"}})
+	if len(wrep.Libraries) != 0 || len(wrep.Tensile) != 1 || len(wrep.Tensile[0].Archs) != 2 ||
+		!slices.Equal(wrep.Tensile[0].Bad, []string{"gfx942/Kernels.so-000.hsaco"}) {
+		t.Errorf("in a wheel: libraries %+v, tensile %+v", wrep.Libraries, wrep.Tensile)
+	}
 	// check --gpu-targets judges the same tree the same way.
 	crep, err := symcheck.Check(context.Background(), []string{prefix}, symcheck.CheckOptions{GPUTargets: []string{"gfx90a", "gfx942"}})
 	if err != nil {
