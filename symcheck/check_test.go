@@ -839,17 +839,7 @@ func TestCheckGPUTargets(t *testing.T) {
 // objects, and its Tensile directory from the member names and contents.
 func TestCheckGPUTargetsWheel(t *testing.T) {
 	dir := t.TempDir()
-	whl := filepath.Join(dir, "torch-2.5.1+rocm6.2-cp311-cp311-linux_x86_64.whl")
-	lib := "torch/lib/rocblas/library/"
-	writeWheel(t, whl, [][2]string{
-		{"torch/__init__.py", "# torch\n"},
-		{"torch/lib/libdevice.a", "@ck/lib/libdevice_gemm_operations.a"},
-		{"torch/lib/libgpu.so", "@libgpu.so"},
-		{"torch/lib/librocblas.so.4", "@libfoo.so.1"},
-		{lib + "Kernels.so-000-gfx90a.hsaco", "@k-gfx90a_xnackoff.co"},
-		{lib + "TensileLibrary_Type_HH_gfx1030.co", "@k-gfx90a_xnackoff.co"},
-		{lib + "TensileLibrary_lazy_gfx90a.dat", "x"},
-	}, nil)
+	whl := torchWheel(t, dir)
 	findings := func(targets ...string) []string {
 		t.Helper()
 		rep, err := symcheck.Check(context.Background(), []string{whl}, symcheck.CheckOptions{GPUTargets: targets})

@@ -450,24 +450,34 @@ func writeWheel(t testing.TB, path string, members [][2]string, stored map[strin
 	fh.Close()
 }
 
-// A wheel is read as the prefix it installs: its members' device code is
-// reported under WHEEL!/MEMBER, its rocBLAS Tensile directory is judged
-// per target from the member names and contents, and a member that does
-// not extract is an error naming it.
-func TestGPUsWheel(t *testing.T) {
-	dir := t.TempDir()
+// torchWheel writes, in dir, a PyTorch-shaped wheel: a host library with
+// device code for gfx90a:xnack-, gfx1030 and gfx906:sramecc+:xnack-, a CK
+// device archive with the same, a host-only library (stored), a rocBLAS
+// whose Tensile directory has gfx90a kernels and a "gfx1030" file holding
+// gfx90a code.
+func torchWheel(t testing.TB, dir string) string {
 	whl := filepath.Join(dir, "torch-2.5.1+rocm6.2-cp311-cp311-linux_x86_64.whl")
 	lib := "torch/lib/rocblas/library/"
 	writeWheel(t, whl, [][2]string{
 		{"torch/__init__.py", "# torch\n"},
 		{"torch/lib/libdevice.a", "@ck/lib/libdevice_gemm_operations.a"},
 		{"torch/lib/libfoo.so", "@libfoo.so.1"},
-		{"torch/lib/libgpu.so", "@libgpu.so"}, // gfx90a:xnack-, gfx1030, gfx906:sramecc+:xnack-
+		{"torch/lib/libgpu.so", "@libgpu.so"},
 		{"torch/lib/librocblas.so.4", "@libfoo.so.1"},
 		{lib + "Kernels.so-000-gfx90a.hsaco", "@k-gfx90a_xnackoff.co"},
-		{lib + "TensileLibrary_Type_HH_gfx1030.co", "@k-gfx90a_xnackoff.co"}, // not gfx1030 code
+		{lib + "TensileLibrary_Type_HH_gfx1030.co", "@k-gfx90a_xnackoff.co"},
 		{lib + "TensileLibrary_lazy_gfx90a.dat", "x"},
 	}, map[string]bool{"torch/lib/libfoo.so": true})
+	return whl
+}
+
+// A wheel is read as the prefix it installs: its members' device code is
+// reported under WHEEL!/MEMBER, its rocBLAS Tensile directory is judged
+// per target from the member names and contents, and a member that does
+// not extract is an error naming it.
+func TestGPUsWheel(t *testing.T) {
+	dir := t.TempDir()
+	whl := torchWheel(t, dir)
 	check := func(t *testing.T, path string) {
 		rep := gpus(t, []string{path}, symcheck.GPUOptions{Require: []string{"gfx90a", "gfx1100"}})
 		var libs []string
