@@ -56,6 +56,7 @@ type TableCache struct {
 	m      map[tableKey]*symtab
 	bytes  int
 	budget int
+	gpu    bool // add reads the device code of the files it keeps facts of
 }
 
 // tableKey names a file by device and inode, so a library reached through
@@ -109,6 +110,10 @@ func (c *TableCache) add(f *elfx.File) {
 	if _, ok := c.get(k); !ok {
 		if t, err := tableOf(f); err == nil {
 			if ff := factsOf(f); ff.interpErr == nil && (ff.dynErr == nil || errors.Is(ff.dynErr, elfx.ErrNoDynamic)) {
+				if c.gpu {
+					ff.code, _ = f.GPUCodeObjects()
+					ff.codeRead = true
+				}
 				t.facts = ff // errors name the path they were read through: not kept
 			}
 			c.put(k, t)

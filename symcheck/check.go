@@ -195,6 +195,7 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	done := 0
 	var wg sync.WaitGroup
 	cache := NewTableCache()
+	cache.gpu = len(opts.gpuRequired) > 0
 	// One parse of each file for every worker's resolver.
 	if opts.Resolver.Files == nil {
 		opts.Resolver.Files = rpath.NewFileCache()
@@ -484,15 +485,20 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		sc.kind = "elf"
 		// A library the scan has already parsed as another file's
 		// dependency (same device and inode) is not parsed again: its
-		// table holds what the file-level rules need (but not its device
-		// code).
-		if t, ok := b.tables.get(keyOf(sc.id, c.path)); ok && t.facts != nil && !opts.wantCK && !gpu {
+		// table holds what the file-level rules need, and its device code
+		// when the scan has GPU targets.
+		if t, ok := b.tables.get(keyOf(sc.id, c.path)); ok && t.facts != nil && !opts.wantCK && (!gpu || t.facts.codeRead) {
 			p.Close()
 			if opts.Resolver.Files != nil {
 				opts.Resolver.Files.KnowStat(c.path, p.Info)
 			}
 			needs := func() ([]elfx.VersionNeed, error) { return t.needs, nil }
+			var gf []Finding
+			if gpu {
+				gf, sc.deviceCode = deviceCodeFindings(c.path, t.facts.code, opts.gpuRequired)
+			}
 			sc.findings, sc.err = checkELF(ctx, b, nil, t.facts, needs, c, opts, &sc)
+			sc.findings = append(sc.findings, gf...)
 			return sc
 		}
 		if scanParsed != nil {
@@ -898,6 +904,10 @@ type fileFacts struct {
 	dyn       *elfx.Dynamic
 	dynErr    error
 	stack     elfx.Stack
+	// code is the file's device code, read (codeRead) when the scan has
+	// GPU targets.
+	code     []elfx.CodeObject
+	codeRead bool
 }
 
 func factsOf(f *elfx.File) *fileFacts {

@@ -780,7 +780,9 @@ func TestCheckGPUTargets(t *testing.T) {
 	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(tensile, "TensileLibrary_Type_HH_gfx1030.co")) // not gfx1030 code
 	gpuFindings := func(targets ...string) []string {
 		t.Helper()
-		rep, err := symcheck.Check(context.Background(), []string{root}, symcheck.CheckOptions{GPUTargets: targets})
+		// One worker: the walk reaches aa_user.so, and parses libgpu.so as
+		// its dependency, before it reaches libgpu.so.
+		rep, err := symcheck.Check(context.Background(), []string{root}, symcheck.CheckOptions{GPUTargets: targets, Workers: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -803,8 +805,22 @@ func TestCheckGPUTargets(t *testing.T) {
 		"RD1402 error lib/rocblas/library",
 		"RD1402 warning lib/rocblas/library/TensileLibrary_Type_HH_gfx1030.co",
 	}
+	// Each file is parsed once: libgpu.so, read as aa_user.so's
+	// dependency, is not parsed again when the walk reaches it (its device
+	// code was read then).
+	var mu sync.Mutex
+	var parsed []string
+	restore := symcheck.OnScanParse(func(path string) {
+		mu.Lock()
+		parsed = append(parsed, path)
+		mu.Unlock()
+	})
 	if got := gpuFindings("gfx90a", "gfx1100"); !slices.Equal(got, want) {
 		t.Errorf("gfx90a,gfx1100:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	restore()
+	if slices.Contains(parsed, filepath.Join(lib, "libgpu.so")) || !slices.Contains(parsed, filepath.Join(lib, "aa_user.so")) {
+		t.Errorf("parsed by the scan: %q; libgpu.so must have been read once, as aa_user.so's dependency", parsed)
 	}
 	if got := gpuFindings("gfx90a"); !slices.Equal(got, want[3:]) {
 		t.Errorf("gfx90a (covered everywhere): %q, want only %q", got, want[3:])
