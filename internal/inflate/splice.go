@@ -331,6 +331,7 @@ type bitWriter struct {
 	n     uint  // bits in acc (< 8 between calls)
 	bytes int64 // bytes produced
 	err   error
+	in    []byte // copyBits' read buffer, made once: a stream can have thousands of stored blocks
 }
 
 func (w *bitWriter) bits(v uint64, k uint) {
@@ -394,7 +395,10 @@ func (w *bitWriter) copyBits(r io.ReaderAt, from, to int64) error {
 		w.n = uint((int64(w.n) + to - from) % 8)
 		return nil
 	}
-	buf := make([]byte, 1<<20+8)
+	if w.in == nil {
+		w.in = make([]byte, 1<<20+8)
+	}
+	buf := w.in
 	for from < to {
 		// Whole bytes from..chunk, plus eight of slack for 64-bit loads.
 		first := from / 8
