@@ -298,22 +298,37 @@ func FuzzCheckWheel(f *testing.F) {
 	w, _ := zw.Create("pkg-1.0.dist-info/RECORD")
 	w.Write([]byte("pkg/libfoo.so.1,,\n"))
 	zw.Close()
-	f.Add(buf.Bytes())
+	fuzzWheel(f, buf.Bytes(), func(p string) ([]symcheck.FileError, error) {
+		var errs []symcheck.FileError
+		for _, targets := range [][]string{nil, {"gfx90a", "gfx1100"}} {
+			rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{Workers: 1, GPUTargets: targets})
+			if err != nil {
+				return nil, err
+			}
+			errs = append(errs, rep.Errors...)
+		}
+		return errs, nil
+	})
+}
+
+// fuzzWheel fuzzes a command over one wheel: each input is written as a
+// .whl and run is called on it; run must not fail, and every error it
+// reports must begin with the wheel's path.
+func fuzzWheel(f *testing.F, seed []byte, run func(path string) ([]symcheck.FileError, error)) {
+	f.Add(seed)
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := filepath.Join(dir, "pkg-1.0-py3-none-linux_x86_64.whl")
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		for _, targets := range [][]string{nil, {"gfx90a", "gfx1100"}} {
-			rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{Workers: 1, GPUTargets: targets})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, e := range rep.Errors {
-				if !strings.Contains(e.Error, p) {
-					t.Errorf("error does not name the wheel: %s", e.Error)
-				}
+		errs, err := run(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range errs {
+			if !strings.HasPrefix(e.Error, p) {
+				t.Errorf("error does not name the wheel: %s", e.Error)
 			}
 		}
 	})
