@@ -996,21 +996,18 @@ func checkWheel(p *elfx.Probe, opts *CheckOptions) (out []Finding, deviceCode bo
 // checkWheelMember runs the file-level rules on one member if it is ELF;
 // raw is the wheel.
 func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOptions) ([]Finding, bool, error) {
-	rc, err := zipx.Open(zf)
-	if err != nil {
-		return nil, false, err
-	}
-	defer rc.Close()
 	// Only what the host's loader loads has file-level rules: AMDGPU code
 	// objects (thousands in PyTorch's wheels) are not extracted, unless
 	// their device code is asked about.
-	var m [elfx.HostHeaderLen]byte
-	n, _ := io.ReadFull(rc, m[:])
-	if !elfx.HostLoadable(m[:n]) {
+	head, err := memberHead(zf, elfx.HostHeaderLen)
+	if err != nil {
+		return nil, false, err
+	}
+	if !elfx.HostLoadable(head) {
 		if len(opts.gpuRequired) == 0 {
 			return nil, false, nil
 		}
-		lib, ok, err := gpuMember(name, zf, raw)
+		lib, ok, err := gpuMember(name, zf, raw, head)
 		if err != nil || !ok || len(lib.Code) == 0 {
 			return nil, false, err
 		}
@@ -1040,6 +1037,19 @@ func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOpt
 	cos, _ := f.GPUCodeObjects()
 	gf, dc := deviceCodeFindings(name, cos, opts.gpuRequired)
 	return append(out, gf...), dc, nil
+}
+
+// memberHead reads the first n bytes of member zf (fewer when it is
+// shorter): enough to tell what it is without extracting it.
+func memberHead(zf *zip.File, n int) ([]byte, error) {
+	rc, err := zipx.Open(zf)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	head := make([]byte, n)
+	k, _ := io.ReadFull(rc, head)
+	return head[:k], nil
 }
 
 // memberReader extracts wheel member zf (raw is the wheel) for reading:

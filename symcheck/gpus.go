@@ -244,7 +244,12 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 	par.For(ctx, len(read), 0, func(i int) {
 		j := read[i]
 		if j.member != nil {
-			j.lib, j.ok, j.err = gpuMember(j.path, j.member, j.raw)
+			head, err := memberHead(j.member, 8)
+			if err != nil {
+				j.err = fmt.Errorf("%s: %w", j.path, err)
+				return
+			}
+			j.lib, j.ok, j.err = gpuMember(j.path, j.member, j.raw, head)
 			return
 		}
 		j.lib, j.ok, j.err = gpuLibrary(j.path, j.named)
@@ -429,20 +434,15 @@ func gpuLibrary(p string, named bool) (GPULibrary, bool, error) {
 }
 
 // gpuMember is gpuLibrary for member zf of a wheel (raw), named path
-// (WHEEL!/MEMBER). Members that are not ELF files or archives are passed
-// over from their first bytes; the others are extracted (memberReader). A
-// member that does not extract is an error: the wheel is damaged.
-func gpuMember(path string, zf *zip.File, raw io.ReaderAt) (GPULibrary, bool, error) {
+// (WHEEL!/MEMBER), whose first bytes (memberHead, at least 8 of them when
+// the member has them) are head. Members that are not ELF files or
+// archives are passed over from those; the others are extracted
+// (memberReader). A member that does not extract is an error: the wheel is
+// damaged.
+func gpuMember(path string, zf *zip.File, raw io.ReaderAt, head []byte) (GPULibrary, bool, error) {
 	lib := GPULibrary{Path: path, Targets: []string{}, Code: []GPUCodeSummary{}}
-	rc, err := zipx.Open(zf)
-	if err != nil {
-		return lib, false, fmt.Errorf("%s: %w", path, err)
-	}
-	var head [8]byte
-	n, _ := io.ReadFull(rc, head[:])
-	rc.Close()
-	isELF := bytes.HasPrefix(head[:n], []byte("\x7fELF"))
-	if !isELF && !bytes.Equal(head[:n], []byte("!<arch>\n")) {
+	isELF := bytes.HasPrefix(head, []byte("\x7fELF"))
+	if !isELF && !bytes.HasPrefix(head, []byte("!<arch>\n")) {
 		return lib, false, nil // a thin archive's members are outside the wheel
 	}
 	if zf.UncompressedSize64 > maxWheelMember {
