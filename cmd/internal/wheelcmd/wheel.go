@@ -11,7 +11,6 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
 	"github.com/rocmdoctor/rocmdoctor/internal/gcfloor"
-	"github.com/rocmdoctor/rocmdoctor/internal/hugeheap"
 	"github.com/rocmdoctor/rocmdoctor/wheel"
 )
 
@@ -68,10 +67,12 @@ order and attributes), regenerates RECORD and drops RECORD.jws/RECORD.p7s.`,
 			if !o.opts.DryRun && !o.opts.InPlace && o.opts.Output == "" && strings.HasSuffix(args[0], ".whl") {
 				return &cli.UsageError{Err: errors.New("give -o DIR for the new wheel, --in-place, or --dry-run")}
 			}
-			// Inflating and editing a provider library allocates its
-			// buffers by the megabyte: 2 MiB pages fault it in 1,500
-			// times instead of 7,600 for a 117 MB library.
-			hugeheap.Prepare(128 << 20)
+			// No transparent huge pages for this heap (unlike check's):
+			// the edit's tables are touched once, and a 2 MiB page
+			// faulted in for them cost the edit of a 117 MB library
+			// ~25 ms more than 4 KiB pages did (9-12 ms against 30-58
+			// for planning and patching; 16 alternating relinks of the
+			// bench wheel: 374 against 409 ms median).
 			// Its heap stays within tens of MB (the decoder's buffers,
 			// a library's string table while it is edited): no
 			// collection until 192 MiB. One that fell in the middle of
