@@ -999,7 +999,7 @@ func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOpt
 	// Only what the host's loader loads has file-level rules: AMDGPU code
 	// objects (thousands in PyTorch's wheels) are not extracted, unless
 	// their device code is asked about.
-	head, err := memberHead(zf, elfx.HostHeaderLen)
+	head, err := zipx.Head(zf, elfx.HostHeaderLen)
 	if err != nil {
 		return nil, false, err
 	}
@@ -1037,19 +1037,6 @@ func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOpt
 	cos, _ := f.GPUCodeObjects()
 	gf, dc := deviceCodeFindings(name, cos, opts.gpuRequired)
 	return append(out, gf...), dc, nil
-}
-
-// memberHead reads the first n bytes of member zf (fewer when it is
-// shorter): enough to tell what it is without extracting it.
-func memberHead(zf *zip.File, n int) ([]byte, error) {
-	rc, err := zipx.Open(zf)
-	if err != nil {
-		return nil, err
-	}
-	defer rc.Close()
-	head := make([]byte, n)
-	k, _ := io.ReadFull(rc, head)
-	return head[:k], nil
 }
 
 // memberReader extracts wheel member zf (raw is the wheel) for reading:

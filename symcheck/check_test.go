@@ -909,3 +909,77 @@ func TestCheckGPUTargetsWheel(t *testing.T) {
 		t.Errorf("host-only wheel: %+v", rep.Findings)
 	}
 }
+
+// undecodableWheel writes a wheel whose one member, name, does not decode
+// from its first bits (deflate block type 3 is reserved).
+func undecodableWheel(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(testenv.Testdata("libexecstack.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, _ := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate})
+	w.Write(data)
+	zw.Close()
+	b := buf.Bytes()
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := zr.File[0].DataOffset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[off] = 0xff
+	p := filepath.Join(t.TempDir(), "pkg-1.0-py3-none-linux_x86_64.whl")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A member whose first bytes do not decode is an error naming it, in
+// check (with and without GPU targets) and in gpus: it was passed over as
+// neither ELF nor archive, and a damaged wheel went through the gate. A
+// Tensile kernel file, judged with its directory when there are GPU
+// targets, is reported there as not parsing.
+func TestWheelMemberThatDoesNotDecode(t *testing.T) {
+	lib := "pkg/lib/libhip.so"
+	kernel := "pkg/lib/rocblas/library/Kernels.so-000-gfx90a.hsaco"
+	for _, name := range []string{lib, kernel} {
+		p := undecodableWheel(t, name)
+		want := p + "!/" + name + ": "
+		for _, targets := range [][]string{nil, {"gfx90a"}} {
+			rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{GPUTargets: targets})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if name == kernel && targets != nil {
+				if len(rep.Errors) != 0 || !slices.ContainsFunc(rep.Findings, func(f symcheck.Finding) bool {
+					return f.Rule == symcheck.RuleTensileMissing && f.File == p+"!/"+name
+				}) {
+					t.Errorf("check %s (GPU targets %v): errors %+v, findings %+v; want the kernel file reported", name, targets, rep.Errors, rep.Findings)
+				}
+				continue
+			}
+			if len(rep.Errors) != 1 || !strings.HasPrefix(rep.Errors[0].Error, want) {
+				t.Errorf("check %s (GPU targets %v): errors = %+v, want one naming the member", name, targets, rep.Errors)
+			}
+		}
+		rep, err := symcheck.GPUs(context.Background(), []string{p}, symcheck.GPUOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == kernel {
+			if len(rep.Tensile) != 1 || !slices.Equal(rep.Tensile[0].Bad, []string{"Kernels.so-000-gfx90a.hsaco"}) {
+				t.Errorf("gpus %s: tensile = %+v, want the kernel file bad", name, rep.Tensile)
+			}
+			continue
+		}
+		if len(rep.Errors) != 1 || !strings.HasPrefix(rep.Errors[0].Error, want) {
+			t.Errorf("gpus %s: errors = %+v, want one naming the member", name, rep.Errors)
+		}
+	}
+}

@@ -244,7 +244,7 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 	par.For(ctx, len(read), 0, func(i int) {
 		j := read[i]
 		if j.member != nil {
-			head, err := memberHead(j.member, 8)
+			head, err := zipx.Head(j.member, 8)
 			if err != nil {
 				j.err = fmt.Errorf("%s: %w", j.path, err)
 				return
@@ -434,7 +434,7 @@ func gpuLibrary(p string, named bool) (GPULibrary, bool, error) {
 }
 
 // gpuMember is gpuLibrary for member zf of a wheel (raw), named path
-// (WHEEL!/MEMBER), whose first bytes (memberHead, at least 8 of them when
+// (WHEEL!/MEMBER), whose first bytes (zipx.Head, at least 8 of them when
 // the member has them) are head. Members that are not ELF files or
 // archives are passed over from those; the others are extracted
 // (memberReader). A member that does not extract is an error: the wheel is

@@ -525,17 +525,11 @@ func megabytes(n, round uint64) string {
 // here, copied as they are. Shorter than four bytes is fine; a member that
 // does not decode is an error.
 func sniffMember(zf *zip.File) (bool, error) {
-	rc, err := zipx.Open(zf)
+	hdr, err := zipx.Head(zf, elfx.HostHeaderLen)
 	if err != nil {
 		return false, err
 	}
-	defer rc.Close()
-	var hdr [elfx.HostHeaderLen]byte
-	n, err := io.ReadFull(rc, hdr[:])
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
-		return false, err
-	}
-	return elfx.HostLoadable(hdr[:n]), nil
+	return elfx.HostLoadable(hdr), nil
 }
 
 // extract writes member zf to dst: deflated members through our decoder,

@@ -90,6 +90,23 @@ func Open(zf *zip.File) (io.ReadCloser, error) {
 	return rc, err
 }
 
+// Head reads the first n bytes of member zf (fewer when it is shorter):
+// enough to tell what it is without extracting it. Data that does not
+// decode, or a short member whose CRC-32 does not match, is an error.
+func Head(zf *zip.File, n int) ([]byte, error) {
+	rc, err := Open(zf)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	b := make([]byte, n)
+	k, err := io.ReadFull(rc, b)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, err
+	}
+	return b[:k], nil
+}
+
 // Extract writes member zf of the archive raw to w: a deflated one through
 // Inflate (its block index is returned), a stored one as archive/zip
 // reads it (it checks the size and CRC-32 at the end; the index is nil).
