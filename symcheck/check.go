@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -309,18 +310,30 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	rep.Findings = applyPolicy(rep, rep.Findings, &opts)
 	sort.Strings(rep.Files)
 	sort.Slice(rep.Errors, func(i, j int) bool { return rep.Errors[i].Path < rep.Errors[j].Path })
-	sort.SliceStable(rep.Findings, func(i, j int) bool {
-		a, b := &rep.Findings[i], &rep.Findings[j]
-		if a.File != b.File {
-			return a.File < b.File
-		}
-		if a.ID != b.ID {
-			return a.ID < b.ID
-		}
-		return cmp.Or(strings.Compare(a.Symbol, b.Symbol), strings.Compare(a.Library, b.Library),
-			strings.Compare(a.Version, b.Version), strings.Compare(a.Message, b.Message)) < 0
-	})
+	rep.Findings = sortFindings(rep.Findings)
 	return rep, nil
+}
+
+// sortFindings orders findings by file, rule ID, symbol, library, version
+// and message, stably. It sorts their indices and then moves each finding
+// once: a finding is some 300 bytes, and a stable sort that swaps them
+// moved ~100 MB for the 3,000 findings over /usr/lib/x86_64-linux-gnu.
+func sortFindings(fs []Finding) []Finding {
+	idx := make([]int32, len(fs))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortStableFunc(idx, func(i, j int32) int {
+		a, b := &fs[i], &fs[j]
+		return cmp.Or(strings.Compare(a.File, b.File), strings.Compare(a.ID, b.ID),
+			strings.Compare(a.Symbol, b.Symbol), strings.Compare(a.Library, b.Library),
+			strings.Compare(a.Version, b.Version), strings.Compare(a.Message, b.Message))
+	})
+	out := make([]Finding, len(fs))
+	for k, i := range idx {
+		out[k] = fs[i]
+	}
+	return out
 }
 
 func relTo(root, p string) string {
