@@ -918,17 +918,8 @@ func undecodableWheel(t *testing.T, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	w, _ := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate})
-	w.Write(data)
-	zw.Close()
-	b := buf.Bytes()
-	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	off, err := zr.File[0].DataOffset()
+	b, zf := testenv.OneMember(t, name, data, zip.Deflate)
+	off, err := zf.DataOffset()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,6 +166,27 @@ func ZipMember(name string, data []byte, method uint16) []byte {
 	return buf.Bytes()
 }
 
+// OneMember is a zip archive holding data as member name, compressed with
+// method (zip.Store or zip.Deflate), and that member read back from it.
+// The member reads from b: a test can damage it there.
+func OneMember(t testing.TB, name string, data []byte, method uint16) (b []byte, zf *zip.File) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, err := zw.CreateHeader(&zip.FileHeader{Name: name, Method: method})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(data)
+	zw.Close()
+	b = buf.Bytes()
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, zr.File[0]
+}
+
 type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }

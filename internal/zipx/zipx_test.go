@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 )
 
 // centralAt returns a one-member zip whose central directory puts the
@@ -65,40 +67,21 @@ func TestOpenNamesTheMethod(t *testing.T) {
 	}
 }
 
-// oneMember returns a one-member zip holding data with method.
-func oneMember(t *testing.T, data []byte, method uint16) ([]byte, *zip.File) {
-	t.Helper()
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
-	w, err := zw.CreateHeader(&zip.FileHeader{Name: "pkg/lib.so", Method: method})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write(data)
-	zw.Close()
-	b := buf.Bytes()
-	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b, zr.File[0]
-}
-
 func TestHead(t *testing.T) {
 	elf := append([]byte("\x7fELF\x02\x01\x01"), bytes.Repeat([]byte("library "), 4096)...)
 	for _, m := range []uint16{zip.Store, zip.Deflate} {
-		_, zf := oneMember(t, elf, m)
+		_, zf := testenv.OneMember(t, "pkg/lib.so", elf, m)
 		if got, err := Head(zf, 20); err != nil || !bytes.Equal(got, elf[:20]) {
 			t.Errorf("method %d: Head = %q, %v; want the first 20 bytes", m, got, err)
 		}
-		_, zf = oneMember(t, []byte("\x7fEL"), m)
+		_, zf = testenv.OneMember(t, "pkg/lib.so", []byte("\x7fEL"), m)
 		if got, err := Head(zf, 20); err != nil || string(got) != "\x7fEL" {
 			t.Errorf("method %d: Head of a 3-byte member = %q, %v", m, got, err)
 		}
 	}
 	// A deflate stream that does not decode from its first bits: block
 	// type 3 is reserved.
-	b, zf := oneMember(t, elf, zip.Deflate)
+	b, zf := testenv.OneMember(t, "pkg/lib.so", elf, zip.Deflate)
 	off, err := DataOffset(zf)
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +91,7 @@ func TestHead(t *testing.T) {
 		t.Errorf("Head of a member that does not decode: no error")
 	}
 	// A short member whose CRC-32 does not match what it holds.
-	b, zf = oneMember(t, []byte("\x7fEL"), zip.Store)
+	b, zf = testenv.OneMember(t, "pkg/lib.so", []byte("\x7fEL"), zip.Store)
 	if off, err = DataOffset(zf); err != nil {
 		t.Fatal(err)
 	}
