@@ -29,6 +29,17 @@ type symtab struct {
 	// asks once per closure that contains the object).
 	unwindOnce sync.Once
 	unwindRefs []elfx.Symbol
+	// What it provides of the unwinding ABI (unwinderOf), found on first
+	// use: every closure that contains libgcc_s asks.
+	flavourOnce sync.Once
+	flavour     string
+	intercepts  bool
+}
+
+// unwinder is unwinderOf(t), computed once.
+func (t *symtab) unwinder() (flavour string, intercepts bool) {
+	t.flavourOnce.Do(func() { t.flavour, t.intercepts = unwinderOf(t) })
+	return t.flavour, t.intercepts
 }
 
 func (t *symtab) unwindReferences() []elfx.Symbol {

@@ -705,7 +705,7 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, ff *fileFacts, needs
 		out = append(out, fd)
 	}
 	out = append(out, llvmFinding(c.path, DiagnoseLLVM(unresolved, dr.Defined, nil))...)
-	uw, err := b.unwindFindings(dr.Closure, c.path)
+	uw, err := b.unwindFindings(dr.Closure, c.path, false)
 	if err != nil {
 		return out, err
 	}

@@ -38,7 +38,7 @@ var unwindABI = []string{"_Unwind_RaiseException", "_Unwind_Resume"}
 // unwinding ABI, or "" when it exports none of it. Sanitizer interceptors
 // (see [isInterceptor]) do not count.
 func classifyUnwinder(t *symtab) string {
-	fl, _ := unwinderOf(t)
+	fl, _ := t.unwinder()
 	return fl
 }
 
@@ -124,10 +124,15 @@ func (b *Binder) CheckUnwind(ctx context.Context, path string) (*UnwindResult, e
 	if err != nil {
 		return nil, err
 	}
-	return b.unwindFindings(res, path)
+	return b.unwindFindings(res, path, true)
 }
 
-func (b *Binder) unwindFindings(res *rpath.Result, path string) (*UnwindResult, error) {
+// unwindFindings is CheckUnwind for a resolved closure. Which objects
+// bind to each unwinder (Unwinder.BoundBy) is worked out when boundBy is
+// set, and otherwise only when there are two or more unwinders (for the
+// finding that names them): check has no use for it with one, and the
+// lookups across the closure were a twentieth of its time.
+func (b *Binder) unwindFindings(res *rpath.Result, path string, boundBy bool) (*UnwindResult, error) {
 	tabs, err := b.loadTables(res.Objects)
 	if err != nil {
 		return nil, err
@@ -136,7 +141,7 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string) (*UnwindResult, 
 	byPath := map[string]int{}
 	forwards := map[string]bool{} // objects whose _Unwind_* are interceptors only
 	for i, o := range res.Objects {
-		fl, intercepts := unwinderOf(tabs[i])
+		fl, intercepts := tabs[i].unwinder()
 		if fl == "" {
 			forwards[o.Path] = intercepts
 			continue
@@ -146,19 +151,21 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string) (*UnwindResult, 
 			Machine: elfx.MachineName(o.Header.Machine), Static: !isUnwinderLibrary(o.Soname, o.Path)})
 	}
 	// Who binds to which provider, in load order like ld.so.
-	for i, o := range res.Objects {
-		for _, u := range tabs[i].unwindReferences() {
-			k := elfx.NewKey(u.Name)
-			var scratch []elfx.Symbol
-			for j, p := range res.Objects {
-				if tabs[j].matches(&k, u.Version, &scratch) {
-					if forwards[p.Path] {
-						continue // the interceptor calls the next provider
+	if boundBy || len(out.Unwinders) > 1 {
+		for i, o := range res.Objects {
+			for _, u := range tabs[i].unwindReferences() {
+				k := elfx.NewKey(u.Name)
+				var scratch []elfx.Symbol
+				for j, p := range res.Objects {
+					if tabs[j].matches(&k, u.Version, &scratch) {
+						if forwards[p.Path] {
+							continue // the interceptor calls the next provider
+						}
+						if i, ok := byPath[p.Path]; ok {
+							out.Unwinders[i].BoundBy = appendUnique(out.Unwinders[i].BoundBy, o.Path)
+						}
+						break
 					}
-					if i, ok := byPath[p.Path]; ok {
-						out.Unwinders[i].BoundBy = appendUnique(out.Unwinders[i].BoundBy, o.Path)
-					}
-					break
 				}
 			}
 		}
