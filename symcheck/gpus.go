@@ -413,11 +413,7 @@ func gpuLibrary(p string, named bool) (GPULibrary, bool, error) {
 		if err != nil {
 			return unreadable(err, true)
 		}
-		cos, err = f.GPUCodeObjects()
-		f.Close()
-		if err != nil {
-			lib.Notes = append(lib.Notes, err.Error())
-		}
+		cos, lib.Notes = fileCodeObjects(f, lib.Notes)
 	case elfx.KindArchive, elfx.KindThinArchive:
 		a, err := pr.Archive()
 		if err != nil {
@@ -461,11 +457,7 @@ func gpuMember(path string, zf *zip.File, raw io.ReaderAt, head []byte) (GPULibr
 			lib.Notes = append(lib.Notes, err.Error())
 			return lib, true, nil
 		}
-		cos, err = f.GPUCodeObjects()
-		f.Close()
-		if err != nil {
-			lib.Notes = append(lib.Notes, err.Error())
-		}
+		cos, lib.Notes = fileCodeObjects(f, lib.Notes)
 	} else {
 		a, err := elfx.NewArchiveSize(r, size, path)
 		if err != nil {
@@ -501,11 +493,20 @@ func archiveCodeObjects(a *elfx.Archive, notes []string) ([]elfx.CodeObject, []s
 		if err != nil {
 			continue
 		}
-		c, err := f.GPUCodeObjects()
-		if err != nil {
-			notes = append(notes, err.Error())
-		}
+		var c []elfx.CodeObject
+		c, notes = fileCodeObjects(f, notes)
 		cos = append(cos, c...)
+	}
+	return cos, notes
+}
+
+// fileCodeObjects reads the device code of an ELF file and closes it;
+// what cannot be read is added to notes.
+func fileCodeObjects(f *elfx.File, notes []string) ([]elfx.CodeObject, []string) {
+	cos, err := f.GPUCodeObjects()
+	f.Close()
+	if err != nil {
+		notes = append(notes, err.Error())
 	}
 	return cos, notes
 }
