@@ -92,12 +92,7 @@ func TestCorpusCheckGPUTargetsAgreeWithGPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	rootsChecked(t, rep, root)
-	var ours []string
-	for _, f := range rep.Findings {
-		if f.ID == "RD1401" || f.ID == "RD1402" {
-			ours = append(ours, f.Rule+" "+f.Message)
-		}
-	}
+	ours := gpuFindings(rep, func(f symcheck.Finding) string { return f.Rule + " " + f.Message })
 	g, err := symcheck.GPUs(context.Background(), []string{root}, symcheck.GPUOptions{Require: targets})
 	if err != nil {
 		t.Fatal(err)
@@ -878,13 +873,9 @@ func TestCheckGPUTargetsWheel(t *testing.T) {
 			t.Fatal(err)
 		}
 		rootsChecked(t, rep, whl)
-		var out []string
-		for _, f := range rep.Findings {
-			if f.ID == "RD1401" || f.ID == "RD1402" {
-				out = append(out, string(f.Severity)+" "+f.ID+" "+strings.TrimPrefix(f.File, whl))
-			}
-		}
-		return out
+		return gpuFindings(rep, func(f symcheck.Finding) string {
+			return string(f.Severity) + " " + f.ID + " " + strings.TrimPrefix(f.File, whl)
+		})
 	}
 	want := []string{
 		"error RD1401 !/torch/lib/libdevice.a",
@@ -973,4 +964,15 @@ func TestWheelMemberThatDoesNotDecode(t *testing.T) {
 			t.Errorf("gpus %s: errors = %+v, want one naming the member", name, rep.Errors)
 		}
 	}
+}
+
+// gpuFindings renders rep's GPU-rule findings (RD1401, RD1402) with line.
+func gpuFindings(rep *symcheck.CheckReport, line func(symcheck.Finding) string) []string {
+	var out []string
+	for _, f := range rep.Findings {
+		if f.ID == "RD1401" || f.ID == "RD1402" {
+			out = append(out, line(f))
+		}
+	}
+	return out
 }

@@ -634,12 +634,9 @@ func TestTensileArchSubdirectories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cf []string
-	for _, f := range crep.Findings {
-		if f.ID == "RD1401" || f.ID == "RD1402" {
-			cf = append(cf, string(f.Severity)+" "+f.Rule+" "+strings.TrimPrefix(f.File, prefix))
-		}
-	}
+	cf := gpuFindings(crep, func(f symcheck.Finding) string {
+		return string(f.Severity) + " " + f.Rule + " " + strings.TrimPrefix(f.File, prefix)
+	})
 	slices.Sort(cf)
 	if !slices.Equal(cf, wantF) {
 		t.Errorf("check:\n%s\nwant\n%s", strings.Join(cf, "\n"), strings.Join(wantF, "\n"))
