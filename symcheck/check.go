@@ -1026,19 +1026,12 @@ func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOpt
 		}
 		return lib.missing(opts.gpuRequired), true, nil
 	}
-	// The declared size bounds what archive/zip lets through, and that
-	// size is bounded here so a wheel cannot make a scan fill the memory or
-	// the temporary directory.
-	size := zf.UncompressedSize64
-	if size > maxWheelMember {
-		return nil, false, fmt.Errorf("declares %d bytes, more than check extracts (%d)", size, uint64(maxWheelMember))
-	}
 	r, done, err := memberReader(zf, raw)
 	if err != nil {
 		return nil, false, err
 	}
 	defer done()
-	f, err := elfx.NewFileSize(r, int64(size), name)
+	f, err := elfx.NewFileSize(r, int64(zf.UncompressedSize64), name)
 	if err != nil {
 		return nil, false, err
 	}
@@ -1056,8 +1049,13 @@ func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOpt
 // into memory up to inMemoryMember, through a temporary file above that.
 // Deflated members (nearly all) go through our decoder, twice archive/zip's
 // speed (a 125 MB library in 0.2 s instead of 0.45); the size and CRC-32
-// are checked. done releases what it took. The caller bounds the size.
+// are checked. done releases what it took. The declared size bounds what
+// the extraction lets through, and it is bounded here (maxWheelMember), so
+// a wheel cannot make a scan fill the memory or the temporary directory.
 func memberReader(zf *zip.File, raw io.ReaderAt) (r io.ReaderAt, done func(), err error) {
+	if size := zf.UncompressedSize64; size > maxWheelMember {
+		return nil, nil, fmt.Errorf("declares %d bytes, more than rocmdoctor extracts (%d)", size, uint64(maxWheelMember))
+	}
 	if size := zf.UncompressedSize64; size <= inMemoryMember {
 		buf := bytes.NewBuffer(make([]byte, 0, size)) // Extract writes no more than size
 		if _, err := zipx.Extract(buf, raw, zf); err != nil {

@@ -436,8 +436,9 @@ func TestCheckWheelSkipsDeviceCode(t *testing.T) {
 	}
 }
 
-// A wheel whose ELF member declares more than check extracts is an error
-// naming the member, and nothing that size is written.
+// A wheel whose ELF member declares more than rocmdoctor extracts is an
+// error naming the member, in check and gpus, and nothing that size is
+// written.
 func TestCheckWheelHugeMember(t *testing.T) {
 	elfBytes, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
 	if err != nil {
@@ -450,6 +451,14 @@ func TestCheckWheelHugeMember(t *testing.T) {
 	}
 	if len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0].Error, p+"!/pkg/libbomb.so: declares 68719476736 bytes") {
 		t.Errorf("errors = %+v", rep.Errors)
+	}
+	// gpus extracts members through the same bound.
+	grep, err := symcheck.GPUs(context.Background(), []string{p}, symcheck.GPUOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(grep.Errors) != 1 || !strings.HasPrefix(grep.Errors[0].Error, p+"!/pkg/libbomb.so: declares 68719476736 bytes") {
+		t.Errorf("gpus errors = %+v", grep.Errors)
 	}
 }
 

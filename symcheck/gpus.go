@@ -441,9 +441,6 @@ func gpuMember(path string, zf *zip.File, raw io.ReaderAt, head []byte) (GPULibr
 	if !isELF && !bytes.HasPrefix(head, []byte("!<arch>\n")) {
 		return lib, false, nil // a thin archive's members are outside the wheel
 	}
-	if zf.UncompressedSize64 > maxWheelMember {
-		return lib, false, fmt.Errorf("%s: declares %d bytes, more than rocmdoctor extracts (%d)", path, zf.UncompressedSize64, uint64(maxWheelMember))
-	}
 	r, done, err := memberReader(zf, raw)
 	if err != nil {
 		return lib, false, fmt.Errorf("%s: %w", path, err)
@@ -473,9 +470,6 @@ func gpuMember(path string, zf *zip.File, raw io.ReaderAt, head []byte) (GPULibr
 
 // memberCodeObjectFor is codeObjectFor for a wheel's member.
 func memberCodeObjectFor(zf *zip.File, raw io.ReaderAt, p, arch string) bool {
-	if zf.UncompressedSize64 > maxWheelMember {
-		return false
-	}
 	r, done, err := memberReader(zf, raw)
 	if err != nil {
 		return false
