@@ -551,17 +551,7 @@ func TestGPUsWheel(t *testing.T) {
 // FuzzGPUsWheel: whatever the bytes of a wheel, gpus reports without
 // panicking, and every error names the wheel.
 func FuzzGPUsWheel(f *testing.F) {
-	dir := f.TempDir()
-	seed := filepath.Join(dir, "seed.whl")
-	lib := "pkg/lib/rocblas/library/"
-	writeWheel(f, seed, [][2]string{
-		{"pkg/lib/libgpu.so", "@libgpu.so"},
-		{"pkg/lib/libdevice.a", "@ck/lib/libdevice_gemm_operations.a"},
-		{"pkg/lib/librocblas.so.4", "@libfoo.so.1"},
-		{lib + "Kernels.so-000-gfx90a.hsaco", "@k-gfx90a_xnackoff.co"},
-		{lib + "TensileLibrary_lazy_gfx90a.dat", "x"},
-	}, map[string]bool{"pkg/lib/libdevice.a": true})
-	b, err := os.ReadFile(seed)
+	b, err := os.ReadFile(torchWheel(f, f.TempDir()))
 	if err != nil {
 		f.Fatal(err)
 	}
