@@ -14,8 +14,9 @@
 // where its destination offset and its source offset agree modulo Align
 // (a caller lays its output out for that: a wheel's entries are padded
 // the way zipalign pads them); the unaligned head and tail of a range,
-// and everything where direct I/O is not available (tmpfs, other
-// systems, 32-bit hosts), are copied the ordinary way.
+// and everything where direct I/O is not available or gains nothing
+// (tmpfs and ramfs, which accept O_DIRECT but buffer it; other systems;
+// 32-bit hosts), are copied the ordinary way.
 package dcopy
 
 import (

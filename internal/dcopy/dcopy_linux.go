@@ -22,7 +22,7 @@ const chunk = 16 << 20
 
 func openDirect(src, dst *os.File) direct {
 	st, err := src.Stat()
-	if err != nil || st.Size() < 2*Align {
+	if err != nil || st.Size() < 2*Align || inMemory(dst) {
 		return nil
 	}
 	// Mapping must work here (not on 32-bit hosts).
@@ -76,3 +76,23 @@ func (d *linuxDirect) write(dstOff, srcOff, n int64) (int64, error) {
 }
 
 func (d *linuxDirect) close() { syscall.Close(d.fd) }
+
+// The file systems whose files live in memory: tmpfs and ramfs (statfs
+// f_type values, linux/magic.h).
+const (
+	tmpfsMagic = 0x01021994
+	ramfsMagic = 0x858458f6
+)
+
+// inMemory reports whether f is on a file system kept in memory. Such
+// file systems accept O_DIRECT (tmpfs since Linux 6.6) but write through
+// the page cache all the same, so a direct write from the source's
+// mapping only adds page faults to the copy: copy_file_range, which
+// copies page cache to page cache, is cheaper there.
+func inMemory(f *os.File) bool {
+	var st syscall.Statfs_t
+	if syscall.Fstatfs(int(f.Fd()), &st) != nil {
+		return false
+	}
+	return uint32(st.Type) == tmpfsMagic || uint32(st.Type) == ramfsMagic
+}
