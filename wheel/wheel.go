@@ -420,7 +420,7 @@ func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(
 		}
 		isELF, err := sniffMember(zf)
 		if err != nil {
-			return fmt.Errorf("%s: %s: %w", input, zf.Name, err)
+			return memberErr(input, zf.Name, err)
 		}
 		if !isELF {
 			continue
@@ -473,7 +473,7 @@ func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(
 	wg.Wait()
 	for i, zf := range elfs {
 		if errs[i] != nil {
-			return fmt.Errorf("%s: %s: %w", input, zf.Name, roomHint(errs[i]))
+			return memberErr(input, zf.Name, roomHint(errs[i]))
 		}
 		if idx[i] != nil {
 			d.index[zf.Name] = idx[i]
@@ -1014,7 +1014,17 @@ func (d *dist) fileErr(rel string, err error) error {
 	if !strings.HasPrefix(msg, rel) {
 		msg = rel + ": " + msg
 	}
-	return &stagedError{msg: d.input + ": " + msg, err: err}
+	sep := ": "
+	if d.kind == "wheel" {
+		sep = "!/" // as check and gpus name a wheel's members
+	}
+	return &stagedError{msg: d.input + sep + msg, err: err}
+}
+
+// memberErr is err about member name of the wheel whl, named WHEEL!/MEMBER
+// as check and gpus name it.
+func memberErr(whl, name string, err error) error {
+	return fmt.Errorf("%s!/%s: %w", whl, name, err)
 }
 
 // stagedError is an error about a staged copy, reworded to name the
