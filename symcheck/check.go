@@ -103,7 +103,7 @@ func pathErr(path string, err error) error {
 	if pe, ok := err.(*fs.PathError); ok && pe.Path == path {
 		return fmt.Errorf("%s: %w", path, pe.Err)
 	}
-	if msg := err.Error(); strings.HasPrefix(msg, path+": ") || strings.HasPrefix(msg, path+"!/") {
+	if msg := err.Error(); strings.HasPrefix(msg, path+": ") || strings.HasPrefix(msg, path+zipx.MemberSep) {
 		return err
 	}
 	return fmt.Errorf("%s: %w", path, err)
@@ -973,7 +973,7 @@ func checkWheel(p *elfx.Probe, opts *CheckOptions) (out []Finding, deviceCode bo
 		if zf.FileInfo().IsDir() {
 			continue
 		}
-		name := path + "!/" + zf.Name
+		name := zipx.MemberPath(path, zf.Name)
 		if gpu {
 			members[filepath.Clean(name)] = zf // as the Tensile layout's paths are
 			if tensile.add(name) {

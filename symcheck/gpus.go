@@ -205,7 +205,7 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 			if zf.FileInfo().IsDir() {
 				continue
 			}
-			m := &job{path: j.path + "!/" + zf.Name, member: zf, raw: raw}
+			m := &job{path: zipx.MemberPath(j.path, zf.Name), member: zf, raw: raw}
 			members[filepath.Clean(m.path)] = m // as the Tensile layout's paths are
 			expanded = append(expanded, m)
 		}
@@ -626,7 +626,7 @@ func (t *tensileLayout) add(p string) (kernel bool) {
 		return false
 	}
 	t.dirs[d] = lib
-	if strings.Contains(d, "!/") {
+	if strings.Contains(d, zipx.MemberSep) {
 		t.files[d] = append(t.files[d], rel)
 	}
 	return tensileArch(rel) != ""

@@ -1014,17 +1014,17 @@ func (d *dist) fileErr(rel string, err error) error {
 	if !strings.HasPrefix(msg, rel) {
 		msg = rel + ": " + msg
 	}
-	sep := ": "
+	name := d.input + ": " + msg
 	if d.kind == "wheel" {
-		sep = "!/" // as check and gpus name a wheel's members
+		name = zipx.MemberPath(d.input, msg) // as check and gpus name a wheel's members
 	}
-	return &stagedError{msg: d.input + sep + msg, err: err}
+	return &stagedError{msg: name, err: err}
 }
 
-// memberErr is err about member name of the wheel whl, named WHEEL!/MEMBER
-// as check and gpus name it.
+// memberErr is err about member name of the wheel whl, named as check
+// and gpus name it (zipx.MemberPath).
 func memberErr(whl, name string, err error) error {
-	return fmt.Errorf("%s!/%s: %w", whl, name, err)
+	return fmt.Errorf("%s: %w", zipx.MemberPath(whl, name), err)
 }
 
 // stagedError is an error about a staged copy, reworded to name the

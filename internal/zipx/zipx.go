@@ -13,6 +13,13 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 )
 
+// MemberSep separates a wheel's path from a member's name where the
+// commands name a member: WHEEL!/MEMBER, the form of Java's jar: URLs.
+const MemberSep = "!/"
+
+// MemberPath names member name of the zip file at path (see MemberSep).
+func MemberPath(path, name string) string { return path + MemberSep + name }
+
 // OpenFile opens the zip file (a wheel) at path once for both its
 // directory and its members' raw data; errors name the path.
 func OpenFile(path string) (*os.File, *zip.Reader, error) {
