@@ -1014,11 +1014,11 @@ func (d *dist) fileErr(rel string, err error) error {
 	if !strings.HasPrefix(msg, rel) {
 		msg = rel + ": " + msg
 	}
-	name := d.input + ": " + msg
+	full := d.input + ": " + msg
 	if d.kind == "wheel" {
-		name = zipx.MemberPath(d.input, msg) // as check and gpus name a wheel's members
+		full = zipx.MemberPath(d.input, msg) // as check and gpus name a wheel's members
 	}
-	return &stagedError{msg: name, err: err}
+	return &stagedError{msg: full, err: err}
 }
 
 // memberErr is err about member name of the wheel whl, named as check
