@@ -1014,11 +1014,21 @@ func (d *dist) fileErr(rel string, err error) error {
 	if !strings.HasPrefix(msg, rel) {
 		msg = rel + ": " + msg
 	}
-	full := d.input + ": " + msg
-	if d.kind == "wheel" {
-		full = zipx.MemberPath(d.input, msg) // as check and gpus name a wheel's members
+	return &stagedError{msg: d.source(rel) + strings.TrimPrefix(msg, rel), err: err}
+}
+
+// source is where the distribution's file rel is: WHEEL!/REL for a wheel's
+// member (as check and gpus name it), the file's path for a directory or
+// an installed distribution (whose RECORD paths are relative to the
+// site-packages directory holding its .dist-info).
+func (d *dist) source(rel string) string {
+	switch d.kind {
+	case "wheel":
+		return zipx.MemberPath(d.input, rel)
+	case "installed":
+		return filepath.Join(filepath.Dir(filepath.Clean(d.input)), filepath.FromSlash(rel))
 	}
-	return &stagedError{msg: full, err: err}
+	return filepath.Join(d.input, filepath.FromSlash(rel))
 }
 
 // memberErr is err about member name of the wheel whl, named as check

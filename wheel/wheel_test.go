@@ -1606,6 +1606,25 @@ func TestRelinkMalformedMemberNamed(t *testing.T) {
 	if !errors.As(err, &fe) {
 		t.Errorf("the reader's error is not wrapped: %T", err)
 	}
+	// Unpacked, and installed: the file is named by its path on disk.
+	for _, c := range []struct{ kind, input, root string }{
+		{"directory", filepath.Join(dir, "unpacked"), filepath.Join(dir, "unpacked")},
+		{"installed", filepath.Join(dir, "site", "pkg-1.0.dist-info"), filepath.Join(dir, "site")},
+	} {
+		lib := filepath.Join(c.root, "pkg", "libbad.so")
+		for p, b := range map[string][]byte{lib: bad, filepath.Join(c.root, "pkg-1.0.dist-info", "RECORD"): []byte("pkg/libbad.so,,\npkg-1.0.dist-info/RECORD,,\n")} {
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := wheel.Relink(context.Background(), c.input, wheel.Options{LibDirs: []string{dir}, DryRun: true})
+		if err == nil || !strings.HasPrefix(err.Error(), lib+": ") || strings.Contains(err.Error(), "rocmdoctor-wheel-") {
+			t.Errorf("%s: err %v, want it to begin with %s", c.kind, err, lib)
+		}
+	}
 }
 
 // A NEEDED entry without a version (libamdhip64.so, from a library linked

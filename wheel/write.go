@@ -36,22 +36,17 @@ func (p *Plan) changes() (changed, dropped map[string]bool) {
 // are replaced atomically, dropped ones removed, then RECORD rewritten.
 func writeFiles(d *dist, p *Plan) error {
 	changed, dropped := p.changes()
-	base := d.input
-	if d.kind == "installed" {
-		base = filepath.Dir(filepath.Clean(d.input))
-	}
 	// RECORD lines of the replaced files, hashed as they are copied.
 	lines := map[string]string{}
 	for rel := range changed {
-		dst := filepath.Join(base, filepath.FromSlash(rel))
-		sum, n, err := replaceFile(filepath.Join(d.root, filepath.FromSlash(rel)), dst)
+		sum, n, err := replaceFile(filepath.Join(d.root, filepath.FromSlash(rel)), d.source(rel))
 		if err != nil {
 			return err
 		}
 		lines[rel] = recordLine(rel, sum, n)
 	}
 	for rel := range dropped {
-		if err := os.Remove(filepath.Join(base, filepath.FromSlash(rel))); err != nil && !os.IsNotExist(err) {
+		if err := os.Remove(d.source(rel)); err != nil && !os.IsNotExist(err) {
 			return err
 		}
 	}
@@ -59,7 +54,7 @@ func writeFiles(d *dist, p *Plan) error {
 		p.Notes = append(p.Notes, "no .dist-info/RECORD: nothing to update")
 		return nil
 	}
-	recPath := filepath.Join(base, filepath.FromSlash(d.record))
+	recPath := d.source(d.record)
 	recs, err := readRecord(recPath)
 	if err != nil {
 		return err
