@@ -363,7 +363,6 @@ func stage(input, work string, early func(*dist) error, skip func(string) bool) 
 		}
 	case st.IsDir() && strings.HasSuffix(filepath.Clean(input), ".dist-info"):
 		d.kind = "installed"
-		site := filepath.Dir(filepath.Clean(input))
 		d.record = filepath.ToSlash(filepath.Join(filepath.Base(filepath.Clean(input)), "RECORD"))
 		rec, err := readRecord(filepath.Join(input, "RECORD"))
 		if err != nil {
@@ -373,7 +372,7 @@ func stage(input, work string, early func(*dist) error, skip func(string) bool) 
 			if !safeRel(r.path) {
 				continue
 			}
-			if err := stageFile(filepath.Join(site, filepath.FromSlash(r.path)), work, r.path, d, skip); err != nil {
+			if err := stageFile(d.source(r.path), work, r.path, d, skip); err != nil {
 				return nil, err
 			}
 		}
@@ -420,7 +419,7 @@ func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(
 		}
 		isELF, err := sniffMember(zf)
 		if err != nil {
-			return memberErr(input, zf.Name, err)
+			return d.errAt(zf.Name, err)
 		}
 		if !isELF {
 			continue
@@ -473,7 +472,7 @@ func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(
 	wg.Wait()
 	for i, zf := range elfs {
 		if errs[i] != nil {
-			return memberErr(input, zf.Name, roomHint(errs[i]))
+			return d.errAt(zf.Name, roomHint(errs[i]))
 		}
 		if idx[i] != nil {
 			d.index[zf.Name] = idx[i]
@@ -1031,10 +1030,9 @@ func (d *dist) source(rel string) string {
 	return filepath.Join(d.input, filepath.FromSlash(rel))
 }
 
-// memberErr is err about member name of the wheel whl, named as check
-// and gpus name it (zipx.MemberPath).
-func memberErr(whl, name string, err error) error {
-	return fmt.Errorf("%s: %w", zipx.MemberPath(whl, name), err)
+// errAt is err about the distribution's file rel, named by source.
+func (d *dist) errAt(rel string, err error) error {
+	return fmt.Errorf("%s: %w", d.source(rel), err)
 }
 
 // stagedError is an error about a staged copy, reworded to name the

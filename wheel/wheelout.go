@@ -100,7 +100,7 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 			rc, err := zipx.Open(zf)
 			if err != nil {
 				raw.Close()
-				return nil, memberErr(d.input, zf.Name, err)
+				return nil, d.errAt(zf.Name, err)
 			}
 			// Its lines are trusted for the entries copied as they are,
 			// so a RECORD that does not read back whole (a CRC-32 that does
@@ -110,7 +110,7 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 			rc.Close()
 			if err != nil {
 				raw.Close()
-				return nil, memberErr(d.input, zf.Name, err)
+				return nil, d.errAt(zf.Name, err)
 			}
 			for _, r := range parseRecord(string(b)) {
 				w.old[r.path] = r
@@ -213,7 +213,7 @@ func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
 	h := reusedHeader(zf.FileHeader)
 	off, err := zipx.DataOffset(zf) // of its data in the old wheel
 	if err != nil {
-		return memberErr(w.d.input, zf.Name, err)
+		return w.d.errAt(zf.Name, err)
 	}
 	if zf.CompressedSize64 >= bigEntry && w.out.cp.Direct() && w.pending >= 0 {
 		// Where the entry's data will begin: its header goes after what
@@ -231,7 +231,7 @@ func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
 	}
 	w.pending = descriptorLen(&h)
 	if err := w.out.copyData(w.zw, out, off, int64(zf.CompressedSize64), w.raw); err != nil {
-		return memberErr(w.d.input, zf.Name, err)
+		return w.d.errAt(zf.Name, err)
 	}
 	w.order = append(w.order, i)
 	if zf.FileInfo().IsDir() {
@@ -245,12 +245,12 @@ func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
 	// Not in RECORD: hashed now, from its data.
 	rd, err := zipx.Open(zf)
 	if err != nil {
-		return memberErr(w.d.input, zf.Name, err)
+		return w.d.errAt(zf.Name, err)
 	}
 	sum, n, err := hashStream(rd)
 	rd.Close()
 	if err != nil {
-		return memberErr(w.d.input, zf.Name, err)
+		return w.d.errAt(zf.Name, err)
 	}
 	line := recordLine(zf.Name, sum, n)
 	w.record[i] = line
