@@ -11,6 +11,13 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 )
 
+func init() {
+	dirInMemory = func(dir string) bool {
+		var st syscall.Statfs_t
+		return syscall.Statfs(dir, &st) == nil && (uint32(st.Type) == tmpfsMagic || uint32(st.Type) == ramfsMagic)
+	}
+}
+
 // TestNoDirectWritesInMemory: a destination on tmpfs is copied with
 // copy_file_range, not written "directly" from the source's mapping
 // (tmpfs accepts O_DIRECT since Linux 6.6 but buffers it all the same,

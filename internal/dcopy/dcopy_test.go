@@ -39,6 +39,28 @@ func files(t *testing.T, dir string, size, dstSize int) (src, dst *os.File, data
 	return src, dst, data
 }
 
+// dirInMemory reports whether dir is on a file system kept in memory,
+// where nothing is written directly (set where that can be told).
+var dirInMemory = func(dir string) bool { return false }
+
+// directDir is a scratch directory where direct writes can be tested:
+// t.TempDir(), or when TMPDIR is a tmpfs (where Copy writes nothing
+// directly, on purpose) one under /var/tmp, which is on disk by
+// convention.
+func directDir(t *testing.T) string {
+	dir := t.TempDir()
+	if !dirInMemory(dir) {
+		return dir
+	}
+	if d, err := os.MkdirTemp("/var/tmp", "dcopy-test-"); err == nil {
+		t.Cleanup(func() { os.RemoveAll(d) })
+		if !dirInMemory(d) {
+			return d
+		}
+	}
+	return dir
+}
+
 // TestCopy: whatever the offsets, the bytes arrive where they should and
 // nothing else in the destination changes; where the offsets agree modulo
 // Align (and the host and file system allow it) all but the unaligned
@@ -57,7 +79,7 @@ func TestCopy(t *testing.T) {
 		{"to the end of the source", 4096 + 777, 777, size - 777, true, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			src, dst, data := files(t, t.TempDir(), size, 8<<20)
+			src, dst, data := files(t, directDir(t), size, 8<<20)
 			cp := New(src, dst)
 			defer cp.Close()
 			direct, err := cp.Copy(c.dstOff, c.srcOff, c.n)
@@ -81,7 +103,7 @@ func TestCopy(t *testing.T) {
 			}
 			if !cp.Direct() && direct == 0 {
 				if runtime.GOOS == "linux" && (runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64") {
-					testenv.Missing(t, "direct I/O in "+filepath.Dir(dst.Name()), "a file system with O_DIRECT, such as ext4 or XFS, for TMPDIR")
+					testenv.Missing(t, "direct I/O in "+filepath.Dir(dst.Name()), "a file system with O_DIRECT, such as ext4 or XFS, for TMPDIR or /var/tmp")
 				}
 				t.Skip("no direct I/O on this host")
 			}
