@@ -161,8 +161,8 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string, boundBy bool) (*
 						if forwards[p.Path] {
 							continue // the interceptor calls the next provider
 						}
-						if i, ok := byPath[p.Path]; ok {
-							out.Unwinders[i].BoundBy = appendUnique(out.Unwinders[i].BoundBy, o.Path)
+						if u, ok := byPath[p.Path]; ok {
+							out.Unwinders[u].BoundBy = appendUnique(out.Unwinders[u].BoundBy, o.Path)
 						}
 						break
 					}
@@ -207,7 +207,7 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string, boundBy bool) (*
 			if d.Object == nil {
 				continue
 			}
-			i, ok := byPath[d.Object.Path]
+			u, ok := byPath[d.Object.Path]
 			if !ok {
 				continue
 			}
@@ -218,7 +218,7 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string, boundBy bool) (*
 			case "libunwind.so.8":
 				want = FlavourNonGNU
 			}
-			if got := out.Unwinders[i].Flavour; want != "" && got != want {
+			if got := out.Unwinders[u].Flavour; want != "" && got != want {
 				out.Findings = append(out.Findings, Finding{
 					Rule: RuleUnwinderFlavour, Severity: SeverityError, File: o.Path, Library: d.Name,
 					Message: fmt.Sprintf("%s needs %s (%s) but it resolves to %s, which is %s", o.Path, d.Name, want, d.Object.Path, got),
