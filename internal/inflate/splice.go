@@ -456,3 +456,54 @@ func (w *bitWriter) shifted(buf []byte, pos, end uint64) uint64 {
 	}
 	return pos
 }
+
+// Touched reports, per block, whether one of ranges ([from, to) of the
+// data) meets it: the blocks an edit that wrote only those ranges changed.
+func (idx *Index) Touched(ranges [][2]int64) []bool {
+	out := make([]bool, len(idx.Blocks))
+	for k, b := range idx.Blocks {
+		for _, r := range ranges {
+			if b.Out < r[1] && idx.end(k) > r[0] {
+				out[k] = true
+			}
+		}
+	}
+	return out
+}
+
+// CRCWith is the CRC-32 of new data of size bytes that equals the indexed
+// stream's data wherever changed is false: those blocks' CRCs come from
+// the index, the changed blocks and anything past the original's end are
+// read from r. Only those parts of r are read.
+func (idx *Index) CRCWith(changed []bool, r io.ReaderAt, size int64) (uint32, error) {
+	if len(changed) != len(idx.Blocks) || size < idx.Size {
+		return 0, errors.New("deflate splice: changes do not match the index")
+	}
+	var crc uint32
+	buf := make([]byte, 1<<16)
+	sum := func(from, to int64) error {
+		for from < to {
+			k, err := r.ReadAt(buf[:min(int64(len(buf)), to-from)], from)
+			if k == 0 && err != nil {
+				return err
+			}
+			crc = crc32.Update(crc, crc32.IEEETable, buf[:k])
+			from += int64(k)
+		}
+		return nil
+	}
+	for k, b := range idx.Blocks {
+		end := idx.end(k)
+		if !changed[k] {
+			crc = CombineCRC(crc, b.CRC, end-b.Out)
+			continue
+		}
+		if err := sum(b.Out, end); err != nil {
+			return 0, err
+		}
+	}
+	if err := sum(idx.Size, size); err != nil {
+		return 0, err
+	}
+	return crc, nil
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"io"
 	"math/rand"
@@ -233,4 +234,61 @@ func TestSpliceWriteReusesReadBuffer(t *testing.T) {
 	if got := m1.TotalAlloc - m0.TotalAlloc; got > 4<<20 {
 		t.Errorf("writing a stream of %d stored blocks allocated %d bytes, want one read buffer", stored, got)
 	}
+}
+
+// Touched and CRCWith give the blocks an edit changed and the new data's
+// CRC-32, reading only those blocks, for a splice of a large edit.
+func TestSpliceTouchedCRC(t *testing.T) {
+	data := bytes.Repeat(corpus(t)["mixed"], 4) // 8 MB
+	comp := deflate(t, data, 1)
+	nd := bytes.Clone(data)
+	edit := [2]int64{2 << 20, 5 << 20}
+	for i := edit[0]; i < edit[1]; i++ {
+		nd[i] ^= byte(i >> 7)
+	}
+	nd = append(nd, "APPENDED"...)
+	marks := [][2]int64{edit, {int64(len(data)), int64(len(nd))}}
+	sp, _ := splice(t, comp, nd, marks)
+	if sp.Compressed < 3<<20 {
+		t.Errorf("%d bytes compressed again, want the 3 MB edited at least", sp.Compressed)
+	}
+	idx, err := Decode(io.Discard, bytes.NewReader(comp), int64(len(comp)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := idx.Touched(marks)
+	guard := guardedReader{nd, idx, changed}
+	crc, err := idx.CRCWith(changed, guard, int64(len(nd)))
+	if err != nil || crc != crc32.ChecksumIEEE(nd) {
+		t.Fatalf("CRCWith %08x, %v; want %08x", crc, err, crc32.ChecksumIEEE(nd))
+	}
+	for k, b := range idx.Blocks {
+		end := idx.end(k)
+		if want := b.Out < edit[1] && end > edit[0]; changed[k] != want {
+			t.Errorf("block %d [%d, %d): touched %v", k, b.Out, end, changed[k])
+		}
+	}
+	if _, err := idx.CRCWith(changed[1:], guard, int64(len(nd))); err == nil {
+		t.Error("CRCWith took changes for another index")
+	}
+}
+
+// guardedReader fails reads outside the changed blocks and the end.
+type guardedReader struct {
+	data    []byte
+	idx     *Index
+	changed []bool
+}
+
+func (g guardedReader) ReadAt(b []byte, off int64) (int, error) {
+	ok := off >= g.idx.Size
+	for k, blk := range g.idx.Blocks {
+		if g.changed[k] && off >= blk.Out && off+int64(len(b)) <= g.idx.end(k) {
+			ok = true
+		}
+	}
+	if !ok {
+		return 0, fmt.Errorf("read of %d bytes at %d outside the changed blocks", len(b), off)
+	}
+	return copy(b, g.data[off:]), nil
 }
