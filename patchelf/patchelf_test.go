@@ -739,3 +739,60 @@ func TestVerifyCatchesChangedSymbolName(t *testing.T) {
 		t.Errorf("tampered symbol name %q: Verify = %v", name, err)
 	}
 }
+
+// SameWrites, Writes, Overlay and SizeAfter describe a plan's writes
+// without a file: wheel relink compares a predicted edit with the real one
+// and hashes a library through it while inflating it.
+func TestPlanWrites(t *testing.T) {
+	p := &patchelf.Plan{
+		Patches:      []patchelf.Patch{{Offset: 100, Data: []byte("abc")}, {Offset: 10, Data: []byte("xy")}},
+		AppendOffset: 4096, Append: []byte("HEAD"), AppendTail: []byte("tail"), AppendSize: 8,
+	}
+	q := &patchelf.Plan{
+		Patches:      []patchelf.Patch{{Offset: 10, Data: []byte("xy")}, {Offset: 100, Data: []byte("abc")}},
+		AppendOffset: 4096, Append: []byte("HEAD"), AppendTail: []byte("tail"), AppendSize: 8,
+	}
+	if !p.SameWrites(q) || !q.SameWrites(p) {
+		t.Error("the same writes in another order differ")
+	}
+	for name, change := range map[string]func(*patchelf.Plan){
+		"patch byte":     func(x *patchelf.Plan) { x.Patches[1].Data = []byte("abd") },
+		"patch offset":   func(x *patchelf.Plan) { x.Patches[0].Offset = 11 },
+		"one patch more": func(x *patchelf.Plan) { x.Patches = append(x.Patches, patchelf.Patch{Offset: 1, Data: []byte{0}}) },
+		"append":         func(x *patchelf.Plan) { x.Append = []byte("HEAd") },
+		"append tail":    func(x *patchelf.Plan) { x.AppendTail = []byte("tai") },
+		"append offset":  func(x *patchelf.Plan) { x.AppendOffset = 8192 },
+		"append size":    func(x *patchelf.Plan) { x.AppendSize = 9 },
+	} {
+		r := *q
+		r.Patches = append([]patchelf.Patch(nil), q.Patches...)
+		change(&r)
+		if p.SameWrites(&r) {
+			t.Errorf("%s: plans that write differently are the same", name)
+		}
+	}
+	for _, c := range []struct {
+		from, to int64
+		want     bool
+	}{{0, 10, false}, {0, 11, true}, {11, 12, true}, {12, 100, false}, {102, 103, true}, {103, 4096, false}, {4103, 5000, true}, {4104, 5000, false}} {
+		if got := p.Writes(c.from, c.to); got != c.want {
+			t.Errorf("Writes(%d, %d) = %v", c.from, c.to, got)
+		}
+	}
+	b := bytes.Repeat([]byte{'.'}, 20)
+	p.Overlay(b, 95) // bytes 95..114
+	if string(b) != ".....abc............" {
+		t.Errorf("Overlay at 95: %q", b)
+	}
+	b = bytes.Repeat([]byte{'.'}, 10)
+	p.Overlay(b, 4094)
+	if string(b) != "..HEADtail" {
+		t.Errorf("Overlay at 4094: %q", b)
+	}
+	if got := p.SizeAfter(1000); got != 4104 {
+		t.Errorf("SizeAfter(1000) = %d, want 4104", got)
+	}
+	if got := (&patchelf.Plan{}).SizeAfter(1000); got != 1000 {
+		t.Errorf("SizeAfter without an appended segment = %d", got)
+	}
+}

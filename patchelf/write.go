@@ -16,20 +16,13 @@ import (
 // overlay presents the file as it will be after a plan is applied, without
 // writing: reads merge the base, the patches and the appended segment.
 type overlay struct {
-	base    io.ReaderAt
-	size    int64
-	patches []Patch
-	appOff  int64
-	app     []byte
-	tail    []byte // follows app
+	base io.ReaderAt
+	size int64
+	p    *Plan
 }
 
 func (p *Plan) overlay(base io.ReaderAt, size int64) *overlay {
-	o := &overlay{base: base, size: size, patches: p.Patches, appOff: p.AppendOffset, app: p.Append, tail: p.AppendTail}
-	if p.AppendSize > 0 && p.AppendOffset+int64(p.AppendSize) > o.size {
-		o.size = p.AppendOffset + int64(p.AppendSize)
-	}
-	return o
+	return &overlay{base: base, size: p.SizeAfter(size), p: p}
 }
 
 func (o *overlay) Size() int64 { return o.size }
@@ -57,21 +50,7 @@ func (o *overlay) ReadAt(b []byte, off int64) (int, error) {
 		m = k
 	}
 	clear(b[m:n])
-	apply := func(at int64, data []byte) {
-		lo, hi := max(at, off), min(at+int64(len(data)), off+int64(n))
-		if lo < hi {
-			copy(b[lo-off:hi-off], data[lo-at:hi-at])
-		}
-	}
-	for _, p := range o.patches {
-		apply(p.Offset, p.Data)
-	}
-	if len(o.app) > 0 {
-		apply(o.appOff, o.app)
-	}
-	if len(o.tail) > 0 {
-		apply(o.appOff+int64(len(o.app)), o.tail)
-	}
+	o.p.Overlay(b[:n], off)
 	if n < len(b) {
 		return n, io.EOF
 	}
@@ -458,9 +437,7 @@ func (p *Plan) WrittenRanges() [][2]int64 {
 // Apply writes the plan's patches and appended segment to w, which holds
 // the original bytes.
 func (p *Plan) Apply(w io.WriterAt) error {
-	patches := append([]Patch(nil), p.Patches...)
-	sort.Slice(patches, func(i, j int) bool { return patches[i].Offset < patches[j].Offset })
-	for _, pt := range patches {
+	for _, pt := range sortedPatches(p.Patches) {
 		if _, err := w.WriteAt(pt.Data, pt.Offset); err != nil {
 			return fmt.Errorf("writing %s at 0x%x: %w", pt.What, pt.Offset, err)
 		}
@@ -477,4 +454,66 @@ func (p *Plan) Apply(w io.WriterAt) error {
 		}
 	}
 	return nil
+}
+
+// Writes reports whether p writes any byte in [from, to).
+func (p *Plan) Writes(from, to int64) bool {
+	hit := func(at, n int64) bool { return n > 0 && at < to && from < at+n }
+	for _, pt := range p.Patches {
+		if hit(pt.Offset, int64(len(pt.Data))) {
+			return true
+		}
+	}
+	return hit(p.AppendOffset, int64(p.AppendSize))
+}
+
+// SameWrites reports whether p and q write the same bytes at the same
+// offsets (patches in any order, and the appended segment): applied to
+// the same file, they make the same file.
+func (p *Plan) SameWrites(q *Plan) bool {
+	if p.AppendOffset != q.AppendOffset || p.AppendSize != q.AppendSize ||
+		!bytes.Equal(p.Append, q.Append) || !bytes.Equal(p.AppendTail, q.AppendTail) ||
+		len(p.Patches) != len(q.Patches) {
+		return false
+	}
+	a, b := sortedPatches(p.Patches), sortedPatches(q.Patches)
+	for i := range a {
+		if a[i].Offset != b[i].Offset || !bytes.Equal(a[i].Data, b[i].Data) {
+			return false
+		}
+	}
+	return true
+}
+
+func sortedPatches(ps []Patch) []Patch {
+	s := append([]Patch(nil), ps...)
+	sort.SliceStable(s, func(i, j int) bool { return s[i].Offset < s[j].Offset })
+	return s
+}
+
+// Overlay writes p's bytes that fall in [off, off+len(b)) into b.
+func (p *Plan) Overlay(b []byte, off int64) {
+	apply := func(at int64, data []byte) {
+		lo, hi := max(at, off), min(at+int64(len(data)), off+int64(len(b)))
+		if lo < hi {
+			copy(b[lo-off:hi-off], data[lo-at:hi-at])
+		}
+	}
+	for _, pt := range p.Patches {
+		apply(pt.Offset, pt.Data)
+	}
+	if len(p.Append) > 0 {
+		apply(p.AppendOffset, p.Append)
+	}
+	if len(p.AppendTail) > 0 {
+		apply(p.AppendOffset+int64(len(p.Append)), p.AppendTail)
+	}
+}
+
+// SizeAfter is the size of a file of size bytes once p is applied to it.
+func (p *Plan) SizeAfter(size int64) int64 {
+	if p.AppendSize > 0 {
+		return max(size, p.AppendOffset+int64(p.AppendSize))
+	}
+	return size
 }
