@@ -9,6 +9,7 @@ package wheel
 
 import (
 	"archive/zip"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"debug/elf"
@@ -203,6 +204,20 @@ type dist struct {
 	// deferred are ELF files left unstaged (a wheel's unextracted):
 	// copies that the relink is to drop (see droppable).
 	deferred []string
+	// big is the wheel member whose edits are predicted while it is
+	// being inflated (predict.go), when there is one.
+	big *prediction
+	// preview, in the copy of a dist that predicts big's edits, reads
+	// big while it is being inflated.
+	preview func() (*elfx.File, error)
+}
+
+// openELF opens the staged copy of rel.
+func (d *dist) openELF(rel string) (*elfx.File, error) {
+	if d.preview != nil && rel == d.big.rel {
+		return d.preview()
+	}
+	return elfx.Open(filepath.Join(d.root, rel))
 }
 
 // Relink plans (and unless DryRun applies) the retargeting of input: a
@@ -226,15 +241,24 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 			out.discard()
 		}
 	}()
+	var targets map[string][]targetLib
+	var pred *prediction
+	defer func() { pred.cancel() }()
 	early := func(d *dist) error {
 		if o.DryRun {
 			return nil
 		}
 		var err error
-		out, err = newWheelOutput(ctx, d, o)
-		return err
+		if out, err = newWheelOutput(ctx, d, o); err != nil {
+			return err
+		}
+		if d.big != nil {
+			pred = d.big
+			pred.start(ctx, d, targets, o, dirs)
+		}
+		return nil
 	}
-	targets, err := indexTargets(dirs)
+	targets, err = indexTargets(dirs)
 	if err != nil {
 		return nil, err
 	}
@@ -264,8 +288,20 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 		if err != nil {
 			return nil, d.fileErr(fp.Path, err)
 		}
+		if d.kind == "wheel" && pred != nil && pred.rel == fp.Path {
+			if dg := pred.confirmed(pp); dg != nil {
+				d.digests[fp.Path] = dg
+			} else if pred.holed {
+				// The edits were not the ones predicted, and the copy
+				// they were made to has a hole: inflate it in full
+				// and make them again.
+				if pp, err = d.refill(pred, fp.Edits); err != nil {
+					return nil, d.fileErr(fp.Path, err)
+				}
+			}
+		}
 		d.edited[fp.Path] = pp.WrittenRanges()
-		if d.kind == "wheel" {
+		if d.kind == "wheel" && d.digests[fp.Path] == nil {
 			d.digests[fp.Path] = startDigest(filepath.Join(d.root, fp.Path))
 		}
 	}
@@ -453,20 +489,53 @@ func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(
 		return fmt.Errorf("%s: inflating its %d native librar%s for editing takes %s under %s, which has %s free: %w",
 			input, len(elfs), plural(len(elfs), "y", "ies"), needed(need), filepath.Dir(work), available(free), errNoRoom)
 	}
+	for _, zf := range elfs {
+		d.elfs = append(d.elfs, zf.Name)
+	}
+	procs := runtime.GOMAXPROCS(0)
+	big := bigMember(elfs, procs)
+	if big != nil {
+		d.big = newPrediction(big, filepath.Join(work, filepath.FromSlash(big.Name)))
+	}
 	if err := early(d); err != nil {
 		return err
 	}
+	// The largest first: it takes longest, and the prediction of its
+	// edits waits for the others.
+	order := make([]int, len(elfs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Compare(elfs[b].CompressedSize64, elfs[a].CompressedSize64)
+	})
 	idx := make([]*inflate.Index, len(elfs))
 	errs := make([]error, len(elfs))
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	var wg sync.WaitGroup
-	for i, zf := range elfs {
+	sem := make(chan struct{}, procs)
+	var wg, others sync.WaitGroup
+	for _, i := range order {
+		zf := elfs[i]
 		wg.Add(1)
+		var pred *prediction
+		if big == zf {
+			pred = d.big
+		} else {
+			others.Add(1)
+		}
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			idx[i], errs[i] = extract(zf, raw, filepath.Join(work, filepath.FromSlash(zf.Name)))
+			if pred == nil {
+				defer others.Done()
+			}
+			idx[i], errs[i] = extract(zf, raw, filepath.Join(work, filepath.FromSlash(zf.Name)), pred)
+		}()
+	}
+	if d.big != nil {
+		go func() {
+			others.Wait()
+			close(d.big.others)
 		}()
 	}
 	wg.Wait()
@@ -477,7 +546,6 @@ func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(
 		if idx[i] != nil {
 			d.index[zf.Name] = idx[i]
 		}
-		d.elfs = append(d.elfs, zf.Name)
 	}
 	return nil
 }
@@ -532,16 +600,25 @@ func sniffMember(zf *zip.File) (bool, error) {
 }
 
 // extract writes member zf to dst: deflated members through our decoder,
-// which indexes their blocks; others as archive/zip reads them.
-func extract(zf *zip.File, raw *os.File, dst string) (*inflate.Index, error) {
+// which indexes their blocks; others as archive/zip reads them. pred, when
+// it was started, follows the writing (predict.go).
+func extract(zf *zip.File, raw *os.File, dst string, pred *prediction) (*inflate.Index, error) {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return nil, err
 	}
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	// Read and written: a prediction reads back what it did not see.
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o755)
 	if err != nil {
 		return nil, err
 	}
-	idx, err := zipx.Extract(out, raw, zf)
+	var w io.Writer = out
+	if pred != nil && pred.started {
+		w = pred.writer(out)
+	}
+	idx, err := zipx.Extract(w, raw, zf)
+	if pred != nil && pred.started {
+		pred.staged()
+	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
@@ -649,7 +726,7 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 	}
 	read := make(map[string]headers, len(d.elfs))
 	for _, rel := range d.elfs {
-		f, err := elfx.Open(filepath.Join(d.root, rel))
+		f, err := d.openELF(rel)
 		if err != nil {
 			read[rel] = headers{err: err}
 			continue
@@ -773,6 +850,10 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 				case !o.AllowSONAMEChange:
 					p.Findings = append(p.Findings, refuse(rel, n, best.soname))
 				}
+			case d.preview != nil:
+				// Only the edits are wanted (predict.go); where the
+				// system has a library changes none.
+				nd.Class = System
 			default:
 				if path := resolveSystem(ctx, sys, filepath.Join(d.root, rel), n); path != "" {
 					nd.Class, nd.Resolved = System, path

@@ -7,6 +7,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/dcopy"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/patchelf"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 	"github.com/rocmdoctor/rocmdoctor/wheel"
 )
@@ -302,23 +304,7 @@ func TestRelinkWritesAVerifiableWheel(t *testing.T) {
 // Large unchanged entries (copied by the kernel, not through archive/zip)
 // come out byte for byte, around it and after it.
 func TestRelinkSplicesLargeLibrary(t *testing.T) {
-	blob := filepath.Join(t.TempDir(), "blob")
-	var b bytes.Buffer
-	for i := 0; b.Len() < 6<<20; i++ {
-		b.WriteString("kernel_" + strconv.Itoa(i*7919%100003) + " gfx90a:xnack- sramecc+ ")
-	}
-	if err := os.WriteFile(blob, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	kernels := map[string][]byte{}
-	for i, n := range []int{3<<20 + 17, 1 << 20, 5<<20 + 4093} {
-		data := make([]byte, n)
-		for j := range data {
-			data[j] = byte(j*31 + i + j>>12)
-		}
-		kernels["onnxruntime/capi/kernels_"+strconv.Itoa(i)+".bin"] = data
-	}
-	fx := buildWith(t, `__asm__(".section .rodata\n.global kernel_blob\nkernel_blob:\n.incbin \"`+blob+`\"\n.previous\n");`+"\n", kernels)
+	fx, kernels := largeLibrary(t, ".rodata")
 	out := filepath.Join(fx.dir, "out")
 	p, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, DropBundled: true, Output: out})
 	if err != nil {
@@ -346,6 +332,111 @@ func TestRelinkSplicesLargeLibrary(t *testing.T) {
 		t.Errorf("entries %v, want %v", got, want)
 	}
 	pythonChecks(t, fx, p.Output)
+}
+
+// largeLibrary is the fixture wheel with a provider of ~6 MB (a blob of
+// text in section, deflated in many blocks) and large unchanged entries.
+// The text is random letters: a token repeated all through it would be
+// copied from copy to copy, and a decoder begun in the middle without the
+// history (inflate.Tail, for a prediction) would never know its bytes.
+func largeLibrary(t *testing.T, section string) (*fixture, map[string][]byte) {
+	blob := filepath.Join(t.TempDir(), "blob")
+	b := make([]byte, 6<<20)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range b {
+		b[i] = "abcdefghijklmnopqrstuvwxyz_\n"[rng.IntN(28)]
+	}
+	if err := os.WriteFile(blob, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kernels := map[string][]byte{}
+	for i, n := range []int{3<<20 + 17, 1 << 20, 5<<20 + 4093} {
+		data := make([]byte, n)
+		for j := range data {
+			data[j] = byte(j*31 + i + j>>12)
+		}
+		kernels["onnxruntime/capi/kernels_"+strconv.Itoa(i)+".bin"] = data
+	}
+	fx := buildWith(t, `__asm__(".section `+section+`\n.global kernel_blob\nkernel_blob:\n.incbin \"`+blob+`\"\n.previous\n");`+"\n", kernels)
+	return fx, kernels
+}
+
+// A large changed library is hashed for RECORD while it is inflated,
+// through the edits planned from its end, and the bulk of its machine code
+// is not written to the scratch copy (predict.go); the wheel is the same as
+// without: RECORD verifies, pip installs it, the library loads. A
+// prediction that the real edit does not confirm, or a splice that needs
+// the unwritten part, inflates the library again and still makes the
+// right wheel; a digest whose bytes do not match the file fails the
+// relink, which writes nothing.
+func TestRelinkPredictsLargeLibrary(t *testing.T) {
+	// The blob in an executable section: the hole goes there.
+	fx, _ := largeLibrary(t, `.text.blob,\"ax\"`)
+	defer wheel.SetPredict(64<<10, 1<<20, 256<<10)()
+	flip := func(p *patchelf.Plan) {
+		p.Patches[0].Data = append([]byte{^p.Patches[0].Data[0]}, p.Patches[0].Data[1:]...)
+	}
+	for _, c := range []struct {
+		name                string
+		plan                func(*patchelf.Plan)
+		hashed              func(int64, []byte)
+		hole                func([2]int64) [2]int64
+		used, holes, filled int64
+		fails               string
+	}{
+		{name: "predicted", used: 1, holes: 1},
+		{name: "plan-differs", plan: flip, holes: 1, filled: 1},
+		// A hole from 8 KiB on: the splice needs the rest of the first
+		// deflate block, where the program headers were edited.
+		{name: "splice-needs-hole", hole: func(h [2]int64) [2]int64 { return [2]int64{8 << 10, h[1]} }, holes: 1, filled: 1},
+		{name: "hashed-differs", hashed: func(off int64, b []byte) {
+			if off == 0 {
+				b[100] ^= 1
+			}
+		}, holes: 1, fails: "internal error: the digest taken while it was inflated does not match"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer wheel.SetTamper(c.plan, c.hashed, c.hole)()
+			used, holes, filled := wheel.Predictions()
+			out := filepath.Join(fx.dir, c.name)
+			p, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, DropBundled: true, Output: out})
+			u, h, f := wheel.Predictions()
+			if got := [3]int64{u - used, h - holes, f - filled}; got != [3]int64{c.used, c.holes, c.filled} {
+				t.Errorf("predictions used, holes left, holes filled: %v, want %v", got, [3]int64{c.used, c.holes, c.filled})
+			}
+			if c.fails != "" {
+				if err == nil || !strings.Contains(err.Error(), c.fails) {
+					t.Fatalf("error %v, want one saying %q", err, c.fails)
+				}
+				if entries, _ := os.ReadDir(out); len(entries) != 0 {
+					t.Errorf("a failed relink left %d files in %s", len(entries), out)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSpliced(t, p, provider)
+			verifyRecord(t, readZip(t, p.Output))
+			if c.name != "predicted" {
+				return
+			}
+			pythonChecks(t, fx, p.Output)
+			// Planned and verified on a scratch copy with a hole, the
+			// same plan and findings as on a whole one.
+			restore := wheel.SetPredict(1<<62, 1<<62, 0)
+			whole, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, DropBundled: true, DryRun: true})
+			restore()
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, _ := json.Marshal([]any{p.Files, p.Findings, p.Drop})
+			b, _ := json.Marshal([]any{whole.Files, whole.Findings, whole.Drop})
+			if !bytes.Equal(a, b) {
+				t.Errorf("plan with a hole:\n%s\nwithout:\n%s", a, b)
+			}
+		})
+	}
 }
 
 // checkSpliced: the plan's note says the member kept at least 90% of its

@@ -296,6 +296,15 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 			dg := w.d.digests[name]
 			w.pending = -1 // compressed here, or spliced: its descriptor's size is archive/zip's
 			line, sp, err := writeSpliced(w.zw, zf, w.raw, w.d.index[name], w.d.edited[name], path, dg)
+			if dg.sparse && (errors.Is(err, errHole) || errors.Is(err, inflate.ErrNotWorthSplicing)) {
+				// The splice needs bytes the scratch copy does not
+				// have (predict.go): inflate it in full, edit it again.
+				if err := w.refill(p, name); err != nil {
+					return err
+				}
+				dg = w.d.digests[name]
+				line, sp, err = writeSpliced(w.zw, zf, w.raw, w.d.index[name], w.d.edited[name], path, dg)
+			}
 			switch {
 			case errors.Is(err, inflate.ErrNotWorthSplicing):
 				line, err = writeChanged(w.zw, reusedHeader(zf.FileHeader), path, dg)
@@ -369,6 +378,24 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 	w.raw.Close()
 	p.Output = w.dst
 	return nil
+}
+
+// refill inflates the predicted member name again in full and edits it
+// again as p says, with a digest of its own.
+func (w *wheelOutput) refill(p *Plan, name string) error {
+	for _, fp := range p.Files {
+		if fp.Path != name {
+			continue
+		}
+		pp, err := w.d.refill(w.d.big, fp.Edits)
+		if err != nil {
+			return w.d.fileErr(name, err)
+		}
+		w.d.edited[name] = pp.WrittenRanges()
+		w.d.digests[name] = startDigest(filepath.Join(w.d.root, filepath.FromSlash(name)))
+		return nil
+	}
+	return fmt.Errorf("%s: internal error: no plan for %s", w.d.input, name)
 }
 
 // discard abandons the output: the copy is waited for, the temporary

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
@@ -147,11 +148,12 @@ func writeChanged(zw *zip.Writer, h zip.FileHeader, path string, dg *fileDigest)
 	if err != nil {
 		return "", err
 	}
-	n, err := io.Copy(w, bufio.NewReaderSize(f, 1<<20))
+	crc := crc32.NewIEEE()
+	n, err := io.Copy(io.MultiWriter(w, crc), bufio.NewReaderSize(f, 1<<20))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
-	return dg.line(h.Name, n)
+	return dg.lineChecked(h.Name, n, crc.Sum32())
 }
 
 // writeSpliced writes a changed library deflated the way it was, reusing
@@ -172,28 +174,48 @@ func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index
 		return "", nil, err
 	}
 	defer f.Close()
-	changes := idx.NewChanges()
-	n, err := scanFile(f, func(p []byte) error {
-		_, err := changes.Write(p)
-		return err
-	})
-	if err != nil {
-		return "", nil, fmt.Errorf("%s: %w", path, err)
-	}
-	for _, r := range edited {
-		changes.Mark(r[0], r[1])
+	// The new data: which blocks differ from the original's, and its
+	// CRC-32. A scratch copy with a hole (predict.go) is read only where
+	// the edits wrote, the blocks they touched, and never in the hole.
+	var newData io.ReaderAt = f
+	var n int64
+	var changed []bool
+	var crc uint32
+	if dg.sparse {
+		st, err := f.Stat()
+		if err != nil {
+			return "", nil, err
+		}
+		n, changed = st.Size(), idx.Touched(edited)
+		newData = holeGuard{f, dg.hole}
+		if crc, err = idx.CRCWith(changed, newData, n); err != nil {
+			return "", nil, err
+		}
+	} else {
+		changes := idx.NewChanges()
+		n, err = scanFile(f, func(p []byte) error {
+			_, err := changes.Write(p)
+			return err
+		})
+		if err != nil {
+			return "", nil, fmt.Errorf("%s: %w", path, err)
+		}
+		for _, r := range edited {
+			changes.Mark(r[0], r[1])
+		}
+		changed, crc = changes.Changed(), changes.CRC()
 	}
 	off, err := zipx.DataOffset(zf)
 	if err != nil {
 		return "", nil, err
 	}
 	orig := io.NewSectionReader(raw, off, int64(zf.CompressedSize64))
-	sp, err = inflate.PlanSplice(orig, idx, f, n, changes.Changed(), flate.BestSpeed, n/4)
+	sp, err = inflate.PlanSplice(orig, idx, newData, n, changed, flate.BestSpeed, n/4)
 	if err != nil {
 		return "", nil, err
 	}
 	h := zf.FileHeader
-	h.CRC32, h.CompressedSize64, h.UncompressedSize64 = changes.CRC(), uint64(sp.Size()), uint64(n)
+	h.CRC32, h.CompressedSize64, h.UncompressedSize64 = crc, uint64(sp.Size()), uint64(n)
 	h = reusedHeader(h)
 	w, err := zw.CreateRaw(&h)
 	if err != nil {
@@ -202,7 +224,7 @@ func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index
 	if _, err := sp.WriteTo(w); err != nil {
 		return "", nil, err
 	}
-	line, err = dg.line(h.Name, n)
+	line, err = dg.lineChecked(h.Name, n, h.CRC32)
 	return line, sp, err
 }
 
@@ -216,6 +238,30 @@ type fileDigest struct {
 	sum  string
 	size int64
 	err  error
+	// checked: a digest taken before the file was final (predict.go),
+	// which stands only if crc, the CRC-32 of what it hashed, is the
+	// file's. sparse: the file was left with a hole (never written
+	// there), so it cannot be hashed again.
+	checked, sparse bool
+	crc             uint32
+	hole            [2]int64
+}
+
+// errHole: something was about to read the hole of a scratch copy
+// (predict.go); the member is inflated again in full.
+var errHole = errors.New("read in the unwritten part of a scratch copy")
+
+// holeGuard reads a scratch copy with a hole, refusing reads in it.
+type holeGuard struct {
+	f    io.ReaderAt
+	hole [2]int64
+}
+
+func (g holeGuard) ReadAt(b []byte, off int64) (int, error) {
+	if off < g.hole[1] && off+int64(len(b)) > g.hole[0] {
+		return 0, errHole
+	}
+	return g.f.ReadAt(b, off)
 }
 
 var errDigestStopped = errors.New("digest stopped")
@@ -255,6 +301,25 @@ func (dg *fileDigest) line(name string, n int64) (string, error) {
 	if dg.size != n {
 		return "", fmt.Errorf("%s: changed while it was written (%d bytes hashed, %d written)", dg.path, dg.size, n)
 	}
+	return recordLine(name, dg.sum, n), nil
+}
+
+// lineChecked is line for a file whose CRC-32 the caller computed as it
+// wrote it: a digest taken before the file was final is used only if it
+// hashed bytes with that CRC-32 and that size, and otherwise the file is
+// hashed again now.
+func (dg *fileDigest) lineChecked(name string, n int64, crc uint32) (string, error) {
+	if !dg.checked {
+		return dg.line(name, n)
+	}
+	<-dg.done
+	if dg.err != nil || dg.size != n || dg.crc != crc {
+		if dg.sparse {
+			return "", fmt.Errorf("%s: internal error: the digest taken while it was inflated does not match the file (%d bytes with CRC-32 %08x hashed, %d with %08x written; a bug in rocmdoctor): %v", dg.path, dg.size, dg.crc, n, crc, dg.err)
+		}
+		return startDigest(dg.path).line(name, n)
+	}
+	predictionsUsed.Add(1)
 	return recordLine(name, dg.sum, n), nil
 }
 
