@@ -11,8 +11,9 @@
 # blocks that the edits leave alone are then copied bit for bit and only
 # the blocks around the edits are compressed again. Everything else is
 # copied raw (by the kernel) and fsynced while that library is being
-# inflated, so the ratio is governed by inflating what changes and hashing
-# it for RECORD.
+# inflated, and the library is hashed for RECORD as it is inflated
+# (through its edits, predicted from the end of its deflate stream), so the
+# ratio is governed by inflating what changes, then editing and splicing it.
 #   bash scripts/bench-wheel.sh [SIZE_MB]
 set -euo pipefail
 cd "$(dirname "$0")/.."
