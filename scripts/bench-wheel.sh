@@ -81,6 +81,21 @@ done
 plan=$("$bin" wheel relink --rocm "$work/rocm" --dry-run "$whl")
 case $plan in *"$prov"*) ;; *) echo "FAIL: the plan does not name $prov"; printf '%s\n' "$plan" | sed -n 1,20p; exit 1 ;; esac
 [ -s "$work/out/$(basename "$whl")" ] || { echo "FAIL: relink wrote no wheel"; exit 1; }
+# The relinked wheel's RECORD matches its contents (the provider's digest
+# was taken while it was inflated, through predicted edits).
+python3 - "$work/out/$(basename "$whl")" <<'PY2' || { echo "FAIL: the relinked wheel's RECORD does not verify"; exit 1; }
+import base64, hashlib, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+rec = [n for n in z.namelist() if n.endswith(".dist-info/RECORD")][0]
+for line in z.read(rec).decode().splitlines():
+    path, h, n = line.rsplit(",", 2)
+    if not h:
+        continue
+    d = z.read(path)
+    want = "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(d).digest()).rstrip(b"=").decode()
+    if h != want or len(d) != int(n):
+        sys.exit(f"{path}: RECORD says {h},{n}; the entry is {want},{len(d)}")
+PY2
 hand() {
   rm -rf "$work/h" "$work/hand.whl"; mkdir "$work/h"
   unzip -q "$whl" -d "$work/h"
