@@ -274,7 +274,9 @@ func (p *prediction) run(ctx context.Context, d *dist, targets map[string][]targ
 	}
 	defer f.Close()
 	pl, err := patchelf.PlanFile(f, edits, patchelf.Options{})
-	if err != nil || !pl.Changed {
+	// A relink's edits add a segment of a few MB at most; anything else
+	// is not worth hashing through.
+	if err != nil || !pl.Changed || pl.SizeAfter(p.size) > p.size+p.size/4+(16<<20) {
 		return
 	}
 	p.hole = holeIn(f, pl)
@@ -382,18 +384,18 @@ func tailFrom(head io.ReaderAt, size, n int64) (int64, bool) {
 	}
 	le := binary.LittleEndian
 	var phoff, shoff int64
-	var phentsize, phnum int
+	var phentsize, phnum, want int
 	switch eh[4] {
 	case 1:
 		phoff, shoff = int64(le.Uint32(eh[28:])), int64(le.Uint32(eh[32:]))
-		phentsize, phnum = int(le.Uint16(eh[42:])), int(le.Uint16(eh[44:]))
+		phentsize, phnum, want = int(le.Uint16(eh[42:])), int(le.Uint16(eh[44:])), 32
 	case 2:
 		phoff, shoff = int64(le.Uint64(eh[32:])), int64(le.Uint64(eh[40:]))
-		phentsize, phnum = int(le.Uint16(eh[54:])), int(le.Uint16(eh[56:]))
+		phentsize, phnum, want = int(le.Uint16(eh[54:])), int(le.Uint16(eh[56:])), 56
 	default:
 		return 0, false
 	}
-	if phentsize < 32 || phnum == 0 || phnum > 1024 || phoff <= 0 || phoff >= size {
+	if phentsize != want || phnum == 0 || phnum > 1024 || phoff <= 0 || phoff >= size {
 		return 0, false
 	}
 	ph := make([]byte, phentsize*phnum)
