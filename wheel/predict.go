@@ -40,8 +40,8 @@ import (
 // the library read from what is inflated so far and that end (the other
 // ELF files of the wheel are small and staged by then). From then on the
 // inflating goroutine hashes the library through the predicted edits as
-// it writes it, and it no longer writes the bulk of the machine code (the
-// hole: the inside of the largest executable section, which nothing in a
+// it writes it, and it no longer writes the bulk of the code and data (the
+// hole: the inside of the longest run of such sections, which nothing in a
 // relink reads; the scratch file is sparse there).
 //
 // Nothing of the guess is trusted. Once the library is inflated, the
@@ -49,15 +49,16 @@ import (
 // real edit writes exactly the bytes the predicted one did, and the new
 // data's CRC-32, made from the decoder's own block CRCs and the changed
 // blocks read back from the edited file, must be the CRC-32 of what was
-// hashed. A prediction that is not confirmed, or a splice that would read
-// the hole, inflates the library again in full and goes the usual way.
+// hashed (a mismatch there is a bug, and the relink fails without writing).
+// A prediction that is not confirmed, or a splice that would read the
+// hole, inflates the library again in full and goes the usual way.
 
 var (
 	// predictMin is the compressed size of a member from which its
 	// edits are predicted.
 	predictMin int64 = 16 << 20
 	// holeMin is the smallest hole worth leaving; holeMargin keeps it
-	// that far inside the executable section (no deflate block that an
+	// that far inside its run of sections (no deflate block that an
 	// edit outside the section changes reaches that far into it).
 	holeMin    int64 = 16 << 20
 	holeMargin int64 = 4 << 20
