@@ -143,17 +143,9 @@ func (p *prediction) start(ctx context.Context, d *dist, targets map[string][]ta
 	p.started = true
 	go func() {
 		defer close(p.done)
-		defer p.closeReady()
+		defer close(p.ready)
 		p.run(ctx, d, targets, o, dirs)
 	}()
-}
-
-func (p *prediction) closeReady() {
-	select {
-	case <-p.ready:
-	default:
-		close(p.ready)
-	}
 }
 
 // cancel stops the prediction and waits for it.
@@ -193,15 +185,15 @@ func (p *prediction) confirmed(real *patchelf.Plan) *fileDigest {
 }
 
 // refill inflates the member again in full, when its scratch copy has a
-// hole and the prediction did not stand, and makes edits to it (again),
-// returning what they wrote.
-func (d *dist) refill(p *prediction, edits []patchelf.Edit) (*patchelf.Plan, error) {
+// hole and the prediction did not stand, makes edits to it (again), and
+// records what they wrote and a digest of the result.
+func (d *dist) refill(p *prediction, edits []patchelf.Edit) error {
 	holesFilled.Add(1)
 	// The staging's zip reader is closed: the member is found again, as
 	// stageWheel took it (the last entry of its name).
 	raw, zr, err := zipx.OpenFile(d.input)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer raw.Close()
 	var zf *zip.File
@@ -211,14 +203,19 @@ func (d *dist) refill(p *prediction, edits []patchelf.Edit) (*patchelf.Plan, err
 		}
 	}
 	if zf == nil {
-		return nil, fmt.Errorf("%s is no longer in %s", p.rel, d.input)
+		return fmt.Errorf("%s is no longer in %s", p.rel, d.input)
 	}
 	idx, err := extract(zf, raw, p.path, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	d.index[p.rel], p.holed = idx, false
-	return patchelf.EditFile(p.path, edits, patchelf.Options{}, patchelf.WriteOptions{InPlace: true, NoSync: true})
+	pp, err := patchelf.EditFile(p.path, edits, patchelf.Options{}, patchelf.WriteOptions{InPlace: true, NoSync: true})
+	if err != nil {
+		return err
+	}
+	d.edited[p.rel], d.digests[p.rel] = pp.WrittenRanges(), startDigest(p.path)
+	return nil
 }
 
 func (p *prediction) run(ctx context.Context, d *dist, targets map[string][]targetLib, o Options, dirs []string) {

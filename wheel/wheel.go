@@ -295,9 +295,10 @@ func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
 				// The edits were not the ones predicted, and the copy
 				// they were made to has a hole: inflate it in full
 				// and make them again.
-				if pp, err = d.refill(pred, fp.Edits); err != nil {
+				if err := d.refill(pred, fp.Edits); err != nil {
 					return nil, d.fileErr(fp.Path, err)
 				}
+				continue
 			}
 		}
 		d.edited[fp.Path] = pp.WrittenRanges()

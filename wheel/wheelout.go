@@ -387,12 +387,9 @@ func (w *wheelOutput) refill(p *Plan, name string) error {
 		if fp.Path != name {
 			continue
 		}
-		pp, err := w.d.refill(w.d.big, fp.Edits)
-		if err != nil {
+		if err := w.d.refill(w.d.big, fp.Edits); err != nil {
 			return w.d.fileErr(name, err)
 		}
-		w.d.edited[name] = pp.WrittenRanges()
-		w.d.digests[name] = startDigest(filepath.Join(w.d.root, filepath.FromSlash(name)))
 		return nil
 	}
 	return fmt.Errorf("%s: internal error: no plan for %s", w.d.input, name)

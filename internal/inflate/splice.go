@@ -460,15 +460,11 @@ func (w *bitWriter) shifted(buf []byte, pos, end uint64) uint64 {
 // Touched reports, per block, whether one of ranges ([from, to) of the
 // data) meets it: the blocks an edit that wrote only those ranges changed.
 func (idx *Index) Touched(ranges [][2]int64) []bool {
-	out := make([]bool, len(idx.Blocks))
-	for k, b := range idx.Blocks {
-		for _, r := range ranges {
-			if b.Out < r[1] && idx.end(k) > r[0] {
-				out[k] = true
-			}
-		}
+	c := idx.NewChanges()
+	for _, r := range ranges {
+		c.Mark(r[0], r[1])
 	}
-	return out
+	return c.changed
 }
 
 // CRCWith is the CRC-32 of new data of size bytes that equals the indexed
