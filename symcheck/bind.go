@@ -408,14 +408,18 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 		}
 		return nil
 	}
-	// Where a reference is looked for first. Whether it binds does not
-	// depend on the order of the search (the first match in scope order
-	// wins at run time, but any match means it binds), so the object a
-	// versioned reference names (vna_file) is tried first, then the one
-	// the previous reference bound to; a reference that binds nowhere is
-	// searched again in scope order to report the other definitions.
-	// Most references are to libc or libstdc++, which come last in the
-	// scope, behind the file itself and its other libraries.
+	// Where a reference is looked for. Whether it binds does not depend
+	// on the order of the search (the first match in scope order wins at
+	// run time, but any match means it binds), so a versioned reference
+	// is looked for first in the object it names (vna_file), and the
+	// others in the scope's objects most recently bound to first (most
+	// references are to libc or libstdc++, which come last in the scope,
+	// behind the file and its other libraries), the file's own table last
+	// (its hash table holds what it defines: it satisfies its own
+	// reference only with another version of the name). A reference that
+	// binds nowhere has then been looked for in every object once; the
+	// definitions it did not accept are reported from the objects that
+	// had some.
 	index := make(map[*rpath.Object]int, len(scope))
 	for i, l := range scope {
 		index[l.obj] = i
@@ -430,9 +434,10 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 			}
 		}
 	}
-	last := -1
 	var scratch []elfx.Symbol
 	var missingIdx []int
+	order := make([]int, 0, len(scope))
+	var hadDefs []int // scope indices with a definition the reference did not accept
 	for i := start; i < len(scope); i++ {
 		l := scope[i]
 		if i > start && !closure {
@@ -480,20 +485,39 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 				})
 			}
 		}
+		order = order[:0]
+		for j := range scope {
+			if j != i {
+				order = append(order, j)
+			}
+		}
+		order = append(order, i)
 		l.tab.tab.EachUndefinedTransient(func(u elfx.Symbol) bool {
 			if u.Bind == elf.STB_LOCAL {
 				return true
 			}
 			out.Checked++
 			k := elfx.NewKey(u.Name)
-			first := last
+			hadDefs = hadDefs[:0]
+			try := func(j int) bool {
+				if scope[j].tab.matches(&k, u.Version, &scratch) {
+					return true
+				}
+				if len(scratch) > 0 {
+					hadDefs = append(hadDefs, j)
+				}
+				return false
+			}
+			first := -1
 			if h, ok := hint[u.Library]; ok && u.Library != "" {
 				first = h
 			}
-			bound := first >= 0 && scope[first].tab.matches(&k, u.Version, &scratch)
-			for j := 0; j < len(scope) && !bound; j++ {
-				if j != first && scope[j].tab.matches(&k, u.Version, &scratch) {
-					bound, last = true, j
+			bound := first >= 0 && try(first)
+			for p := 0; p < len(order) && !bound; p++ {
+				if j := order[p]; j != first && try(j) {
+					bound = true
+					copy(order[1:p+1], order[:p]) // most recently bound first
+					order[0] = j
 				}
 			}
 			if bound {
@@ -505,7 +529,9 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 			}
 			u.Name = strings.Clone(u.Name) // kept in the finding
 			var others []string
-			for _, s := range scope {
+			sort.Ints(hadDefs) // reported in scope order
+			for _, j := range hadDefs {
+				s := scope[j]
 				s.tab.matches(&k, u.Version, &scratch)
 				for _, d := range scratch {
 					v := d.Version

@@ -220,7 +220,14 @@ func TestVersions(t *testing.T) {
 	os.MkdirAll(filepath.Join(dir, "old"), 0o755)
 	run("-shared", "-fPIC", "-o", "new/libv.so.1", "v.c", "-Wl,-soname,libv.so.1", "-Wl,--version-script=v2.map")
 	run("-shared", "-fPIC", "-o", "old/libv.so.1", "v.c", "-Wl,-soname,libv.so.1", "-Wl,--version-script=v1.map")
-	run("-o", "app", "main.c", "new/libv.so.1", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib")
+	// libw also defines bar at V1, so the mismatch names two definitions.
+	write("w.c", "int bar(void){return 2;} int baz(void){return 0;}\n")
+	write("w.map", "V1 { global: bar; baz; local: *; };\n")
+	run("-shared", "-fPIC", "-o", "new/libw.so.1", "w.c", "-Wl,-soname,libw.so.1", "-Wl,--version-script=w.map")
+	run("-o", "app", "main.c", "-Wl,--no-as-needed", "new/libv.so.1", "new/libw.so.1", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib")
+	if err := os.Link(filepath.Join(dir, "new", "libw.so.1"), filepath.Join(dir, "old", "libw.so.1")); err != nil {
+		t.Fatal(err)
+	}
 	app := filepath.Join(dir, "app")
 	link := func(which string) {
 		os.Remove(filepath.Join(dir, "lib"))
@@ -254,6 +261,11 @@ func TestVersions(t *testing.T) {
 	for _, f := range rep.Findings {
 		if f.Rule == symcheck.RuleMissingVersion && !strings.Contains(f.Message, "version `V2' not found (required by "+app+")") {
 			t.Errorf("message %q does not say what the loader says", f.Message)
+		}
+		// The definitions the reference did not accept, in scope order.
+		lib := filepath.Join(dir, "lib")
+		if want := []string{"V1 in " + filepath.Join(lib, "libv.so.1"), "V1 in " + filepath.Join(lib, "libw.so.1")}; f.Rule == symcheck.RuleVersionMismatch && !reflect.DeepEqual(f.DefinedWith, want) {
+			t.Errorf("bar@V2 defined with %q, want %q", f.DefinedWith, want)
 		}
 	}
 }
