@@ -225,6 +225,9 @@ type Resolver struct {
 	glibcOnce  sync.Once
 	glibcMinor int        // minor version of the target's glibc 2.x, -1 unknown
 	optsLegacy LegacyCaps // the cache's view of opts.LegacyHWCaps
+
+	searches map[searchKey][]step // remembered searches (searchKey)
+	steps    []step               // the search being remembered, when non-nil
 }
 
 // New returns a Resolver for opts. A Resolver remembers what it has read
@@ -676,54 +679,172 @@ func (r *Resolver) resolveOne(res *Result, obj *Object, name string) *Dep {
 	}
 	if strings.Contains(name, "/") {
 		p := r.hostPath(name, obj)
-		if r.try(res, obj, dep, p, RulePath, "", "") {
+		if r.try(res, obj, dep, p, RulePath, "", "", false) {
 			return dep
 		}
 		dep.Rule = RuleMissing
 		return dep
 	}
+	key, ok := r.searchKeyOf(res, obj, name)
+	if !ok {
+		r.search(res, obj, dep, name)
+		return dep
+	}
+	if steps, seen := r.searches[key]; seen {
+		if r.replay(res, obj, dep, steps) {
+			return dep
+		}
+		*dep = Dep{Name: name} // a step this closure needs more of: search
+	}
+	r.steps = []step{}
+	r.search(res, obj, dep, name)
+	if r.searches == nil {
+		r.searches = map[searchKey][]step{}
+	}
+	if len(r.searches) < maxSearches {
+		r.searches[key] = r.steps
+	}
+	r.steps = nil
+	return dep
+}
+
+// search looks for name along the loader's path list (the steps after
+// the already-loaded objects and the loader itself).
+func (r *Resolver) search(res *Result, obj *Object, dep *Dep, name string) {
 	// 2. DT_RPATH chain, unless the requesting object has DT_RUNPATH.
 	if len(obj.RunPath) == 0 {
 		seenRoot := false
 		for l := obj; l != nil; l = l.Loader {
 			seenRoot = seenRoot || l == res.Root
 			if r.searchDirs(res, obj, dep, l.RPath, l, RuleRPath, name) {
-				return dep
+				return
 			}
 		}
 		if !seenRoot && r.searchDirs(res, obj, dep, res.Root.RPath, res.Root, RuleRPath, name) {
-			return dep
+			return
 		}
 	}
 	// 3. LD_LIBRARY_PATH.
 	if r.opts.LDLibraryPath != nil && r.searchDirs(res, obj, dep, r.opts.LDLibraryPath, nil, RuleLDLibraryPath, name) {
-		return dep
+		return
 	}
 	// 4. DT_RUNPATH of the requesting object only.
 	if r.searchDirs(res, obj, dep, obj.RunPath, obj, RuleRunPath, name) {
-		return dep
+		return
 	}
 	// 5. --lib-dir.
 	if r.searchDirs(res, obj, dep, r.opts.LibDirs, nil, RuleLibDir, name) {
-		return dep
+		return
 	}
 	if !obj.NoDefLib {
 		// 6. ld.so.cache.
 		if c := r.loadCache(); c != nil {
 			glibcHW, _, legacy := r.hwcapDirs(res.Root.Header)
 			if e, ok := c.Lookup(name, cacheFlags(res.Root.Header), glibcHW, r.isa, legacy); ok {
-				if r.try(res, obj, dep, r.inRoot(e.Path), RuleCache, "", e.HWCaps) {
-					return dep
+				if r.try(res, obj, dep, r.inRoot(e.Path), RuleCache, "", e.HWCaps, false) {
+					return
 				}
 			}
 		}
 		// 7. Trusted directories.
 		if r.searchDirs(res, obj, dep, r.defaultDirs(res.Root.Header), nil, RuleDefault, name) {
-			return dep
+			return
 		}
 	}
 	dep.Rule = RuleMissing
-	return dep
+}
+
+// A search for a NEEDED name goes the same way every time the same object
+// (the same search paths, $ORIGIN and ABI) asks for it under roots of one
+// ABI, whatever else the closure holds: a scan of a prefix resolves
+// libc.so.6 for every library of every closure. The Resolver remembers
+// each search as the candidates it tried (steps) and replays them; only
+// which objects are already loaded differs, and replaying asks that
+// again. Searches that go through a DT_RPATH chain depend on the loaders
+// and are not remembered.
+type searchKey struct {
+	name string
+	// The requesting object's DT_RUNPATH and, when it has dynamic string
+	// tokens, what they expand to: $ORIGIN and the object's ABI ($LIB,
+	// $PLATFORM).
+	runpath, origin string
+	objABI          abiKey
+	nodefLib        bool
+	root            abiKey // hwcaps, cache flags, default directories, compatibility
+}
+
+type abiKey struct {
+	class      elf.Class
+	data       elf.Data
+	osabi      elf.OSABI
+	abiVersion uint8
+	machine    elf.Machine
+	processor  string
+}
+
+func abiOf(h elfx.Header) abiKey {
+	k := abiKey{h.Class, h.Data, h.OSABI, h.ABIVersion, h.Machine, ""}
+	if h.AMDGPU != nil {
+		k.processor = h.AMDGPU.Processor
+	}
+	return k
+}
+
+// maxSearches bounds the searches a Resolver remembers.
+const maxSearches = 1 << 16
+
+// step is one candidate a search tried, with what try found out about it.
+type step struct {
+	path        string
+	rule        Rule
+	via, hwcaps string
+	legacy      bool // a legacy hwcaps subdirectory
+	exists      bool // a regular file
+	id          fileID
+	pf          *parsed // nil when not parsed (it was a loaded object)
+	reject      string  // why the loader would skip it ("" for one it takes)
+}
+
+// searchKeyOf is the key of the search for name by obj, or false when
+// the search depends on more (the DT_RPATH chain).
+func (r *Resolver) searchKeyOf(res *Result, obj *Object, name string) (searchKey, bool) {
+	k := searchKey{name: name, nodefLib: obj.NoDefLib, root: abiOf(res.Root.Header)}
+	switch len(obj.RunPath) {
+	case 0:
+		for l := obj; l != nil; l = l.Loader {
+			if len(l.RPath) > 0 {
+				return k, false
+			}
+		}
+		if len(res.Root.RPath) > 0 {
+			return k, false
+		}
+	case 1:
+		k.runpath = obj.RunPath[0]
+	default:
+		k.runpath = strings.Join(obj.RunPath, "\x00")
+	}
+	if strings.Contains(k.runpath, "$") {
+		k.origin, k.objABI = obj.origin, abiOf(obj.Header)
+	}
+	return k, true
+}
+
+// replay applies a remembered search to dep; false when a step needs
+// more than was found out when it was made (a candidate that was then a
+// loaded object, and here is not).
+func (r *Resolver) replay(res *Result, obj *Object, dep *Dep, steps []step) bool {
+	for _, s := range steps {
+		done, ok := r.apply(res, obj, dep, s)
+		if !ok {
+			return false
+		}
+		if done {
+			return true
+		}
+	}
+	dep.Rule = RuleMissing
+	return true
 }
 
 // searchDirs tries name in each directory (and its glibc-hwcaps
@@ -743,17 +864,16 @@ func (r *Resolver) searchDirs(res *Result, obj *Object, dep *Dep, dirs []string,
 		// Subdirectories that do not exist are passed over once per
 		// directory rather than tried per name, as ld.so does.
 		for _, h := range glibcHW {
-			if r.isDir(filepath.Join(d, "glibc-hwcaps", h)) && r.try(res, obj, dep, filepath.Join(d, "glibc-hwcaps", h, name), rule, viaPath, h) {
+			if r.isDir(filepath.Join(d, "glibc-hwcaps", h)) && r.try(res, obj, dep, filepath.Join(d, "glibc-hwcaps", h, name), rule, viaPath, h, false) {
 				return true
 			}
 		}
 		for _, l := range legacy {
-			if r.isDir(filepath.Join(d, l)) && r.try(res, obj, dep, filepath.Join(d, l, name), rule, viaPath, l) {
-				dep.LegacyHWCaps = true
+			if r.isDir(filepath.Join(d, l)) && r.try(res, obj, dep, filepath.Join(d, l, name), rule, viaPath, l, true) {
 				return true
 			}
 		}
-		if r.try(res, obj, dep, filepath.Join(d, name), rule, viaPath, "") {
+		if r.try(res, obj, dep, filepath.Join(d, name), rule, viaPath, "", false) {
 			return true
 		}
 	}
@@ -830,52 +950,86 @@ func (r *Resolver) hostPath(raw string, o *Object) string {
 }
 
 // try opens p as a candidate; on success the dependency is bound to it.
-func (r *Resolver) try(res *Result, obj *Object, dep *Dep, p string, rule Rule, via, hwcaps string) bool {
-	st, err := r.files.stat(p)
-	if err != nil || !st.Mode().IsRegular() {
-		// Absent candidates under glibc-hwcaps are not worth listing.
-		if hwcaps == "" || rule == RuleCache {
-			dep.Tried = append(dep.Tried, Attempt{Path: p, Rule: rule, Result: "absent"})
-		}
-		return false
-	}
-	// Same file as a loaded object (by device and inode)?
-	if id := elfx.IDOf(st); id != (fileID{}) {
-		for _, o := range res.Objects {
-			if o.id == id {
-				o.names = append(o.names, dep.Name)
-				dep.Tried = append(dep.Tried, Attempt{Path: p, Rule: rule, Result: "found"})
-				dep.Object, dep.Path, dep.Rule, dep.Via, dep.HWCaps = o, o.Path, rule, via, hwcaps
-				return true
+// legacy says p is in a legacy hwcaps subdirectory.
+func (r *Resolver) try(res *Result, obj *Object, dep *Dep, p string, rule Rule, via, hwcaps string, legacy bool) bool {
+	s := step{path: p, rule: rule, via: via, hwcaps: hwcaps, legacy: legacy}
+	if st, err := r.files.stat(p); err == nil && st.Mode().IsRegular() {
+		s.exists, s.id = true, elfx.IDOf(st)
+		// The same file as a loaded object (by device and inode) needs no parse.
+		if s.id == (fileID{}) || loadedAs(res, s.id) == nil {
+			pf, id, err := r.parse(p, st)
+			s.id = id
+			switch {
+			case err != nil:
+				s.reject = "skipped: " + err.Error()
+				if errors.Is(err, elfx.ErrNotELF) {
+					s.reject = "skipped: not an ELF file"
+				}
+			default:
+				s.pf = pf
+				if reason := Incompatible(res.Root.Header, pf.hdr); reason != "" {
+					s.reject = "skipped: " + reason
+				}
 			}
 		}
 	}
-	pf, id, err := r.parse(p, st)
-	if err != nil {
-		reason := err.Error()
-		if errors.Is(err, elfx.ErrNotELF) {
-			reason = "not an ELF file"
+	if r.steps != nil {
+		r.steps = append(r.steps, s)
+	}
+	done, _ := r.apply(res, obj, dep, s)
+	return done
+}
+
+// loadedAs is the loaded object that is the file id, or nil.
+func loadedAs(res *Result, id fileID) *Object {
+	for _, o := range res.Objects {
+		if o.id == id {
+			return o
 		}
-		a := Attempt{Path: p, Rule: rule, Result: "skipped: " + reason}
+	}
+	return nil
+}
+
+// apply records on dep what candidate s means for this closure: done when
+// the dependency is bound to it (a loaded object that is the same file,
+// or a new object); not ok when s lacks what that needs to know (it was
+// not parsed).
+func (r *Resolver) apply(res *Result, obj *Object, dep *Dep, s step) (done, ok bool) {
+	if !s.exists {
+		// Absent candidates under glibc-hwcaps are not worth listing.
+		if s.hwcaps == "" || s.rule == RuleCache {
+			dep.Tried = append(dep.Tried, Attempt{Path: s.path, Rule: s.rule, Result: "absent"})
+		}
+		return false, true
+	}
+	o := (*Object)(nil)
+	if s.id != (fileID{}) {
+		o = loadedAs(res, s.id)
+	}
+	switch {
+	case o != nil:
+		o.names = append(o.names, dep.Name)
+		dep.Path = o.Path
+	case s.reject != "":
+		a := Attempt{Path: s.path, Rule: s.rule, Result: s.reject}
 		dep.Tried = append(dep.Tried, a)
 		dep.Rejected = append(dep.Rejected, a)
-		return false
+		return false, true
+	case s.pf == nil:
+		return false, false
+	default:
+		o = newObject(s.pf, s.id, s.path, obj)
+		o.names = append(o.names, dep.Name)
+		if o.Soname != "" && o.Soname != dep.Name {
+			o.names = append(o.names, o.Soname)
+		}
+		res.Objects = append(res.Objects, o)
+		dep.Path = s.path
 	}
-	if reason := Incompatible(res.Root.Header, pf.hdr); reason != "" {
-		a := Attempt{Path: p, Rule: rule, Result: "skipped: " + reason}
-		dep.Tried = append(dep.Tried, a)
-		dep.Rejected = append(dep.Rejected, a)
-		return false
-	}
-	o := newObject(pf, id, p, obj)
-	o.names = append(o.names, dep.Name)
-	if o.Soname != "" && o.Soname != dep.Name {
-		o.names = append(o.names, o.Soname)
-	}
-	res.Objects = append(res.Objects, o)
-	dep.Tried = append(dep.Tried, Attempt{Path: p, Rule: rule, Result: "found"})
-	dep.Object, dep.Path, dep.Rule, dep.Via, dep.HWCaps = o, p, rule, via, hwcaps
-	return true
+	dep.Tried = append(dep.Tried, Attempt{Path: s.path, Rule: s.rule, Result: "found"})
+	dep.Object, dep.Rule, dep.Via, dep.HWCaps = o, s.rule, s.via, s.hwcaps
+	dep.LegacyHWCaps = dep.LegacyHWCaps || s.legacy
+	return true, true
 }
 
 // Incompatible returns why the loader would skip a candidate with header
