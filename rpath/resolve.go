@@ -231,8 +231,8 @@ type Resolver struct {
 }
 
 // New returns a Resolver for opts. A Resolver remembers what it has read
-// and stat'ed (in its FileCache): make a new one, with a new cache, when the
-// files may have changed since.
+// and stat'ed (in its FileCache) and the searches it has made (searchKey):
+// make a new one, with a new cache, when the files may have changed since.
 func New(opts Options) *Resolver {
 	r := &Resolver{opts: opts, files: opts.Files}
 	if r.files == nil {
