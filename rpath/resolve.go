@@ -953,10 +953,11 @@ func (r *Resolver) hostPath(raw string, o *Object) string {
 // legacy says p is in a legacy hwcaps subdirectory.
 func (r *Resolver) try(res *Result, obj *Object, dep *Dep, p string, rule Rule, via, hwcaps string, legacy bool) bool {
 	s := step{path: p, rule: rule, via: via, hwcaps: hwcaps, legacy: legacy}
+	var loaded *Object
 	if st, err := r.files.stat(p); err == nil && st.Mode().IsRegular() {
 		s.exists, s.id = true, elfx.IDOf(st)
 		// The same file as a loaded object (by device and inode) needs no parse.
-		if s.id == (fileID{}) || loadedAs(res, s.id) == nil {
+		if loaded = loadedAs(res, s.id); loaded == nil {
 			pf, id, err := r.parse(p, st)
 			s.id = id
 			switch {
@@ -976,12 +977,16 @@ func (r *Resolver) try(res *Result, obj *Object, dep *Dep, p string, rule Rule, 
 	if r.steps != nil {
 		r.steps = append(r.steps, s)
 	}
-	done, _ := r.apply(res, obj, dep, s)
+	done, _ := r.applyTo(res, obj, dep, s, loaded)
 	return done
 }
 
-// loadedAs is the loaded object that is the file id, or nil.
+// loadedAs is the loaded object that is the file id, or nil (also for the
+// zero id of a file system without inodes).
 func loadedAs(res *Result, id fileID) *Object {
+	if id == (fileID{}) {
+		return nil
+	}
 	for _, o := range res.Objects {
 		if o.id == id {
 			return o
@@ -995,16 +1000,21 @@ func loadedAs(res *Result, id fileID) *Object {
 // or a new object); not ok when s lacks what that needs to know (it was
 // not parsed).
 func (r *Resolver) apply(res *Result, obj *Object, dep *Dep, s step) (done, ok bool) {
+	var o *Object
+	if s.exists {
+		o = loadedAs(res, s.id)
+	}
+	return r.applyTo(res, obj, dep, s, o)
+}
+
+// applyTo is apply for a candidate that is the loaded object o (nil: none).
+func (r *Resolver) applyTo(res *Result, obj *Object, dep *Dep, s step, o *Object) (done, ok bool) {
 	if !s.exists {
 		// Absent candidates under glibc-hwcaps are not worth listing.
 		if s.hwcaps == "" || s.rule == RuleCache {
 			dep.Tried = append(dep.Tried, Attempt{Path: s.path, Rule: s.rule, Result: "absent"})
 		}
 		return false, true
-	}
-	o := (*Object)(nil)
-	if s.id != (fileID{}) {
-		o = loadedAs(res, s.id)
 	}
 	switch {
 	case o != nil:
