@@ -1,4 +1,13 @@
 package rpath
 
+import "github.com/rocmdoctor/rocmdoctor/elfx"
+
 // RememberedSearches is how many searches r remembers (searchKey).
 func RememberedSearches(r *Resolver) int { return len(r.searches) }
+
+// GlibcMinorFor is the minor version of the target's glibc that r uses
+// for objects with header h (-1: unknown), reading it if it has not yet.
+func GlibcMinorFor(r *Resolver, h elfx.Header) int {
+	r.hwcapDirs(h)
+	return r.glibcMinor
+}

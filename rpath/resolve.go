@@ -383,8 +383,33 @@ type FileCache struct {
 	dirs  map[string]string
 	// notLinks are paths known not to be symbolic links (KnowNotLink).
 	notLinks map[string]struct{}
+	// once holds what every resolver sharing the cache reads the same way
+	// at its start (the ld.so.cache, the C library's version), by what and
+	// path: a scan's workers each read them otherwise.
+	once map[onceKey]*onceValue
 
 	onParse func(*elfx.File)
+}
+
+type onceKey struct{ what, path string }
+
+type onceValue struct {
+	once sync.Once
+	v    any
+}
+
+// remember returns fn's result for key, calling fn once per cache (other
+// callers asking meanwhile wait for it).
+func (c *FileCache) remember(key onceKey, fn func() any) any {
+	c.mu.Lock()
+	o := c.once[key]
+	if o == nil {
+		o = &onceValue{}
+		c.once[key] = o
+	}
+	c.mu.Unlock()
+	o.once.Do(func() { o.v = fn() })
+	return o.v
 }
 
 type statResult struct {
@@ -395,7 +420,7 @@ type statResult struct {
 // NewFileCache returns an empty cache.
 func NewFileCache() *FileCache {
 	return &FileCache{m: map[fileID]*parsed{}, busy: map[fileID]chan struct{}{},
-		stats: map[string]statResult{}, dirs: map[string]string{}, notLinks: map[string]struct{}{}}
+		stats: map[string]statResult{}, dirs: map[string]string{}, notLinks: map[string]struct{}{}, once: map[onceKey]*onceValue{}}
 }
 
 // KnowNotLink records that path is not a symbolic link, as a directory
@@ -916,7 +941,8 @@ func (r *Resolver) hwcapDirs(h elfx.Header) (glibcHW, legacy []string, caps Lega
 // libc.so.6 in the default directories for h (inside the sysroot), or -1.
 func (r *Resolver) findGlibcMinor(h elfx.Header) int {
 	for _, d := range r.defaultDirs(h) {
-		if v := GlibcMinor(filepath.Join(r.inRoot(d), "libc.so.6")); v >= 0 {
+		p := filepath.Join(r.inRoot(d), "libc.so.6")
+		if v := r.files.remember(onceKey{"glibc", p}, func() any { return GlibcMinor(p) }).(int); v >= 0 {
 			return v
 		}
 	}
@@ -1175,7 +1201,15 @@ func (r *Resolver) loadCache() *Cache {
 	if p == "" {
 		p = r.inRoot("/etc/ld.so.cache")
 	}
-	r.cache, r.cacheErr = ReadCache(p)
+	type read struct {
+		c   *Cache
+		err error
+	}
+	got := r.files.remember(onceKey{"ld.so.cache", p}, func() any {
+		c, err := ReadCache(p)
+		return read{c, err}
+	}).(read)
+	r.cache, r.cacheErr = got.c, got.err
 	if r.cacheErr != nil {
 		r.cache = nil
 		// Without a cache, ld.so.conf's directories stand in for it (as
