@@ -228,6 +228,7 @@ type Resolver struct {
 	optsLegacy LegacyCaps // the cache's view of opts.LegacyHWCaps
 
 	searches map[searchKey][]step // remembered searches (searchKey)
+	origins  map[string]string    // originOf, by path
 	steps    []step               // the search being remembered, when non-nil
 }
 
@@ -325,7 +326,7 @@ func (r *Resolver) topObject(path string) (*Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := newObject(pf, id, path, nil)
+	o := r.newObject(pf, id, path, nil)
 	if dir, err := r.files.realDir(path); err == nil {
 		o.origin = dir
 	}
@@ -631,15 +632,37 @@ func parseFile(f *elfx.File) (*parsed, error) {
 	return p, nil
 }
 
-func newObject(p *parsed, id fileID, path string, loader *Object) *Object {
+func (r *Resolver) newObject(p *parsed, id fileID, path string, loader *Object) *Object {
 	o := &Object{Path: path, Header: p.hdr, Loader: loader, id: id,
 		Soname: p.soname, Needed: p.needed, RPath: p.rpath, RunPath: p.runpath, NoDefLib: p.nodeflib, interp: p.interp,
 		Static: p.static, PIE: p.pie, Deps: []*Dep{}}
 	if loader != nil {
 		o.Depth = loader.Depth + 1
 	}
+	o.origin = r.originOf(path)
+	return o
+}
+
+// originOf is the directory of path made absolute: $ORIGIN for an object
+// loaded from path. It is remembered by path (a scan's closures create
+// the same library objects thousands of times, and cleaning the path
+// twice for each was a twentieth of the instructions of check).
+func (r *Resolver) originOf(path string) string {
+	if o, ok := r.origins[path]; ok {
+		return o
+	}
+	o := ""
 	if abs, err := filepath.Abs(path); err == nil {
-		o.origin = filepath.Dir(abs)
+		o = filepath.Dir(abs)
+	}
+	if !filepath.IsAbs(path) {
+		return o // relative to a working directory that may change
+	}
+	if r.origins == nil {
+		r.origins = map[string]string{}
+	}
+	if len(r.origins) < maxSearches {
+		r.origins[path] = o
 	}
 	return o
 }
@@ -658,7 +681,7 @@ func (r *Resolver) loadInterp(root *Object) *Object {
 	if err != nil || Incompatible(root.Header, pf.hdr) != "" {
 		return nil
 	}
-	o := newObject(pf, id, r.inRoot(p), nil)
+	o := r.newObject(pf, id, r.inRoot(p), nil)
 	o.names = []string{p}
 	if o.Soname != "" {
 		o.names = append(o.names, o.Soname)
@@ -821,7 +844,8 @@ func abiOf(h elfx.Header) abiKey {
 	return k
 }
 
-// maxSearches bounds the searches a Resolver remembers.
+// maxSearches bounds the searches a Resolver remembers (and the paths
+// whose $ORIGIN it remembers).
 const maxSearches = 1 << 16
 
 // step is one candidate a search tried, with what try found out about it.
@@ -1060,7 +1084,7 @@ func (r *Resolver) applyTo(res *Result, obj *Object, dep *Dep, s step, o *Object
 	case s.pf == nil:
 		return false, false
 	default:
-		o = newObject(s.pf, s.id, s.path, obj)
+		o = r.newObject(s.pf, s.id, s.path, obj)
 		o.names = append(o.names, dep.Name)
 		if o.Soname != "" && o.Soname != dep.Name {
 			o.names = append(o.names, o.Soname)
