@@ -123,6 +123,28 @@ func (f *File) readDynamic() (*Dynamic, error) {
 		return nil, err
 	}
 	d.Slots = len(raw) / d.EntrySize
+	// The entries are counted first, so that the lists are made once at
+	// their size (check reads the dynamic sections of ~1,800 files).
+	nEntries, nNeeded := 0, 0
+	for i := 0; i+d.EntrySize <= len(raw); i += d.EntrySize {
+		tag := elf.DynTag(f.bo.Uint64(raw[i:]))
+		if d.EntrySize == 8 {
+			tag = elf.DynTag(int32(f.bo.Uint32(raw[i:])))
+		}
+		if tag == elf.DT_NULL {
+			break
+		}
+		nEntries++
+		if tag == elf.DT_NEEDED {
+			nNeeded++
+		}
+	}
+	if nEntries > 0 {
+		d.Entries = make([]DynEntry, 0, nEntries)
+	}
+	if nNeeded > 0 {
+		d.Needed = make([]string, 0, nNeeded)
+	}
 	for i := 0; i+d.EntrySize <= len(raw); i += d.EntrySize {
 		var e DynEntry
 		if d.EntrySize == 16 {

@@ -316,6 +316,9 @@ func (f *File) parseVersionNeeds(secOff int64, b []byte, strs strTab) (out []Ver
 		}
 		aux, next := uint64(bo.Uint32(e[8:])), uint64(bo.Uint32(e[12:]))
 		vn := VersionNeed{File: file}
+		if cnt > 0 {
+			vn.Versions = make([]VersionAux, 0, min(int(cnt), len(b)/16))
+		}
 		a := off + aux
 		for i := 0; i < int(cnt); i++ {
 			if a+16 > uint64(len(b)) {
