@@ -229,6 +229,7 @@ type Resolver struct {
 
 	searches map[searchKey][]step // remembered searches (searchKey)
 	origins  map[string]string    // originOf, by path
+	tried    []Attempt            // the block Dep.Tried lists are cut from (closure)
 	steps    []step               // the search being remembered, when non-nil
 }
 
@@ -353,7 +354,22 @@ func (r *Resolver) closure(ctx context.Context, res *Result, from int) error {
 		obj.Deps = slices.Grow(obj.Deps, len(deps))
 		for k, name := range obj.Needed {
 			dep := &deps[k]
+			// The candidates tried are appended to the free end of a
+			// block shared by the dependencies resolved one after the
+			// other (one allocation for many lists of one or two), and
+			// the list is then capped so that it owns what it holds.
+			if cap(r.tried)-len(r.tried) < 8 {
+				r.tried = make([]Attempt, 0, 256)
+			}
+			dep.Tried = r.tried[len(r.tried):len(r.tried)]
 			r.resolveOne(res, obj, dep, name)
+			dep.Tried = dep.Tried[:len(dep.Tried):len(dep.Tried)]
+			if len(dep.Tried) > 0 && &dep.Tried[0] == &r.tried[:len(r.tried)+1][len(r.tried)] {
+				r.tried = r.tried[:len(r.tried)+len(dep.Tried)]
+			}
+			if len(dep.Tried) == 0 {
+				dep.Tried = nil
+			}
 			obj.Deps = append(obj.Deps, dep)
 		}
 	}
@@ -749,7 +765,7 @@ func (r *Resolver) resolveOne(res *Result, obj *Object, dep *Dep, name string) {
 		if r.replay(res, obj, dep, steps) {
 			return
 		}
-		*dep = Dep{Name: name} // a step this closure needs more of: search
+		*dep = Dep{Name: name, Tried: dep.Tried[:0]} // a step this closure needs more of: search
 	}
 	r.steps = []step{}
 	r.search(res, obj, dep, name)

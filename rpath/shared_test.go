@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/rpath"
@@ -74,4 +75,50 @@ func TestSharedFileCacheReadsHostFilesOnce(t *testing.T) {
 	if v := rpath.GlibcMinorFor(fresh, h); v != 35 {
 		t.Errorf("resolver with its own FileCache: glibc 2.%d, want 2.35", v)
 	}
+}
+
+// TestTriedListsOwnTheirEntries: the candidates each dependency tried are
+// its own (the lists are cut from one block), and appending to one list
+// leaves the next dependency's untouched.
+func TestTriedListsOwnTheirEntries(t *testing.T) {
+	tr := newTree(t)
+	var args []string
+	for _, n := range []string{"A", "B", "C"} {
+		tr.lib("lib/lib"+n+".so", "lib"+n+".so", "int f"+n+"(void){return 1;}")
+		args = append(args, "-l"+n)
+	}
+	app := tr.exe("app", `int main(void){return 0;}`, append([]string{"-L" + tr.path("lib"), "-Wl,--no-as-needed"}, args...)...)
+	opts := hermetic()
+	opts.LDLibraryPath = []string{tr.path("none1"), tr.path("none2"), tr.path("lib")}
+	res := resolve(t, opts, app)
+	var deps []*rpath.Dep
+	for _, d := range res.Root.Deps {
+		if strings.HasPrefix(d.Name, "lib") && len(d.Name) == len("libA.so") {
+			deps = append(deps, d)
+		}
+	}
+	if len(deps) != 3 {
+		t.Fatalf("dependencies %v, want libA.so, libB.so, libC.so", res.Root.Needed)
+	}
+	check := func() {
+		t.Helper()
+		for _, d := range deps {
+			if len(d.Tried) != 3 {
+				t.Fatalf("%s tried %v, want two absent directories and the found one", d.Name, d.Tried)
+			}
+			for i, a := range d.Tried {
+				want := "absent"
+				if i == 2 {
+					want = "found"
+				}
+				if filepath.Base(a.Path) != d.Name || a.Result != want {
+					t.Errorf("%s: attempt %d is %s (%s), want %s of %s", d.Name, i, a.Path, a.Result, want, d.Name)
+				}
+			}
+		}
+	}
+	check()
+	deps[0].Tried = append(deps[0].Tried, rpath.Attempt{Path: "/added/by/caller", Result: "absent"})
+	deps[0].Tried = deps[0].Tried[:3]
+	check()
 }
