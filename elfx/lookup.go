@@ -543,13 +543,78 @@ func (t *SymbolTable) LookupKey(dst []Symbol, k *Key) (out []Symbol) {
 		}
 		defer t.m.leave(t.m.enter())
 	}
+	t.find(k, func(i int) bool {
+		out = append(out, t.symbol(i, &k.Name))
+		return true
+	})
+	return out
+}
+
+// Binds reports whether the table has a definition that ld.so binds a
+// reference to k requiring version ("" for none) to: an Exportable one
+// that Accepts the version. defined says whether it has any exportable
+// definition of the name at all (when binds is false, one the version
+// turned down). Nothing is collected: binding a scan's every reference
+// asks this of one table after another.
+func (t *SymbolTable) Binds(k *Key, version string) (binds, defined bool) {
+	if t.m != nil {
+		if t.Err() != nil {
+			return false, false
+		}
+		defer t.m.leave(t.m.enter())
+	}
+	versioned := t.HasVersions()
+	t.find(k, func(i int) bool {
+		s := t.symbol(i, &k.Name)
+		if !Exportable(s) {
+			return true
+		}
+		defined = true
+		binds = Accepts(s, version, versioned)
+		return !binds
+	})
+	return binds, defined
+}
+
+// Exportable reports whether the definition s can satisfy another
+// object's reference: defined (not SHN_UNDEF), not local, of default or
+// protected visibility, and of a type ld.so binds to.
+func Exportable(s Symbol) bool {
+	if !s.Defined() || s.Bind == elf.STB_LOCAL || s.Visibility == elf.STV_HIDDEN || s.Visibility == elf.STV_INTERNAL {
+		return false
+	}
+	switch s.Type {
+	case elf.STT_NOTYPE, elf.STT_OBJECT, elf.STT_FUNC, elf.STT_COMMON, elf.STT_TLS, elf.STT_GNU_IFUNC:
+		return true
+	}
+	return false
+}
+
+// Accepts reports whether the exportable definition s, from a table
+// with symbol versions or not (versioned), satisfies a reference
+// requiring version ("" for none), following glibc's check_match: an
+// unversioned object satisfies every reference; an unversioned reference
+// takes a global or default-version definition; a versioned one takes
+// its version, or a global definition that is not hidden.
+func Accepts(s Symbol, version string, versioned bool) bool {
+	global := s.VersionIndex <= 1
+	switch {
+	case !versioned:
+		return true
+	case version == "":
+		return global || !s.HiddenVersion
+	case s.Version == version:
+		return true
+	}
+	return global && !s.HiddenVersion
+}
+
+// find calls match with each symbol named k.Name that the table's hash
+// table leads to, until match returns false. The caller guards mapped
+// tables.
+func (t *SymbolTable) find(k *Key, match func(i int) bool) {
 	n := t.Len()
 	name := k.Name
-	match := func(i int) {
-		if i > 0 && i < n && t.nameIs(i, name) {
-			out = append(out, t.symbol(i, &name))
-		}
-	}
 	switch {
 	case t.gnu != nil:
 		h := k.gnu
@@ -557,23 +622,23 @@ func (t *SymbolTable) LookupKey(dst []Symbol, k *Key) (out []Symbol) {
 		w := t.bloomWord((h / g.bloomBits) % g.bloomWords)
 		mask := uint64(1)<<(h%g.bloomBits) | uint64(1)<<((h>>g.shift)%g.bloomBits)
 		if w&mask != mask {
-			return out
+			return
 		}
 		idx := t.word(g.buckets, h%g.nbuckets)
 		if idx < g.symoffset {
-			return out
+			return
 		}
 		for ; ; idx++ {
 			ci := uint64(idx) - uint64(g.symoffset)
 			if ci >= uint64(len(g.chain)/4) || int(idx) >= n {
-				break
+				return
 			}
 			h2 := t.word(g.chain, uint32(ci))
-			if h|1 == h2|1 {
-				match(int(idx))
+			if h|1 == h2|1 && idx > 0 && t.nameIs(int(idx), name) && !match(int(idx)) {
+				return
 			}
 			if h2&1 != 0 {
-				break
+				return
 			}
 		}
 	case t.sysv != nil:
@@ -584,7 +649,9 @@ func (t *SymbolTable) LookupKey(dst []Symbol, k *Key) (out []Symbol) {
 		s := t.sysv
 		seen := 0
 		for idx := t.word(s.buckets, h%s.nbuckets); idx != 0 && idx < s.nchain && seen < int(s.nchain); idx = t.word(s.chain, idx) {
-			match(int(idx))
+			if int(idx) < n && t.nameIs(int(idx), name) && !match(int(idx)) {
+				return
+			}
 			seen++
 		}
 	default:
@@ -596,10 +663,11 @@ func (t *SymbolTable) LookupKey(dst []Symbol, k *Key) (out []Symbol) {
 			}
 		})
 		for _, i := range t.byName[name] {
-			out = append(out, t.symbol(i, &name))
+			if !match(i) {
+				return
+			}
 		}
 	}
-	return out
 }
 
 // Counts counts the table's symbols (every entry after the null one) as

@@ -89,7 +89,93 @@ func checkTable(t *elfx.SymbolTable, syms []elfx.Symbol) error {
 	if len(t.Lookup("no_such_symbol_anywhere")) != 0 {
 		return fmt.Errorf("found a symbol that does not exist")
 	}
+	if err := checkBinds(t, syms); err != nil {
+		return err
+	}
 	return t.Err()
+}
+
+// checkBinds: for every name in the table, and a reference to it with no
+// version, each version the table has for it and one it does not, Binds
+// says what the decoded symbols say: whether an exportable definition
+// accepts the reference, and whether there is one at all.
+func checkBinds(t *elfx.SymbolTable, syms []elfx.Symbol) error {
+	byName := map[string][]elfx.Symbol{}
+	for _, s := range syms {
+		if s.Name != "" {
+			byName[s.Name] = append(byName[s.Name], s)
+		}
+	}
+	for name, ss := range byName {
+		versions := []string{"", "NO_SUCH_VERSION_1.0"}
+		for _, s := range ss {
+			versions = append(versions, s.Version)
+		}
+		for _, v := range versions {
+			wantBinds, wantDefined := false, false
+			for _, s := range ss {
+				if elfx.Exportable(s) {
+					wantDefined = true
+					wantBinds = wantBinds || elfx.Accepts(s, v, t.HasVersions())
+				}
+			}
+			k := elfx.NewKey(name)
+			if b, d := t.Binds(&k, v); b != wantBinds || d != wantDefined {
+				return fmt.Errorf("Binds(%q, %q) = %v, %v; the symbols say %v, %v", name, v, b, d, wantBinds, wantDefined)
+			}
+		}
+	}
+	k := elfx.NewKey("no_such_symbol_anywhere")
+	if b, d := t.Binds(&k, ""); b || d {
+		return fmt.Errorf("Binds found a symbol that does not exist")
+	}
+	return nil
+}
+
+// TestAccepts pins glibc's check_match: which definitions satisfy a
+// reference, by the reference's version and the definition's.
+func TestAccepts(t *testing.T) {
+	def := func(idx uint16, version string, hidden bool) elfx.Symbol {
+		return elfx.Symbol{Name: "f", Section: 12, Bind: elf.STB_GLOBAL, Type: elf.STT_FUNC, VersionIndex: idx, Version: version, HiddenVersion: hidden}
+	}
+	for _, c := range []struct {
+		what      string
+		s         elfx.Symbol
+		version   string
+		versioned bool
+		want      bool
+	}{
+		{"unversioned object, versioned reference", def(0, "", false), "V1", false, true},
+		{"global definition, unversioned reference", def(1, "", false), "", true, true},
+		{"default version, unversioned reference", def(2, "V1", false), "", true, true},
+		{"hidden version, unversioned reference", def(2, "V1", true), "", true, false},
+		{"same version", def(2, "V1", true), "V1", true, true},
+		{"other version", def(3, "V2", false), "V1", true, false},
+		{"global definition, versioned reference", def(1, "", false), "V1", true, true},
+		{"hidden global definition, versioned reference", def(1, "", true), "V1", true, false},
+	} {
+		if got := elfx.Accepts(c.s, c.version, c.versioned); got != c.want {
+			t.Errorf("%s: Accepts = %v, want %v", c.what, got, c.want)
+		}
+	}
+	for _, c := range []struct {
+		what string
+		s    elfx.Symbol
+		want bool
+	}{
+		{"global function", def(1, "", false), true},
+		{"undefined", elfx.Symbol{Section: elf.SHN_UNDEF, Bind: elf.STB_GLOBAL, Type: elf.STT_FUNC}, false},
+		{"local", elfx.Symbol{Section: 12, Bind: elf.STB_LOCAL, Type: elf.STT_FUNC}, false},
+		{"hidden", elfx.Symbol{Section: 12, Bind: elf.STB_GLOBAL, Type: elf.STT_FUNC, Visibility: elf.STV_HIDDEN}, false},
+		{"protected", elfx.Symbol{Section: 12, Bind: elf.STB_GLOBAL, Type: elf.STT_OBJECT, Visibility: elf.STV_PROTECTED}, true},
+		{"weak TLS", elfx.Symbol{Section: 12, Bind: elf.STB_WEAK, Type: elf.STT_TLS}, true},
+		{"section symbol", elfx.Symbol{Section: 12, Bind: elf.STB_GLOBAL, Type: elf.STT_SECTION}, false},
+		{"IFUNC", elfx.Symbol{Section: 12, Bind: elf.STB_GLOBAL, Type: elf.STT_GNU_IFUNC}, true},
+	} {
+		if got := elfx.Exportable(c.s); got != c.want {
+			t.Errorf("%s: Exportable = %v, want %v", c.what, got, c.want)
+		}
+	}
 }
 
 func TestSymbolTableLookup(t *testing.T) {

@@ -270,19 +270,6 @@ func (b *Binder) loadTables(objs []*rpath.Object) ([]*symtab, error) {
 	return tabs, nil
 }
 
-// exportable reports whether a definition can satisfy references from
-// other objects (glibc do_lookup: type, binding and visibility).
-func exportable(s elfx.Symbol) bool {
-	if !s.Defined() || s.Bind == elf.STB_LOCAL || s.Visibility == elf.STV_HIDDEN || s.Visibility == elf.STV_INTERNAL {
-		return false
-	}
-	switch s.Type {
-	case elf.STT_NOTYPE, elf.STT_OBJECT, elf.STT_FUNC, elf.STT_COMMON, elf.STT_TLS, elf.STT_GNU_IFUNC:
-		return true
-	}
-	return false
-}
-
 // definitions returns the exportable definitions of name.
 func (t *symtab) definitions(name string) []elfx.Symbol {
 	k := elfx.NewKey(name)
@@ -295,7 +282,7 @@ func (t *symtab) definitionsKey(dst []elfx.Symbol, k *elfx.Key) []elfx.Symbol {
 	all := t.tab.LookupKey(dst, k)
 	out := all[:n]
 	for _, s := range all[n:] {
-		if exportable(s) {
+		if elfx.Exportable(s) {
 			out = append(out, s)
 		}
 	}
@@ -304,25 +291,10 @@ func (t *symtab) definitionsKey(dst []elfx.Symbol, k *elfx.Key) []elfx.Symbol {
 
 // matches reports whether the object satisfies a reference to k with the
 // required version ("" for an unversioned reference), following glibc's
-// check_match. scratch is reused between calls.
-func (t *symtab) matches(k *elfx.Key, version string, scratch *[]elfx.Symbol) bool {
-	*scratch = t.definitionsKey((*scratch)[:0], k)
-	for _, d := range *scratch {
-		global := d.VersionIndex <= 1
-		switch {
-		case !t.tab.HasVersions():
-			return true // an unversioned object satisfies every reference
-		case version == "":
-			if global || !d.HiddenVersion {
-				return true
-			}
-		case d.Version == version:
-			return true
-		case global && !d.HiddenVersion:
-			return true
-		}
-	}
-	return false
+// check_match (elfx.SymbolTable.Binds); defined says whether it has an
+// exportable definition of the name at all.
+func (t *symtab) matches(k *elfx.Key, version string) (ok, defined bool) {
+	return t.tab.Binds(k, version)
 }
 
 // DynamicResult is the outcome of binding one file's closure.
@@ -438,6 +410,7 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 	var missingIdx []int
 	order := make([]int, 0, len(scope))
 	var hadDefs []int // scope indices with a definition the reference did not accept
+	var hintBuf []int
 	for i := start; i < len(scope); i++ {
 		l := scope[i]
 		if i > start && !closure {
@@ -492,6 +465,9 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 			}
 		}
 		order = append(order, i)
+		// hintByVer[v] is 1 + hint[the library of version index v], -1
+		// for a library not in the scope, 0 until known.
+		hintByVer := hintBuf[:0]
 		l.tab.tab.EachUndefinedTransient(func(u elfx.Symbol) bool {
 			if u.Bind == elf.STB_LOCAL {
 				return true
@@ -500,17 +476,29 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 			k := elfx.NewKey(u.Name)
 			hadDefs = hadDefs[:0]
 			try := func(j int) bool {
-				if scope[j].tab.matches(&k, u.Version, &scratch) {
-					return true
-				}
-				if len(scratch) > 0 {
+				ok, defined := scope[j].tab.matches(&k, u.Version)
+				if !ok && defined {
 					hadDefs = append(hadDefs, j)
 				}
-				return false
+				return ok
 			}
 			first := -1
-			if h, ok := hint[u.Library]; ok && u.Library != "" {
-				first = h
+			if u.Library != "" {
+				// By version index: the file's references name a handful
+				// of libraries, each under a few indices.
+				v := int(u.VersionIndex)
+				for len(hintByVer) <= v {
+					hintByVer = append(hintByVer, 0)
+				}
+				if hintByVer[v] == 0 {
+					hintByVer[v] = -1
+					if h, ok := hint[u.Library]; ok {
+						hintByVer[v] = h + 1
+					}
+				}
+				if hv := hintByVer[v]; hv > 0 {
+					first = hv - 1
+				}
 			}
 			bound := first >= 0 && try(first)
 			for p := 0; p < len(order) && !bound; p++ {
@@ -532,7 +520,7 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 			sort.Ints(hadDefs) // reported in scope order
 			for _, j := range hadDefs {
 				s := scope[j]
-				s.tab.matches(&k, u.Version, &scratch)
+				scratch = s.tab.definitionsKey(scratch[:0], &k)
 				for _, d := range scratch {
 					v := d.Version
 					if v == "" {
@@ -565,6 +553,7 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 			out.Findings = append(out.Findings, f)
 			return true
 		})
+		hintBuf = hintByVer[:0]
 		for _, i := range missing {
 			foldUnresolved(&out.Findings[i])
 		}

@@ -155,9 +155,8 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string, boundBy bool) (*
 		for i, o := range res.Objects {
 			for _, u := range tabs[i].unwindReferences() {
 				k := elfx.NewKey(u.Name)
-				var scratch []elfx.Symbol
 				for j, p := range res.Objects {
-					if tabs[j].matches(&k, u.Version, &scratch) {
+					if ok, _ := tabs[j].matches(&k, u.Version); ok {
 						if forwards[p.Path] {
 							continue // the interceptor calls the next provider
 						}
