@@ -440,33 +440,46 @@ func (t *SymbolTable) Symbol(i int) (s Symbol) {
 // symbol decodes symbol i; name, when not nil, is its already known name
 // (a lookup's key), which saves copying it out of the string table.
 func (t *SymbolTable) symbol(i int, name *string) Symbol {
-	e := t.syms[i*t.entsz:]
 	var s Symbol
 	var info, other byte
+	info, other, s.Section = t.entry(i)
+	s.Bind, s.Type, s.Visibility = elf.ST_BIND(info), elf.ST_TYPE(info), elf.ST_VISIBILITY(other)
+	e := t.syms[i*t.entsz:]
 	if t.is64 {
-		info, other = e[4], e[5]
-		s.Section = elf.SectionIndex(t.u16(e[6:]))
 		s.Value, s.Size = t.u64(e[8:]), t.u64(e[16:])
 	} else {
 		s.Value, s.Size = uint64(t.u32(e[4:])), uint64(t.u32(e[8:]))
-		info, other = e[12], e[13]
-		s.Section = elf.SectionIndex(t.u16(e[14:]))
 	}
 	if name != nil {
 		s.Name = *name
 	} else {
 		s.Name = string(t.rawName(i))
 	}
-	s.Bind, s.Type, s.Visibility = elf.ST_BIND(info), elf.ST_TYPE(info), elf.ST_VISIBILITY(other)
-	if t.versym != nil && 2*i+2 <= len(t.versym) {
-		v := t.u16(t.versym[2*i:])
-		s.VersionIndex, s.HiddenVersion = v&0x7fff, v&0x8000 != 0
-		if s.VersionIndex > 1 && int(s.VersionIndex) < len(t.vers) {
-			vn := t.vers[s.VersionIndex]
-			s.Version, s.Library = vn.name, vn.lib
-		}
+	s.VersionIndex, s.HiddenVersion = t.version(i)
+	if s.VersionIndex > 1 && int(s.VersionIndex) < len(t.vers) {
+		vn := t.vers[s.VersionIndex]
+		s.Version, s.Library = vn.name, vn.lib
 	}
 	return s
+}
+
+// entry returns symbol i's st_info, st_other and section index.
+func (t *SymbolTable) entry(i int) (info, other byte, shndx elf.SectionIndex) {
+	e := t.syms[i*t.entsz:]
+	if t.is64 {
+		return e[4], e[5], elf.SectionIndex(t.u16(e[6:]))
+	}
+	return e[12], e[13], elf.SectionIndex(t.u16(e[14:]))
+}
+
+// version returns symbol i's .gnu.version index and hidden bit (0 and
+// false without the section).
+func (t *SymbolTable) version(i int) (idx uint16, hidden bool) {
+	if t.versym == nil || 2*i+2 > len(t.versym) {
+		return 0, false
+	}
+	v := t.u16(t.versym[2*i:])
+	return v & 0x7fff, v&0x8000 != 0
 }
 
 // HeapBytes is how much of the file the table holds in memory: its copied
@@ -495,7 +508,14 @@ func (t *SymbolTable) HasVersions() bool { return t.versym != nil }
 // from 5381), as ld.so and the linkers compute it.
 func GNUHash[S string | []byte](name S) uint32 {
 	h := uint32(5381)
-	for i := 0; i < len(name); i++ {
+	i := 0
+	// Four bytes a step (h*33^4 + c0*33^3 + c1*33^2 + c2*33 + c3): the
+	// products do not wait for each other, and binding a scan hashes the
+	// name of every reference (C++ names run to 50 bytes and more).
+	for ; i+4 <= len(name); i += 4 {
+		h = h*1185921 + uint32(name[i])*35937 + uint32(name[i+1])*1089 + uint32(name[i+2])*33 + uint32(name[i+3])
+	}
+	for ; i < len(name); i++ {
 		h = h*33 + uint32(name[i])
 	}
 	return h
@@ -565,12 +585,17 @@ func (t *SymbolTable) Binds(k *Key, version string) (binds, defined bool) {
 	}
 	versioned := t.HasVersions()
 	t.find(k, func(i int) bool {
-		s := t.symbol(i, &k.Name)
-		if !Exportable(s) {
+		info, other, shndx := t.entry(i)
+		if !exportable(shndx, elf.ST_BIND(info), elf.ST_TYPE(info), elf.ST_VISIBILITY(other)) {
 			return true
 		}
 		defined = true
-		binds = Accepts(s, version, versioned)
+		idx, hidden := t.version(i)
+		def := ""
+		if idx > 1 && int(idx) < len(t.vers) {
+			def = t.vers[idx].name
+		}
+		binds = accepts(idx, hidden, def, version, versioned)
 		return !binds
 	})
 	return binds, defined
@@ -579,11 +604,13 @@ func (t *SymbolTable) Binds(k *Key, version string) (binds, defined bool) {
 // Exportable reports whether the definition s can satisfy another
 // object's reference: defined (not SHN_UNDEF), not local, of default or
 // protected visibility, and of a type ld.so binds to.
-func Exportable(s Symbol) bool {
-	if !s.Defined() || s.Bind == elf.STB_LOCAL || s.Visibility == elf.STV_HIDDEN || s.Visibility == elf.STV_INTERNAL {
+func Exportable(s Symbol) bool { return exportable(s.Section, s.Bind, s.Type, s.Visibility) }
+
+func exportable(shndx elf.SectionIndex, bind elf.SymBind, typ elf.SymType, vis elf.SymVis) bool {
+	if shndx == elf.SHN_UNDEF || bind == elf.STB_LOCAL || vis == elf.STV_HIDDEN || vis == elf.STV_INTERNAL {
 		return false
 	}
-	switch s.Type {
+	switch typ {
 	case elf.STT_NOTYPE, elf.STT_OBJECT, elf.STT_FUNC, elf.STT_COMMON, elf.STT_TLS, elf.STT_GNU_IFUNC:
 		return true
 	}
@@ -597,16 +624,22 @@ func Exportable(s Symbol) bool {
 // takes a global or default-version definition; a versioned one takes
 // its version, or a global definition that is not hidden.
 func Accepts(s Symbol, version string, versioned bool) bool {
-	global := s.VersionIndex <= 1
+	return accepts(s.VersionIndex, s.HiddenVersion, s.Version, version, versioned)
+}
+
+// accepts is Accepts for a definition with version index idx, hidden
+// bit hidden and version name def.
+func accepts(idx uint16, hidden bool, def, version string, versioned bool) bool {
+	global := idx <= 1
 	switch {
 	case !versioned:
 		return true
 	case version == "":
-		return global || !s.HiddenVersion
-	case s.Version == version:
+		return global || !hidden
+	case def == version:
 		return true
 	}
-	return global && !s.HiddenVersion
+	return global && !hidden
 }
 
 // find calls match with each symbol named k.Name that the table's hash

@@ -259,3 +259,33 @@ func TestMappedSymbolTableTruncated(t *testing.T) {
 		t.Error("panic-on-fault left enabled after a guarded table call")
 	}
 }
+
+// TestGNUHash: the four-bytes-a-step hash is Bernstein's h*33+c from
+// 5381, for every length (the tail after the last whole step included),
+// and gives the values the GNU hash write-ups list.
+func TestGNUHash(t *testing.T) {
+	ref := func(s string) uint32 {
+		h := uint32(5381)
+		for i := 0; i < len(s); i++ {
+			h = h*33 + uint32(s[i])
+		}
+		return h
+	}
+	for s, want := range map[string]uint32{"": 0x1505, "printf": 0x156b2bb8, "exit": 0x7c967e3f, "syscall": 0xbac212a0, "flapenguin.me": 0x8ae9f18e} {
+		if got := elfx.GNUHash(s); got != want {
+			t.Errorf("GNUHash(%q) = %#x, want %#x", s, got, want)
+		}
+	}
+	b := make([]byte, 0, 80)
+	for n := 0; n < 80; n++ {
+		b = append(b, byte(0x80+n*37)) // bytes above 0x7f too
+		for _, s := range []string{string(b), strings.Repeat("_ZN4llvm", n/8+1)[:n]} {
+			if got, want := elfx.GNUHash(s), ref(s); got != want {
+				t.Fatalf("GNUHash of %d bytes %q = %#x, want %#x", len(s), s, got, want)
+			}
+			if got, want := elfx.GNUHash([]byte(s)), ref(s); got != want {
+				t.Fatalf("GNUHash([]byte) of %d bytes = %#x, want %#x", len(s), got, want)
+			}
+		}
+	}
+}
