@@ -86,8 +86,30 @@ func FuzzMappedSymbolTable(f *testing.F) {
 			names = append(names, copied.Symbol(i).Name)
 		}
 		for _, n := range names {
-			if a, b := copied.Lookup(n), mapped.Lookup(n); !reflect.DeepEqual(a, b) {
+			a, b := copied.Lookup(n), mapped.Lookup(n)
+			if !reflect.DeepEqual(a, b) {
 				t.Fatalf("Lookup(%q) differs: %v vs %v", n, a, b)
+			}
+			// Binds says what the definitions Lookup finds say, on
+			// both views.
+			versions := []string{"", "NO_SUCH_VERSION"}
+			for _, s := range a {
+				versions = append(versions, s.Version)
+			}
+			for _, v := range versions {
+				want, wantDefined := false, false
+				for _, s := range a {
+					if elfx.Exportable(s) {
+						wantDefined = true
+						want = want || elfx.Accepts(s, v, copied.HasVersions())
+					}
+				}
+				k := elfx.NewKey(n)
+				for _, tab := range []*elfx.SymbolTable{copied, mapped} {
+					if got, defined := tab.Binds(&k, v); got != want || defined != wantDefined {
+						t.Fatalf("Binds(%q, %q) = %v, %v; Lookup's definitions say %v, %v", n, v, got, defined, want, wantDefined)
+					}
+				}
 			}
 		}
 		if !reflect.DeepEqual(copied.VersionNeeds(), mapped.VersionNeeds()) || !reflect.DeepEqual(copied.VersionDefs(), mapped.VersionDefs()) {
