@@ -289,14 +289,6 @@ func (t *symtab) definitionsKey(dst []elfx.Symbol, k *elfx.Key) []elfx.Symbol {
 	return out
 }
 
-// matches reports whether the object satisfies a reference to k with the
-// required version ("" for an unversioned reference), following glibc's
-// check_match (elfx.SymbolTable.Binds); defined says whether it has an
-// exportable definition of the name at all.
-func (t *symtab) matches(k *elfx.Key, version string) (ok, defined bool) {
-	return t.tab.Binds(k, version)
-}
-
 // DynamicResult is the outcome of binding one file's closure.
 type DynamicResult struct {
 	Closure  *rpath.Result
@@ -437,8 +429,25 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 			return -1
 		}
 		// Version nodes (dl-version.c): every non-weak requirement must be
-		// defined by the loaded object it names.
+		// defined by the loaded object it names. hintByVer[v] is 1 + the
+		// scope index of the library that version index v names (its
+		// requirement's file), 0 for none loaded: the first place a
+		// reference of that version is looked for.
+		hintByVer := hintBuf[:0]
 		for _, vn := range l.tab.needs {
+			h, hinted := hint[vn.File]
+			for _, v := range vn.Versions {
+				if v.Index > 0x7fff {
+					continue // no symbol can refer to it
+				}
+				for len(hintByVer) <= int(v.Index) {
+					hintByVer = append(hintByVer, 0)
+				}
+				hintByVer[v.Index] = 0
+				if hinted {
+					hintByVer[v.Index] = h + 1
+				}
+			}
 			dep := byName(vn.File)
 			if dep == nil {
 				continue // reported as a missing library
@@ -465,9 +474,6 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 			}
 		}
 		order = append(order, i)
-		// hintByVer[v] is 1 + hint[the library of version index v], -1
-		// for a library not in the scope, 0 until known.
-		hintByVer := hintBuf[:0]
 		l.tab.tab.EachUndefinedTransient(func(u elfx.Symbol) bool {
 			if u.Bind == elf.STB_LOCAL {
 				return true
@@ -476,29 +482,15 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 			k := elfx.NewKey(u.Name)
 			hadDefs = hadDefs[:0]
 			try := func(j int) bool {
-				ok, defined := scope[j].tab.matches(&k, u.Version)
+				ok, defined := scope[j].tab.tab.Binds(&k, u.Version)
 				if !ok && defined {
 					hadDefs = append(hadDefs, j)
 				}
 				return ok
 			}
 			first := -1
-			if u.Library != "" {
-				// By version index: the file's references name a handful
-				// of libraries, each under a few indices.
-				v := int(u.VersionIndex)
-				for len(hintByVer) <= v {
-					hintByVer = append(hintByVer, 0)
-				}
-				if hintByVer[v] == 0 {
-					hintByVer[v] = -1
-					if h, ok := hint[u.Library]; ok {
-						hintByVer[v] = h + 1
-					}
-				}
-				if hv := hintByVer[v]; hv > 0 {
-					first = hv - 1
-				}
+			if v := int(u.VersionIndex); u.Library != "" && v < len(hintByVer) {
+				first = hintByVer[v] - 1
 			}
 			bound := first >= 0 && try(first)
 			for p := 0; p < len(order) && !bound; p++ {

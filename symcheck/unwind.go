@@ -156,7 +156,7 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string, boundBy bool) (*
 			for _, u := range tabs[i].unwindReferences() {
 				k := elfx.NewKey(u.Name)
 				for j, p := range res.Objects {
-					if ok, _ := tabs[j].matches(&k, u.Version); ok {
+					if ok, _ := tabs[j].tab.Binds(&k, u.Version); ok {
 						if forwards[p.Path] {
 							continue // the interceptor calls the next provider
 						}
