@@ -107,27 +107,38 @@ func checkBinds(t *elfx.SymbolTable, syms []elfx.Symbol) error {
 		}
 	}
 	for name, ss := range byName {
-		versions := []string{"", "NO_SUCH_VERSION_1.0"}
-		for _, s := range ss {
-			versions = append(versions, s.Version)
-		}
-		for _, v := range versions {
-			wantBinds, wantDefined := false, false
-			for _, s := range ss {
-				if elfx.Exportable(s) {
-					wantDefined = true
-					wantBinds = wantBinds || elfx.Accepts(s, v, t.HasVersions())
-				}
-			}
-			k := elfx.NewKey(name)
-			if b, d := t.Binds(&k, v); b != wantBinds || d != wantDefined {
-				return fmt.Errorf("Binds(%q, %q) = %v, %v; the symbols say %v, %v", name, v, b, d, wantBinds, wantDefined)
-			}
+		if err := checkBindsName(t, name, ss); err != nil {
+			return err
 		}
 	}
 	k := elfx.NewKey("no_such_symbol_anywhere")
 	if b, d := t.Binds(&k, ""); b || d {
 		return fmt.Errorf("Binds found a symbol that does not exist")
+	}
+	return nil
+}
+
+// checkBindsName: for references to name with no version, each version
+// of defs (the table's symbols of that name) and one it does not have,
+// Binds says what defs say: whether an exportable one accepts the
+// reference, and whether there is one at all.
+func checkBindsName(t *elfx.SymbolTable, name string, defs []elfx.Symbol) error {
+	versions := []string{"", "NO_SUCH_VERSION_1.0"}
+	for _, s := range defs {
+		versions = append(versions, s.Version)
+	}
+	k := elfx.NewKey(name)
+	for _, v := range versions {
+		wantBinds, wantDefined := false, false
+		for _, s := range defs {
+			if elfx.Exportable(s) {
+				wantDefined = true
+				wantBinds = wantBinds || elfx.Accepts(s, v, t.HasVersions())
+			}
+		}
+		if b, d := t.Binds(&k, v); b != wantBinds || d != wantDefined {
+			return fmt.Errorf("Binds(%q, %q) = %v, %v; the symbols say %v, %v", name, v, b, d, wantBinds, wantDefined)
+		}
 	}
 	return nil
 }
