@@ -13,10 +13,10 @@ import (
 // places. Through the cache that is a handful of block reads. Reads larger
 // than two blocks go straight to the file.
 //
-// A file of up to wholeMax bytes is read whole by its first read instead:
-// most files of a library directory are that small (1,800 of the 2,250
-// under /usr/lib/x86_64-linux-gnu), and their headers, dynamic section and
-// symbol tables then cost one pread instead of five.
+// Small files are not read whole: the reads a check needs of a small
+// library (block 0, the dynamic section, the section headers at the end,
+// the symbol tables) are about half of it, and copying the rest out of the
+// page cache cost more than the three or four preads it saved.
 type blockReader struct {
 	r    io.ReaderAt
 	size int64 // the file's size: no read asks past it (a short read would cost a second pread to find EOF)
@@ -25,19 +25,8 @@ type blockReader struct {
 	// fewer blocks than there are slots.
 	slots    [blockSlots]*block
 	next     int
-	whole    *wholeFile // a small file, once read
 	released bool
 }
-
-// wholeMax is the size up to which a file is read in one piece.
-const wholeMax = 64 << 10
-
-type wholeFile struct {
-	n   int // bytes read (fewer than the size if the file shrank)
-	buf [wholeMax]byte
-}
-
-var wholePool = sync.Pool{New: func() any { return new(wholeFile) }}
 
 const (
 	blockShift = 12
@@ -54,16 +43,13 @@ type block struct {
 func newBlockReader(r io.ReaderAt, size int64) *blockReader { return &blockReader{r: r, size: size} }
 
 func (b *blockReader) ReadAt(p []byte, off int64) (int, error) {
-	if off < 0 || (len(p) > 2*blockSize && b.size > wholeMax) {
+	if off < 0 || len(p) > 2*blockSize {
 		return b.r.ReadAt(p, off)
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.released {
 		return b.r.ReadAt(p, off)
-	}
-	if b.size <= wholeMax {
-		return b.readWhole(p, off)
 	}
 	n := 0
 	for n < len(p) {
@@ -80,39 +66,6 @@ func (b *blockReader) ReadAt(p []byte, off int64) (int, error) {
 		if blk.n < blockSize && n < len(p) {
 			return n, io.EOF
 		}
-	}
-	return n, nil
-}
-
-// readWhole serves a read of a small file from all of it, read on the
-// first call. A first block already read (the probe that told what the
-// file is) is not read again.
-func (b *blockReader) readWhole(p []byte, off int64) (int, error) {
-	if b.whole == nil {
-		w := wholePool.Get().(*wholeFile)
-		have := 0
-		for _, s := range b.slots {
-			if s != nil && s.idx == 1 && int64(s.n) == min(b.size, blockSize) {
-				have = copy(w.buf[:], s.buf[:s.n])
-			}
-		}
-		m := have
-		if int64(have) < b.size {
-			k, err := b.r.ReadAt(w.buf[have:b.size], int64(have))
-			if err != nil && err != io.EOF {
-				wholePool.Put(w)
-				return 0, err
-			}
-			m += k
-		}
-		w.n, b.whole = m, w
-	}
-	if off >= int64(b.whole.n) {
-		return 0, io.EOF
-	}
-	n := copy(p, b.whole.buf[off:b.whole.n])
-	if n < len(p) {
-		return n, io.EOF
 	}
 	return n, nil
 }
@@ -166,9 +119,6 @@ func (b *blockReader) release() {
 			blockPool.Put(s)
 		}
 	}
-	if b.whole != nil {
-		wholePool.Put(b.whole)
-	}
-	b.slots, b.whole, b.released = [blockSlots]*block{}, nil, true
+	b.slots, b.released = [blockSlots]*block{}, true
 	b.mu.Unlock()
 }

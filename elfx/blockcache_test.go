@@ -28,9 +28,8 @@ func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
 // from the data: bytes, counts and io.EOF must agree.
 func TestBlockReaderMatchesFile(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	// Whole-file sizes, then block-cached ones.
 	for _, size := range []int{0, 1, 100, blockSize - 1, blockSize, blockSize + 1, 5*blockSize + 123,
-		wholeMax, wholeMax + 1, wholeMax + 5*blockSize + 123} {
+		16*blockSize + 1, 21*blockSize + 123} {
 		data := make([]byte, size)
 		rng.Read(data)
 		want := bytes.NewReader(data)
@@ -81,62 +80,30 @@ func TestBlockReaderSavesReads(t *testing.T) {
 	}
 }
 
-// TestBlockReaderSmallFileWhole: a file of up to wholeMax bytes reaches
-// the file once, for all of it, whatever is read of it and in what sizes;
-// releasing the reader returns the buffer and later reads go to the file.
-func TestBlockReaderSmallFileWhole(t *testing.T) {
-	for _, size := range []int{1, blockSize + 7, wholeMax} {
-		data := make([]byte, size)
-		for i := range data {
-			data[i] = byte(i * 7)
-		}
-		c := &countingReader{r: bytes.NewReader(data)}
-		br := newBlockReader(c, int64(size))
-		for _, r := range [][2]int{{0, 64}, {size - 1, 1}, {size / 2, size}, {0, size}, {size, 8}} {
-			p := make([]byte, r[1])
-			n, _ := br.ReadAt(p, int64(r[0]))
-			if !bytes.Equal(p[:n], data[r[0]:min(r[0]+r[1], size)]) {
-				t.Fatalf("size %d: wrong bytes at %d", size, r[0])
-			}
-		}
-		if c.reads != 1 || c.maxEnd != int64(size) {
-			t.Errorf("size %d: %d reads reaching to %d, want one of the whole file", size, c.reads, c.maxEnd)
-		}
-		br.release()
-		if br.whole != nil {
-			t.Errorf("size %d: the file's buffer is still held after release", size)
-		}
-		if n, err := br.ReadAt(make([]byte, 1), 0); n != 1 || err != nil || c.reads != 2 {
-			t.Errorf("size %d: after release: %d, %v, %d reads", size, n, err, c.reads)
+// TestBlockReaderSmallFileInPieces: a small library is read in the
+// blocks its headers, dynamic section and section headers lie in, not
+// whole (copying the rest out of the page cache cost more than the reads
+// it saved), and a block read to tell what the file is is not read again.
+func TestBlockReaderSmallFileInPieces(t *testing.T) {
+	size := 15*blockSize + 300
+	data := make([]byte, size)
+	for i := range data {
+		data[i] = byte(i * 11)
+	}
+	c := &countingReader{r: bytes.NewReader(data)}
+	br := newBlockReader(c, int64(size))
+	if _, err := br.block(0); err != nil { // the probe
+		t.Fatal(err)
+	}
+	for _, r := range [][2]int{{0, 64}, {64, 56 * 9}, {size - 1000, 1000}, {size - 2000, 200}, {9*blockSize + 100, 400}, {blockSize - 10, 20}} {
+		p := make([]byte, r[1])
+		if n, _ := br.ReadAt(p, int64(r[0])); n != r[1] || !bytes.Equal(p, data[r[0]:r[0]+r[1]]) {
+			t.Fatalf("wrong bytes at %d", r[0])
 		}
 	}
-}
-
-// TestBlockReaderSmallFileAfterProbe: when the first block was read to
-// tell what the file is, reading the small file whole reads only the rest
-// of it (nothing more when the file fits in that block).
-func TestBlockReaderSmallFileAfterProbe(t *testing.T) {
-	for _, size := range []int{10, blockSize, blockSize + 7, wholeMax} {
-		data := make([]byte, size)
-		for i := range data {
-			data[i] = byte(i * 11)
-		}
-		c := &countingReader{r: bytes.NewReader(data)}
-		br := newBlockReader(c, int64(size))
-		if _, err := br.block(0); err != nil {
-			t.Fatal(err)
-		}
-		p := make([]byte, size)
-		if n, _ := br.ReadAt(p, 0); n != size || !bytes.Equal(p, data) {
-			t.Fatalf("size %d: read %d bytes, or wrong bytes", size, n)
-		}
-		want := 1
-		if size > blockSize {
-			want = 2
-		}
-		if c.reads != want || c.maxEnd != int64(size) || c.asked != int64(size) {
-			t.Errorf("size %d: %d reads of %d bytes reaching to %d, want %d reads of the file once", size, c.reads, c.asked, c.maxEnd, want)
-		}
+	// Blocks 0, 15 (the last, short one), 14, 9 and 1.
+	if want := int64(4*blockSize + 300); c.reads != 5 || c.asked != want {
+		t.Errorf("%d reads of %d bytes, want 5 of %d", c.reads, c.asked, want)
 	}
 }
 
@@ -144,7 +111,7 @@ func TestBlockReaderSmallFileAfterProbe(t *testing.T) {
 // what is left; the file is never asked for bytes past its size (each such
 // ask is a pread that only says EOF).
 func TestBlockReaderStopsAtSize(t *testing.T) {
-	data := make([]byte, wholeMax+3*blockSize+123)
+	data := make([]byte, 19*blockSize+123)
 	c := &countingReader{r: bytes.NewReader(data)}
 	br := newBlockReader(c, int64(len(data)))
 	var buf [200]byte
