@@ -236,7 +236,7 @@ func newFile(r io.ReaderAt, size int64, path string) (f *File, err error) {
 	if n, _ := r.ReadAt(ident[:], 0); n < 4 || string(ident[:4]) != elf.ELFMAG {
 		return nil, fmt.Errorf("%s: %w", nameOr(path), ErrNotELF)
 	} else if n < len(ident) {
-		return nil, f.formatErr(0, "ELF identification", io.ErrUnexpectedEOF)
+		return nil, f.formatErr(0, "ELF identification", fmt.Errorf("the file is %d bytes, shorter than the %d-byte identification: %w", n, len(ident), io.ErrUnexpectedEOF))
 	}
 	f.Class = elf.Class(ident[elf.EI_CLASS])
 	f.Data = elf.Data(ident[elf.EI_DATA])
@@ -284,9 +284,96 @@ func newFile(r io.ReaderAt, size int64, path string) (f *File, err error) {
 		if _, ok := err.(*FormatError); ok {
 			return nil, err
 		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			// debug/elf says only "EOF": name the table that runs past
+			// the end of the file, as readelf does.
+			if te := f.truncation(hdr); te != nil {
+				return nil, te
+			}
+		}
 		return nil, f.formatErr(0, "ELF structure", err)
 	}
 	return f, nil
+}
+
+// truncation names the first of the tables debug/elf reads at open (the
+// program headers, the section headers, the section name table) that
+// runs past the end of the file, from the ELF header hdr; nil when all
+// lie inside it.
+func (f *File) truncation(hdr []byte) error {
+	bo, is32 := f.bo, f.Class == elf.ELFCLASS32
+	var phoff, shoff uint64
+	at := 52 // e_ehsize; the counts and sizes follow it
+	if is32 {
+		phoff, shoff, at = uint64(bo.Uint32(hdr[28:])), uint64(bo.Uint32(hdr[32:])), 40
+	} else {
+		phoff, shoff = bo.Uint64(hdr[32:]), bo.Uint64(hdr[40:])
+	}
+	phentsize, phnum := uint64(bo.Uint16(hdr[at+2:])), uint64(bo.Uint16(hdr[at+4:]))
+	shentsize, shnum := uint64(bo.Uint16(hdr[at+6:])), uint64(bo.Uint16(hdr[at+8:]))
+	shstrndx := uint64(bo.Uint16(hdr[at+10:]))
+	size := uint64(f.Size)
+	past := func(what string, off, n, entsize uint64) error {
+		if n == 0 || entsize == 0 || n > math.MaxUint64/entsize || off > math.MaxUint64-n*entsize || off+n*entsize <= size {
+			return nil
+		}
+		return f.formatErr(int64(min(off, math.MaxInt64)), what, fmt.Errorf("%d entries of %d bytes end at 0x%x, past the end of the file (%d bytes): the file is truncated", n, entsize, off+n*entsize, size))
+	}
+	// shdr reads section header i's sh_offset, sh_size, sh_link and
+	// sh_info (and whether it is SHT_NOBITS), when it lies in the file.
+	type shdrFields struct {
+		off, size, link, info uint64
+		nobits                bool
+	}
+	shdr := func(i uint64) (h shdrFields, ok bool) {
+		want := uint64(64)
+		if is32 {
+			want = 40
+		}
+		// i < 2^32 and shentsize < 2^16: no overflow.
+		if shentsize < want || shoff > size || (i+1)*shentsize > size-shoff {
+			return h, false
+		}
+		b := make([]byte, want)
+		if n, _ := f.r.ReadAt(b, int64(shoff+i*shentsize)); n < len(b) {
+			return h, false
+		}
+		h.nobits = elf.SectionType(bo.Uint32(b[4:])) == elf.SHT_NOBITS
+		if is32 {
+			h.off, h.size = uint64(bo.Uint32(b[16:])), uint64(bo.Uint32(b[20:]))
+			h.link, h.info = uint64(bo.Uint32(b[24:])), uint64(bo.Uint32(b[28:]))
+		} else {
+			h.off, h.size = bo.Uint64(b[24:]), bo.Uint64(b[32:])
+			h.link, h.info = uint64(bo.Uint32(b[40:])), uint64(bo.Uint32(b[44:]))
+		}
+		return h, true
+	}
+	// Counts too large for the header are in section 0 (extended
+	// numbering).
+	sec0, have0 := shdr(0)
+	if phnum == 0xffff && have0 {
+		phnum = sec0.info
+	}
+	if err := past("program header table", phoff, phnum, phentsize); err != nil {
+		return err
+	}
+	if shnum == 0 && shoff != 0 && have0 {
+		shnum = sec0.size
+	}
+	if err := past("section header table", shoff, shnum, shentsize); err != nil {
+		return err
+	}
+	if shstrndx == uint64(elf.SHN_XINDEX) && have0 {
+		shstrndx = sec0.link
+	}
+	if shstrndx == 0 || shstrndx >= shnum {
+		return nil
+	}
+	h, ok := shdr(shstrndx)
+	if !ok || h.nobits || h.off > math.MaxUint64-h.size || h.off+h.size <= size {
+		return nil
+	}
+	return f.formatErr(int64(min(h.off, math.MaxInt64)), "section name table", fmt.Errorf("%d bytes end at 0x%x, past the end of the file (%d bytes): the file is truncated", h.size, h.off+h.size, size))
 }
 
 // formatErrOffset extracts the offset from debug/elf's error text, which has

@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -287,4 +288,64 @@ func TestBundleMalformed(t *testing.T) {
 			elfx.ParseOffloadBundle(bytes.NewReader(good[:n]), 0, int64(n))
 		}
 	})
+}
+
+// TestTruncatedTablesNamed: a file cut short inside one of the tables
+// debug/elf reads at open is reported at that table's offset, with its
+// extent and the file's size, instead of debug/elf's bare "EOF".
+func TestTruncatedTablesNamed(t *testing.T) {
+	for _, name := range []string{"libfoo.so.1", "libi386.so", "libbe.so"} {
+		b := readFixture(t, name)
+		ef, err := elf.NewFile(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bo := ef.ByteOrder
+		var phoff, shoff uint64
+		at := 52
+		if ef.Class == elf.ELFCLASS32 {
+			phoff, shoff, at = uint64(bo.Uint32(b[28:])), uint64(bo.Uint32(b[32:])), 40
+		} else {
+			phoff, shoff = bo.Uint64(b[32:]), bo.Uint64(b[40:])
+		}
+		phEnd := phoff + uint64(bo.Uint16(b[at+2:]))*uint64(bo.Uint16(b[at+4:]))
+		shentsize, shnum := uint64(bo.Uint16(b[at+6:])), uint64(bo.Uint16(b[at+8:]))
+		shEnd := shoff + shentsize*shnum
+		open := func(b []byte) error {
+			_, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "fixture")
+			return err
+		}
+		t.Run(name+"/program headers", func(t *testing.T) {
+			wantFormatError(t, open(b[:phEnd-1]), int64(phoff), fmt.Sprintf("program header table: %d entries", len(ef.Progs)))
+			wantFormatError(t, open(b[:phEnd-1]), -1, fmt.Sprintf("end at 0x%x, past the end of the file (%d bytes): the file is truncated", phEnd, phEnd-1))
+		})
+		t.Run(name+"/section headers", func(t *testing.T) {
+			wantFormatError(t, open(b[:shEnd-1]), int64(shoff), fmt.Sprintf("section header table: %d entries of %d bytes end at 0x%x", shnum, shentsize, shEnd))
+		})
+		t.Run(name+"/section names", func(t *testing.T) {
+			// The section name table moved to 8 bytes before the end.
+			c := bytes.Clone(b)
+			sh := c[shoff+uint64(bo.Uint16(b[at+10:]))*shentsize:]
+			newOff := uint64(len(c) - 8)
+			if ef.Class == elf.ELFCLASS32 {
+				bo.(binary.ByteOrder).PutUint32(sh[16:], uint32(newOff))
+			} else {
+				bo.(binary.ByteOrder).PutUint64(sh[24:], newOff)
+			}
+			wantFormatError(t, open(c), int64(newOff), "section name table")
+		})
+		t.Run(name+"/extended numbering", func(t *testing.T) {
+			// e_shnum 0: the count is in section 0's sh_size (at least
+			// SHN_LORESERVE, or it would have fit in the header), and the
+			// table runs past the end.
+			c := bytes.Clone(b)
+			bo.(binary.ByteOrder).PutUint16(c[at+8:], 0)
+			if ef.Class == elf.ELFCLASS32 {
+				bo.(binary.ByteOrder).PutUint32(c[shoff+20:], uint32(elf.SHN_LORESERVE))
+			} else {
+				bo.(binary.ByteOrder).PutUint64(c[shoff+32:], uint64(elf.SHN_LORESERVE))
+			}
+			wantFormatError(t, open(c), int64(shoff), fmt.Sprintf("section header table: %d entries of %d bytes end at 0x%x", elf.SHN_LORESERVE, shentsize, shoff+shentsize*uint64(elf.SHN_LORESERVE)))
+		})
+	}
 }
