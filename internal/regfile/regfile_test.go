@@ -5,6 +5,7 @@ package regfile_test
 import (
 	"errors"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,6 +37,13 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatalf("mkfifo: %v", err)
 	}
+	// A socket cannot be opened (ENXIO): it is named as what it is too.
+	sock := filepath.Join(dir, "libsock.so")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	defer ln.Close()
 	for _, c := range []struct {
 		path, what string
 		open       func(string) error
@@ -44,6 +52,8 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 		{fifo, "a named pipe, not a regular file", func(p string) error { _, err := regfile.ReadFile(p); return err }},
 		{dir, "a directory, not a regular file", func(p string) error { f, err := regfile.Open(p); closeIf(f); return err }},
 		{"/dev/null", "a device, not a regular file", func(p string) error { _, err := regfile.ReadFile(p); return err }},
+		{sock, "a socket, not a regular file", func(p string) error { f, err := regfile.Open(p); closeIf(f); return err }},
+		{sock, "a socket, not a regular file", func(p string) error { _, err := regfile.OpenFD(p); return err }},
 	} {
 		err := within(t, func() error { return c.open(c.path) })
 		if err == nil || err.Error() != c.path+": "+c.what {

@@ -38,7 +38,8 @@ func Open(path string) (*os.File, error) {
 
 // OpenFD opens path read-only with O_NONBLOCK, which lets the open of a
 // named pipe return at once instead of waiting for a writer (reads of a
-// regular file ignore the flag). The caller checks what it opened.
+// regular file ignore the flag). The caller checks what it opened; a
+// socket, which cannot be opened at all, is refused here.
 func OpenFD(path string) (int, error) {
 	for {
 		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK, 0)
@@ -47,6 +48,15 @@ func OpenFD(path string) (int, error) {
 			return fd, nil
 		case syscall.EINTR:
 			continue
+		case syscall.ENXIO:
+			// What open refuses this way is a socket (or a device without
+			// its driver): say what the file is, as for a pipe or directory.
+			var st syscall.Stat_t
+			if syscall.Stat(path, &st) == nil {
+				if mode := Mode(uint32(st.Mode)); !mode.IsRegular() {
+					return -1, NotRegular(path, mode)
+				}
+			}
 		}
 		return -1, &os.PathError{Op: "open", Path: path, Err: err}
 	}
