@@ -335,7 +335,13 @@ func Run(o *Options, version string) error {
 	for _, path := range o.Files {
 		if err := o.one(path); err != nil {
 			failed++
-			fmt.Fprintf(o.IO.ErrOut, "patchelf: %s\n", describe(path, err))
+			if o.Native {
+				// rocmdoctor's own command speaks as the others do.
+				fmt.Fprintf(o.IO.ErrOut, "rocmdoctor: %s\n", err)
+			} else {
+				// The drop-in answers in NixOS patchelf's words.
+				fmt.Fprintf(o.IO.ErrOut, "patchelf: %s\n", describe(path, err))
+			}
 		}
 	}
 	if failed > 0 {
@@ -371,6 +377,9 @@ func (o *Options) one(path string) error {
 		s, _ := f.Interp()
 		if s == "" {
 			f.Close()
+			if o.Native {
+				return fmt.Errorf("%s: no program interpreter (no PT_INTERP): a shared library or a statically linked program names none", path)
+			}
 			return fmt.Errorf("%s: cannot find section '.interp'. The input file is most likely statically linked", path)
 		}
 		fmt.Fprintln(out, s)
@@ -384,6 +393,12 @@ func (o *Options) one(path string) error {
 	}
 	needDyn := func() error {
 		if derr != nil {
+			if o.Native {
+				if errors.Is(derr, elfx.ErrNoDynamic) {
+					return fmt.Errorf("%s: no dynamic section: the file is statically linked", path)
+				}
+				return derr // a malformed one: the error names the file and offset
+			}
 			return fmt.Errorf("%s: cannot find section '.dynamic'. The input file is most likely statically linked", path)
 		}
 		return nil

@@ -1,6 +1,7 @@
 package patchelfcmd_test
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -29,6 +30,39 @@ func TestPrint(t *testing.T) {
 		code, out, errOut := clitest.Run(append([]string{"patchelf"}, c.args...)...)
 		if code != c.code || out != c.stdout || errOut != c.error {
 			t.Errorf("patchelf %q: exit %d, stdout %q, stderr %q; want %d, %q, %q", c.args, code, out, errOut, c.code, c.stdout, c.error)
+		}
+	}
+}
+
+// TestPatchSpeaksAsRocmdoctor: `rocmdoctor patch` reports errors as the
+// other commands do (rocmdoctor:, elfx's messages, what the file is), while
+// the patchelf drop-in keeps NixOS patchelf's words for the same files.
+func TestPatchSpeaksAsRocmdoctor(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.so")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "nowhere.so")
+	for _, c := range []struct {
+		args           []string
+		patch, patchel string
+	}{
+		{[]string{"--print-interpreter", td + "libfoo.so.1"},
+			"rocmdoctor: " + td + "libfoo.so.1: no program interpreter (no PT_INTERP): a shared library or a statically linked program names none\n",
+			"patchelf: " + td + "libfoo.so.1: cannot find section '.interp'. The input file is most likely statically linked\n"},
+		{[]string{"--set-soname", "x", empty},
+			"rocmdoctor: " + empty + ": not an ELF file\n",
+			"patchelf: " + empty + ": not an ELF executable\n"},
+		{[]string{"--print-soname", missing},
+			"rocmdoctor: open " + missing + ": no such file or directory\n",
+			"patchelf: getting info about '" + missing + "': No such file or directory\n"},
+	} {
+		for cmd, want := range map[string]string{"patch": c.patch, "patchelf": c.patchel} {
+			code, out, errOut := clitest.Run(append([]string{cmd}, c.args...)...)
+			if code != 1 || out != "" || errOut != want {
+				t.Errorf("%s %q: exit %d, stdout %q, stderr %q; want 1, %q", cmd, c.args, code, out, errOut, want)
+			}
 		}
 	}
 }
