@@ -77,7 +77,42 @@ Exit status: 0 ok, 1 error, 2 usage error, 3 findings at or above --fail-on.`,
 		prefixcmd.NewCmdPrefix(io),
 	)
 	cmd.InitDefaultCompletionCmd() // so the generated docs include it
+	for _, c := range cmd.Commands() {
+		refuseUnknownSubcommands(c)
+	}
 	return cmd
+}
+
+// refuseUnknownSubcommands makes a command that only groups others
+// (wheel, completion) refuse an argument that names none of them, as the
+// root command does. Cobra answers it with the help text and exit status
+// 0, so a typo in a CI script (`rocmdoctor wheel relnk …`) passed.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	if !c.HasSubCommands() {
+		return
+	}
+	if !c.Runnable() {
+		if !strings.Contains(c.Use, " ") {
+			c.Use += " COMMAND" // the usage line: it runs nothing itself
+		}
+		c.Args = func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+			if c.SuggestionsMinimumDistance <= 0 {
+				c.SuggestionsMinimumDistance = 2 // as cobra uses for the root
+			}
+			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += "; did you mean " + strings.Join(s, " or ") + "?"
+			}
+			return &cli.UsageError{Err: errors.New(msg)}
+		}
+		c.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
+	}
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
 }
 
 func newCmdVersion(io *cli.IOStreams) *cobra.Command {

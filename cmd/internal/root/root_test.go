@@ -36,3 +36,28 @@ func TestExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownSubcommandRefused: a command that only groups others refuses
+// an argument naming none of them with a usage error (cobra printed the
+// help and exited 0, so a typo in a CI script passed); alone it prints
+// its help.
+func TestUnknownSubcommandRefused(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"wheel", "relnk", "x.whl"}, 2, `unknown command "relnk" for "rocmdoctor wheel"; did you mean relink?`},
+		{[]string{"completion", "bassh"}, 2, `unknown command "bassh" for "rocmdoctor completion"; did you mean bash?`},
+		{[]string{"chek", "/opt/rocm"}, 2, `unknown command "chek" for "rocmdoctor"`},
+	} {
+		io, _, out, errOut := cli.Test()
+		if code := root.Run(io, c.args); code != c.code || !strings.Contains(errOut.String(), c.want) || out.Len() != 0 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want %d and %q", c.args, code, out, errOut, c.code, c.want)
+		}
+	}
+	io, _, out, _ := cli.Test()
+	if code := root.Run(io, []string{"wheel"}); code != 0 || !strings.Contains(out.String(), "relink") {
+		t.Errorf("wheel alone: exit %d, %q", code, out)
+	}
+}
