@@ -137,7 +137,7 @@ func Main(args []string) int {
 func Run(io *cli.IOStreams, args []string) int {
 	cmd := NewCmdRoot(io)
 	cmd.SetArgs(args)
-	err := cmd.Execute()
+	ran, err := cmd.ExecuteC()
 	if err != nil && (err.Error() == "help" || err.Error() == "version") {
 		// `rocmdoctor patchelf --help/--version`, parsed by the command itself.
 		if err.Error() == "version" {
@@ -155,7 +155,13 @@ func Run(io *cli.IOStreams, args []string) int {
 		fmt.Fprintf(io.ErrOut, "rocmdoctor: %v\n", err)
 		var ue *cli.UsageError
 		if errors.As(err, &ue) {
-			fmt.Fprintln(io.ErrOut, "Run 'rocmdoctor --help' for usage.")
+			// The help of the command that was given (its flags and
+			// arguments), not the root's list of commands.
+			path := "rocmdoctor"
+			if ran != nil {
+				path = ran.CommandPath()
+			}
+			fmt.Fprintf(io.ErrOut, "Run '%s --help' for usage.\n", path)
 		}
 	}
 	return cli.ExitCode(err)

@@ -50,6 +50,10 @@ func TestUnknownSubcommandRefused(t *testing.T) {
 		{[]string{"wheel", "relnk", "x.whl"}, 2, `unknown command "relnk" for "rocmdoctor wheel"; did you mean relink?`},
 		{[]string{"completion", "bassh"}, 2, `unknown command "bassh" for "rocmdoctor completion"; did you mean bash?`},
 		{[]string{"chek", "/opt/rocm"}, 2, `unknown command "chek" for "rocmdoctor"`},
+		// The help pointed to is the command's own.
+		{[]string{"wheel", "relnk", "x.whl"}, 2, "Run 'rocmdoctor wheel --help' for usage."},
+		{[]string{"check", "--bogus"}, 2, "unknown flag: --bogus\nRun 'rocmdoctor check --help' for usage."},
+		{[]string{"chek"}, 2, "Run 'rocmdoctor --help' for usage."},
 	} {
 		io, _, out, errOut := cli.Test()
 		if code := root.Run(io, c.args); code != c.code || !strings.Contains(errOut.String(), c.want) || out.Len() != 0 {
