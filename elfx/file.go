@@ -317,7 +317,7 @@ func (f *File) truncation(hdr []byte) error {
 		if n == 0 || entsize == 0 || n > math.MaxUint64/entsize || off > math.MaxUint64-n*entsize || off+n*entsize <= size {
 			return nil
 		}
-		return f.formatErr(int64(min(off, math.MaxInt64)), what, fmt.Errorf("%d entries of %d bytes end at 0x%x, past the end of the file (%d bytes): the file is truncated", n, entsize, off+n*entsize, size))
+		return f.formatErr(int64(min(off, math.MaxInt64)), what, fmt.Errorf("%d entries of %d bytes end at 0x%x, past the end of the file (%d bytes): %s", n, entsize, off+n*entsize, size, cutOrCorrupt(off, size)))
 	}
 	// shdr reads section header i's sh_offset, sh_size, sh_link and
 	// sh_info (and whether it is SHT_NOBITS), when it lies in the file.
@@ -373,7 +373,17 @@ func (f *File) truncation(hdr []byte) error {
 	if !ok || h.nobits || h.off > math.MaxUint64-h.size || h.off+h.size <= size {
 		return nil
 	}
-	return f.formatErr(int64(min(h.off, math.MaxInt64)), "section name table", fmt.Errorf("%d bytes end at 0x%x, past the end of the file (%d bytes): the file is truncated", h.size, h.off+h.size, size))
+	return f.formatErr(int64(min(h.off, math.MaxInt64)), "section name table", fmt.Errorf("%d bytes end at 0x%x, past the end of the file (%d bytes): %s", h.size, h.off+h.size, size, cutOrCorrupt(h.off, size)))
+}
+
+// cutOrCorrupt says what a table at off that runs past the end of a file of
+// size bytes suggests: one that starts inside the file was cut short; one
+// that starts past its end may as well have a corrupt offset.
+func cutOrCorrupt(off, size uint64) string {
+	if off < size {
+		return "the file is truncated"
+	}
+	return "the file is truncated or its header is corrupt"
 }
 
 // formatErrOffset extracts the offset from debug/elf's error text, which has

@@ -322,6 +322,22 @@ func TestTruncatedTablesNamed(t *testing.T) {
 		t.Run(name+"/section headers", func(t *testing.T) {
 			wantFormatError(t, open(b[:shEnd-1]), int64(shoff), fmt.Sprintf("section header table: %d entries of %d bytes end at 0x%x", shnum, shentsize, shEnd))
 		})
+		t.Run(name+"/offset past the end", func(t *testing.T) {
+			// A table that starts past the end may as well have a corrupt
+			// offset: the message says both.
+			c := bytes.Clone(b)
+			far := uint64(len(c) + 4096)
+			if ef.Class == elf.ELFCLASS32 {
+				bo.(binary.ByteOrder).PutUint32(c[32:], uint32(far))
+			} else {
+				bo.(binary.ByteOrder).PutUint64(c[40:], far)
+			}
+			wantFormatError(t, open(c), int64(far), fmt.Sprintf("past the end of the file (%d bytes): the file is truncated or its header is corrupt", len(c)))
+			wantFormatError(t, open(b[:shEnd-1]), int64(shoff), "the file is truncated")
+			if err := open(b[:shEnd-1]); strings.Contains(err.Error(), "corrupt") {
+				t.Errorf("a table cut short is called corrupt: %v", err)
+			}
+		})
 		t.Run(name+"/section names", func(t *testing.T) {
 			// The section name table moved to 8 bytes before the end.
 			c := bytes.Clone(b)
