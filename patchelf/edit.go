@@ -88,6 +88,10 @@ type Options struct {
 type Error struct {
 	Path string
 	Msg  string
+	// Patchelf is how NixOS patchelf words the same refusal, where it
+	// differs from Msg: the drop-in command prints it, so scripts that
+	// match patchelf's messages keep working.
+	Patchelf string
 }
 
 func (e *Error) Error() string { return e.Path + ": " + e.Msg }

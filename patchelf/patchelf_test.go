@@ -265,7 +265,7 @@ func TestErrorsLeaveFileUntouched(t *testing.T) {
 		e    patchelf.Edit
 		msg  string
 	}{
-		{"libfoo.so.1", patchelf.Edit{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"}, "cannot find section '.interp'"},
+		{"libfoo.so.1", patchelf.Edit{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"}, "no program interpreter (no PT_INTERP) to replace"},
 		{"archive_a.o", patchelf.Edit{Kind: patchelf.SetRPath, Arg: "/x"}, "relocatable object"},
 		{"libfoo.so.1", patchelf.Edit{Kind: patchelf.SetOSABI, Arg: "plan9"}, "unrecognized OS ABI"},
 	} {

@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -355,7 +356,8 @@ func (m *model) staticPIE() bool {
 
 func (m *model) needDynamic(what string) error {
 	if m.dyn == nil {
-		return m.errf("cannot find section '.dynamic'. The input file is most likely statically linked (%s)", what)
+		return &Error{Path: m.path, Msg: fmt.Sprintf("no dynamic section for --%s to edit: the file is statically linked", what),
+			Patchelf: fmt.Sprintf("cannot find section '.dynamic'. The input file is most likely statically linked (%s)", what)}
 	}
 	return nil
 }
@@ -484,7 +486,8 @@ func (m *model) apply(e Edit) error {
 			has = has || p.Type == elf.PT_INTERP
 		}
 		if !has {
-			return m.errf("cannot find section '.interp'. The input file is most likely statically linked")
+			return &Error{Path: m.path, Msg: "no program interpreter (no PT_INTERP) to replace: a shared library or a statically linked program has none, and --set-interpreter does not add one",
+				Patchelf: "cannot find section '.interp'. The input file is most likely statically linked"}
 		}
 		v := e.Arg
 		m.interp = &v

@@ -351,7 +351,10 @@ func Run(o *Options, version string) error {
 }
 
 func describe(path string, err error) string {
+	var pe *patchelf.Error
 	switch {
+	case errors.As(err, &pe) && pe.Patchelf != "":
+		return pe.Path + ": " + pe.Patchelf
 	case errors.Is(err, elfx.ErrNotELF):
 		return path + ": not an ELF executable"
 	case os.IsNotExist(err):

@@ -44,6 +44,13 @@ func TestPatchSpeaksAsRocmdoctor(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(dir, "nowhere.so")
+	// An edit is refused on a copy (the fixture must not change if it
+	// were not).
+	lib := filepath.Join(dir, "libfoo.so.1")
+	b, err := os.ReadFile(td + "libfoo.so.1")
+	if err != nil || os.WriteFile(lib, b, 0o644) != nil {
+		t.Fatal("copying the fixture failed")
+	}
 	for _, c := range []struct {
 		args           []string
 		patch, patchel string
@@ -51,6 +58,9 @@ func TestPatchSpeaksAsRocmdoctor(t *testing.T) {
 		{[]string{"--print-interpreter", td + "libfoo.so.1"},
 			"rocmdoctor: " + td + "libfoo.so.1: no program interpreter (no PT_INTERP): a shared library or a statically linked program names none\n",
 			"patchelf: " + td + "libfoo.so.1: cannot find section '.interp'. The input file is most likely statically linked\n"},
+		{[]string{"--set-interpreter", "/lib/ld.so", lib},
+			"rocmdoctor: " + lib + ": no program interpreter (no PT_INTERP) to replace: a shared library or a statically linked program has none, and --set-interpreter does not add one\n",
+			"patchelf: " + lib + ": cannot find section '.interp'. The input file is most likely statically linked\n"},
 		{[]string{"--set-soname", "x", empty},
 			"rocmdoctor: " + empty + ": not an ELF file\n",
 			"patchelf: " + empty + ": not an ELF executable\n"},
