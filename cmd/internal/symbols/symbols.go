@@ -108,9 +108,9 @@ func render(opts *Options, rep *symcheck.Report) error {
 	w := io.Out
 	switch rep.Mode {
 	case "dynamic":
-		fmt.Fprintf(w, "%s: %d objects loaded, %d references bound, %d finding(s)\n", strings.Join(rep.Inputs, " "), rep.Objects, rep.Satisfied, len(rep.Findings))
+		fmt.Fprintf(w, "%s: %d object(s) loaded, %d reference(s) bound, %d finding(s)\n", strings.Join(rep.Inputs, " "), rep.Objects, rep.Satisfied, len(rep.Findings))
 	default:
-		fmt.Fprintf(w, "%s: %d objects, %d referenced names defined inside the inputs, %d unresolved\n", strings.Join(rep.Inputs, " "), rep.Objects, rep.Satisfied, len(rep.Findings))
+		fmt.Fprintf(w, "%s: %d object(s), %d referenced name(s) defined inside the inputs, %d unresolved\n", strings.Join(rep.Inputs, " "), rep.Objects, rep.Satisfied, len(rep.Findings))
 	}
 	if len(rep.Findings) > 0 {
 		header := []string{"RULE", "SYMBOL"}
