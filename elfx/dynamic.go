@@ -72,6 +72,17 @@ func (d *Dynamic) StrTabBytes() ([]byte, error) {
 	return d.f.readStrings(d.StrTab, d.StrSize, "dynamic string table")
 }
 
+// Detached returns a copy of d without its entries that keeps no
+// reference to the File it was read from (the parsed headers and
+// sections, the open file's buffers): for callers that keep the decoded
+// values (NEEDED, SONAME, RPATH, RUNPATH, flags) after the file is closed.
+// String and StrTabBytes return nothing on it.
+func (d *Dynamic) Detached() *Dynamic {
+	c := *d
+	c.Entries, c.f = nil, nil
+	return &c
+}
+
 // RPathList splits DT_RPATH at colons (empty elements kept, as the loader
 // treats them as the current directory).
 func (d *Dynamic) RPathList() []string { return splitPath(d.RPath, d.HasRPath) }

@@ -521,3 +521,31 @@ func TestInspectAllKeepsOrder(t *testing.T) {
 		t.Error("InspectAll(nil) is nil")
 	}
 }
+
+// TestDynamicDetached: the detached copy keeps the decoded values and
+// nothing that reads the file.
+func TestDynamicDetached(t *testing.T) {
+	f, err := elfx.Open(testenv.Testdata("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := f.Dynamic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := d.Detached()
+	if c == d || !reflect.DeepEqual(c.Needed, d.Needed) || c.RunPath != d.RunPath || c.RPath != d.RPath || c.HasRPath != d.HasRPath ||
+		c.Soname != d.Soname || c.Flags1 != d.Flags1 || c.TextRel != d.TextRel || c.Offset != d.Offset || c.StrTab != d.StrTab {
+		t.Errorf("detached %+v, from %+v", c, d)
+	}
+	if c.Entries != nil || len(d.Entries) == 0 {
+		t.Errorf("entries: %d detached, %d original", len(c.Entries), len(d.Entries))
+	}
+	if s, ok := c.String(1); ok || s != "" {
+		t.Errorf("a detached section read a string: %q", s)
+	}
+	if _, ok := d.String(1); !ok {
+		t.Error("the original no longer reads strings")
+	}
+}
