@@ -179,6 +179,7 @@ func lddAgrees(t *testing.T, path string, opts rpath.Options, env ...string) {
 
 func TestWrongMachineCandidateSkipped(t *testing.T) {
 	tr := newTree(t)
+	testenv.GCC32(t)
 	tr.lib("w/libdep.so.1", "libdep.so.1", libdep, "-m32")
 	tr.lib("a/libdep.so.1", "libdep.so.1", libdep)
 	exe := tr.exe("exe", usesDep, "-L"+tr.path("a"), "-l:libdep.so.1",

@@ -187,7 +187,7 @@ func TestLinkLineRealLLD(t *testing.T) {
 	}
 	// The 32/64-bit case with gcc and GNU ld: ld skips the 64-bit library
 	// ("skipping incompatible") and rocmdoctor says which one it skipped to.
-	gcc := testenv.Tool(t, "gcc", "gcc")
+	gcc := testenv.GCC32(t)
 	os.WriteFile(filepath.Join(dir, "m.c"), []byte("int main(void){return 0;}\n"), 0o644)
 	if out, err := exec.Command(gcc, "-m32", "-c", filepath.Join(dir, "m.c"), "-o", filepath.Join(dir, "m.o")).CombinedOutput(); err != nil {
 		t.Fatalf("gcc -m32: %v %s", err, out)

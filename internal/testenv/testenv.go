@@ -9,11 +9,13 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/mapfile"
@@ -44,6 +46,41 @@ func Tool(t testing.TB, name, pkg string) string {
 		Missing(t, "tool "+name, "apt-get install "+pkg)
 	}
 	return p
+}
+
+// GCC32 returns gcc's path when it links 32-bit x86 programs, or
+// skips/fails: gcc -m32 needs the 32-bit C library and libgcc, which a
+// machine with gcc alone lacks (Debian's gcc-multilib brings them).
+func GCC32(t testing.TB) string {
+	t.Helper()
+	gcc := Tool(t, "gcc", "gcc")
+	gcc32.once.Do(func() {
+		dir, err := os.MkdirTemp("", "rocmdoctor-m32-")
+		if err != nil {
+			gcc32.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		src := filepath.Join(dir, "m.c")
+		if err := os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o644); err != nil {
+			gcc32.err = err
+			return
+		}
+		out, err := exec.Command(gcc, "-m32", "-o", filepath.Join(dir, "m"), src).CombinedOutput()
+		if err != nil {
+			gcc32.err = fmt.Errorf("%v: %s", err, bytes.TrimSpace(out))
+		}
+	})
+	if gcc32.err != nil {
+		t.Logf("gcc -m32 cannot link: %v", gcc32.err)
+		Missing(t, "gcc -m32 (the 32-bit C library and libgcc)", "apt-get install gcc-multilib")
+	}
+	return gcc
+}
+
+var gcc32 struct {
+	once sync.Once
+	err  error
 }
 
 // File returns path when it exists, or skips/fails naming the package.
