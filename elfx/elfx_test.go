@@ -395,8 +395,15 @@ func TestParseTargetID(t *testing.T) {
 }
 
 func TestSniffAndErrors(t *testing.T) {
-	if _, err := elfx.Open(testenv.Testdata("src", "foo.c")); !errors.Is(err, elfx.ErrNotELF) {
+	if _, err := elfx.Open(testenv.Testdata("src", "foo.c")); !errors.Is(err, elfx.ErrNotELF) || strings.Contains(err.Error(), "archive") {
 		t.Errorf("Open(foo.c) = %v, want ErrNotELF", err)
+	}
+	// An archive given where an ELF file is read is named as what it is.
+	for name, want := range map[string]string{"libgnu.a": "an ar archive", "libthin.a": "a thin ar archive"} {
+		p := testenv.Testdata(name)
+		if _, err := elfx.Open(p); !errors.Is(err, elfx.ErrNotELF) || err.Error() != p+": not an ELF file but "+want+" (a static library)" {
+			t.Errorf("Open(%s) = %v", name, err)
+		}
 	}
 	if _, err := elfx.OpenArchive(testenv.Testdata("libfoo.so.1")); !errors.Is(err, elfx.ErrNotArchive) {
 		t.Errorf("OpenArchive(libfoo) = %v, want ErrNotArchive", err)

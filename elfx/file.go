@@ -234,7 +234,7 @@ func newFile(r io.ReaderAt, size int64, path string) (f *File, err error) {
 	f = &File{Path: path, Size: size, r: r}
 	var ident [elf.EI_NIDENT]byte
 	if n, _ := r.ReadAt(ident[:], 0); n < 4 || string(ident[:4]) != elf.ELFMAG {
-		return nil, fmt.Errorf("%s: %w", nameOr(path), ErrNotELF)
+		return nil, fmt.Errorf("%s: %w%s", nameOr(path), ErrNotELF, notELFKind(ident[:n]))
 	} else if n < len(ident) {
 		return nil, f.formatErr(0, "ELF identification", fmt.Errorf("the file is %d bytes, shorter than the %d-byte identification: %w", n, len(ident), io.ErrUnexpectedEOF))
 	}
@@ -294,6 +294,18 @@ func newFile(r io.ReaderAt, size int64, path string) (f *File, err error) {
 		return nil, f.formatErr(0, "ELF structure", err)
 	}
 	return f, nil
+}
+
+// notELFKind says what a file that is not ELF is, when its first bytes
+// tell (an archive handed to a command that reads ELF files), or "".
+func notELFKind(head []byte) string {
+	switch kindOf(head) {
+	case KindArchive:
+		return " but an ar archive (a static library)"
+	case KindThinArchive:
+		return " but a thin ar archive (a static library)"
+	}
+	return ""
 }
 
 // truncation names the first of the tables debug/elf reads at open (the
