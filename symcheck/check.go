@@ -365,6 +365,12 @@ func relTo(root, p string) string {
 		filepath.IsAbs(root) && filepath.Clean(root) == root && filepath.Clean(p) == p {
 		return p[n+1:]
 	}
+	return relAbs(root, p)
+}
+
+// relAbs is relTo for any root and path: both made absolute, then
+// filepath.Rel.
+func relAbs(root, p string) string {
 	if a, err := filepath.Abs(root); err == nil {
 		root = a
 	}
