@@ -54,34 +54,34 @@ func Tool(t testing.TB, name, pkg string) string {
 func GCC32(t testing.TB) string {
 	t.Helper()
 	gcc := Tool(t, "gcc", "gcc")
-	gcc32.once.Do(func() {
-		dir, err := os.MkdirTemp("", "rocmdoctor-m32-")
-		if err != nil {
-			gcc32.err = err
-			return
-		}
-		defer os.RemoveAll(dir)
-		src := filepath.Join(dir, "m.c")
-		if err := os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o644); err != nil {
-			gcc32.err = err
-			return
-		}
-		out, err := exec.Command(gcc, "-m32", "-o", filepath.Join(dir, "m"), src).CombinedOutput()
-		if err != nil {
-			gcc32.err = fmt.Errorf("%v: %s", err, bytes.TrimSpace(out))
-		}
-	})
-	if gcc32.err != nil {
-		t.Logf("gcc -m32 cannot link: %v", gcc32.err)
+	if err := linksM32(); err != nil {
+		t.Logf("gcc -m32 cannot link: %v", err)
 		Missing(t, "gcc -m32 (the 32-bit C library and libgcc)", "apt-get install gcc-multilib")
 	}
 	return gcc
 }
 
-var gcc32 struct {
-	once sync.Once
-	err  error
-}
+// linksM32 links a program with gcc -m32 once per test process and
+// reports why it could not.
+var linksM32 = sync.OnceValue(func() error {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "rocmdoctor-m32-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	src := filepath.Join(dir, "m.c")
+	if err := os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o644); err != nil {
+		return err
+	}
+	if out, err := exec.Command(gcc, "-m32", "-o", filepath.Join(dir, "m"), src).CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, bytes.TrimSpace(out))
+	}
+	return nil
+})
 
 // File returns path when it exists, or skips/fails naming the package.
 func File(t testing.TB, path, pkg string) string {
