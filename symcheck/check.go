@@ -872,7 +872,7 @@ func llvmFinding(path string, d *LLVMDiagnosis) []Finding {
 		Message: d.Message, Fix: d.Fix}}
 }
 
-var soFile = regexp.MustCompile(`(^lib.*\.so(\.[0-9.]+)?$)|(\.so(\.[0-9]+)*$)`)
+var soFile = lazyRegexp(`(^lib.*\.so(\.[0-9.]+)?$)|(\.so(\.[0-9]+)*$)`)
 
 // hygiene runs the file-level rules RD1201–RD1209.
 func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), path string, opts *CheckOptions) ([]Finding, error) {
@@ -909,7 +909,7 @@ func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), pat
 			case e == "":
 				add(RuleRelativeRunpath, fmt.Sprintf("%s: %s has an empty entry, which means the working directory", path, tag), "", e)
 			case strings.HasPrefix(e, "$ORIGIN") || strings.HasPrefix(e, "${ORIGIN}"):
-			case soFile.MatchString(filepath.Base(e)) && !strings.HasSuffix(e, "/"):
+			case soFile().MatchString(filepath.Base(e)) && !strings.HasSuffix(e, "/"):
 				add(RuleFileNameRunpath, fmt.Sprintf("%s: %s entry %q is a file name, not a directory", path, tag, e), "", e)
 			case !strings.HasPrefix(e, "/") && !strings.HasPrefix(e, "$"):
 				add(RuleRelativeRunpath, fmt.Sprintf("%s: %s entry %q is relative to the working directory", path, tag, e), "", e)

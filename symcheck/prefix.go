@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
@@ -92,15 +93,22 @@ type PrefixReport struct {
 	Findings      []Finding          `json:"findings"`
 }
 
+// The patterns are compiled on first use: compiling them when the package
+// is initialised costs every command, and most never use them.
 var (
-	hipNode      = regexp.MustCompile(`^hip_(\d+)\.(\d+)$`)
-	pkgVersion   = regexp.MustCompile(`set\(PACKAGE_VERSION "([0-9.]+)"\)`)
-	releaseRe    = regexp.MustCompile(`^(\d+)\.(\d+)`)
-	clangVersion = regexp.MustCompile(`clang version (\d+)\.(\d+)\.(\d+)`)
+	hipNode      = lazyRegexp(`^hip_(\d+)\.(\d+)$`)
+	pkgVersion   = lazyRegexp(`set\(PACKAGE_VERSION "([0-9.]+)"\)`)
+	releaseRe    = lazyRegexp(`^(\d+)\.(\d+)`)
+	clangVersion = lazyRegexp(`clang version (\d+)\.(\d+)\.(\d+)`)
 )
 
+// lazyRegexp returns a function compiling expr on its first call.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
 func release(v string) string {
-	if m := releaseRe.FindStringSubmatch(v); m != nil {
+	if m := releaseRe().FindStringSubmatch(v); m != nil {
 		return m[1] + "." + m[2]
 	}
 	return ""
@@ -188,7 +196,7 @@ func (rep *PrefixReport) versions(prefix string, libDirs []string) {
 		m, _ := filepath.Glob(filepath.Join(prefix, pat))
 		for _, p := range m {
 			if b, err := regfile.ReadFile(p); err == nil {
-				if v := pkgVersion.FindSubmatch(b); v != nil {
+				if v := pkgVersion().FindSubmatch(b); v != nil {
 					add("hip (cmake)", string(v[1]), p)
 				}
 			}
@@ -213,7 +221,7 @@ func (rep *PrefixReport) versions(prefix string, libDirs []string) {
 			f.Close()
 			best, bmj, bmn := "", -1, -1
 			for _, v := range defs {
-				if mm := hipNode.FindStringSubmatch(v.Name); mm != nil {
+				if mm := hipNode().FindStringSubmatch(v.Name); mm != nil {
 					mj, _ := strconv.Atoi(mm[1])
 					mn, _ := strconv.Atoi(mm[2])
 					if mj > bmj || mj == bmj && mn > bmn {
@@ -469,7 +477,7 @@ func (rep *PrefixReport) toolchain(prefix string) {
 // data (never executing it): the major and the full version.
 func clangVersionOf(path string, re *regexp.Regexp) (string, string) {
 	if re == nil {
-		re = clangVersion
+		re = clangVersion()
 	}
 	f, err := elfx.Open(path)
 	if err != nil {

@@ -134,12 +134,14 @@ type Plan struct {
 var ErrRefused = errors.New("relink refused")
 
 // graftedName matches auditwheel's hashed names: libamdhip64-46b24d76.so.6.2.60200.
-var graftedName = regexp.MustCompile(`^(lib.+)-[0-9a-f]{8}(\.so(\.[0-9.]+)?)$`)
+var graftedName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(lib.+)-[0-9a-f]{8}(\.so(\.[0-9.]+)?)$`)
+}) // compiled on first use, not by every command at start-up
 
 // family is the name without version: "libamdhip64" for libamdhip64.so.6,
 // libamdhip64-46b24d76.so.6.2.60200 and libamdhip64.so.
 func family(name string) string {
-	if m := graftedName.FindStringSubmatch(name); m != nil {
+	if m := graftedName().FindStringSubmatch(name); m != nil {
 		return m[1]
 	}
 	if i := strings.Index(name, ".so"); i > 0 {
@@ -150,7 +152,7 @@ func family(name string) string {
 
 // major is the first version component after ".so" ("6" for libx.so.6.2).
 func major(name string) string {
-	if m := graftedName.FindStringSubmatch(name); m != nil {
+	if m := graftedName().FindStringSubmatch(name); m != nil {
 		name = m[1] + m[2]
 	}
 	i := strings.Index(name, ".so.")
@@ -364,7 +366,7 @@ func droppable(targets map[string][]targetLib, o Options) func(name string) bool
 // isGrafted reports whether rel is an auditwheel-grafted copy:
 // <pkg>.libs/libamdhip64-46b24d76.so.6.2.60200.
 func isGrafted(rel string) bool {
-	return graftedName.MatchString(path.Base(rel)) && strings.Contains(rel, ".libs/")
+	return graftedName().MatchString(path.Base(rel)) && strings.Contains(rel, ".libs/")
 }
 
 // targetFile is the path of the first file named name in dirs, or "".

@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/version"
@@ -326,13 +327,13 @@ func (in *Interp) EvalFile(path string) error {
 
 func (returnSignal) Error() string { return "return()" }
 
-var varRef = regexp.MustCompile(`\$\{([^${}]*)\}|\$ENV\{([^}]*)\}`)
+var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([^${}]*)\}|\$ENV\{([^}]*)\}`) })
 
 // Expand substitutes ${VAR} (innermost first) and $ENV{VAR} (always empty).
 func (in *Interp) Expand(s string) string {
 	for i := 0; i < 32 && (strings.Contains(s, "${") || strings.Contains(s, "$ENV{")); i++ {
-		next := varRef.ReplaceAllStringFunc(s, func(m string) string {
-			sub := varRef.FindStringSubmatch(m)
+		next := varRef().ReplaceAllStringFunc(s, func(m string) string {
+			sub := varRef().FindStringSubmatch(m)
 			if strings.HasPrefix(m, "$ENV") {
 				return ""
 			}

@@ -145,7 +145,7 @@ func (d *decoder) run() error {
 		case 0:
 			err = d.stored()
 		case 1:
-			d.tab = &fixed
+			d.tab = fixedTables()
 			err = d.coded()
 		case 2:
 			if err = d.readTables(); err == nil {

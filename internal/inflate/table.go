@@ -1,6 +1,9 @@
 package inflate
 
-import "math/bits"
+import (
+	"math/bits"
+	"sync"
+)
 
 // The literal/length and distance decoding tables hold, for each code,
 // everything decoding it takes (libdeflate's layout): the value or the
@@ -192,9 +195,10 @@ type tables struct {
 	dist distTable
 }
 
-var fixed tables
-
-func init() {
+// fixedTables are the tables of the fixed codes, built on first use
+// (not at start-up, by every command).
+var fixedTables = sync.OnceValue(func() *tables {
+	fixed := new(tables)
 	var l [288]uint8
 	for i := range l {
 		switch {
@@ -216,4 +220,5 @@ func init() {
 		d[i] = 5
 	}
 	fixed.dist.build(d[:])
-}
+	return fixed
+})

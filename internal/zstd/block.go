@@ -1,6 +1,9 @@
 package zstd
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"sync"
+)
 
 const maxBlockSize = 128 << 10
 
@@ -21,9 +24,13 @@ var (
 	mlDefault = []int16{1, 4, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1}
 	ofDefault = []int16{1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1}
-
-	llPredef, mlPredef, ofPredef = mustFSE(llDefault, 6), mustFSE(mlDefault, 6), mustFSE(ofDefault, 5)
 )
+
+// The predefined tables, built on first use (not at start-up, by every
+// command).
+var predefTables = sync.OnceValue(func() *[3]fseTable {
+	return &[3]fseTable{mustFSE(llDefault, 6), mustFSE(mlDefault, 6), mustFSE(ofDefault, 5)}
+})
 
 func mustFSE(norm []int16, log uint) fseTable {
 	t, err := buildFSE(norm, log)
@@ -222,13 +229,13 @@ func (f *frameState) block(b []byte) error {
 	}
 	modes := rest[0]
 	rest = rest[1:]
-	if rest, err = f.table(modes>>6, rest, &f.ll, &f.llT, &llPredef, 35, 9); err != nil {
+	if rest, err = f.table(modes>>6, rest, &f.ll, &f.llT, &predefTables()[0], 35, 9); err != nil {
 		return err
 	}
-	if rest, err = f.table(modes>>4&3, rest, &f.of, &f.ofT, &ofPredef, 31, 8); err != nil {
+	if rest, err = f.table(modes>>4&3, rest, &f.of, &f.ofT, &predefTables()[2], 31, 8); err != nil {
 		return err
 	}
-	if rest, err = f.table(modes>>2&3, rest, &f.ml, &f.mlT, &mlPredef, 52, 9); err != nil {
+	if rest, err = f.table(modes>>2&3, rest, &f.ml, &f.mlT, &predefTables()[1], 52, 9); err != nil {
 		return err
 	}
 	r, err := newRevBits(rest)
