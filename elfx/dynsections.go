@@ -172,8 +172,10 @@ func (f *File) gnuHashCount(off int64, avail uint64) (nsyms, size uint64) {
 		return symoff, chainAt // no symbol is hashed
 	}
 	// The chain of the last bucket runs to an entry with the low bit set.
-	const step = 16 << 10
-	for i := last - symoff; ; {
+	// Chains are a few entries long: the reads start at 64 entries and
+	// grow to 16 Ki entries.
+	step := chainReadStart
+	for i := last - symoff; ; step = min(step*4, 16<<10) {
 		at := chainAt + i*4
 		if at >= avail {
 			return 0, 0
@@ -190,24 +192,42 @@ func (f *File) gnuHashCount(off int64, avail uint64) (nsyms, size uint64) {
 	}
 }
 
+// The first reads of a GNU hash chain (in entries) and of a version table
+// (in bytes) made from the dynamic segment; variables for tests, which
+// make them tiny to exercise the reads that follow.
+var (
+	chainReadStart   uint64 = 64
+	versionReadStart uint64 = 4 << 10
+)
+
 // versionExtent is the size of the version table (.gnu.version_d when
 // def, else .gnu.version_r) at off, whose names are in the string table
 // strs: where the parser's walk of its entries ends. A table the parser
-// rejects is given all that can be read of it, and the parser reports
-// where it breaks when the table is used.
+// rejects is given all that can be read of it (up to 1 MiB), and the
+// parser reports where it breaks when the table is used.
+//
+// The walk starts on the first 4 KiB and reads four times more while it
+// runs past what was read: a version table is a few hundred bytes, and
+// reading the full 1 MiB for each one made a check of stripped libraries
+// copy megabytes per file.
 func (f *File) versionExtent(off int64, avail uint64, strs strTab, def bool) uint64 {
-	b, err := f.readRange(off, min(avail, 1<<20), "version table")
-	if err != nil {
-		return 0
+	limit := min(avail, 1<<20)
+	for n := min(limit, versionReadStart); ; n = min(n*4, limit) {
+		b, err := f.readRange(off, n, "version table")
+		if err != nil {
+			return 0
+		}
+		var end uint64
+		if def {
+			_, end, err = f.parseVersionDefs(off, b, strs)
+		} else {
+			_, end, err = f.parseVersionNeeds(off, b, strs)
+		}
+		if err == nil {
+			return end
+		}
+		if n == limit {
+			return uint64(len(b))
+		}
 	}
-	var end uint64
-	if def {
-		_, end, err = f.parseVersionDefs(off, b, strs)
-	} else {
-		_, end, err = f.parseVersionNeeds(off, b, strs)
-	}
-	if err != nil {
-		return uint64(len(b))
-	}
-	return end
 }

@@ -102,6 +102,15 @@ func TestSymbolsWithoutSectionHeaders(t *testing.T) {
 	for _, n := range []string{"libfoo.so.1", "libbe.so", "libi386.so", "libsysv.so"} {
 		check(t, testenv.Testdata(n))
 	}
+	// The tables are read in growing pieces: starting from one byte (one
+	// chain entry), every read that follows is taken.
+	t.Run("tiny reads", func(t *testing.T) {
+		defer elfx.TinyDynamicReads()()
+		for _, n := range []string{"libfoo.so.1", "libbe.so", "libi386.so"} {
+			check(t, testenv.Testdata(n))
+		}
+		check(t, testenv.File(t, "/usr/lib/x86_64-linux-gnu/libc.so.6", "libc6"))
+	})
 	// Real libraries: the CI tier has them.
 	for p, pkg := range map[string]string{"/usr/lib/x86_64-linux-gnu/libc.so.6": "libc6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6": "libstdc++6",
 		"/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1": "libllvm15"} {
