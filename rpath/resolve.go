@@ -31,6 +31,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -95,6 +96,12 @@ type Options struct {
 	// file once per cache instead of once per Resolver); nil gives the
 	// Resolver its own.
 	Files *FileCache
+	// Warn, when set, is told what resolution works around instead of
+	// failing: an ld.so.cache that exists but cannot be read or parsed
+	// (ld.so.conf's directories are searched instead, as they would be
+	// by ld.so). A missing cache, normal in a sysroot, is not reported.
+	// It is called once per FileCache, from the goroutine resolving.
+	Warn func(msg string)
 }
 
 // Attempt is one candidate path the search looked at.
@@ -1253,6 +1260,9 @@ func (r *Resolver) loadCache() *Cache {
 	}
 	got := r.files.remember(onceKey{"ld.so.cache", p}, func() any {
 		c, err := ReadCache(p)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && r.opts.Warn != nil {
+			r.opts.Warn(fmt.Sprintf("%v; searched the directories of ld.so.conf instead", err))
+		}
 		return read{c, err}
 	}).(read)
 	r.cache, r.cacheErr = got.c, got.err

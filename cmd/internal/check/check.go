@@ -72,7 +72,7 @@ when findings at or above --fail-on remain; Ctrl-C stops with a partial report.`
   rocmdoctor check --list-rules`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
-			ro, err := opts.Resolver.Options(cmd)
+			ro, err := opts.Resolver.Options(cmd, opts.IO)
 			if err != nil {
 				return err
 			}

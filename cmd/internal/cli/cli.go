@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mattn/go-isatty"
 	"github.com/olekukonko/tablewriter"
@@ -74,6 +76,9 @@ type IOStreams struct {
 	outTTY  bool
 	errTTY  bool
 	colorOn bool
+
+	warnMu   sync.Mutex
+	warnings []string
 }
 
 // System returns the process's streams.
@@ -89,6 +94,28 @@ func System() *IOStreams {
 func Test() (*IOStreams, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
 	in, out, errOut := &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
 	return &IOStreams{In: in, Out: out, ErrOut: errOut}, in, out, errOut
+}
+
+// Warn records a warning for FlushWarnings (once per distinct message).
+// It is safe for concurrent use: library callbacks (rpath.Options.Warn)
+// call it from a scan's workers, whose progress bar it must not break.
+func (s *IOStreams) Warn(msg string) {
+	s.warnMu.Lock()
+	defer s.warnMu.Unlock()
+	if !slices.Contains(s.warnings, msg) {
+		s.warnings = append(s.warnings, msg)
+	}
+}
+
+// FlushWarnings prints the recorded warnings on ErrOut, after the
+// command's output, and forgets them.
+func (s *IOStreams) FlushWarnings() {
+	s.warnMu.Lock()
+	defer s.warnMu.Unlock()
+	for _, w := range s.warnings {
+		fmt.Fprintf(s.ErrOut, "rocmdoctor: warning: %s\n", w)
+	}
+	s.warnings = nil
 }
 
 // IsStderrTerminal reports whether stderr is a terminal (for progress bars).

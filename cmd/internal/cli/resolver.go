@@ -34,9 +34,11 @@ func (r *ResolverFlags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&r.Platform, "platform", "", "value of $PLATFORM (default: what ld.so sets on this CPU, e.g. haswell on Intel, x86_64 on AMD)")
 }
 
-// Options converts the flags; cmd tells whether --ld-library-path was given.
-func (r *ResolverFlags) Options(cmd *cobra.Command) (rpath.Options, error) {
-	ro := rpath.Options{Root: r.Root, LibDirs: r.LibDirs, Platform: r.Platform}
+// Options converts the flags; cmd tells whether --ld-library-path was
+// given. What the resolver works around (a damaged ld.so.cache) is a
+// warning on io, printed after the command's output.
+func (r *ResolverFlags) Options(cmd *cobra.Command, io *IOStreams) (rpath.Options, error) {
+	ro := rpath.Options{Root: r.Root, LibDirs: r.LibDirs, Platform: r.Platform, Warn: io.Warn}
 	hw, ok := rpath.ParseHWCapsLevel(r.HWCaps)
 	if !ok {
 		return ro, &UsageError{fmt.Errorf("--hwcaps must be auto, none, x86-64-v2, x86-64-v3 or x86-64-v4, not %q", r.HWCaps)}

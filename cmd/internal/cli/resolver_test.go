@@ -24,7 +24,7 @@ func TestResolverFlagsLegacyHWCaps(t *testing.T) {
 		if err := cmd.Flags().Parse([]string{"--legacy-hwcaps", tt.arg}); err != nil {
 			t.Fatal(err)
 		}
-		ro, err := rf.Options(cmd)
+		ro, err := rf.Options(cmd, &IOStreams{})
 		var ue *UsageError
 		switch {
 		case tt.wantErr:

@@ -4,9 +4,7 @@ package deps
 import (
 	"context"
 	"debug/elf"
-	"errors"
 	"fmt"
-	"io/fs"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -49,7 +47,7 @@ Exit status 3 when a NEEDED library is missing (see --fail-on).`,
 		Args: cli.MinArgs(1, "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
-			ro, err := opts.Resolver.Options(cmd)
+			ro, err := opts.Resolver.Options(cmd, opts.IO)
 			if err != nil {
 				return err
 			}
@@ -108,11 +106,6 @@ func Run(ctx context.Context, opts *Options) error {
 				return err
 			}
 		}
-	}
-	// A damaged ld.so.cache changes what resolves: say so (a missing one
-	// is normal in a sysroot).
-	if err := r.CacheError(); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: warning: %v; searched the directories of ld.so.conf instead\n", err)
 	}
 	if opts.JSON {
 		if err := cli.WriteJSON(opts.IO.Out, doc); err != nil {

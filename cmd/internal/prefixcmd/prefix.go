@@ -39,7 +39,7 @@ composable_kernel headers MIGraphX includes. Exit status 3 on findings.`,
   rocmdoctor prefix --for migraphx $out`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ro, err := rf.Options(cmd)
+			ro, err := rf.Options(cmd, io)
 			if err != nil {
 				return err
 			}

@@ -138,6 +138,7 @@ func Run(io *cli.IOStreams, args []string) int {
 	cmd := NewCmdRoot(io)
 	cmd.SetArgs(args)
 	ran, err := cmd.ExecuteC()
+	io.FlushWarnings()
 	if err != nil && (err.Error() == "help" || err.Error() == "version") {
 		// `rocmdoctor patchelf --help/--version`, parsed by the command itself.
 		if err.Error() == "version" {

@@ -60,7 +60,7 @@ Exit status 3 when unresolved symbols remain (see --fail-on).`,
   rocmdoctor symbols --host /usr/lib/llvm-15/bin/opt /usr/lib/llvm-15/lib/LLVMPolly.so`,
 		Args: cli.MinArgs(1, "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ro, err := opts.Resolver.Options(cmd)
+			ro, err := opts.Resolver.Options(cmd, opts.IO)
 			if err != nil {
 				return err
 			}

@@ -56,7 +56,7 @@ Exit status 3 on findings (see --fail-on).`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ro, err := opts.Resolver.Options(cmd)
+			ro, err := opts.Resolver.Options(cmd, opts.IO)
 			if err != nil {
 				return err
 			}

@@ -59,7 +59,7 @@ order and attributes), regenerates RECORD and drops RECORD.jws/RECORD.p7s.`,
   rocmdoctor wheel relink --lib-dir /nix/store/…-rocm/lib --in-place venv/lib/python3.10/site-packages/onnxruntime_rocm-1.18.0.dist-info`,
 		Args: cli.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ro, err := o.resolver.Options(cmd)
+			ro, err := o.resolver.Options(cmd, io)
 			if err != nil {
 				return err
 			}
