@@ -119,6 +119,9 @@ type CheckReport struct {
 	Baselined     int         `json:"baselined"`
 	Interrupted   bool        `json:"interrupted"`
 	Errors        []FileError `json:"errors"`
+	// Warnings are what the scan worked around (a damaged ld.so.cache:
+	// rpath.Options.Warn), each once.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Count returns the number of findings at or above threshold.
@@ -150,6 +153,20 @@ type candidate struct {
 // returns the partial report with Interrupted set.
 func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport, error) {
 	rep := &CheckReport{SchemaVersion: CheckSchemaVersion, Roots: roots, Files: []string{}, Findings: []Finding{}, Errors: []FileError{}}
+	// What the resolvers work around is in the report (JSON, SARIF) as
+	// well as told to the caller's Warn.
+	var warnMu sync.Mutex
+	callerWarn := opts.Resolver.Warn
+	opts.Resolver.Warn = func(msg string) {
+		warnMu.Lock()
+		if !slices.Contains(rep.Warnings, msg) {
+			rep.Warnings = append(rep.Warnings, msg)
+		}
+		warnMu.Unlock()
+		if callerWarn != nil {
+			callerWarn(msg)
+		}
+	}
 	if opts.WorkDir == "" {
 		opts.WorkDir, _ = os.Getwd()
 	}

@@ -26,7 +26,7 @@ type sarifRun struct {
 }
 
 // sarifInvocation says whether the run completed and, as notifications,
-// which inputs could not be checked.
+// which inputs could not be checked and what the run worked around.
 type sarifInvocation struct {
 	ExecutionSuccessful        bool                `json:"executionSuccessful"`
 	ToolExecutionNotifications []sarifNotification `json:"toolExecutionNotifications,omitempty"`
@@ -120,6 +120,9 @@ func WriteSARIF(w io.Writer, rep *CheckReport, toolVersion string) error {
 			Level: "error", Message: sarifText{e.Error},
 			Locations: []sarifLocation{{sarifPhysical{sarifArtifact{URI: filepath.ToSlash(e.Path)}}}},
 		})
+	}
+	for _, w := range rep.Warnings {
+		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{Level: "warning", Message: sarifText{w}})
 	}
 	run.Invocations = []sarifInvocation{inv}
 	for _, f := range rep.Findings {

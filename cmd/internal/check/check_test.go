@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -151,6 +152,63 @@ inv=doc["runs"][0]["invocations"][0]; n=inv["toolExecutionNotifications"]
 assert inv["executionSuccessful"] and len(n)==1 and n[0]["level"]=="error" and n[0]["message"]["text"]==sys.argv[3]+": no such file or directory", inv`
 	if o, err := exec.Command(py, "-c", script, "../../../testdata/sarif/sarif-2.1.0-rtm.5.json", f, missing).CombinedOutput(); err != nil {
 		t.Errorf("SARIF does not validate: %v\n%s", err, o)
+	}
+	// A warning (a damaged ld.so.cache) is a notification without a
+	// location.
+	sys, cache := damagedCacheSysroot(t)
+	_, out, _ = run(t, "check", "--format", "sarif", "--root", sys, "--fail-on", "never", filepath.Join(sys, "lib"))
+	os.WriteFile(f, []byte(out), 0o644)
+	script = `import json,sys,jsonschema
+schema=json.load(open(sys.argv[1])); doc=json.load(open(sys.argv[2]))
+jsonschema.Draft4Validator(schema).validate(doc)
+n=doc["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+assert len(n)==1 and n[0]["level"]=="warning" and n[0]["message"]["text"].startswith(sys.argv[3]+": "), n`
+	if o, err := exec.Command(py, "-c", script, "../../../testdata/sarif/sarif-2.1.0-rtm.5.json", f, cache).CombinedOutput(); err != nil {
+		t.Errorf("SARIF with a warning does not validate: %v\n%s", err, o)
+	}
+}
+
+// damagedCacheSysroot is a sysroot with a library in lib/ and an
+// etc/ld.so.cache that is not one.
+func damagedCacheSysroot(t *testing.T) (sys, cache string) {
+	t.Helper()
+	sys, _ = clitest.InSysroot(t, "libfoo.so.1", "lib/libfoo.so.1")
+	cache = filepath.Join(sys, "etc", "ld.so.cache")
+	if err := os.MkdirAll(filepath.Dir(cache), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cache, []byte("not a cache"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return sys, cache
+}
+
+// TestCheckDamagedCacheReported: what the scan worked around is in the
+// JSON report (once, however many workers met it), in SARIF as a warning
+// notification, and on stderr; the findings are those of the scan
+// without a cache, and a report without warnings has no such field.
+func TestCheckDamagedCacheReported(t *testing.T) {
+	sys, cache := damagedCacheSysroot(t)
+	lib := filepath.Join(sys, "lib")
+	code, out, errOut := run(t, "check", "--json", "--root", sys, lib)
+	var rep symcheck.CheckReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Warnings) != 1 || !strings.HasPrefix(rep.Warnings[0], cache+": ") || code != cli.ExitFindings {
+		t.Errorf("exit %d, warnings %q; want one about %s", code, rep.Warnings, cache)
+	}
+	if strings.Count(errOut, "rocmdoctor: warning: "+cache+": ") != 1 {
+		t.Errorf("stderr %q", errOut)
+	}
+	os.Remove(cache)
+	_, clean, _ := run(t, "check", "--json", "--root", sys, lib)
+	if strings.Contains(clean, `"warnings"`) {
+		t.Errorf("a report without warnings has the field:\n%s", clean)
+	}
+	var without symcheck.CheckReport
+	if err := json.Unmarshal([]byte(clean), &without); err != nil || !reflect.DeepEqual(without.Findings, rep.Findings) {
+		t.Errorf("findings differ with the damaged cache:\n%+v\nwithout a cache:\n%+v", rep.Findings, without.Findings)
 	}
 }
 
