@@ -155,7 +155,7 @@ assert inv["executionSuccessful"] and len(n)==1 and n[0]["level"]=="error" and n
 	}
 	// A warning (a damaged ld.so.cache) is a notification without a
 	// location.
-	sys, cache := damagedCacheSysroot(t)
+	sys, _, cache := clitest.DamagedCacheSysroot(t, "libfoo.so.1", "lib/libfoo.so.1")
 	_, out, _ = run(t, "check", "--format", "sarif", "--root", sys, "--fail-on", "never", filepath.Join(sys, "lib"))
 	os.WriteFile(f, []byte(out), 0o644)
 	script = `import json,sys,jsonschema
@@ -168,27 +168,12 @@ assert len(n)==1 and n[0]["level"]=="warning" and n[0]["message"]["text"].starts
 	}
 }
 
-// damagedCacheSysroot is a sysroot with a library in lib/ and an
-// etc/ld.so.cache that is not one.
-func damagedCacheSysroot(t *testing.T) (sys, cache string) {
-	t.Helper()
-	sys, _ = clitest.InSysroot(t, "libfoo.so.1", "lib/libfoo.so.1")
-	cache = filepath.Join(sys, "etc", "ld.so.cache")
-	if err := os.MkdirAll(filepath.Dir(cache), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(cache, []byte("not a cache"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return sys, cache
-}
-
 // TestCheckDamagedCacheReported: what the scan worked around is in the
 // JSON report (once, however many workers met it), in SARIF as a warning
 // notification, and on stderr; the findings are those of the scan
 // without a cache, and a report without warnings has no such field.
 func TestCheckDamagedCacheReported(t *testing.T) {
-	sys, cache := damagedCacheSysroot(t)
+	sys, _, cache := clitest.DamagedCacheSysroot(t, "libfoo.so.1", "lib/libfoo.so.1")
 	lib := filepath.Join(sys, "lib")
 	code, out, errOut := run(t, "check", "--json", "--root", sys, lib)
 	var rep symcheck.CheckReport

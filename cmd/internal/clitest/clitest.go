@@ -41,3 +41,20 @@ func InSysroot(t testing.TB, name, rel string) (root, inside string) {
 	}
 	return root, inside
 }
+
+// DamagedCacheSysroot is InSysroot for the testdata file name at rel with
+// an etc/ld.so.cache that is not one; it returns the sysroot, the copy's
+// path and the cache's.
+func DamagedCacheSysroot(t testing.TB, name, rel string) (root, inside, cache string) {
+	t.Helper()
+	root, inside = InSysroot(t, name, rel)
+	cache = filepath.Join(root, "etc", "ld.so.cache")
+	err := os.MkdirAll(filepath.Dir(cache), 0o755)
+	if err == nil {
+		err = os.WriteFile(cache, []byte("not a cache"), 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, inside, cache
+}

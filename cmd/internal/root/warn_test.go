@@ -16,11 +16,7 @@ import (
 // not be read and what was searched instead (resolution goes on, as ld.so
 // does); a sysroot without a cache, the usual case, gets no warning.
 func TestDamagedLoaderCacheWarned(t *testing.T) {
-	sys, lib := clitest.InSysroot(t, "libfoo.so.1", "usr/lib/x86_64-linux-gnu/libfoo.so.1")
-	if err := os.MkdirAll(filepath.Join(sys, "etc"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cache := filepath.Join(sys, "etc", "ld.so.cache")
+	sys, lib, cache := clitest.DamagedCacheSysroot(t, "libfoo.so.1", "usr/lib/x86_64-linux-gnu/libfoo.so.1")
 	want := "rocmdoctor: warning: " + cache + ": "
 	tail := "; searched the directories of ld.so.conf instead\n"
 	cmds := [][]string{
