@@ -15,6 +15,8 @@ func TestMain(m *testing.M) {
 	switch os.Getenv("GCFLOOR_CHILD") {
 	case "floor":
 		os.Exit(childFloor())
+	case "small":
+		os.Exit(childSmall())
 	case "user":
 		if Set(64<<20, 100) {
 			os.Exit(3) // GOGC was set: it must not take effect
@@ -79,7 +81,33 @@ func childFloor() int {
 	return 0
 }
 
+// childSmall collects at the floor over little live data: the floor
+// stays (GOGC=100 would want far less than it).
+func childSmall() int {
+	var st runtime.MemStats
+	if !Set(32<<20, 100) {
+		return 2
+	}
+	garbage(160 << 20)
+	for range 3 {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond) // the finalizer runs
+	}
+	runtime.ReadMemStats(&st)
+	if st.NumGC == 0 {
+		println("no collection at the floor")
+		return 3
+	}
+	if debug.SetMemoryLimit(-1) == math.MaxInt64 {
+		println("the floor was lifted over", st.HeapAlloc>>20, "MB")
+		return 4
+	}
+	return 0
+}
+
 func TestFloorThenGOGC(t *testing.T) { runChild(t, "floor") }
+
+func TestFloorStaysOverSmallHeap(t *testing.T) { runChild(t, "small") }
 
 func TestUserSettingsWin(t *testing.T) {
 	runChild(t, "user", "GOGC=200")
