@@ -79,15 +79,54 @@ type IOStreams struct {
 
 	warnMu   sync.Mutex
 	warnings []string
+
+	outBuf *bufio.Writer // Out when it buffers; see System
 }
 
-// System returns the process's streams.
+// System returns the process's streams. Call Flush before exiting.
 func System() *IOStreams {
-	s := &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	s.outTTY = isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd())
-	s.errTTY = isatty.IsTerminal(os.Stderr.Fd())
+	return NewStreams(os.Stdin, os.Stdout, os.Stderr,
+		isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd()),
+		isatty.IsTerminal(os.Stderr.Fd()))
+}
+
+// NewStreams is System over the given streams. Stdout that is not a terminal
+// (a pipe, a CI log, a file) is buffered, so a tree of fifty lines is one
+// write instead of fifty; a terminal sees every line as it is printed.
+// Whatever goes to stderr first flushes stdout, so where both reach one
+// log (2>&1) the lines keep the order they were printed in.
+func NewStreams(in io.Reader, out, errOut io.Writer, outTTY, errTTY bool) *IOStreams {
+	s := &IOStreams{In: in, Out: out, ErrOut: errOut, outTTY: outTTY, errTTY: errTTY}
+	if !outTTY {
+		s.outBuf = bufio.NewWriterSize(out, 8<<10)
+		s.Out = s.outBuf
+		s.ErrOut = stderrAfterOut{s.outBuf, errOut}
+	}
 	s.colorOn = s.outTTY && os.Getenv("NO_COLOR") == ""
 	return s
+}
+
+// stderrAfterOut writes to stderr after flushing what stdout holds.
+type stderrAfterOut struct {
+	out *bufio.Writer
+	err io.Writer
+}
+
+func (w stderrAfterOut) Write(p []byte) (int, error) {
+	w.out.Flush() // a failure stays in the writer and Flush reports it
+	return w.err.Write(p)
+}
+
+// Flush writes out what stdout holds; an error says the output is
+// incomplete (a full disk, a closed pipe).
+func (s *IOStreams) Flush() error {
+	if s.outBuf == nil {
+		return nil
+	}
+	if err := s.outBuf.Flush(); err != nil {
+		return fmt.Errorf("writing the output: %w", err)
+	}
+	return nil
 }
 
 // Test returns streams backed by buffers: stdin, stdout, stderr.
@@ -174,7 +213,10 @@ func (s *IOStreams) Table(header []string, rows [][]string) error {
 	if !s.outTTY {
 		// Buffered: a report of thousands of rows is a few writes, not
 		// one per line.
-		w := bufio.NewWriterSize(s.Out, 64<<10)
+		w := s.outBuf
+		if w == nil {
+			w = bufio.NewWriterSize(s.Out, 8<<10)
+		}
 		if len(header) > 0 {
 			w.WriteString(strings.Join(header, "\t") + "\n")
 		}

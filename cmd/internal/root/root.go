@@ -135,6 +135,15 @@ func Main(args []string) int {
 
 // Run executes args against io and returns the exit status, printing errors.
 func Run(io *cli.IOStreams, args []string) int {
+	code := run(io, args)
+	if err := io.Flush(); err != nil {
+		fmt.Fprintf(io.ErrOut, "rocmdoctor: %v\n", err)
+		code = max(code, cli.ExitError)
+	}
+	return code
+}
+
+func run(io *cli.IOStreams, args []string) int {
 	cmd := NewCmdRoot(io)
 	cmd.SetArgs(args)
 	ran, err := cmd.ExecuteC()

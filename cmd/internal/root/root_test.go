@@ -1,6 +1,7 @@
 package root_test
 
 import (
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -63,5 +64,23 @@ func TestUnknownSubcommandRefused(t *testing.T) {
 	io, _, out, _ := cli.Test()
 	if code := root.Run(io, []string{"wheel"}); code != 0 || !strings.Contains(out.String(), "relink") {
 		t.Errorf("wheel alone: exit %d, %q", code, out)
+	}
+}
+
+// failingWriter refuses every write, like a full disk.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// Output that could not be written fails the command (exit 1, a message),
+// even when the command itself succeeded.
+func TestUnwritableOutputFails(t *testing.T) {
+	var errOut strings.Builder
+	io := cli.NewStreams(nil, failingWriter{}, &errOut, false, false)
+	if code := root.Run(io, []string{"version"}); code != cli.ExitError {
+		t.Errorf("exit %d, want %d", code, cli.ExitError)
+	}
+	if !strings.Contains(errOut.String(), "rocmdoctor: writing the output: no space left on device") {
+		t.Errorf("stderr: %q", errOut.String())
 	}
 }
