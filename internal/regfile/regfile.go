@@ -51,7 +51,7 @@ func ReadFileMax(path string, max int64) ([]byte, error) {
 	if max >= 0 {
 		r = io.LimitReader(f, max+1) // a file that grew since the stat
 	}
-	b, err := io.ReadAll(r)
+	b, err := readAll(r, st.Size())
 	if err == nil && max >= 0 && int64(len(b)) > max {
 		err = fmt.Errorf("%s: more than the %d bytes expected of it", path, max)
 	}
@@ -59,4 +59,29 @@ func ReadFileMax(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// readAll is io.ReadAll into a buffer of the size the file had when it was
+// stat'ed (one byte more, to see the end), as os.ReadFile does, instead of
+// growing one from 512 bytes; a file that reports no size (in /proc) or
+// grew is read on as io.ReadAll would.
+func readAll(r io.Reader, size int64) ([]byte, error) {
+	n := 512
+	if size > 0 && size < 1<<30 {
+		n = int(size) + 1
+	}
+	b := make([]byte, 0, n)
+	for {
+		m, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }

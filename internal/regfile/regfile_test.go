@@ -100,3 +100,29 @@ func TestReadFile(t *testing.T) {
 		t.Errorf("/proc/self/status read as %q", b)
 	}
 }
+
+// The buffer is sized from the stat, not grown from 512 bytes (ld.so.cache,
+// read by every resolving command, took a dozen copies).
+func TestReadFileSizedOnce(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, make([]byte, 70000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var big int
+	allocs := testing.AllocsPerRun(20, func() {
+		b, err := regfile.ReadFileMax(p, 1<<20)
+		if err != nil || len(b) != 70000 {
+			t.Fatalf("%d bytes, %v", len(b), err)
+		}
+		big = cap(b)
+	})
+	if big != 70001 {
+		t.Errorf("buffer of %d bytes for a 70000-byte file, want 70001", big)
+	}
+	if allocs > 8 {
+		t.Errorf("%.0f allocations to read a file, want at most 8", allocs)
+	}
+	if _, err := regfile.ReadFileMax(p, 69999); err == nil || !strings.Contains(err.Error(), "70000 bytes, more than the 69999 expected") {
+		t.Errorf("over the limit: %v", err)
+	}
+}
