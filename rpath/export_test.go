@@ -11,3 +11,11 @@ func GlibcMinorFor(r *Resolver, h elfx.Header) int {
 	r.hwcapDirs(h)
 	return r.glibcMinor
 }
+
+// SetBannerChunk makes GlibcMinor read .rodata n bytes at a time until
+// the returned function restores it.
+func SetBannerChunk(n int) (restore func()) {
+	old := bannerChunk
+	bannerChunk = n
+	return func() { bannerChunk = old }
+}

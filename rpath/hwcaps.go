@@ -184,16 +184,39 @@ func GlibcMinor(path string) int {
 	if s == nil || s.Type == elf.SHT_NOBITS || s.Size > 64<<20 {
 		return -1
 	}
-	b, err := s.Data()
-	if err != nil {
-		return -1
-	}
+	// .rodata is read a piece at a time into one small buffer (the
+	// banner lies 80% into libc 2.36's 150 KB, and every resolving
+	// command looks for it); the end of a piece is kept for the next, so
+	// a banner across the boundary is found whole.
 	const banner = "release version 2."
-	i := bytes.Index(b, []byte(banner))
-	if i < 0 {
-		return -1
+	keep := len(banner) + 4 // the banner and up to four digits
+	buf := make([]byte, 0, bannerChunk+keep)
+	for off := uint64(0); off < s.Size; {
+		n := min(uint64(bannerChunk), s.Size-off)
+		at := len(buf)
+		buf = buf[:at+int(n)]
+		if _, err := s.ReadAt(buf[at:], int64(off)); err != nil {
+			return -1
+		}
+		off += n
+		last := off == s.Size
+		if i := bytes.Index(buf, []byte(banner)); i >= 0 && (last || i+keep <= len(buf)) {
+			return bannerMinor(buf[i+len(banner):])
+		}
+		if len(buf) > keep {
+			buf = append(buf[:0], buf[len(buf)-keep:]...)
+		}
 	}
-	rest := b[i+len(banner):]
+	return -1
+}
+
+// bannerChunk is how much of .rodata GlibcMinor reads at a time (a
+// variable for tests).
+var bannerChunk = 16 << 10
+
+// bannerMinor is the number (up to four digits) at the start of rest, or
+// -1.
+func bannerMinor(rest []byte) int {
 	n := 0
 	for n < len(rest) && n < 4 && rest[n] >= '0' && rest[n] <= '9' {
 		n++

@@ -84,6 +84,25 @@ func TestGlibcMinor(t *testing.T) {
 	}
 }
 
+// TestGlibcMinorInPieces: read a few bytes at a time, so that the banner
+// and its digits fall across every boundary, the version is the same.
+func TestGlibcMinorInPieces(t *testing.T) {
+	libc := testenv.File(t, "/lib/x86_64-linux-gnu/libc.so.6", "libc6")
+	want := rpath.GlibcMinor(libc)
+	tr := newTree(t)
+	fake := fakeLibc(tr, "fake/libc.so.6", 1234)
+	for _, n := range []int{1, 2, 3, 5, 17, 64, 4096} {
+		restore := rpath.SetBannerChunk(n)
+		if got := rpath.GlibcMinor(libc); got != want {
+			t.Errorf("%d-byte pieces: %s is 2.%d, whole 2.%d", n, libc, got, want)
+		}
+		if got := rpath.GlibcMinor(fake); got != 1234 {
+			t.Errorf("%d-byte pieces: banner 2.1234 read as %d", n, got)
+		}
+		restore()
+	}
+}
+
 // TestLegacyHWCapsRealLoader puts copies of a library in a directory's
 // glibc-hwcaps and legacy hwcaps subdirectories and in the directory itself,
 // and removes the one the real loader picked until only the plain one is
