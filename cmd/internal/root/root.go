@@ -101,6 +101,8 @@ Exit status: 0 ok, 1 error, 2 usage error, 3 findings at or above --fail-on.`,
 	}
 	if only == "" {
 		cmd.InitDefaultCompletionCmd() // so the generated docs include it
+	} else {
+		cmd.CompletionOptions.DisableDefaultCmd = true // cobra adds it at Execute
 	}
 	for _, c := range cmd.Commands() {
 		refuseUnknownSubcommands(c)
