@@ -104,6 +104,24 @@ type Options struct {
 	Warn func(msg string)
 }
 
+// KeepWarnings makes what o's resolvers warn of also land in *into, once
+// each (for a report), then reach the Warn o had. Resolvers made from o
+// afterwards may run concurrently; read *into once they are done.
+func (o *Options) KeepWarnings(into *[]string) {
+	var mu sync.Mutex
+	caller := o.Warn
+	o.Warn = func(msg string) {
+		mu.Lock()
+		if !slices.Contains(*into, msg) {
+			*into = append(*into, msg)
+		}
+		mu.Unlock()
+		if caller != nil {
+			caller(msg)
+		}
+	}
+}
+
 // Attempt is one candidate path the search looked at.
 type Attempt struct {
 	Path   string `json:"path"`

@@ -155,18 +155,7 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	rep := &CheckReport{SchemaVersion: CheckSchemaVersion, Roots: roots, Files: []string{}, Findings: []Finding{}, Errors: []FileError{}}
 	// What the resolvers work around is in the report (JSON, SARIF) as
 	// well as told to the caller's Warn.
-	var warnMu sync.Mutex
-	callerWarn := opts.Resolver.Warn
-	opts.Resolver.Warn = func(msg string) {
-		warnMu.Lock()
-		if !slices.Contains(rep.Warnings, msg) {
-			rep.Warnings = append(rep.Warnings, msg)
-		}
-		warnMu.Unlock()
-		if callerWarn != nil {
-			callerWarn(msg)
-		}
-	}
+	opts.Resolver.KeepWarnings(&rep.Warnings)
 	if opts.WorkDir == "" {
 		opts.WorkDir, _ = os.Getwd()
 	}

@@ -91,6 +91,9 @@ type PrefixReport struct {
 	Providers     []RuntimeCopies    `json:"duplicate_providers"`
 	Toolchain     Toolchain          `json:"toolchain"`
 	Findings      []Finding          `json:"findings"`
+	// Warnings are what resolution worked around (a damaged
+	// ld.so.cache: rpath.Options.Warn), each once.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // The patterns are compiled on first use: compiling them when the package
@@ -124,6 +127,7 @@ func Prefix(ctx context.Context, prefix string, o PrefixOptions) (*PrefixReport,
 		return nil, fmt.Errorf("%s: not a directory", prefix)
 	}
 	rep := &PrefixReport{SchemaVersion: 1, Prefix: prefix, Versions: []ComponentVersion{}, Providers: []RuntimeCopies{}, Findings: []Finding{}}
+	o.Resolver.KeepWarnings(&rep.Warnings)
 	libDirs := append(libDirsOf(prefix), o.LibDirs...)
 	rep.versions(prefix, libDirs)
 	if err := rep.duplicates(ctx, libDirs, o); err != nil {

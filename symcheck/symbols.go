@@ -48,6 +48,9 @@ type Report struct {
 	Findings     []Finding      `json:"findings"`
 	LLVM         *LLVMDiagnosis `json:"llvm,omitempty"`
 	IndexedFiles int            `json:"indexed_files,omitempty"`
+	// Warnings are what resolution worked around (a damaged
+	// ld.so.cache: rpath.Options.Warn), each once.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Errors counts findings of severity error.
@@ -75,6 +78,7 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 		}
 	}
 	rep := &Report{SchemaVersion: SymbolsSchemaVersion, Inputs: paths, Host: opts.Host, Findings: []Finding{}}
+	opts.Resolver.KeepWarnings(&rep.Warnings)
 	dynamic, err := isDynamicInput(paths)
 	if err != nil {
 		return nil, err

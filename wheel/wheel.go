@@ -128,6 +128,9 @@ type Plan struct {
 	Notes         []string           `json:"notes,omitempty"`
 	Output        string             `json:"output,omitempty"`
 	Written       bool               `json:"written"`
+	// Warnings are what resolution worked around (a damaged
+	// ld.so.cache: rpath.Options.Warn), each once.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ErrRefused marks a plan that cannot be applied without an override.
@@ -225,7 +228,16 @@ func (d *dist) openELF(rel string) (*elfx.File, error) {
 // Relink plans (and unless DryRun applies) the retargeting of input: a
 // .whl file, an unpacked wheel directory, or an installed distribution's
 // .dist-info directory.
-func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
+func Relink(ctx context.Context, input string, o Options) (rep *Plan, err error) {
+	// What resolution works around goes into the plan too, once the
+	// prediction below has stopped (this runs after its deferred cancel).
+	var warnings []string
+	o.Resolver.KeepWarnings(&warnings)
+	defer func() {
+		if rep != nil {
+			rep.Warnings = warnings
+		}
+	}()
 	dirs := o.targetDirs()
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("no target directories: give --rocm PREFIX (with lib, lib64 or llvm/lib) or --lib-dir")

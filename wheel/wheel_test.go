@@ -30,6 +30,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/internal/dcopy"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 	"github.com/rocmdoctor/rocmdoctor/wheel"
 )
@@ -1856,5 +1857,48 @@ func TestRelinkAlignsLargeEntries(t *testing.T) {
 		}
 		pythonVerifyRecord(t, p.Output) // fails the test when Python does not read it
 		in = p.Output
+	}
+}
+
+// TestRelinkPlanCarriesWarnings: what resolution works around (a damaged
+// ld.so.cache in the resolver's root) is in the plan, once, and still
+// reaches the caller's Warn; an intact root gives no warnings field.
+func TestRelinkPlanCarriesWarnings(t *testing.T) {
+	fx := build(t)
+	root := t.TempDir()
+	cache := filepath.Join(root, "etc", "ld.so.cache")
+	if err := os.MkdirAll(filepath.Dir(cache), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cache, []byte("not a cache"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var told []string
+	relink := func() *wheel.Plan {
+		t.Helper()
+		o := wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, DryRun: true,
+			Resolver: rpath.Options{Root: root, Warn: func(m string) { told = append(told, m) }}}
+		p, err := wheel.Relink(context.Background(), fx.wheel, o)
+		if p == nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p := relink()
+	if len(p.Warnings) != 1 || !strings.HasPrefix(p.Warnings[0], cache+": ") {
+		t.Errorf("plan warnings %q, want one about %s", p.Warnings, cache)
+	}
+	if len(told) != 1 || len(p.Warnings) == 1 && told[0] != p.Warnings[0] {
+		t.Errorf("the caller's Warn was told %q", told)
+	}
+	b, _ := json.Marshal(p)
+	if !bytes.Contains(b, []byte(`"warnings":[`)) {
+		t.Errorf("no warnings in the JSON plan: %s", b)
+	}
+	if err := os.Remove(cache); err != nil {
+		t.Fatal(err)
+	}
+	if p := relink(); p.Warnings != nil {
+		t.Errorf("without a cache: warnings %q", p.Warnings)
 	}
 }

@@ -71,6 +71,9 @@ Exit status 3 when a NEEDED library is missing (see --fail-on).`,
 type Result struct {
 	SchemaVersion int    `json:"schema_version"`
 	Files         []File `json:"files"`
+	// Warnings are what resolution worked around (a damaged
+	// ld.so.cache), each once; also printed on stderr.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // File is one resolved input.
@@ -87,8 +90,10 @@ func Run(ctx context.Context, opts *Options) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	r := rpath.New(opts.resolver)
 	doc := Result{SchemaVersion: cli.SchemaVersion}
+	ro := opts.resolver
+	ro.KeepWarnings(&doc.Warnings)
+	r := rpath.New(ro)
 	failed, missing := 0, 0
 	for _, p := range opts.Paths {
 		res, err := r.Resolve(ctx, rpath.FileInRoot(opts.resolver.Root, p))

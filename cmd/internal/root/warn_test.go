@@ -1,8 +1,10 @@
 package root_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,6 +28,10 @@ func TestDamagedLoaderCacheWarned(t *testing.T) {
 		{"check", filepath.Dir(lib)},
 		{"check", "--json", filepath.Dir(lib)},
 		{"prefix", filepath.Join(sys, "usr")},
+		{"deps", "--json", lib},
+		{"symbols", "--json", lib},
+		{"unwind", "--json", lib},
+		{"prefix", "--json", filepath.Join(sys, "usr")},
 	}
 	run := func(args []string) (int, string, string) {
 		io, _, out, errOut := cli.Test()
@@ -44,14 +50,34 @@ func TestDamagedLoaderCacheWarned(t *testing.T) {
 			if strings.Contains(out, "warning:") {
 				t.Errorf("%q: the warning is on stdout:\n%s", args, out)
 			}
+			// A JSON document carries it too, once.
+			if slices.Contains(args, "--json") {
+				if w := jsonWarnings(t, args, out); len(w) != 1 || !strings.HasPrefix(w[0], cache+": ") || !strings.HasSuffix(w[0], strings.TrimSpace(tail)) {
+					t.Errorf("%q with cache %q: JSON warnings %q", args, damage, w)
+				}
+			}
 		}
 	}
 	if err := os.Remove(cache); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range cmds {
-		if _, _, errOut := run(args); strings.Contains(errOut, "warning:") {
+		_, out, errOut := run(args)
+		if strings.Contains(errOut, "warning:") {
 			t.Errorf("%q without a cache: %q", args, errOut)
 		}
+		if slices.Contains(args, "--json") && strings.Contains(out, `"warnings"`) {
+			t.Errorf("%q without a cache: a warnings field in\n%s", args, out)
+		}
 	}
+}
+
+// jsonWarnings is the top-level "warnings" of a JSON document.
+func jsonWarnings(t *testing.T, args []string, out string) []string {
+	t.Helper()
+	var doc struct{ Warnings []string }
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%q: %v\n%s", args, err, out)
+	}
+	return doc.Warnings
 }

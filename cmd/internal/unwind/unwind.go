@@ -86,6 +86,9 @@ type Result struct {
 	Link          *symcheck.LinkLine       `json:"link,omitempty"`
 	Files         []*symcheck.UnwindResult `json:"files,omitempty"`
 	Findings      []symcheck.Finding       `json:"findings"`
+	// Warnings are what resolution worked around (a damaged
+	// ld.so.cache), each once; also printed on stderr.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Run checks and renders.
@@ -105,7 +108,9 @@ func Run(ctx context.Context, opts *Options) error {
 		res.Findings = append(res.Findings, symcheck.LinkFindings(ll)...)
 	} else {
 		res.Mode = "closure"
-		files, err := symcheck.CheckUnwindFiles(ctx, opts.Args, opts.resolver)
+		ro := opts.resolver
+		ro.KeepWarnings(&res.Warnings)
+		files, err := symcheck.CheckUnwindFiles(ctx, opts.Args, ro)
 		if err != nil {
 			return err
 		}
