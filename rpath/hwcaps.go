@@ -3,8 +3,6 @@ package rpath
 import (
 	"bytes"
 	"debug/elf"
-	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,43 +32,16 @@ func HostHWCaps() []string {
 	return HWCapsForFlags(cpu.flags)
 }
 
-// hostCPU is the vendor_id and the flags of the running x86-64 CPU, read
-// from /proc/cpuinfo once; ok is false on other architectures or without it.
-var hostCPU = sync.OnceValues(func() (cpu cpuID, ok bool) {
-	if runtime.GOARCH != "amd64" {
-		return cpu, false
-	}
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return cpu, false
-	}
-	cpu.vendor, cpu.flags = cpuInfo(string(b))
-	return cpu, true
-})
+// hostCPU is the vendor and the features of the running x86-64 CPU, read
+// once (readHostCPU); ok is false on other architectures.
+var hostCPU = sync.OnceValues(readHostCPU)
 
+// cpuID is a CPU's vendor (CPUID's, as /proc/cpuinfo's vendor_id) and
+// the features among those glibc's loader looks at, named as in
+// /proc/cpuinfo's flags.
 type cpuID struct {
 	vendor string
 	flags  map[string]bool
-}
-
-// cpuInfo returns the vendor and the flags of the first CPU in a
-// /proc/cpuinfo.
-func cpuInfo(cpuinfo string) (vendor string, flags map[string]bool) {
-	flags = map[string]bool{}
-	for _, line := range strings.Split(cpuinfo, "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		switch k = strings.TrimSpace(k); {
-		case !ok:
-		case k == "vendor_id" && vendor == "":
-			vendor = strings.TrimSpace(v)
-		case k == "flags":
-			for _, f := range strings.Fields(v) {
-				flags[f] = true
-			}
-			return vendor, flags
-		}
-	}
-	return vendor, flags
 }
 
 // LegacyHWCapDirs returns the legacy hwcaps subdirectories that ld.so of
