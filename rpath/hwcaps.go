@@ -23,7 +23,7 @@ var x86Levels = []struct {
 
 // HostHWCaps returns the glibc-hwcaps subdirectories the running CPU
 // supports, highest priority first (["x86-64-v4", "x86-64-v3", "x86-64-v2"]
-// on a recent x86-64 CPU). It reads /proc/cpuinfo and returns nil elsewhere.
+// on a recent x86-64 CPU), asking the CPU (CPUID); nil elsewhere.
 func HostHWCaps() []string {
 	cpu, ok := hostCPU()
 	if !ok {
@@ -55,7 +55,7 @@ type cpuID struct {
 // _dl_important_hwcaps builds them: with the names numbered in that order,
 // the subsets by descending bit mask, each written from its highest
 // number down (tls/haswell/avx512_1/x86_64, tls/haswell/avx512_1, …,
-// avx512_1, x86_64). vendor is /proc/cpuinfo's vendor_id.
+// avx512_1, x86_64). vendor is the CPUID vendor string (/proc/cpuinfo's vendor_id).
 func LegacyHWCapDirs(vendor string, flags map[string]bool) []string {
 	names := []string{"x86_64"}
 	if vendor == "GenuineIntel" && flags["avx512cd"] && !flags["avx512er"] && flags["avx512bw"] && flags["avx512dq"] && flags["avx512vl"] {
