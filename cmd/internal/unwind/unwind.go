@@ -133,7 +133,10 @@ func render(io *cli.IOStreams, res *Result) error {
 		var rows [][]string
 		for _, in := range res.Link.Inputs {
 			ok := c.Green("ok")
-			if !in.Compatible {
+			switch {
+			case in.Kind == "missing": // not found, not wrong
+				ok = c.Red("MISSING")
+			case !in.Compatible:
 				ok = c.Red("INCOMPATIBLE")
 			}
 			rows = append(rows, []string{in.Arg, in.Kind, in.Path, in.Identity, ok})

@@ -33,6 +33,13 @@ func TestUnwindLink(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+	// Each input's row says what is wrong with it: test.s (not built
+	// here) is missing, not incompatible.
+	for _, row := range []string{"test.s\tmissing\ttest.s\t\tMISSING\n", "-lunwind\tshared\t" + dir + "/libunwind.so\tELF64 EM_X86_64\tINCOMPATIBLE\n"} {
+		if !strings.Contains(out, row) {
+			t.Errorf("output lacks the row %q:\n%s", row, out)
+		}
+	}
 	code, out, _ = clitest.Run("unwind", "--json", "--link", "--", td+"k-gfx803.o", "-L"+dir, "-lunwind")
 	var res struct {
 		SchemaVersion int `json:"schema_version"`
