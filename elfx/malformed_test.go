@@ -365,3 +365,44 @@ func TestTruncatedTablesNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestHIPFatbinWithoutBundle: a .hip_fatbin section exists to carry an
+// offload bundle; one without any is unreadable device code (an error at
+// the section, which gpus shows as a note), while a bundle that holds only
+// the host entry is a library without device code (no error).
+func TestHIPFatbinWithoutBundle(t *testing.T) {
+	b := readFixture(t, "libgpu.so")
+	ef, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ef.Section(".hip_fatbin")
+	if s == nil {
+		t.Fatal("libgpu.so has no .hip_fatbin")
+	}
+	with := func(content []byte) ([]elfx.CodeObject, error) {
+		c := bytes.Clone(b)
+		sec := c[s.Offset : s.Offset+s.Size]
+		clear(sec)
+		copy(sec, content)
+		f, err := elfx.NewFileSize(bytes.NewReader(c), int64(len(c)), "fixture")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.GPUCodeObjects()
+	}
+	cos, err := with(bytes.Repeat([]byte{0xee}, int(s.Size)))
+	wantFormatError(t, err, int64(s.Offset), fmt.Sprintf(".hip_fatbin: %d bytes without an offload bundle in them", s.Size))
+	if len(cos) != 0 {
+		t.Errorf("code objects from garbage: %+v", cos)
+	}
+	host := []byte("__CLANG_OFFLOAD_BUNDLE__")
+	id := "host-x86_64-unknown-linux-gnu"
+	for _, v := range []uint64{1, 64, 0, uint64(len(id))} { // count; entry offset, size, id length
+		host = binary.LittleEndian.AppendUint64(host, v)
+	}
+	host = append(host, id...)
+	if cos, err := with(host); err != nil || len(cos) != 0 {
+		t.Errorf("host-only bundle: %d code objects, %v; want none and no error", len(cos), err)
+	}
+}

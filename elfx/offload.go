@@ -331,6 +331,11 @@ func (f *File) GPUCodeObjects() ([]CodeObject, error) {
 			if err != nil {
 				return out, err
 			}
+			if len(objs) == 0 && !f.holdsBundle(int64(s.Offset), end) {
+				// The section exists to carry one: its device code is
+				// unreadable, not absent.
+				return out, f.formatErr(int64(s.Offset), s.Name, fmt.Errorf("%d bytes without an offload bundle in them", s.Size))
+			}
 			out = append(out, objs...)
 		case s.Type == elf.SHT_PROGBITS && s.Flags&elf.SHF_EXECINSTR == 0 && isDataSection(s.Name):
 			objs, err := f.rawImagesIn(s.Name, int64(s.Offset), end)
@@ -451,6 +456,15 @@ func (f *File) bundlesIn(sec string, start, end int64, lenient bool) ([]CodeObje
 		pos = next + adv
 	}
 	return out, nil
+}
+
+// holdsBundle reports whether an offload bundle begins anywhere in [start,
+// end) (one that holds only host code gives bundlesIn no code objects).
+func (f *File) holdsBundle(start, end int64) bool {
+	scan := newMagicScanner(f.r, start, end, bundleMagic, compressedMagic)
+	defer scan.release()
+	_, ok, err := scan.next(start)
+	return ok && err == nil
 }
 
 // magicScanner finds where magic strings begin in [pos, end) of r,

@@ -262,7 +262,7 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 		case j.err != nil:
 			rep.Errors = append(rep.Errors, pathError(j.path, j.err))
 		case j.skip || !j.ok:
-		case len(j.lib.Code) == 0:
+		case len(j.lib.Code) == 0 && len(j.lib.Notes) == 0:
 			rep.NoDeviceCode = append(rep.NoDeviceCode, j.path)
 		default:
 			rep.Libraries = append(rep.Libraries, j.lib)
@@ -378,6 +378,9 @@ func noDeviceCode(paths []string, required []elfx.TargetID) Finding {
 // hasUnreadableCode reports device code whose target is unknown: its notes
 // say why (a compressed payload rocmdoctor cannot decode).
 func (l *GPULibrary) hasUnreadableCode() bool {
+	if len(l.Code) == 0 && len(l.Notes) > 0 {
+		return true // device code it could not read at all (the notes say why)
+	}
 	for _, c := range l.Code {
 		if c.TargetID == "unknown" {
 			return true
@@ -390,17 +393,16 @@ func (l *GPULibrary) hasUnreadableCode() bool {
 // are neither ELF nor archives.
 func gpuLibrary(p string, named bool) (GPULibrary, bool, error) {
 	lib := GPULibrary{Path: p, Targets: []string{}, Code: []GPUCodeSummary{}}
-	// What cannot be read is the caller's error for a named file; in a
-	// walked directory it is passed over, or noted on the library when
-	// noted (an ELF file or archive that does not parse).
-	unreadable := func(err error, noted bool) (GPULibrary, bool, error) {
-		if named {
+	// What cannot be read is an error for a named file, and for an ELF
+	// file or archive that does not parse wherever it is (check reports
+	// those too: a truncated library in an install is what a scan is
+	// for); in a walked directory a file that cannot be opened, or is
+	// neither, is passed over.
+	unreadable := func(err error, parsed bool) (GPULibrary, bool, error) {
+		if named || parsed {
 			return lib, false, err
 		}
-		if noted {
-			lib.Notes = append(lib.Notes, err.Error())
-		}
-		return lib, noted, nil
+		return lib, false, nil
 	}
 	pr, err := elfx.OpenProbe(p)
 	if err != nil {
@@ -451,15 +453,13 @@ func gpuMember(path string, zf *zip.File, raw io.ReaderAt, head []byte) (GPULibr
 	if isELF {
 		f, err := elfx.NewFileSize(r, size, path)
 		if err != nil {
-			lib.Notes = append(lib.Notes, err.Error())
-			return lib, true, nil
+			return lib, false, err
 		}
 		cos, lib.Notes = fileCodeObjects(f, lib.Notes)
 	} else {
 		a, err := elfx.NewArchiveSize(r, size, path)
 		if err != nil {
-			lib.Notes = append(lib.Notes, err.Error())
-			return lib, true, nil
+			return lib, false, err
 		}
 		cos, lib.Notes = archiveCodeObjects(a, lib.Notes)
 		a.Close()

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -630,5 +631,68 @@ func TestTensileArchSubdirectories(t *testing.T) {
 	slices.Sort(cf)
 	if !slices.Equal(cf, wantF) {
 		t.Errorf("check:\n%s\nwant\n%s", strings.Join(cf, "\n"), strings.Join(wantF, "\n"))
+	}
+}
+
+// A wheel member that is ELF (or an archive) but does not parse is one of
+// the report's errors, named WHEEL!/MEMBER, as check reports it; it was
+// listed as having no device code and its parse error was dropped.
+func TestGPUsWheelMalformedMember(t *testing.T) {
+	whl := filepath.Join(t.TempDir(), "pkg-1.0-py3-none-linux_x86_64.whl")
+	bad := "\x7fELF\x02\x01\x01" + strings.Repeat("\xff", 100)
+	writeWheel(t, whl, [][2]string{
+		{"pkg/libgpu.so", "@libgpu.so"},
+		{"pkg/libbad.so", bad},
+		{"pkg/libbad.a", "!<arch>\nnot a member header at all\n"},
+	}, nil)
+	rep, err := symcheck.GPUs(context.Background(), []string{whl}, symcheck.GPUOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errs []string
+	for _, e := range rep.Errors {
+		errs = append(errs, e.Error)
+	}
+	for _, m := range []string{"pkg/libbad.so", "pkg/libbad.a"} {
+		if !slices.ContainsFunc(errs, func(e string) bool { return strings.HasPrefix(e, whl+"!/"+m+": ") }) {
+			t.Errorf("no error for %s: %q", m, errs)
+		}
+	}
+	if len(errs) != 2 || len(rep.NoDeviceCode) != 0 || len(rep.Libraries) != 1 || rep.Libraries[0].Path != whl+"!/pkg/libgpu.so" {
+		t.Errorf("errors %q, no device code %v, libraries %+v", errs, rep.NoDeviceCode, rep.Libraries)
+	}
+}
+
+// A library whose .hip_fatbin holds no offload bundle has device code that
+// cannot be read: it is listed with the reason (it was among the files
+// without device code, the reason dropped), "?" for a required target, and
+// no --require failure, as for a bundle compressed with an unknown method.
+func TestGPUsUnreadableFatbin(t *testing.T) {
+	b, err := os.ReadFile(testenv.Testdata("libgpu.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ef.Section(".hip_fatbin")
+	for i := range s.Size {
+		b[s.Offset+i] = 0xee
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "libbroken.so"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := gpus(t, []string{dir}, symcheck.GPUOptions{Require: []string{"gfx90a"}})
+	if len(rep.Libraries) != 1 || len(rep.NoDeviceCode) != 0 {
+		t.Fatalf("libraries %+v, no device code %v", rep.Libraries, rep.NoDeviceCode)
+	}
+	l := rep.Libraries[0]
+	if len(l.Notes) != 1 || !strings.Contains(l.Notes[0], ".hip_fatbin") || l.Coverage["gfx90a"] != symcheck.CoverageUnknown {
+		t.Errorf("notes %q, coverage %v", l.Notes, l.Coverage)
+	}
+	if len(rep.Findings) != 0 {
+		t.Errorf("findings %+v, want none (rocmdoctor cannot tell)", rep.Findings)
 	}
 }

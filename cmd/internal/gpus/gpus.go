@@ -149,6 +149,9 @@ func render(opts *Options, rep *symcheck.GPUReport) error {
 			}
 			parts = append(parts, s)
 		}
+		if len(parts) == 0 {
+			parts = []string{"device code that could not be read"}
+		}
 		fmt.Fprintf(w, "%s: %s\n", l.Path, strings.Join(parts, ", "))
 		for _, n := range l.Notes {
 			fmt.Fprintf(w, "  note: %s\n", n)

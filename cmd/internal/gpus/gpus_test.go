@@ -115,3 +115,26 @@ func TestGPUsTensileOnlyPrefix(t *testing.T) {
 		t.Errorf("gfx1100: exit %d\n%s", code, out)
 	}
 }
+
+// A library whose device code cannot be read says so, with why, instead
+// of an empty list of targets.
+func TestGPUsUnreadableCodeShown(t *testing.T) {
+	b, err := os.ReadFile(td + "libgpu.so")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(b), "__CLANG_OFFLOAD_BUNDLE__")
+	if i < 0 {
+		t.Fatal("no bundle in libgpu.so")
+	}
+	copy(b[i:], "__NOT_AN_OFFLOAD_BUNDLE_")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "libbroken.so"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := run(t, "gpus", dir)
+	want := filepath.Join(dir, "libbroken.so") + ": device code that could not be read\n  note: "
+	if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, ".hip_fatbin") {
+		t.Errorf("exit %d, output:\n%s\nwant %q and the reason", code, out, want)
+	}
+}
