@@ -375,11 +375,12 @@ func noDeviceCode(paths []string, required []elfx.TargetID) Finding {
 	}
 }
 
-// hasUnreadableCode reports device code whose target is unknown: its notes
-// say why (a compressed payload rocmdoctor cannot decode).
+// hasUnreadableCode reports device code whose target is unknown, or that
+// could not be read at all (no code, only notes): the notes say why (a
+// compressed payload rocmdoctor cannot decode, a damaged bundle).
 func (l *GPULibrary) hasUnreadableCode() bool {
 	if len(l.Code) == 0 && len(l.Notes) > 0 {
-		return true // device code it could not read at all (the notes say why)
+		return true
 	}
 	for _, c := range l.Code {
 		if c.TargetID == "unknown" {
