@@ -81,21 +81,25 @@ func childFloor() int {
 	return 0
 }
 
-// childSmall collects at the floor over little live data: the floor
-// stays (GOGC=100 would want far less than it).
+// childSmall collects over little live data: the floor stays (GOGC=100
+// would want far less than it). The collections are the test's own, with
+// nothing allocating while they mark: one the limit starts under load
+// counts what is allocated during its mark as live (up to the floor
+// itself), which lifts it early; harmless (GOGC then bounds the heap),
+// but not what this tests.
 func childSmall() int {
 	var st runtime.MemStats
-	if !Set(32<<20, 100) {
+	if !Set(256<<20, 100) {
 		return 2
 	}
-	garbage(160 << 20)
+	garbage(64 << 20) // under the floor: no collection of the limit's
 	for range 3 {
 		runtime.GC()
 		time.Sleep(10 * time.Millisecond) // the finalizer runs
 	}
 	runtime.ReadMemStats(&st)
-	if st.NumGC == 0 {
-		println("no collection at the floor")
+	if st.NumGC < 3 {
+		println("only", st.NumGC, "collections")
 		return 3
 	}
 	if debug.SetMemoryLimit(-1) == math.MaxInt64 {
