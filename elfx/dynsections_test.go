@@ -2,6 +2,7 @@ package elfx_test
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -161,5 +162,77 @@ func TestGPUCodeWithoutSectionHeaders(t *testing.T) {
 		code      bool
 	}{{"/usr/lib/x86_64-linux-gnu/libhsa-runtime64.so.1", "libhsa-runtime64-1", true}, {"/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2", "libamd-comgr2", false}} {
 		t.Run(filepath.Base(c.path), func(t *testing.T) { check(t, testenv.File(t, c.path, c.pkg), c.code) })
+	}
+}
+
+// TestOpenSegments: a file opened for what the loader reads has no
+// sections and the same header, interpreter and dynamic section as when
+// opened whole (ELF32, big-endian and ELF64 fixtures, and real libraries),
+// and a section header table that runs past the end of the file, which
+// Open refuses, does not stop it, as it does not stop ld.so.
+func TestOpenSegments(t *testing.T) {
+	files := []string{testenv.Testdata("libfoo.so.1"), testenv.Testdata("libi386.so"), testenv.Testdata("libbe.so"), testenv.Testdata("hello")}
+	for _, p := range []string{"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"} {
+		if _, err := os.Stat(p); err == nil {
+			files = append(files, p)
+		}
+	}
+	type view struct {
+		Header  elfx.Header
+		Interp  string
+		Dynamic *elfx.Dynamic
+	}
+	read := func(f *elfx.File) view {
+		t.Helper()
+		v := view{Header: f.Header}
+		var err error
+		if v.Interp, err = f.Interp(); err != nil {
+			t.Fatal(err)
+		}
+		if v.Dynamic, err = f.Dynamic(); err != nil {
+			t.Fatal(err)
+		}
+		v.Dynamic = v.Dynamic.Detached()
+		return v
+	}
+	for _, p := range files {
+		whole, err := elfx.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := read(whole)
+		whole.Close()
+		f, err := elfx.OpenSegments(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if n := len(f.ELF().Sections); n != 0 {
+			t.Errorf("%s: %d sections read", p, n)
+		}
+		if got := read(f); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: segments only\n%+v\nwhole\n%+v", p, got, want)
+		}
+		f.Close()
+	}
+	// The section header table past the end of the file.
+	b, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint64(b[40:], uint64(len(b))+4096)
+	p := filepath.Join(t.TempDir(), "libfoo.so.1")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := elfx.Open(p); err == nil {
+		t.Error("Open accepted a section header table past the end")
+	}
+	f, err := elfx.OpenSegments(p)
+	if err != nil {
+		t.Fatalf("OpenSegments: %v", err)
+	}
+	defer f.Close()
+	if d, err := f.Dynamic(); err != nil || d.Soname != "libfoo.so.1" {
+		t.Errorf("dynamic section %+v, %v", d, err)
 	}
 }

@@ -157,6 +157,57 @@ func openRegular(path string) (*handle, os.FileInfo, error) {
 	return h, st, nil
 }
 
+// OpenSegments is Open for what the dynamic loader reads: the ELF header,
+// the program headers and what they point to (PT_INTERP, PT_DYNAMIC and
+// the strings it names). The section header table is not read, so the
+// File has no sections, as a file stripped of them has none (and a
+// damaged section table does not stop it, as it does not stop ld.so).
+// Resolving a closure needs no more: parsing every library's sections
+// was a fifth of resolving libamd_comgr.so.2 and most of what it
+// allocated.
+func OpenSegments(path string) (*File, error) {
+	h, st, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	br := newBlockReader(h, st.Size())
+	f, err := newFile(hideSections{br}, st.Size(), path)
+	if err != nil {
+		br.release()
+		h.Close()
+		return nil, err
+	}
+	f.r = br
+	f.fh, f.fi = h, st
+	return f, nil
+}
+
+// hideSections reads r with the ELF header's section header table
+// fields (e_shoff, e_shnum, e_shstrndx) read as zero: debug/elf then
+// reads no section headers.
+type hideSections struct{ r io.ReaderAt }
+
+func (h hideSections) ReadAt(p []byte, off int64) (int, error) {
+	n, err := h.r.ReadAt(p, off)
+	if off >= 64 || n == 0 {
+		return n, err
+	}
+	var ident [elf.EI_NIDENT]byte
+	if k, _ := h.r.ReadAt(ident[:], 0); k < len(ident) {
+		return n, err
+	}
+	fields := [][2]int64{{40, 8}, {60, 2}, {62, 2}} // ELF64: e_shoff, e_shnum, e_shstrndx
+	if elf.Class(ident[elf.EI_CLASS]) == elf.ELFCLASS32 {
+		fields = [][2]int64{{32, 4}, {48, 2}, {50, 2}}
+	}
+	for _, fl := range fields {
+		for i := max(fl[0], off); i < fl[0]+fl[1] && i < off+int64(n); i++ {
+			p[i-off] = 0
+		}
+	}
+	return n, err
+}
+
 // openFile parses an opened file read through br; the File owns h, which
 // is closed on failure.
 func openFile(h *handle, br *blockReader, st os.FileInfo, path string) (*File, error) {

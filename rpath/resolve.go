@@ -634,7 +634,14 @@ func (r *Resolver) parse(path string, st os.FileInfo) (*parsed, fileID, error) {
 			return p, id, nil
 		}
 	}
-	f, err := elfx.Open(path)
+	// What the loader reads is all resolution needs; a cache whose files
+	// are also handed on (OnParse: check's symbol tables, device code)
+	// needs their sections too.
+	open := elfx.OpenSegments
+	if r.files.onParse != nil {
+		open = elfx.Open
+	}
+	f, err := open(path)
 	if err != nil {
 		if id != (fileID{}) {
 			r.files.end(id, nil)

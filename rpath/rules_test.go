@@ -2,6 +2,7 @@ package rpath_test
 
 import (
 	"context"
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -342,5 +343,30 @@ func TestFileInRoot(t *testing.T) {
 		if got := rpath.FileInRoot(tc.root, tc.p); got != tc.want {
 			t.Errorf("FileInRoot(%q, %q) = %q, want %q", tc.root, tc.p, got, tc.want)
 		}
+	}
+}
+
+// TestDamagedSectionHeadersStillLoad: ld.so reads segments, never section
+// headers, so a library whose section header table points past the end of
+// the file still loads (the program runs) and still resolves here; the
+// candidate was rejected as malformed while the resolver parsed sections.
+func TestDamagedSectionHeadersStillLoad(t *testing.T) {
+	tr := newTree(t)
+	lib := tr.lib("lib/libdep.so", "libdep.so", libdep)
+	exe := tr.exe("bin/app", usesDep, "-L"+tr.path("lib"), "-ldep", "-Wl,-rpath,"+tr.path("lib"))
+	b, err := os.ReadFile(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint64(b[40:], uint64(len(b))+1<<20) // e_shoff
+	if err := os.WriteFile(lib, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(exe).CombinedOutput(); err != nil {
+		t.Fatalf("the real loader refused it too: %v\n%s", err, out)
+	}
+	d := depOf(t, resolve(t, hermetic(), exe), "libdep.so")
+	if d.Path != lib {
+		t.Errorf("libdep.so resolved to %q, want %s; tried %+v", d.Path, lib, d.Tried)
 	}
 }
