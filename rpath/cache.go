@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
@@ -93,15 +94,22 @@ func ReadCache(path string) (*Cache, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := ParseCache(b)
+	// The image read is this function's alone and never written again:
+	// the names and paths can be views of it instead of a copy.
+	c, err := parseCache(b, true)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
 }
 
-// ParseCache parses an ld.so.cache image in either format.
-func ParseCache(b []byte) (*Cache, error) {
+// ParseCache parses an ld.so.cache image in either format. The Cache
+// keeps nothing of b.
+func ParseCache(b []byte) (*Cache, error) { return parseCache(b, false) }
+
+// parseCache is ParseCache; with owned, the strings view b (which must
+// then never change) instead of a copy of it.
+func parseCache(b []byte, owned bool) (*Cache, error) {
 	if len(b) > maxCacheSize {
 		return nil, fmt.Errorf("cache of %d bytes exceeds %d", len(b), maxCacheSize)
 	}
@@ -109,7 +117,7 @@ func ParseCache(b []byte) (*Cache, error) {
 	switch {
 	case bytes.HasPrefix(b, []byte(newCacheMagic)):
 		c.Format = cacheFormatNew
-		if err := c.parseNew(b); err != nil {
+		if err := c.parseNew(b, owned); err != nil {
 			return nil, err
 		}
 	case bytes.HasPrefix(b, []byte(oldCacheMagic)):
@@ -125,14 +133,14 @@ func ParseCache(b []byte) (*Cache, error) {
 		newOff := (end + 7) &^ 7
 		if newOff+len(newCacheMagic) <= len(b) && bytes.HasPrefix(b[newOff:], []byte(newCacheMagic)) {
 			c.Format = cacheFormatOldAndNew
-			if err := c.parseNew(b[newOff:]); err != nil {
+			if err := c.parseNew(b[newOff:], owned); err != nil {
 				return nil, err
 			}
 			break
 		}
 		c.Format = cacheFormatOld
 		c.reserve(int(n))
-		strs := newStrings(b[end:])
+		strs := newStrings(b[end:], owned)
 		for i := 0; i < int(n); i++ {
 			e := b[oldCacheHeaderSize+i*oldCacheEntrySize:]
 			flags := binary.LittleEndian.Uint32(e)
@@ -178,7 +186,12 @@ type cacheStrings struct {
 	s string
 }
 
-func newStrings(b []byte) cacheStrings { return cacheStrings{b, string(b)} }
+func newStrings(b []byte, owned bool) cacheStrings {
+	if owned {
+		return cacheStrings{b, unsafe.String(unsafe.SliceData(b), len(b))}
+	}
+	return cacheStrings{b, string(b)}
+}
 
 func (t cacheStrings) at(off uint64) (string, bool) {
 	c, ok := saferio.CBytes(t.b, off)
@@ -188,7 +201,7 @@ func (t cacheStrings) at(off uint64) (string, bool) {
 	return t.s[off : off+uint64(len(c))], true
 }
 
-func (c *Cache) parseNew(b []byte) error {
+func (c *Cache) parseNew(b []byte, owned bool) error {
 	if len(b) < newCacheHeaderSize {
 		return errors.New("cache header truncated at offset 0")
 	}
@@ -206,7 +219,7 @@ func (c *Cache) parseNew(b []byte) error {
 		return err
 	}
 	c.reserve(int(n))
-	strs := newStrings(b)
+	strs := newStrings(b, owned)
 	for i := 0; i < int(n); i++ {
 		off := newCacheHeaderSize + i*newCacheEntrySize
 		e := b[off:]

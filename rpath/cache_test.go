@@ -176,6 +176,24 @@ func TestSystemCacheParses(t *testing.T) {
 	if _, ok := c.Lookup("libc.so.6", 0x0303, nil, 1, rpath.LegacyCaps{}); !ok {
 		t.Errorf("libc.so.6 not in %s (%d entries)", path, len(c.Entries))
 	}
+	// ReadCache's strings view the image it read, ParseCache's a copy of
+	// the caller's: the same entries, and ParseCache's stay what they
+	// were when the caller's bytes change.
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := rpath.ParseCache(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(p.Entries, c.Entries) {
+		t.Errorf("ReadCache and ParseCache disagree on %s", path)
+	}
+	clear(b)
+	if !reflect.DeepEqual(p.Entries, c.Entries) {
+		t.Errorf("ParseCache's entries changed with the bytes it was given")
+	}
 }
 
 // TestLdconfigOracle builds a sysroot, lets the real ldconfig write its
