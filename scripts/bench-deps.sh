@@ -22,8 +22,19 @@ for f in "${files[@]}"; do
     if command -v $tool >/dev/null; then
       measure 5 $tool "$f"; printf '  %-15s %6ss %6d MB   ratio %s\n' $tool "$WALL" $((RSS/1024)) "$(ratio "$ours" "$WALL")"
       if [ $tool = libtree ] && [[ $(basename "$f") == libamd_comgr* ]]; then
-        # Not met (issue 3): this binary's start-up alone is ~2x libtree's run.
-        awk "BEGIN{exit !($ours <= 2*$WALL)}" || echo "note: deps is x$(ratio "$ours" "$WALL") libtree (target 2x, see issue 3)"
+        # Both runs take a few milliseconds, so a best of five apiece
+        # swings with the machine (1.96x to 2.43x in three runs of this
+        # script): the two alternate over 21 pairs, and the median of
+        # the pairs' ratios is the comparison.
+        pairs=()
+        for _ in $(seq 21); do
+          measure 1 "$bin" deps --flat "$f"; a=$WALL
+          measure 1 libtree "$f"; pairs+=("$(ratio "$a" "$WALL")")
+        done
+        median=$(printf '%s\n' "${pairs[@]}" | sort -n | sed -n 11p)
+        echo "  median of 21 alternating pairs: deps/libtree x$median"
+        # Not met (issue 3): this binary's start-up alone is ~1.5x libtree's run.
+        awk "BEGIN{exit !($median <= 2)}" || echo "note: deps is x$median libtree (target 2x, see issue 3)"
       fi
     fi
   done
