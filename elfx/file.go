@@ -171,7 +171,9 @@ func OpenSegments(path string) (*File, error) {
 		return nil, err
 	}
 	br := newBlockReader(h, st.Size())
-	f, err := newFile(hideSections{br}, st.Size(), path)
+	var ident [elf.EI_NIDENT]byte
+	br.ReadAt(ident[:], 0) // newFile reports a file too short for it
+	f, err := newFile(hideSections{br, elf.Class(ident[elf.EI_CLASS]) == elf.ELFCLASS32}, st.Size(), path)
 	if err != nil {
 		br.release()
 		h.Close()
@@ -185,19 +187,18 @@ func OpenSegments(path string) (*File, error) {
 // hideSections reads r with the ELF header's section header table
 // fields (e_shoff, e_shnum, e_shstrndx) read as zero: debug/elf then
 // reads no section headers.
-type hideSections struct{ r io.ReaderAt }
+type hideSections struct {
+	r    io.ReaderAt
+	is32 bool // ELFCLASS32: the fields lie elsewhere
+}
 
 func (h hideSections) ReadAt(p []byte, off int64) (int, error) {
 	n, err := h.r.ReadAt(p, off)
 	if off >= 64 || n == 0 {
 		return n, err
 	}
-	var ident [elf.EI_NIDENT]byte
-	if k, _ := h.r.ReadAt(ident[:], 0); k < len(ident) {
-		return n, err
-	}
 	fields := [][2]int64{{40, 8}, {60, 2}, {62, 2}} // ELF64: e_shoff, e_shnum, e_shstrndx
-	if elf.Class(ident[elf.EI_CLASS]) == elf.ELFCLASS32 {
+	if h.is32 {
 		fields = [][2]int64{{32, 4}, {48, 2}, {50, 2}}
 	}
 	for _, fl := range fields {
