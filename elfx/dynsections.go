@@ -2,6 +2,10 @@ package elfx
 
 import (
 	"debug/elf"
+	"io"
+	"math"
+	"slices"
+	"sync"
 )
 
 // The dynamic loader never reads section headers: it finds the dynamic
@@ -26,8 +30,28 @@ func (f *File) SymbolSections() []*elf.Section {
 	}
 	if !f.synthDone {
 		f.synth, f.synthDone = f.dynamicSections(), true
+		if f.synth == nil && f.segments {
+			f.synth = f.sectionHeaders()
+		}
 	}
 	return f.synth
+}
+
+// sectionHeaders reads the section header table of a file opened without
+// it (OpenSegments) whose dynamic segment gave no symbol table (no hash
+// table to count the symbols by): its .dynsym header, when it has one, is
+// read as Open would. Nil when there is none or the table is damaged.
+func (f *File) sectionHeaders() (secs []*elf.Section) {
+	defer func() {
+		if recover() != nil {
+			secs = nil // debug/elf on a corrupt table: as unreadable
+		}
+	}()
+	ef, err := elf.NewFile(io.NewSectionReader(f.r, 0, f.Size))
+	if err != nil || ef.SectionByType(elf.SHT_DYNSYM) == nil {
+		return nil
+	}
+	return ef.Sections
 }
 
 // SymbolSection is the first section of type t in SymbolSections, or nil.
@@ -74,6 +98,7 @@ func (f *File) dynamicSections() []*elf.Section {
 	if !ok || !hasSize || strSize > strAvail {
 		return nil
 	}
+	f.readWindow(strOff, strSize, at)
 	var nsyms, gnuSize, sysvSize uint64
 	gnuOff, gnuAvail, hasGNU := at(elf.DT_GNU_HASH)
 	sysvOff, sysvAvail, hasSysV := at(elf.DT_HASH)
@@ -125,6 +150,40 @@ func (f *File) dynamicSections() []*elf.Section {
 		add(".hash", elf.SHT_HASH, elf.DT_HASH, sysvOff, sysvSize, dynsym, 0, 4, word)
 	}
 	return secs
+}
+
+// windowSlack is how far past the last table's start, or the end of the
+// string table when it comes last, the window reaches: the tables whose
+// sizes are not in the dynamic section (the symbols, their versions and
+// the version tables) come before the string table in what GNU ld
+// writes, except the version tables, a few hundred bytes; lld, gold and
+// mold put the string table last.
+const windowSlack = 2 << 10
+
+// readWindow reads the dynamic symbol tables in one piece when they lie
+// together, as they do in what linkers write, so that finding their
+// extents and the table made from them (MappedSymbolTable reads the same
+// span) copy nothing more: read one by one, a scan of /usr/lib
+// allocated 4 MB more for them than through the section headers. What
+// the window misses is read as before.
+func (f *File) readWindow(strOff int64, strSize uint64, at func(elf.DynTag) (int64, uint64, bool)) {
+	lo, hi := strOff, strOff+int64(strSize)
+	for _, tag := range []elf.DynTag{elf.DT_SYMTAB, elf.DT_GNU_HASH, elf.DT_HASH, elf.DT_VERSYM, elf.DT_VERNEED, elf.DT_VERDEF} {
+		if off, _, ok := at(tag); ok {
+			lo, hi = min(lo, off), max(hi, off)
+		}
+	}
+	hi = min(hi+windowSlack, f.Size)
+	if noWindow || lo < 0 || hi <= lo || uint64(hi-lo) > smallTables {
+		return
+	}
+	if b, err := f.readRange(lo, uint64(hi-lo), "dynamic symbol tables"); err == nil {
+		f.window, f.windowOff = b, lo
+		if f.tables == nil {
+			f.tables = map[[2]int64][]byte{}
+		}
+		f.tables[[2]int64{strOff, int64(strSize)}], _ = f.inWindow(strOff, strSize)
+	}
 }
 
 // sysvHashCount reads DT_HASH's header: the number of symbols (nchain)
@@ -198,6 +257,7 @@ func (f *File) gnuHashCount(off int64, avail uint64) (nsyms, size uint64) {
 var (
 	chainReadStart   uint64 = 64
 	versionReadStart uint64 = 4 << 10
+	noWindow                = false // no readWindow
 )
 
 // versionExtent is the size of the version table (.gnu.version_d when
@@ -212,7 +272,12 @@ var (
 // copy megabytes per file.
 func (f *File) versionExtent(off int64, avail uint64, strs strTab, def bool) uint64 {
 	limit := min(avail, 1<<20)
-	for n := min(limit, versionReadStart); ; n = min(n*4, limit) {
+	start := min(limit, versionReadStart)
+	if off >= f.windowOff && f.window != nil && off-f.windowOff < int64(len(f.window)) {
+		// What the window holds first: no read.
+		start = min(limit, uint64(len(f.window))-uint64(off-f.windowOff))
+	}
+	for n := start; ; n = min(n*4, limit) {
 		b, err := f.readRange(off, n, "version table")
 		if err != nil {
 			return 0
@@ -230,4 +295,154 @@ func (f *File) versionExtent(off int64, avail uint64, strs strTab, def bool) uin
 			return uint64(len(b))
 		}
 	}
+}
+
+// SectionHeaderError is what Open and the symbol readers would report
+// about the section header table of a file opened by OpenSegments, which
+// does not read it: nil when they would accept it, and for a file opened
+// by Open. A scan that parses files for what the loader reads still
+// reports a truncated or corrupt section table (strip, objcopy and
+// debuggers reject such a file even though ld.so loads it), and dynamic
+// symbol sections that are not where the dynamic segment puts the
+// tables. The table is read once, 1-2 KB, into nothing that is kept;
+// only a table this look finds odd is parsed as Open parses it, and its
+// dynamic symbol tables read through it, for the same error.
+func (f *File) SectionHeaderError() error {
+	if !f.segments {
+		return nil
+	}
+	if !f.shdrChecked {
+		f.shdrChecked = true
+		if !f.plainSectionHeaders() {
+			f.shdrErr = f.sectionsError()
+		}
+	}
+	return f.shdrErr
+}
+
+// sectionsError parses the file as Open does and reads its dynamic symbol
+// tables through the section headers (as MappedSymbolTable would after
+// Open), and returns the first error.
+func (f *File) sectionsError() error {
+	whole, err := newFile(f.r, f.Size, f.Path)
+	if err != nil {
+		return err
+	}
+	whole.fh, whole.fi = f.fh, f.fi // f's: whole is not closed
+	_, err = whole.MappedSymbolTable()
+	return err
+}
+
+var shdrBuf = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
+
+// symbolSectionTypes are the sections the dynamic symbol readers use.
+var symbolSectionTypes = []elf.SectionType{elf.SHT_DYNSYM, elf.SHT_GNU_VERSYM, elf.SHT_GNU_VERDEF, elf.SHT_GNU_VERNEED, elf.SHT_GNU_HASH, elf.SHT_HASH}
+
+// plainSectionHeaders reports whether the section header table is one
+// Open and the symbol readers accept without doubt: inside the file, of
+// the usual entry size and count fields, offsets and sizes debug/elf
+// takes, no compressed section (whose header it reads), a section name
+// table of type SHT_STRTAB inside the file, ending in NUL, that every
+// name index is inside; and the dynamic symbol sections (with the string
+// tables they link to) inside the file, where and as large as the
+// dynamic segment makes the tables. False is no verdict: sectionsError decides.
+func (f *File) plainSectionHeaders() bool {
+	is32 := f.Class == elf.ELFCLASS32
+	var hdr [64]byte
+	if n, _ := f.r.ReadAt(hdr[:], 0); n < len(hdr) && !(is32 && n >= 52) {
+		return false
+	}
+	bo := f.bo
+	var shoff, entsize uint64
+	at := 58 // e_shentsize
+	if is32 {
+		shoff, entsize, at = uint64(bo.Uint32(hdr[32:])), 40, 46
+	} else {
+		shoff, entsize = bo.Uint64(hdr[40:]), 64
+	}
+	shentsize, shnum, shstrndx := uint64(bo.Uint16(hdr[at:])), uint64(bo.Uint16(hdr[at+2:])), uint64(bo.Uint16(hdr[at+4:]))
+	syn := f.SymbolSections() // from the dynamic segment
+	if shnum == 0 {
+		// No table (and no symbol sections to disagree), or extended
+		// numbering (parsed).
+		return shoff == 0
+	}
+	size := uint64(f.Size)
+	if shentsize != entsize || shoff > size || shnum*entsize > size-shoff || shstrndx >= shnum || shstrndx >= uint64(elf.SHN_LORESERVE) {
+		return false
+	}
+	bp := shdrBuf.Get().(*[]byte)
+	defer shdrBuf.Put(bp)
+	if uint64(cap(*bp)) < shnum*entsize {
+		*bp = make([]byte, shnum*entsize)
+	}
+	tab := (*bp)[:shnum*entsize]
+	if n, _ := f.r.ReadAt(tab, int64(shoff)); n < len(tab) {
+		return false
+	}
+	type shdr struct {
+		name, off, size uint64
+		typ             elf.SectionType
+		link            uint64
+	}
+	read := func(i uint64) (s shdr, ok bool) {
+		b := tab[i*entsize:]
+		s.name, s.typ = uint64(bo.Uint32(b)), elf.SectionType(bo.Uint32(b[4:]))
+		var flags uint64
+		if is32 {
+			flags, s.off, s.size, s.link = uint64(bo.Uint32(b[8:])), uint64(bo.Uint32(b[16:])), uint64(bo.Uint32(b[20:])), uint64(bo.Uint32(b[24:]))
+		} else {
+			flags, s.off, s.size, s.link = bo.Uint64(b[8:]), bo.Uint64(b[24:]), bo.Uint64(b[32:]), uint64(bo.Uint32(b[40:]))
+		}
+		return s, flags&uint64(elf.SHF_COMPRESSED) == 0 && s.off <= math.MaxInt64 && s.size <= math.MaxInt64
+	}
+	inFile := func(s shdr) bool { return s.off <= size && s.size <= size-s.off }
+	var names uint64 // the name table's size, 0 without one
+	if shstrndx != 0 {
+		st, ok := read(shstrndx)
+		if !ok || st.typ != elf.SHT_STRTAB || st.size == 0 || !inFile(st) {
+			return false
+		}
+		var last [1]byte
+		if n, _ := f.r.ReadAt(last[:], int64(st.off+st.size-1)); n < 1 || last[0] != 0 {
+			return false
+		}
+		names = st.size
+	}
+	// synAt is where the dynamic segment puts the first section of
+	// type t.
+	synAt := func(t elf.SectionType) (off, size uint64, ok bool) {
+		for _, s := range syn {
+			if s.Type == t {
+				return s.Offset, s.Size, true
+			}
+		}
+		return 0, 0, false
+	}
+	strAt, strSize, hasStr := synAt(elf.SHT_STRTAB)
+	seen := make([]bool, len(symbolSectionTypes))
+	for i := uint64(0); i < shnum; i++ {
+		s, ok := read(i)
+		if !ok || (names > 0 && s.name >= names) {
+			return false
+		}
+		k := slices.Index(symbolSectionTypes, s.typ)
+		if k < 0 || seen[k] {
+			continue
+		}
+		seen[k] = true
+		if off, n, ok := synAt(s.typ); !ok || off != s.off || n != s.size || !inFile(s) {
+			return false
+		}
+		if s.typ == elf.SHT_DYNSYM || s.typ == elf.SHT_GNU_VERDEF || s.typ == elf.SHT_GNU_VERNEED {
+			if s.link >= shnum {
+				return false
+			}
+			l, ok := read(s.link)
+			if !ok || !hasStr || l.typ != elf.SHT_STRTAB || l.off != strAt || l.size != strSize || !inFile(l) {
+				return false
+			}
+		}
+	}
+	return true
 }

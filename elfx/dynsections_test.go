@@ -1,11 +1,14 @@
 package elfx_test
 
 import (
+	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
@@ -34,6 +37,7 @@ func withoutSectionHeaders(t *testing.T, path string) string {
 // fixtures cover ELF32, big-endian and SysV-hash-only files; libc,
 // libstdc++ and libLLVM (GNU hash only, 3 MB of strings) real ones.
 func TestSymbolsWithoutSectionHeaders(t *testing.T) {
+	windowed := true // the tables are read in one piece first
 	check := func(t *testing.T, p string) {
 		orig, err := elfx.Open(p)
 		if err != nil {
@@ -98,6 +102,38 @@ func TestSymbolsWithoutSectionHeaders(t *testing.T) {
 			}
 		}
 		f.Close()
+		// Opened for what the loader reads, the file with its section
+		// headers gives the same table, and its section header table is
+		// taken as it is (no parse of it per file).
+		seg, err := elfx.OpenSegments(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := seg.SectionHeaderError(); err != nil || !seg.PlainSectionHeaders() {
+			t.Errorf("%s: section header table: %v, taken as it is: %v", p, err, seg.PlainSectionHeaders())
+		}
+		segTab, err := seg.MappedSymbolTable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The tables were read once, in one piece, to find them and to
+		// make the table (not in pieces and then again).
+		if windowed && !segTab.ViewsWindow(seg) && !segTab.Mapped() {
+			t.Errorf("%s: segments only: the table is not the bytes read to find it", p)
+		}
+		if segTab.Len() != wantTab.Len() || !reflect.DeepEqual(segTab.VersionNeeds(), wantNeeds) || !reflect.DeepEqual(segTab.VersionDefs(), wantDefs) {
+			t.Errorf("%s: segments only: table of %d, needs %v, defs %v", p, segTab.Len(), segTab.VersionNeeds(), segTab.VersionDefs())
+		}
+		if !reflect.DeepEqual(segTab.Undefined(), wantTab.Undefined()) {
+			t.Errorf("%s: segments only: undefined symbols differ", p)
+		}
+		for _, s := range want {
+			if g, w := segTab.Lookup(s.Name), wantTab.Lookup(s.Name); s.Defined() && !reflect.DeepEqual(g, w) {
+				t.Errorf("%s: segments only: Lookup(%s) = %v, want %v", p, s.Name, g, w)
+				break
+			}
+		}
+		seg.Close()
 		orig.Close()
 	}
 	for _, n := range []string{"libfoo.so.1", "libbe.so", "libi386.so", "libsysv.so"} {
@@ -107,6 +143,8 @@ func TestSymbolsWithoutSectionHeaders(t *testing.T) {
 	// chain entry), every read that follows is taken.
 	t.Run("tiny reads", func(t *testing.T) {
 		defer elfx.TinyDynamicReads()()
+		windowed = false
+		defer func() { windowed = true }()
 		for _, n := range []string{"libfoo.so.1", "libbe.so", "libi386.so"} {
 			check(t, testenv.Testdata(n))
 		}
@@ -234,5 +272,146 @@ func TestOpenSegments(t *testing.T) {
 	defer f.Close()
 	if d, err := f.Dynamic(); err != nil || d.Soname != "libfoo.so.1" {
 		t.Errorf("dynamic section %+v, %v", d, err)
+	}
+}
+
+// patched writes a copy of the fixture name with edit applied to its bytes.
+func patched(t *testing.T, name string, edit func(b []byte)) string {
+	t.Helper()
+	b, err := os.ReadFile(testenv.Testdata(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(b)
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// dynEntry is the file offset of the first dynamic entry tagged tag in
+// the ELF64 little-endian fixture b.
+func dynEntry(t *testing.T, b []byte, tag elf.DynTag) int {
+	t.Helper()
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_DYNAMIC {
+			continue
+		}
+		for off := p.Off; off+16 <= p.Off+p.Filesz; off += 16 {
+			if elf.DynTag(binary.LittleEndian.Uint64(b[off:])) == tag {
+				return int(off)
+			}
+		}
+	}
+	t.Fatalf("no %v", tag)
+	return 0
+}
+
+// TestOpenSegmentsWithoutHashTable: a library whose dynamic segment has no
+// hash table (nothing to count its symbols by) but whose section headers
+// have a .dynsym still gives its symbols when opened for what the loader
+// reads: the section headers are read for them.
+func TestOpenSegmentsWithoutHashTable(t *testing.T) {
+	p := patched(t, "libfoo.so.1", func(b []byte) {
+		binary.LittleEndian.PutUint64(b[dynEntry(t, b, elf.DT_GNU_HASH):], uint64(elf.DT_DEBUG))
+	})
+	whole, err := elfx.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer whole.Close()
+	want, err := whole.MappedSymbolTable()
+	if err != nil || want.Len() < 2 {
+		t.Fatalf("Open: table of %d, %v", want.Len(), err)
+	}
+	f, err := elfx.OpenSegments(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := f.MappedSymbolTable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Len() != want.Len() || !reflect.DeepEqual(got.Undefined(), want.Undefined()) {
+		t.Errorf("segments only: table of %d, want %d", got.Len(), want.Len())
+	}
+	if err := f.SectionHeaderError(); err != nil {
+		t.Errorf("SectionHeaderError: %v", err)
+	}
+}
+
+// TestSectionHeaderError: a file opened for what the loader reads still
+// reports what Open, and the symbol tables read through the section
+// headers, would: the same error, or none.
+func TestSectionHeaderError(t *testing.T) {
+	shdr := func(b []byte, typ elf.SectionType) []byte {
+		shoff, shnum := binary.LittleEndian.Uint64(b[40:]), binary.LittleEndian.Uint16(b[60:])
+		for i := range uint64(shnum) {
+			h := b[shoff+i*64:]
+			if elf.SectionType(binary.LittleEndian.Uint32(h[4:])) == typ {
+				return h
+			}
+		}
+		t.Fatalf("no %v section", typ)
+		return nil
+	}
+	for _, c := range []struct {
+		name  string
+		edit  func(b []byte)
+		plain bool // taken as it is, without a parse
+		bad   bool
+	}{
+		{"intact", func([]byte) {}, true, false},
+		{"table past the end", func(b []byte) { binary.LittleEndian.PutUint64(b[40:], uint64(len(b))+4096) }, false, true},
+		{"name table index out of range", func(b []byte) { binary.LittleEndian.PutUint16(b[62:], 999) }, false, true},
+		{"name index past the name table", func(b []byte) { binary.LittleEndian.PutUint32(shdr(b, elf.SHT_GNU_HASH), 1<<20) }, false, true},
+		{".gnu.hash header past the end", func(b []byte) { binary.LittleEndian.PutUint64(shdr(b, elf.SHT_GNU_HASH)[24:], uint64(len(b))) }, false, true},
+		{".gnu.version_d header at the end", func(b []byte) { binary.LittleEndian.PutUint64(shdr(b, elf.SHT_GNU_VERDEF)[24:], uint64(len(b))-8) }, false, true},
+		// Not where the dynamic segment has it, but read without error
+		// through the section header: parsed, no error.
+		{".gnu.version_d header elsewhere", func(b []byte) { binary.LittleEndian.PutUint64(shdr(b, elf.SHT_GNU_VERDEF)[24:], 0x40) }, false, false},
+		{".dynsym linked to no string table", func(b []byte) { binary.LittleEndian.PutUint32(shdr(b, elf.SHT_DYNSYM)[40:], 0) }, false, true},
+		// Odd, but what Open accepts: no error after the parse.
+		{".comment moved", func(b []byte) { binary.LittleEndian.PutUint64(shdr(b, elf.SHT_PROGBITS)[32:], 1<<40) }, true, false},
+		{"a larger entry size", func(b []byte) { binary.LittleEndian.PutUint16(b[58:], 65) }, false, true},
+		{"no section name table", func(b []byte) { binary.LittleEndian.PutUint16(b[62:], 0) }, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := patched(t, "libfoo.so.1", c.edit)
+			var want error
+			if whole, err := elfx.Open(p); err != nil {
+				want = err
+			} else {
+				_, want = whole.MappedSymbolTable()
+				if err := whole.SectionHeaderError(); err != nil {
+					t.Errorf("SectionHeaderError on a file opened whole: %v", err)
+				}
+				whole.Close()
+			}
+			if (want != nil) != c.bad {
+				t.Fatalf("Open and its table: %v, want an error: %v", want, c.bad)
+			}
+			f, err := elfx.OpenSegments(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if got := f.PlainSectionHeaders(); got != c.plain {
+				t.Errorf("taken as it is: %v, want %v", got, c.plain)
+			}
+			got := f.SectionHeaderError()
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("SectionHeaderError = %v\nwant %v", got, want)
+			}
+			if got != nil && !strings.Contains(got.Error(), p) {
+				t.Errorf("the error does not name the file: %v", got)
+			}
+		})
 	}
 }

@@ -1,5 +1,7 @@
 package elfx
 
+import "unsafe"
+
 // MapAlways makes MappedSymbolTable map every file, however small its
 // tables, until the returned function is called.
 func MapAlways() (restore func()) {
@@ -12,10 +14,26 @@ func MapAlways() (restore func()) {
 func (t *SymbolTable) Mapped() bool { return t.m != nil }
 
 // TinyDynamicReads makes the reads of GNU hash chains and version tables
-// found through the dynamic segment start at one entry and one byte, so
-// that every table takes the reads that grow, until restore is called.
+// found through the dynamic segment start at one entry and one byte, and
+// not from a window read first, so that every table takes the reads that
+// grow, until restore is called.
 func TinyDynamicReads() (restore func()) {
-	c, v := chainReadStart, versionReadStart
-	chainReadStart, versionReadStart = 1, 1
-	return func() { chainReadStart, versionReadStart = c, v }
+	c, v, w := chainReadStart, versionReadStart, noWindow
+	chainReadStart, versionReadStart, noWindow = 1, 1, true
+	return func() { chainReadStart, versionReadStart, noWindow = c, v, w }
+}
+
+// PlainSectionHeaders reports whether SectionHeaderError takes f's section
+// header table as it is, without parsing it.
+func (f *File) PlainSectionHeaders() bool { return f.plainSectionHeaders() }
+
+// ViewsWindow reports whether t's tables are a view of the bytes f read
+// in one piece when it found them through the dynamic segment.
+func (t *SymbolTable) ViewsWindow(f *File) bool {
+	if len(t.span) == 0 || len(f.window) == 0 {
+		return false
+	}
+	base, end := &f.window[0], &f.window[len(f.window)-1]
+	p := &t.span[0]
+	return uintptr(unsafe.Pointer(p)) >= uintptr(unsafe.Pointer(base)) && uintptr(unsafe.Pointer(p)) <= uintptr(unsafe.Pointer(end))
 }

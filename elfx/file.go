@@ -128,6 +128,16 @@ type File struct {
 	// segment for a file without a .dynsym header (dynsections.go).
 	synth     []*elf.Section
 	synthDone bool
+	// window holds the file's bytes from windowOff, read in one piece
+	// when the dynamic symbol tables were found through the dynamic
+	// segment; readRange answers from it without copying.
+	window    []byte
+	windowOff int64
+	// segments: opened by OpenSegments, without the section headers;
+	// shdrErr is what SectionHeaderError found in them.
+	segments    bool
+	shdrChecked bool
+	shdrErr     error
 }
 
 // Open opens the named file. The caller must Close it.
@@ -170,7 +180,11 @@ func OpenSegments(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	br := newBlockReader(h, st.Size())
+	return openSegments(h, newBlockReader(h, st.Size()), st, path)
+}
+
+// openSegments is openFile without the section header table.
+func openSegments(h *handle, br *blockReader, st os.FileInfo, path string) (*File, error) {
 	var ident [elf.EI_NIDENT]byte
 	br.ReadAt(ident[:], 0) // newFile reports a file too short for it
 	f, err := newFile(hideSections{br, elf.Class(ident[elf.EI_CLASS]) == elf.ELFCLASS32}, st.Size(), path)
@@ -181,6 +195,7 @@ func OpenSegments(path string) (*File, error) {
 	}
 	f.r = br
 	f.fh, f.fi = h, st
+	f.segments = true
 	return f, nil
 }
 
@@ -616,11 +631,24 @@ func (t strTab) at(o uint64) (string, bool) {
 	return "", false
 }
 
+// inWindow is the n bytes at off when the window holds them (a view: the
+// window is never written).
+func (f *File) inWindow(off int64, n uint64) ([]byte, bool) {
+	if f.window == nil || off < f.windowOff || uint64(off-f.windowOff) > uint64(len(f.window)) || n > uint64(len(f.window))-uint64(off-f.windowOff) {
+		return nil, false
+	}
+	i := uint64(off - f.windowOff)
+	return f.window[i : i+n : i+n], true
+}
+
 // readRange reads a table of n bytes at off, bounded by the file size and
 // maxTableBytes.
 func (f *File) readRange(off int64, n uint64, what string) ([]byte, error) {
 	if n > maxTableBytes {
 		return nil, f.formatErr(off, what, fmt.Errorf("size %d exceeds limit %d", n, maxTableBytes))
+	}
+	if b, ok := f.inWindow(off, n); ok {
+		return b, nil
 	}
 	b, err := saferio.ReadAt(f.r, f.Size, off, int64(n), maxTableBytes)
 	if err != nil {

@@ -78,6 +78,17 @@ func (p *Probe) ELF() (*File, error) {
 	return openFile(h, br, p.Info, p.Path)
 }
 
+// ELFSegments is ELF for what the dynamic loader reads, as OpenSegments:
+// the section header table is not read.
+func (p *Probe) ELFSegments() (*File, error) {
+	if p.h == nil {
+		return nil, fmt.Errorf("%s: %w", p.Path, os.ErrClosed)
+	}
+	h, br := p.h, p.br
+	p.h, p.br, p.Head = nil, nil, nil
+	return openSegments(h, br, p.Info, p.Path)
+}
+
 // Archive parses the file as an ar archive (Kind says whether it is one);
 // like ELF, the Archive takes over the descriptor and the Probe is used up.
 func (p *Probe) Archive() (*Archive, error) {

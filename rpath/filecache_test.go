@@ -165,7 +165,7 @@ func TestFileCacheParsesEachFileOnce(t *testing.T) {
 		defer mu.Unlock()
 		id := elfx.IDOf(f.FileInfo())
 		parses[id] = append(parses[id], f.Path)
-	})
+	}, false)
 	ids := make(chan elfx.FileID, 64)
 	resolveAll(t, opts, apps, func(a string, res *rpath.Result) {
 		d := findDep(res, "libdep.so.1")

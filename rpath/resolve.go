@@ -436,7 +436,8 @@ type FileCache struct {
 	// path: a scan's workers each read them otherwise.
 	once map[onceKey]*onceValue
 
-	onParse func(*elfx.File)
+	onParse         func(*elfx.File)
+	onParseSections bool // the files handed to onParse have their sections
 }
 
 type onceKey struct{ what, path string }
@@ -484,9 +485,14 @@ func (c *FileCache) KnowNotLink(path string) {
 // open: once per file (resolvers sharing the cache wait for a parse in
 // flight rather than parse the file again), from the goroutine parsing it.
 // A caller that needs more of every resolved file (symcheck's symbol
-// tables) reads it then instead of opening it again. Set it before the
-// cache is used.
-func (c *FileCache) OnParse(fn func(*elfx.File)) { c.onParse = fn }
+// tables) reads it then instead of opening it again. Files are opened for
+// what the loader reads (elfx.OpenSegments: their dynamic symbol tables
+// are found through the dynamic segment) unless sections is set, when
+// their section headers are read too (device code, CK instances). Set it
+// before the cache is used.
+func (c *FileCache) OnParse(fn func(*elfx.File), sections bool) {
+	c.onParse, c.onParseSections = fn, sections
+}
 
 // stat is os.Stat, remembered.
 func (c *FileCache) stat(p string) (os.FileInfo, error) {
@@ -635,10 +641,9 @@ func (r *Resolver) parse(path string, st os.FileInfo) (*parsed, fileID, error) {
 		}
 	}
 	// What the loader reads is all resolution needs; a cache whose files
-	// are also handed on (OnParse: check's symbol tables, device code)
-	// needs their sections too.
+	// are also handed on may need their sections (OnParse).
 	open := elfx.OpenSegments
-	if r.files.onParse != nil {
+	if r.files.onParse != nil && r.files.onParseSections {
 		open = elfx.Open
 	}
 	f, err := open(path)

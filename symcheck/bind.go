@@ -120,7 +120,9 @@ func (c *TableCache) add(f *elfx.File) {
 	k := fileKey(f)
 	if _, ok := c.get(k); !ok {
 		if t, err := tableOf(f); err == nil {
-			if ff := factsOf(f); ff.interpErr == nil && (ff.dynErr == nil || errors.Is(ff.dynErr, elfx.ErrNoDynamic)) {
+			// A file whose facts would hide an error from the scan (it is
+			// parsed again when the scan reaches it) keeps none.
+			if ff := factsOf(f); ff.interpErr == nil && (ff.dynErr == nil || errors.Is(ff.dynErr, elfx.ErrNoDynamic)) && f.SectionHeaderError() == nil {
 				if c.gpu {
 					ff.code, _ = f.GPUCodeObjects()
 					ff.codeRead = true

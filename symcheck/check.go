@@ -206,7 +206,7 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	// One parse of each file for every worker's resolver.
 	if opts.Resolver.Files == nil {
 		opts.Resolver.Files = rpath.NewFileCache()
-		opts.Resolver.Files.OnParse(cache.add)
+		opts.Resolver.Files.OnParse(cache.add, cache.gpu || opts.wantCK)
 	}
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -572,7 +572,20 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		if scanParsed != nil {
 			scanParsed(c.path)
 		}
-		f, err := p.ELF()
+		// What the loader reads, unless device code or CK instances are
+		// wanted too: the section headers were a fifth of what a scan
+		// allocated (the dynamic symbol tables are found through the
+		// dynamic segment, as ld.so finds them).
+		open := p.ELFSegments
+		if gpu || opts.wantCK {
+			open = p.ELF
+		}
+		f, err := open()
+		if err == nil {
+			if err = f.SectionHeaderError(); err != nil {
+				f.Close()
+			}
+		}
 		if err != nil {
 			sc.err = err
 			return sc

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/flate"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -984,4 +985,83 @@ func gpuFindings(rep *symcheck.CheckReport, line func(symcheck.Finding) string) 
 		}
 	}
 	return out
+}
+
+// TestCheckDamagedSectionTable: check reads files as the loader does (no
+// section headers), and still reports a library whose section header
+// table runs past the end of the file, as Open would: whether the scan
+// reaches it first or parses it first as a program's dependency. The
+// program itself loads it (ld.so never reads section headers): no
+// missing library or unresolved symbol for it.
+func TestCheckDamagedSectionTable(t *testing.T) {
+	p := newPfx(t)
+	lib := p.lib("lib/libdep.so.1", "libdep.so.1", "int dep(void) { return 1; }")
+	// "a" comes before "lib" in the walk: with one worker the program is
+	// checked, and its dependency parsed, first.
+	app := p.cc("a/app", "int dep(void); int main(void) { return dep() - 1; }",
+		"-L"+filepath.Dir(lib), "-l:libdep.so.1", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib")
+	b, err := os.ReadFile(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint64(b[40:], uint64(len(b))+4096) // e_shoff
+	if err := os.WriteFile(lib, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, roots := range [][]string{{p.root}, {lib}} {
+		rep, err := symcheck.Check(context.Background(), roots, symcheck.CheckOptions{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var errs []string
+		for _, e := range rep.Errors {
+			errs = append(errs, e.Error)
+		}
+		if len(errs) != 1 || !strings.Contains(errs[0], lib+": malformed file at offset") || !strings.Contains(errs[0], "section header table") {
+			t.Errorf("%v: errors %q, want one for %s's section header table", roots, errs, lib)
+		}
+		for _, f := range rep.Findings {
+			if f.File == app && (f.Rule == symcheck.RuleMissingLibrary || f.Rule == symcheck.RuleUndefinedSymbol) {
+				t.Errorf("%v: %s: %s", roots, f.Rule, f.Message)
+			}
+		}
+	}
+}
+
+// TestCheckReadsWhatTheLoaderReads: without GPU targets or a CK install
+// in the scan, no file's section headers are read (the symbol tables are
+// found through the dynamic segment); with GPU targets they are, for the
+// device code.
+func TestCheckReadsWhatTheLoaderReads(t *testing.T) {
+	p := newPfx(t)
+	lib := p.lib("lib/libdep.so.1", "libdep.so.1", "int dep(void) { return 1; }")
+	p.cc("bin/app", "int dep(void); int main(void) { return dep() - 1; }",
+		"-L"+filepath.Dir(lib), "-l:libdep.so.1", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib")
+	for _, gpu := range []bool{false, true} {
+		var mu sync.Mutex
+		sections := map[string]int{}
+		restore := symcheck.OnTableRead(func(f *elfx.File) {
+			mu.Lock()
+			defer mu.Unlock()
+			sections[f.Path] = len(f.ELF().Sections)
+		})
+		opts := symcheck.CheckOptions{}
+		if gpu {
+			opts.GPUTargets = []string{"gfx90a"}
+		}
+		rep, err := symcheck.Check(context.Background(), []string{p.root}, opts)
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rootsChecked(t, rep, p.root)
+		if len(sections) < 3 { // the program, libdep, libc
+			t.Fatalf("GPU targets %v: tables read: %v", gpu, sections)
+		}
+		for path, n := range sections {
+			if (n > 0) != gpu {
+				t.Errorf("GPU targets %v: %s read with %d sections", gpu, path, n)
+			}
+		}
+	}
 }
