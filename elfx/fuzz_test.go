@@ -2,6 +2,7 @@ package elfx_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"reflect"
 	"testing"
@@ -48,6 +49,28 @@ func FuzzMappedSymbolTable(f *testing.F) {
 		defer os.Remove(fh.Name())
 		fh.Write(b)
 		fh.Close()
+		// Opened for what the loader reads, a section header table taken
+		// as it is must be one Open, and the table read through it,
+		// accept; and SectionHeaderError says what they say.
+		if seg, err := elfx.OpenSegments(fh.Name()); err == nil {
+			_, segErr := seg.MappedSymbolTable()
+			shdrErr := seg.SectionHeaderError()
+			plain := seg.PlainSectionHeaders()
+			seg.Close()
+			var openErr error
+			if whole, err := elfx.Open(fh.Name()); err != nil {
+				openErr = err
+			} else {
+				_, openErr = whole.MappedSymbolTable()
+				whole.Close()
+			}
+			if plain && segErr == nil && openErr != nil {
+				t.Fatalf("section header table taken as it is, but Open and its table say: %v", openErr)
+			}
+			if !plain && fmt.Sprint(shdrErr) != fmt.Sprint(openErr) {
+				t.Fatalf("SectionHeaderError = %v, Open and its table say %v", shdrErr, openErr)
+			}
+		}
 		file, err := elfx.Open(fh.Name())
 		if err != nil {
 			return
