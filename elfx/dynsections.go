@@ -116,7 +116,11 @@ func (f *File) dynamicSections() []*elf.Section {
 	if nsyms == 0 {
 		return nil
 	}
-	secs := []*elf.Section{{}}
+	// At most eight sections, made in one piece (a scan makes them for
+	// every file).
+	slab := make([]elf.Section, 8)
+	secs := make([]*elf.Section, 1, 8)
+	secs[0] = &slab[0]
 	// Address and alignment as the linker gives them: word-aligned
 	// tables, bytes for strings, half-words for .gnu.version.
 	word := uint64(4)
@@ -124,8 +128,9 @@ func (f *File) dynamicSections() []*elf.Section {
 		word = 8
 	}
 	add := func(name string, t elf.SectionType, tag elf.DynTag, off int64, size uint64, link int, info uint32, ent, align uint64) int {
-		s := &elf.Section{SectionHeader: elf.SectionHeader{Name: name, Type: t, Flags: elf.SHF_ALLOC, Addr: addr(tag), Offset: uint64(off), Size: size, FileSize: size,
-			Link: uint32(link), Info: info, Addralign: align, Entsize: ent}}
+		s := &slab[len(secs)]
+		s.SectionHeader = elf.SectionHeader{Name: name, Type: t, Flags: elf.SHF_ALLOC, Addr: addr(tag), Offset: uint64(off), Size: size, FileSize: size,
+			Link: uint32(link), Info: info, Addralign: align, Entsize: ent}
 		secs = append(secs, s)
 		return len(secs) - 1
 	}
