@@ -70,33 +70,41 @@ func (p *Probe) Type() elf.Type {
 // ELF parses the file as ELF; the File takes over the descriptor (Close
 // it), and the Probe is used up whether or not the parse succeeds.
 func (p *Probe) ELF() (*File, error) {
+	h, br, err := p.handOver()
+	if err != nil {
+		return nil, err
+	}
+	return openFile(h, br, p.Info, p.Path)
+}
+
+// handOver gives the descriptor and its block cache to the caller, and
+// uses the Probe up.
+func (p *Probe) handOver() (*handle, *blockReader, error) {
 	if p.h == nil {
-		return nil, fmt.Errorf("%s: %w", p.Path, os.ErrClosed)
+		return nil, nil, fmt.Errorf("%s: %w", p.Path, os.ErrClosed)
 	}
 	h, br := p.h, p.br
 	p.h, p.br, p.Head = nil, nil, nil
-	return openFile(h, br, p.Info, p.Path)
+	return h, br, nil
 }
 
 // ELFSegments is ELF for what the dynamic loader reads, as OpenSegments:
 // the section header table is not read.
 func (p *Probe) ELFSegments() (*File, error) {
-	if p.h == nil {
-		return nil, fmt.Errorf("%s: %w", p.Path, os.ErrClosed)
+	h, br, err := p.handOver()
+	if err != nil {
+		return nil, err
 	}
-	h, br := p.h, p.br
-	p.h, p.br, p.Head = nil, nil, nil
 	return openSegments(h, br, p.Info, p.Path)
 }
 
 // Archive parses the file as an ar archive (Kind says whether it is one);
 // like ELF, the Archive takes over the descriptor and the Probe is used up.
 func (p *Probe) Archive() (*Archive, error) {
-	if p.h == nil {
-		return nil, fmt.Errorf("%s: %w", p.Path, os.ErrClosed)
+	h, br, err := p.handOver()
+	if err != nil {
+		return nil, err
 	}
-	h, br := p.h, p.br
-	p.h, p.br, p.Head = nil, nil, nil
 	return openArchive(h, br, p.Info.Size(), p.Path)
 }
 
