@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -117,8 +118,10 @@ func TestSymbolsWithoutSectionHeaders(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The tables were read once, in one piece, to find them and to
-		// make the table (not in pieces and then again).
-		if windowed && !segTab.ViewsWindow(seg) && !segTab.Mapped() {
+		// make the table (not in pieces and then again), or mapped; on a
+		// 32-bit host, which maps nothing, tables over 256 KiB are read
+		// one by one.
+		if windowed && !segTab.ViewsWindow(seg) && !segTab.Mapped() && !(strconv.IntSize == 32 && segTab.HeapBytes() > 256<<10) {
 			t.Errorf("%s: segments only: the table is not the bytes read to find it", p)
 		}
 		if segTab.Len() != wantTab.Len() || !reflect.DeepEqual(segTab.VersionNeeds(), wantNeeds) || !reflect.DeepEqual(segTab.VersionDefs(), wantDefs) {
