@@ -311,7 +311,8 @@ func (f *File) versionExtent(off int64, avail uint64, strs strTab, def bool) uin
 // symbol sections that are not where the dynamic segment puts the
 // tables. The table is read once, 1-2 KB, into nothing that is kept;
 // only a table this look finds odd is parsed as Open parses it, and its
-// dynamic symbol tables read through it, for the same error.
+// dynamic symbol tables read through it, for the same error. The first
+// call must come before Close.
 func (f *File) SectionHeaderError() error {
 	if !f.segments {
 		return nil
