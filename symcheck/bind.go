@@ -259,7 +259,7 @@ func (b *Binder) loadTables(objs []*rpath.Object) ([]*symtab, error) {
 		r := <-ch
 		if r.err != nil {
 			if first == nil {
-				first = fmt.Errorf("%s: %w", objs[r.i].Path, r.err)
+				first = pathErr(objs[r.i].Path, r.err) // once: most errors name the file
 			}
 			continue
 		}

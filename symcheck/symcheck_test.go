@@ -1,7 +1,10 @@
 package symcheck_test
 
 import (
+	"bytes"
 	"context"
+	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -439,5 +442,35 @@ func TestDemangle(t *testing.T) {
 	}
 	if got := symcheck.Demangle("LLVMInitializeX86Target"); got != "" {
 		t.Errorf("C name demangled to %q", got)
+	}
+}
+
+// TestTableErrorNamesTheFileOnce: a library whose symbol tables cannot be
+// read is reported with its path once (the reader's error names it; it
+// was prefixed again: "P: P: malformed file …").
+func TestTableErrorNamesTheFileOnce(t *testing.T) {
+	b, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vd := f.SectionByType(elf.SHT_GNU_VERDEF)
+	if vd == nil {
+		t.Fatal("no .gnu.version_d")
+	}
+	binary.LittleEndian.PutUint32(b[vd.Offset+12:], 0x7000) // vd_aux: past the end
+	p := filepath.Join(t.TempDir(), "libfoo.so.1")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = symcheck.Symbols(context.Background(), []string{p}, symcheck.SymbolsOptions{Resolver: rpath.Options{NoCache: true, HWCaps: []string{}}})
+	if err == nil || !strings.Contains(err.Error(), "version definitions") {
+		t.Fatalf("error = %v, want one about the version definitions", err)
+	}
+	if n := strings.Count(err.Error(), p); n != 1 {
+		t.Errorf("the path is named %d times: %v", n, err)
 	}
 }
