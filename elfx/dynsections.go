@@ -386,23 +386,11 @@ func (f *File) plainSectionHeaders() bool {
 	if n, _ := f.r.ReadAt(tab, int64(shoff)); n < len(tab) {
 		return false
 	}
-	type shdr struct {
-		name, off, size uint64
-		typ             elf.SectionType
-		link            uint64
+	read := func(i uint64) (s rawShdr, ok bool) {
+		s = decodeShdr(bo, tab[i*entsize:], is32)
+		return s, s.flags&uint64(elf.SHF_COMPRESSED) == 0 && s.off <= math.MaxInt64 && s.size <= math.MaxInt64
 	}
-	read := func(i uint64) (s shdr, ok bool) {
-		b := tab[i*entsize:]
-		s.name, s.typ = uint64(bo.Uint32(b)), elf.SectionType(bo.Uint32(b[4:]))
-		var flags uint64
-		if is32 {
-			flags, s.off, s.size, s.link = uint64(bo.Uint32(b[8:])), uint64(bo.Uint32(b[16:])), uint64(bo.Uint32(b[20:])), uint64(bo.Uint32(b[24:]))
-		} else {
-			flags, s.off, s.size, s.link = bo.Uint64(b[8:]), bo.Uint64(b[24:]), bo.Uint64(b[32:]), uint64(bo.Uint32(b[40:]))
-		}
-		return s, flags&uint64(elf.SHF_COMPRESSED) == 0 && s.off <= math.MaxInt64 && s.size <= math.MaxInt64
-	}
-	inFile := func(s shdr) bool { return s.off <= size && s.size <= size-s.off }
+	inFile := func(s rawShdr) bool { return s.off <= size && s.size <= size-s.off }
 	var names uint64 // the name table's size, 0 without one
 	if shstrndx != 0 {
 		st, ok := read(shstrndx)

@@ -398,13 +398,8 @@ func (f *File) truncation(hdr []byte) error {
 		}
 		return f.formatErr(int64(min(off, math.MaxInt64)), what, fmt.Errorf("%d entries of %d bytes end at 0x%x, past the end of the file (%d bytes): %s", n, entsize, off+n*entsize, size, cutOrCorrupt(off, size)))
 	}
-	// shdr reads section header i's sh_offset, sh_size, sh_link and
-	// sh_info (and whether it is SHT_NOBITS), when it lies in the file.
-	type shdrFields struct {
-		off, size, link, info uint64
-		nobits                bool
-	}
-	shdr := func(i uint64) (h shdrFields, ok bool) {
+	// shdr reads section header i, when it lies in the file.
+	shdr := func(i uint64) (h rawShdr, ok bool) {
 		want := uint64(64)
 		if is32 {
 			want = 40
@@ -417,15 +412,7 @@ func (f *File) truncation(hdr []byte) error {
 		if n, _ := f.r.ReadAt(b, int64(shoff+i*shentsize)); n < len(b) {
 			return h, false
 		}
-		h.nobits = elf.SectionType(bo.Uint32(b[4:])) == elf.SHT_NOBITS
-		if is32 {
-			h.off, h.size = uint64(bo.Uint32(b[16:])), uint64(bo.Uint32(b[20:]))
-			h.link, h.info = uint64(bo.Uint32(b[24:])), uint64(bo.Uint32(b[28:]))
-		} else {
-			h.off, h.size = bo.Uint64(b[24:]), bo.Uint64(b[32:])
-			h.link, h.info = uint64(bo.Uint32(b[40:])), uint64(bo.Uint32(b[44:]))
-		}
-		return h, true
+		return decodeShdr(bo, b, is32), true
 	}
 	// Counts too large for the header are in section 0 (extended
 	// numbering).
@@ -449,10 +436,30 @@ func (f *File) truncation(hdr []byte) error {
 		return nil
 	}
 	h, ok := shdr(shstrndx)
-	if !ok || h.nobits || h.off > math.MaxUint64-h.size || h.off+h.size <= size {
+	if !ok || h.typ == elf.SHT_NOBITS || h.off > math.MaxUint64-h.size || h.off+h.size <= size {
 		return nil
 	}
 	return f.formatErr(int64(min(h.off, math.MaxInt64)), "section name table", fmt.Errorf("%d bytes end at 0x%x, past the end of the file (%d bytes): %s", h.size, h.off+h.size, size, cutOrCorrupt(h.off, size)))
+}
+
+// rawShdr is a section header's fields as they are in the file.
+type rawShdr struct {
+	name, flags, off, size, link, info uint64
+	typ                                elf.SectionType
+}
+
+// decodeShdr decodes the section header at the start of b (40 bytes for
+// ELF32, 64 for ELF64).
+func decodeShdr(bo binary.ByteOrder, b []byte, is32 bool) (h rawShdr) {
+	h.name, h.typ = uint64(bo.Uint32(b)), elf.SectionType(bo.Uint32(b[4:]))
+	if is32 {
+		h.flags, h.off, h.size = uint64(bo.Uint32(b[8:])), uint64(bo.Uint32(b[16:])), uint64(bo.Uint32(b[20:]))
+		h.link, h.info = uint64(bo.Uint32(b[24:])), uint64(bo.Uint32(b[28:]))
+	} else {
+		h.flags, h.off, h.size = bo.Uint64(b[8:]), bo.Uint64(b[24:]), bo.Uint64(b[32:])
+		h.link, h.info = uint64(bo.Uint32(b[40:])), uint64(bo.Uint32(b[44:]))
+	}
+	return h
 }
 
 // cutOrCorrupt says what a table at off that runs past the end of a file of

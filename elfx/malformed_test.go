@@ -338,6 +338,18 @@ func TestTruncatedTablesNamed(t *testing.T) {
 				t.Errorf("a table cut short is called corrupt: %v", err)
 			}
 		})
+		t.Run(name+"/extended program header count", func(t *testing.T) {
+			// e_phnum 0xffff (PN_XNUM): the count is section 0's sh_info,
+			// and the table it makes runs past the end.
+			c := bytes.Clone(b)
+			bo.(binary.ByteOrder).PutUint16(c[at+4:], 0xffff)
+			info := c[shoff+28:] // ELF32 sh_info
+			if ef.Class == elf.ELFCLASS64 {
+				info = c[shoff+44:]
+			}
+			bo.(binary.ByteOrder).PutUint32(info, 12345)
+			wantFormatError(t, open(c), int64(phoff), "program header table: 12345 entries")
+		})
 		t.Run(name+"/section names", func(t *testing.T) {
 			// The section name table moved to 8 bytes before the end.
 			c := bytes.Clone(b)
