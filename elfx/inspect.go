@@ -49,6 +49,11 @@ type ELFReport struct {
 	VersionDefs  []string        `json:"version_definitions,omitempty"`
 	VersionNeeds []VersionNeed   `json:"version_requirements,omitempty"`
 	GPUTargets   []GPUTargetStat `json:"gpu_targets,omitempty"`
+	// DeviceCodeError says why the device code could not be read in
+	// full (a damaged offload bundle, a .hip_fatbin without one, an
+	// unknown compression method); GPUTargets then counts what was read
+	// before it. The rest of the report does not depend on it.
+	DeviceCodeError string `json:"device_code_error,omitempty"`
 }
 
 // AMDGPUReport is the decoded AMDGPU header of a code object.
@@ -96,6 +101,27 @@ type MemberReport struct {
 	Undefined  int             `json:"undefined"`
 	GPUTargets []GPUTargetStat `json:"gpu_targets,omitempty"`
 	Error      string          `json:"error,omitempty"`
+}
+
+// Problems lists what could not be read of the input, each naming it:
+// the file itself (Error), its device code, or archive members. Empty
+// when the report is whole.
+func (r Report) Problems() []string {
+	var out []string
+	if r.Error != "" {
+		out = append(out, r.Error)
+	}
+	if r.ELF != nil && r.ELF.DeviceCodeError != "" {
+		out = append(out, r.ELF.DeviceCodeError)
+	}
+	if r.Archive != nil {
+		for _, m := range r.Archive.Members {
+			if m.Error != "" {
+				out = append(out, m.Error)
+			}
+		}
+	}
+	return out
 }
 
 // InspectAll is Inspect of each path, read on every core; the reports are
@@ -153,7 +179,8 @@ func Inspect(path string) Report {
 	return rep
 }
 
-// InspectELF summarises an open ELF file.
+// InspectELF summarises an open ELF file. Device code that cannot be read
+// is reported in the summary (DeviceCodeError), not as its error.
 func InspectELF(f *File) (*ELFReport, error) {
 	r := &ELFReport{
 		Class: f.ClassName(), Data: f.DataName(), OSABI: f.OSABIName(), ABIVersion: int(f.ABIVersion),
@@ -215,11 +242,14 @@ func InspectELF(f *File) (*ELFReport, error) {
 	if r.VersionNeeds, err = f.VersionNeeds(); err != nil {
 		return nil, err
 	}
+	// Device code that cannot be read does not hide what the host side
+	// says: the report keeps the code objects read before the damage and
+	// says what it is.
 	cos, err := f.GPUCodeObjects()
-	if err != nil {
-		return nil, err
-	}
 	r.GPUTargets = TargetStats(cos)
+	if err != nil {
+		r.DeviceCodeError = err.Error()
+	}
 	return r, nil
 }
 
@@ -314,9 +344,9 @@ func inspectMember(a *Archive, i int, m Member) MemberReport {
 			mr.Undefined++
 		}
 	}
-	if cos, err := f.GPUCodeObjects(); err == nil {
-		mr.GPUTargets = TargetStats(cos)
-	} else {
+	cos, err := f.GPUCodeObjects()
+	mr.GPUTargets = TargetStats(cos)
+	if err != nil {
 		mr.Error = err.Error()
 	}
 	return mr

@@ -31,7 +31,9 @@ requirements and GPU targets of each file; for static archives, every member
 with its machine and symbol counts.
 
 A file that cannot be read is reported on one line on stderr; the other files
-are still shown and the exit status is 1.`,
+are still shown and the exit status is 1. So is a file read only in part (device
+code in a damaged offload bundle, an unreadable archive member): what was read
+is shown, with the error where the rest would be.`,
 		Example: `  rocmdoctor inspect /usr/lib/x86_64-linux-gnu/librocsparse.so.0
   rocmdoctor inspect --json libMIOpen.so librockCompiler.a`,
 		Args: cli.MinArgs(1, "FILE"),
@@ -58,9 +60,9 @@ func Run(opts *Options) error {
 	res := Result{SchemaVersion: cli.SchemaVersion, Files: elfx.InspectAll(opts.Paths)}
 	failed := 0
 	for _, r := range res.Files {
-		if r.Error != "" {
+		for _, p := range r.Problems() {
 			failed++
-			fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %s\n", r.Error)
+			fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %s\n", p)
 		}
 	}
 	if opts.JSON {
@@ -183,8 +185,12 @@ func elfRows(c cli.Colors, e *elfx.ELFReport) [][2]string {
 	if len(e.VersionDefs) > 0 {
 		kv = append(kv, [2]string{"versions defined", strings.Join(e.VersionDefs, " ")})
 	}
-	if len(e.GPUTargets) > 0 {
-		kv = append(kv, [2]string{"gpu targets", targetsText(e.GPUTargets)})
+	if len(e.GPUTargets) > 0 || e.DeviceCodeError != "" {
+		t := targetsText(e.GPUTargets)
+		if e.DeviceCodeError != "" {
+			t = strings.TrimPrefix(t+"; ", "; ") + c.Red("error: "+e.DeviceCodeError)
+		}
+		kv = append(kv, [2]string{"gpu targets", t})
 	}
 	return kv
 }
