@@ -123,11 +123,14 @@ func (c *TableCache) add(f *elfx.File) {
 			// A file whose facts would hide an error from the scan (it is
 			// parsed again when the scan reaches it) keeps none.
 			if ff := factsOf(f); ff.interpErr == nil && (ff.dynErr == nil || errors.Is(ff.dynErr, elfx.ErrNoDynamic)) && f.SectionHeaderError() == nil {
+				var codeErr error
 				if c.gpu {
-					ff.code, _ = f.GPUCodeObjects()
+					ff.code, codeErr = f.GPUCodeObjects()
 					ff.codeRead = true
 				}
-				t.facts = ff // errors name the path they were read through: not kept
+				if codeErr == nil {
+					t.facts = ff // errors name the path they were read through: not kept
+				}
 			}
 			c.put(k, t)
 		}

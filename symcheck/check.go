@@ -563,7 +563,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 			needs := func() ([]elfx.VersionNeed, error) { return t.needs, nil }
 			var gf []Finding
 			if gpu {
-				gf, sc.deviceCode = deviceCodeFindings(c.path, t.facts.code, opts.gpuRequired)
+				gf, sc.deviceCode = deviceCodeFindings(c.path, t.facts.code, nil, opts.gpuRequired)
 			}
 			sc.findings, sc.err = checkELF(ctx, b, nil, t.facts, needs, c, opts, &sc)
 			sc.findings = append(sc.findings, gf...)
@@ -592,8 +592,8 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		}
 		var gf []Finding
 		if gpu {
-			cos, _ := f.GPUCodeObjects() // what cannot be read is a note in gpus, nothing here
-			gf, sc.deviceCode = deviceCodeFindings(c.path, cos, opts.gpuRequired)
+			cos, notes := codeObjects(f, nil)
+			gf, sc.deviceCode = deviceCodeFindings(c.path, cos, notes, opts.gpuRequired)
 		}
 		sc.findings, sc.err = checkELF(ctx, b, f, factsOf(f), f.VersionNeeds, c, opts, &sc)
 		sc.findings = append(sc.findings, gf...)
@@ -610,9 +610,9 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 				sc.err = aerr
 				return sc
 			}
-			cos, _ := archiveCodeObjects(a, nil)
+			cos, notes := archiveCodeObjects(a, nil)
 			a.Close()
-			sc.findings, sc.deviceCode = deviceCodeFindings(c.path, cos, opts.gpuRequired)
+			sc.findings, sc.deviceCode = deviceCodeFindings(c.path, cos, notes, opts.gpuRequired)
 		} else {
 			p.Close()
 		}
@@ -645,15 +645,16 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 	return sc
 }
 
-// deviceCodeFindings is the device-code rule (RD1401) for one file or
-// archive whose code objects are cos, and whether it has any.
-func deviceCodeFindings(path string, cos []elfx.CodeObject, required []elfx.TargetID) ([]Finding, bool) {
-	lib := GPULibrary{Path: path}
+// deviceCodeFindings are the device-code rules (RD1401, RD1403) for one
+// file or archive whose code objects are cos, notes saying what of its
+// device code could not be read, and whether it has any.
+func deviceCodeFindings(path string, cos []elfx.CodeObject, notes []string, required []elfx.TargetID) ([]Finding, bool) {
+	lib := GPULibrary{Path: path, Notes: notes}
 	lib.summarize(cos)
-	if len(lib.Code) == 0 {
+	if len(lib.Code) == 0 && len(lib.Notes) == 0 {
 		return nil, false
 	}
-	return lib.missing(required), true
+	return lib.deviceFindings(required), true
 }
 
 // scannedPath is a checked file as tensileFindings sees it.
@@ -1096,10 +1097,10 @@ func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOpt
 			return nil, false, nil
 		}
 		lib, ok, err := gpuMember(name, zf, raw, head)
-		if err != nil || !ok || len(lib.Code) == 0 {
+		if err != nil || !ok || len(lib.Code) == 0 && len(lib.Notes) == 0 {
 			return nil, false, err
 		}
-		return lib.missing(opts.gpuRequired), true, nil
+		return lib.deviceFindings(opts.gpuRequired), true, nil
 	}
 	r, done, err := memberReader(zf, raw)
 	if err != nil {
@@ -1115,8 +1116,8 @@ func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOpt
 	if len(opts.gpuRequired) == 0 || err != nil {
 		return out, false, err
 	}
-	cos, _ := f.GPUCodeObjects()
-	gf, dc := deviceCodeFindings(name, cos, opts.gpuRequired)
+	cos, notes := codeObjects(f, nil)
+	gf, dc := deviceCodeFindings(name, cos, notes, opts.gpuRequired)
 	return append(out, gf...), dc, nil
 }
 

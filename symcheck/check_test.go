@@ -1065,3 +1065,99 @@ func TestCheckReadsWhatTheLoaderReads(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckUnreadableDeviceCode: with GPU targets, device code that cannot
+// be read is RD1403 (a warning naming the file as the scan reached it, even
+// when it was first parsed as another file's dependency through another
+// path), and no RD1401 is raised for a target it might hold: a library
+// whose first bundle reads but whose second is damaged, and one whose only
+// bundle is. Before, both passed the gate without a word, or the first
+// failed it for a target the damaged part could hold.
+func TestCheckUnreadableDeviceCode(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	root := t.TempDir()
+	lib := filepath.Join(root, "lib")
+	os.MkdirAll(lib, 0o755)
+	// lib64 -> lib: the walk does not follow it, aa_user.so's RUNPATH does.
+	if err := os.Symlink("lib", filepath.Join(root, "lib64")); err != nil {
+		t.Fatal(err)
+	}
+	src := t.TempDir()
+	build := func(out string, args ...string) {
+		t.Helper()
+		if b, err := exec.Command(gcc, append([]string{"-shared", "-nostdlib", "-o", out}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v\n%s", err, b)
+		}
+	}
+	asm := func(name, text string) string {
+		t.Helper()
+		p := filepath.Join(src, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	garbage := "\t.p2align 12\n\t.fill 256,1,0xee\n"
+	end := "\t.text\n\t.globl entry\nentry:\n\tret\n\t.section .note.GNU-stack,\"\",@progbits\n"
+	build(filepath.Join(lib, "libbroken.so"), asm("broken.s", "\t.section .hip_fatbin,\"a\",@progbits\n"+garbage+end), "-Wl,-soname,libbroken.so")
+	build(filepath.Join(lib, "libpartial.so"), asm("partial.s",
+		"\t.section .hip_fatbin,\"a\",@progbits\n\t.p2align 12\n\t.incbin \""+testenv.Testdata("bundle.hipfb")+"\"\n"+
+			"\t.section __CLANG_OFFLOAD_BUNDLE__extra,\"a\",@progbits\n"+garbage+end), "-Wl,-soname,libpartial.so")
+	build(filepath.Join(lib, "aa_user.so"), asm("user.s", end), "-L"+lib, "-Wl,--no-as-needed", "-l:libbroken.so",
+		"-Wl,-soname,libaa_user.so,--enable-new-dtags,-rpath,$ORIGIN/../lib64")
+	check := func(paths []string, targets ...string) []symcheck.Finding {
+		t.Helper()
+		// One worker: aa_user.so, and libbroken.so as its dependency, are
+		// parsed before the walk reaches libbroken.so.
+		rep, err := symcheck.Check(context.Background(), paths, symcheck.CheckOptions{GPUTargets: targets, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rootsChecked(t, rep, paths...)
+		var out []symcheck.Finding
+		for _, f := range rep.Findings {
+			if strings.HasPrefix(f.ID, "RD14") {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	got := check([]string{root}, "gfx90a", "gfx1100")
+	var ids []string
+	for _, f := range got {
+		rel, _ := filepath.Rel(root, f.File)
+		ids = append(ids, fmt.Sprintf("%s %s %s", f.ID, f.Severity, rel))
+		if !strings.HasPrefix(f.Message, f.File+" has device code that cannot be read (malformed file at offset 0x") ||
+			!strings.HasSuffix(f.Message, "): whether it runs on gfx90a, gfx1100 cannot be told") || strings.Contains(f.Message, "lib64") {
+			t.Errorf("message %q", f.Message)
+		}
+	}
+	want := []string{"RD1403 warning lib/libbroken.so", "RD1403 warning lib/libpartial.so"}
+	if !slices.Equal(ids, want) {
+		t.Errorf("findings %q, want %q", ids, want)
+	}
+	if len(got) == 2 && (!strings.Contains(got[0].Message, ".hip_fatbin: 256 bytes without an offload bundle") ||
+		!strings.Contains(got[1].Message, "__CLANG_OFFLOAD_BUNDLE__extra: 256 bytes without an offload bundle")) {
+		t.Errorf("reasons: %q, %q", got[0].Message, got[1].Message)
+	}
+	// Without GPU targets device code is not read.
+	if got := check([]string{root}); len(got) != 0 {
+		t.Errorf("without targets: %+v", got)
+	}
+	// A tree whose only device code is unreadable holds device code: no
+	// "no device code at all".
+	only := filepath.Join(lib, "libbroken.so")
+	if got := check([]string{only}, "gfx90a"); len(got) != 1 || got[0].ID != "RD1403" {
+		t.Errorf("unreadable only: %+v", got)
+	}
+	// gpus agrees: what was read of libpartial.so is not all there is, so
+	// gfx1100 is unknown there, not missing.
+	rep, err := symcheck.GPUs(context.Background(), []string{filepath.Join(lib, "libpartial.so")}, symcheck.GPUOptions{Require: []string{"gfx1100"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Libraries) != 1 || rep.Libraries[0].Coverage["gfx1100"] != symcheck.CoverageUnknown || len(rep.Findings) != 0 ||
+		!slices.Contains(rep.Libraries[0].Targets, "gfx90a:xnack-") {
+		t.Errorf("gpus --require gfx1100 on libpartial.so: %+v", rep)
+	}
+}

@@ -57,6 +57,7 @@ const (
 	RuleExportsUnwinder   = "exports-unwinder"
 	RuleGPUTargetMissing  = "gpu-target-missing"
 	RuleTensileMissing    = "tensile-kernels-missing"
+	RuleDeviceCodeUnread  = "device-code-unreadable"
 	RuleGPUTargetsDiffer  = "gpu-targets-differ"
 )
 

@@ -345,6 +345,29 @@ func (l *GPULibrary) cover(want elfx.TargetID) Coverage {
 	return best
 }
 
+// deviceFindings are check's device-code findings for the library: what
+// of its code could not be read (RD1403, one per reason) and each
+// required target none of it runs on (RD1401).
+func (l *GPULibrary) deviceFindings(required []elfx.TargetID) []Finding {
+	var out []Finding
+	for _, n := range l.Notes {
+		out = append(out, Finding{
+			Rule: RuleDeviceCodeUnread, Severity: SeverityWarning, File: l.Path,
+			Message: fmt.Sprintf("%s has device code that cannot be read (%s): whether it runs on %s cannot be told", l.Path, strings.TrimPrefix(n, l.Path+": "), targetList(required)),
+			Fix:     "rebuild or reinstall it (a truncated copy, or a section rewritten by a tool that does not know offload bundles); `rocmdoctor gpus` on it lists what could be read",
+		})
+	}
+	return append(out, l.missing(required)...)
+}
+
+func targetList(ts []elfx.TargetID) string {
+	names := make([]string, len(ts))
+	for i, t := range ts {
+		names[i] = t.String()
+	}
+	return strings.Join(names, ", ")
+}
+
 // missing reports each required target none of the library's device code
 // runs on.
 func (l *GPULibrary) missing(required []elfx.TargetID) []Finding {
@@ -364,22 +387,19 @@ func (l *GPULibrary) missing(required []elfx.TargetID) []Finding {
 // noDeviceCode is the finding for required targets over paths that hold
 // no device code at all.
 func noDeviceCode(paths []string, required []elfx.TargetID) Finding {
-	var names []string
-	for _, r := range required {
-		names = append(names, r.String())
-	}
 	return Finding{
 		Rule: RuleGPUTargetMissing, Severity: SeverityError, File: strings.Join(paths, " "),
-		Message: fmt.Sprintf("no device code in %s: nothing there runs on %s", strings.Join(paths, ", "), strings.Join(names, ", ")),
+		Message: fmt.Sprintf("no device code in %s: nothing there runs on %s", strings.Join(paths, ", "), targetList(required)),
 		Fix:     "give the directories or libraries that carry the device code (lib/ of the install, librocblas.so and its library/ directory), or check that GPU_TARGETS/AMDGPU_TARGETS were set when it was built",
 	}
 }
 
 // hasUnreadableCode reports device code whose target is unknown, or that
-// could not be read at all (no code, only notes): the notes say why (a
-// compressed payload rocmdoctor cannot decode, a damaged bundle).
+// could not be read (in full or in part: what was read is not all there
+// is); the notes say why (a compressed payload rocmdoctor cannot decode, a
+// damaged bundle).
 func (l *GPULibrary) hasUnreadableCode() bool {
-	if len(l.Code) == 0 && len(l.Notes) > 0 {
+	if len(l.Notes) > 0 {
 		return true
 	}
 	for _, c := range l.Code {
@@ -495,11 +515,16 @@ func archiveCodeObjects(a *elfx.Archive, notes []string) ([]elfx.CodeObject, []s
 	return cos, notes
 }
 
-// fileCodeObjects reads the device code of an ELF file and closes it;
-// what cannot be read is added to notes.
+// fileCodeObjects is codeObjects of an ELF file, which it closes.
 func fileCodeObjects(f *elfx.File, notes []string) ([]elfx.CodeObject, []string) {
+	defer f.Close()
+	return codeObjects(f, notes)
+}
+
+// codeObjects reads the device code of an ELF file; what cannot be read
+// is added to notes.
+func codeObjects(f *elfx.File, notes []string) ([]elfx.CodeObject, []string) {
 	cos, err := f.GPUCodeObjects()
-	f.Close()
 	if err != nil {
 		notes = append(notes, err.Error())
 	}

@@ -64,6 +64,11 @@ so "$ct/lib/libnewglibc.so" libnewglibc.so 'extern void new_fn(void); extern voi
 # RD1401: device code for gfx90a:xnack-, gfx1030 and gfx906:sramecc+:xnack-
 # (libgpu.so's offload bundle), where the tree's gpu_targets ask for gfx1100 too.
 gcc -shared -nostdlib -o "$ct/lib/libgpukernels.so" gpu_host.o -Wl,-soname,libgpukernels.so
+# RD1403: a .hip_fatbin with no offload bundle in it (device code that cannot
+# be read; HIP cannot register it either).
+printf '\t.section .hip_fatbin,"a",@progbits\n\t.p2align 12\n\t.fill 256,1,0xee\n\t.text\n\t.globl damaged_entry\ndamaged_entry:\n\tret\n\t.section .note.GNU-stack,"",@progbits\n' > damaged.s
+gcc -c -o damaged.o damaged.s
+gcc -shared -nostdlib -o "$ct/lib/libgpudamaged.so" damaged.o -Wl,-soname,libgpudamaged.so
 # RD1402: a rocBLAS whose Tensile kernels are for gfx90a only.
 so "$ct/lib/librocblas.so.4" librocblas.so.4 'int rocblas_create_handle(void){return 0;}'
 mkdir -p "$ct/lib/rocblas/library"
