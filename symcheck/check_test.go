@@ -1150,6 +1150,32 @@ func TestCheckUnreadableDeviceCode(t *testing.T) {
 	if got := check([]string{only}, "gfx90a"); len(got) != 1 || got[0].ID != "RD1403" {
 		t.Errorf("unreadable only: %+v", got)
 	}
+	// A compressed bundle: read when zlib or zstd, RD1403 (and no RD1401)
+	// when compressed with a method rocmdoctor does not know.
+	gpu, err := os.ReadFile(testenv.Testdata("libgpu.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp := t.TempDir()
+	for name, method := range map[string]uint16{"libzstd.so": 1, "libother.so": 9} {
+		b, _, err := testenv.CompressFatbin(gpu, 3, method)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(comp, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids = nil
+	for _, f := range check([]string{comp}, "gfx90a", "gfx1100") {
+		ids = append(ids, f.ID+" "+filepath.Base(f.File))
+		if f.ID == "RD1403" && !strings.Contains(f.Message, "compressed with method 9") {
+			t.Errorf("unknown method: %q", f.Message)
+		}
+	}
+	if want := []string{"RD1403 libother.so", "RD1401 libzstd.so"}; !slices.Equal(ids, want) {
+		t.Errorf("compressed bundles: %q, want %q", ids, want)
+	}
 	// gpus agrees: what was read of libpartial.so is not all there is, so
 	// gfx1100 is unknown there, not missing.
 	rep, err := symcheck.GPUs(context.Background(), []string{filepath.Join(lib, "libpartial.so")}, symcheck.GPUOptions{Require: []string{"gfx1100"}})

@@ -354,7 +354,7 @@ func (l *GPULibrary) deviceFindings(required []elfx.TargetID) []Finding {
 		out = append(out, Finding{
 			Rule: RuleDeviceCodeUnread, Severity: SeverityWarning, File: l.Path,
 			Message: fmt.Sprintf("%s has device code that cannot be read (%s): whether it runs on %s cannot be told", l.Path, strings.TrimPrefix(n, l.Path+": "), targetList(required)),
-			Fix:     "rebuild or reinstall it (a truncated copy, or a section rewritten by a tool that does not know offload bundles); `rocmdoctor gpus` on it lists what could be read",
+			Fix:     "if it is damaged (a truncated copy, a section rewritten by a tool that does not know offload bundles), rebuild or reinstall it; `rocmdoctor gpus` on it lists what could be read, `clang-offload-bundler --list` a bundle rocmdoctor cannot decode",
 		})
 	}
 	return append(out, l.missing(required)...)
