@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/clitest"
@@ -417,5 +418,63 @@ func TestCheckGPUTargetsFlag(t *testing.T) {
 	}
 	if code, _, errOut := run(t, "check", "--gpu-targets", "gfx90a:foo", tree); code != cli.ExitUsage || !strings.Contains(errOut, `"gfx90a:foo"`) {
 		t.Errorf("a bad target: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestCheckTableFitsTheTerminal: on a terminal the findings table is as
+// wide as the terminal, not as its longest message (925 columns over the
+// fixture tree, which a 100-column terminal folded into a wall of box
+// characters), and every finding's ID, file and words are still there.
+func TestCheckTableFitsTheTerminal(t *testing.T) {
+	io, _, out, _ := cli.Test()
+	io.SetTerminal(true)
+	io.SetWidth(100)
+	if code := root.Run(io, []string{"check", "--color", "never", tree}); code != cli.ExitFindings {
+		t.Fatalf("exit %d", code)
+	}
+	table := normalize(out.String())
+	for _, l := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
+		if n := utf8.RuneCountInString(l); n > 100 {
+			t.Errorf("a line of %d columns: %q", n, l)
+		}
+	}
+	_, plain, _ := run(t, "check", "--json", tree)
+	var rep symcheck.CheckReport
+	if err := json.Unmarshal([]byte(plain), &rep); err != nil {
+		t.Fatal(err)
+	}
+	// The table read back: a row starts where the ID column is not empty,
+	// and each column's lines are joined (a line broken at a space lost
+	// it, so white space is not compared).
+	squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	var rows [][5]string
+	for _, l := range strings.Split(table, "\n") {
+		cells := strings.Split(l, "│")
+		if len(cells) != 7 || strings.TrimSpace(cells[1]) == "ID" {
+			continue
+		}
+		if strings.TrimSpace(cells[1]) != "" {
+			rows = append(rows, [5]string{})
+		}
+		for i := range 5 {
+			rows[len(rows)-1][i] += squeeze(cells[i+1])
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range rows {
+		seen[r[0]+" "+r[2]+" "+r[3]] = true
+	}
+	found := 0
+	for _, f := range rep.Findings {
+		if seen[f.ID+" "+squeeze(f.RelPath)+" "+squeeze(f.Message)] {
+			found++
+		} else {
+			t.Errorf("not in the table as it is in the JSON: %s %s %q", f.ID, f.RelPath, f.Message)
+		}
+	}
+	// (The fixture tree has no file with more than three notes of one
+	// rule, which the table would fold into one row.)
+	if found != len(rep.Findings) || len(rows) != len(rep.Findings) {
+		t.Errorf("%d rows, %d findings, %d found word for word", len(rows), len(rep.Findings), found)
 	}
 }

@@ -76,6 +76,7 @@ type IOStreams struct {
 	outTTY  bool
 	errTTY  bool
 	colorOn bool
+	width   int // the terminal's columns; 0: unknown, tables as wide as they are
 
 	warnMu   sync.Mutex
 	warnings []string
@@ -85,9 +86,16 @@ type IOStreams struct {
 
 // System returns the process's streams. Call Flush before exiting.
 func System() *IOStreams {
-	return NewStreams(os.Stdin, os.Stdout, os.Stderr,
+	s := NewStreams(os.Stdin, os.Stdout, os.Stderr,
 		isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd()),
 		isatty.IsTerminal(os.Stderr.Fd()))
+	if s.outTTY {
+		s.width = columnsFromEnv()
+		if s.width == 0 {
+			s.width = terminalWidth(os.Stdout.Fd())
+		}
+	}
+	return s
 }
 
 // NewStreams is System over the given streams. Stdout that is not a terminal
@@ -163,6 +171,9 @@ func (s *IOStreams) IsStderrTerminal() bool { return s.errTTY }
 // SetTerminal overrides terminal detection (tests, --format table).
 func (s *IOStreams) SetTerminal(out bool) { s.outTTY = out }
 
+// SetWidth sets the terminal width tables are fitted to (0: none).
+func (s *IOStreams) SetWidth(columns int) { s.width = columns }
+
 // SetColor applies a --color value: "auto" keeps the detected setting
 // (terminal and NO_COLOR unset), "always" and "never" force it.
 func (s *IOStreams) SetColor(mode string) error {
@@ -230,6 +241,9 @@ func (s *IOStreams) Table(header []string, rows [][]string) error {
 			w.WriteByte('\n')
 		}
 		return w.Flush()
+	}
+	if s.width > 0 {
+		header, rows = fitTable(header, rows, s.width)
 	}
 	t := tablewriter.NewTable(s.Out,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleLight)})),
