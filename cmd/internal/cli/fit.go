@@ -94,10 +94,11 @@ func fitTable(header []string, rows [][]string, width int) ([]string, [][]string
 			sum++
 		}
 	}
+	var wr wrapper
 	wrapRow := func(r []string) []string {
 		out := make([]string, len(r))
 		for i, c := range r {
-			out[i] = wrapCell(c, w[i])
+			out[i] = wr.wrap(c, w[i])
 		}
 		return out
 	}
@@ -117,67 +118,98 @@ func cellWidth(s string) int {
 	return w
 }
 
-// glyph is one character as wrapCell places it: its text, with the
-// escape sequences that come before it, and its display width.
+// glyph is one character as wrapCell places it: line[lo:hi] is its text,
+// with the escape sequences that come before it, and width its display
+// width.
 type glyph struct {
-	text  string
-	width int
-	space bool // a place to break, dropped at the break
-	after bool // a place to break after, inside a word
+	lo, hi int
+	width  int
+	space  bool // a place to break, dropped at the break
+	after  bool // a place to break after, inside a word
 }
 
 // wrapCell wraps each line of s to width w (see fitTable).
 func wrapCell(s string, w int) string {
+	var wr wrapper
+	return wr.wrap(s, w)
+}
+
+// wrapper is wrapCell with its glyphs kept for the next cell.
+type wrapper struct{ gs []glyph }
+
+func (wr *wrapper) wrap(s string, w int) string {
 	if cellWidth(s) <= w {
 		return s
 	}
-	var out []string
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/8)
 	sgr := "" // the colour in effect where the next line starts
-	for line := range strings.SplitSeq(s, "\n") {
-		var lines [][]glyph
-		var cur []glyph
-		curW := 0
-		emit := func(k int) { // the first k glyphs of cur make a line
-			l := cur[:k]
-			for len(l) > 0 && l[len(l)-1].space {
-				l = l[:len(l)-1]
-			}
-			lines = append(lines, l)
-			rest := cur[k:]
-			for len(rest) > 0 && rest[0].space {
-				rest = rest[1:]
-			}
-			cur, curW = append([]glyph(nil), rest...), 0
-			for _, g := range cur {
-				curW += g.width
+	gs := wr.gs
+	defer func() { wr.gs = gs[:0] }()
+	lines := 0
+	// A space dropped at a break keeps the escapes that came with it.
+	drop := func(line string, g glyph) string {
+		t := line[g.lo : g.hi-1]
+		if t != "" {
+			sgr = colourAfter(sgr, t)
+		}
+		return t
+	}
+	put := func(line string, l []glyph) { // one line of the result
+		end := len(l)
+		for end > 0 && l[end-1].space {
+			end--
+		}
+		if lines > 0 {
+			b.WriteByte('\n')
+		}
+		lines++
+		b.WriteString(sgr)
+		for _, g := range l[:end] {
+			t := line[g.lo:g.hi]
+			b.WriteString(t)
+			if strings.IndexByte(t, 0x1b) >= 0 {
+				sgr = colourAfter(sgr, t)
 			}
 		}
-		for _, g := range glyphs(line) {
-			for curW+g.width > w && len(cur) > 0 {
-				k := breakAt(cur)
-				if k <= 0 {
-					k = len(cur)
-				}
-				emit(k)
-			}
-			cur = append(cur, g)
-			curW += g.width
+		for _, g := range l[end:] {
+			b.WriteString(drop(line, g))
 		}
-		lines = append(lines, cur)
-		for _, l := range lines {
-			var b strings.Builder
-			b.WriteString(sgr)
-			for _, g := range l {
-				b.WriteString(g.text)
-				sgr = colourAfter(sgr, g.text)
-			}
-			if sgr != "" {
-				b.WriteString("\x1b[0m")
-			}
-			out = append(out, b.String())
+		if sgr != "" {
+			b.WriteString("\x1b[0m")
 		}
 	}
-	return strings.Join(out, "\n")
+	for line := range strings.SplitSeq(s, "\n") {
+		gs = glyphs(line, gs[:0])
+		start, curW := 0, 0
+		for i := 0; i < len(gs); i++ {
+			g := gs[i]
+			for curW+g.width > w && i > start {
+				k := breakAt(gs[start:i])
+				if k <= 0 {
+					k = i - start
+				}
+				put(line, gs[start:start+k])
+				start += k
+				for start < i && gs[start].space {
+					drop(line, gs[start])
+					start++
+				}
+				curW = 0
+				for _, h := range gs[start:i] {
+					curW += h.width
+				}
+			}
+			if i == start && start > 0 && g.space {
+				drop(line, g) // a line does not start with the space it broke at
+				start++
+				continue
+			}
+			curW += g.width
+		}
+		put(line, gs[start:])
+	}
+	return b.String()
 }
 
 // breakAt is where a line of cur ends: after its last space, else after
@@ -196,57 +228,73 @@ func breakAt(cur []glyph) int {
 	return 0
 }
 
-// glyphs splits a line into characters, each with the escape sequences
-// before it (trailing ones join the last character).
-func glyphs(line string) []glyph {
-	var out []glyph
-	pending := ""
+// glyphs appends the characters of line to out, each with the escape
+// sequences before it (trailing ones are a glyph of no width).
+func glyphs(line string, out []glyph) []glyph {
+	lo := 0
 	for i := 0; i < len(line); {
-		if line[i] == 0x1b {
-			j := escapeEnd(line, i)
-			pending += line[i:j]
+		if j := escapeEnd(line, i); j > i {
 			i = j
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(line[i:])
-		text := line[i : i+size]
-		out = append(out, glyph{text: pending + text, width: twwidth.Width(text), space: r == ' ', after: strings.ContainsRune("/_,-.:;", r)})
-		pending = ""
-		i += size
-	}
-	if pending != "" {
-		if len(out) == 0 {
-			return []glyph{{text: pending}}
+		w := 1 // printable ASCII, nearly all there is
+		if r < 0x20 || r >= 0x7f {
+			w = twwidth.Width(line[i : i+size])
 		}
-		out[len(out)-1].text += pending
+		out = append(out, glyph{lo: lo, hi: i + size, width: w, space: r == ' ', after: strings.ContainsRune("/_,-.:;", r)})
+		i += size
+		lo = i
+	}
+	if lo < len(line) { // escapes after the last character
+		out = append(out, glyph{lo: lo, hi: len(line)})
 	}
 	return out
 }
 
-// escapeEnd is the end of the escape sequence at line[i]: a CSI sequence
-// (ESC [ … final byte), else the escape and the byte after it.
+// escapeEnd is the end of the escape sequence at line[i], i when there is
+// none: the sequences tablewriter gives no width, CSI (ESC [, parameter
+// and intermediate bytes, a final byte) and OSC (ESC ], up to BEL or
+// ESC \\). Any other escape byte is a character of its own.
 func escapeEnd(line string, i int) int {
-	if i+1 < len(line) && line[i+1] == '[' {
+	if i+1 >= len(line) || line[i] != 0x1b {
+		return i
+	}
+	switch line[i+1] {
+	case '[':
+		j := i + 2
+		for j < len(line) && line[j] >= 0x30 && line[j] <= 0x3f {
+			j++
+		}
+		for j < len(line) && line[j] >= 0x20 && line[j] <= 0x2f {
+			j++
+		}
+		if j < len(line) && line[j] >= 0x40 && line[j] <= 0x7e {
+			return j + 1
+		}
+	case ']':
 		for j := i + 2; j < len(line); j++ {
-			if line[j] >= 0x40 && line[j] <= 0x7e {
+			if line[j] == 0x07 {
 				return j + 1
 			}
+			if line[j] == 0x1b && j+1 < len(line) && line[j+1] == '\\' {
+				return j + 2
+			}
 		}
-		return len(line)
 	}
-	return min(i+2, len(line))
+	return i
 }
 
 // colourAfter is the colour in effect after text, given the one before
-// it: SGR sequences accumulate, a reset clears them.
+// it: SGR sequences (ESC [ … m) accumulate, a reset clears them.
 func colourAfter(sgr, text string) string {
 	for i := 0; i < len(text); {
-		if text[i] != 0x1b {
+		j := escapeEnd(text, i)
+		if j == i {
 			i++
 			continue
 		}
-		j := escapeEnd(text, i)
-		if seq := text[i:j]; strings.HasSuffix(seq, "m") {
+		if seq := text[i:j]; seq[1] == '[' && seq[len(seq)-1] == 'm' {
 			if seq == "\x1b[0m" || seq == "\x1b[m" {
 				sgr = ""
 			} else {

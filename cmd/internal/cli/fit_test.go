@@ -2,14 +2,14 @@ package cli
 
 import (
 	"bytes"
-	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 )
 
-var escapes = regexp.MustCompile("\x1b\\[[0-9;]*m")
+var escapes = twwidth.Filter() // what takes no room
 
 // visible is s without colour escapes and without white space: what no
 // wrapping may lose or add.
@@ -35,6 +35,11 @@ func TestWrapCell(t *testing.T) {
 		// A coloured span is closed at each line end and opened again.
 		{"\x1b[31merror: the file is truncated\x1b[0m", 12, "\x1b[31merror: the\x1b[0m\n\x1b[31mfile is\x1b[0m\n\x1b[31mtruncated\x1b[0m"},
 		{"gfx90a ×2; \x1b[31merror: bad\x1b[0m", 12, "gfx90a ×2;\n\x1b[31merror: bad\x1b[0m"},
+		// A reset that comes with the space broken at ends the colour there.
+		{"\x1b[31merror\x1b[0m more text", 8, "\x1b[31merror\x1b[0m\nmore\ntext"},
+		{"plain \x1b[33mwarning here\x1b[0m", 8, "plain\n\x1b[33mwarning\x1b[0m\n\x1b[33mhere\x1b[0m"},
+		// An empty first line stays a line.
+		{"\nabcdefghijkl", 10, "\nabcdefghij\nkl"},
 	} {
 		got := wrapCell(tt.in, tt.width)
 		if got != tt.want {
@@ -120,4 +125,44 @@ func TestTableFitsTheTerminal(t *testing.T) {
 			t.Errorf("COLUMNS=%q: %d, want 0 (not a usable width)", v, got)
 		}
 	}
+}
+
+func BenchmarkFitTable(b *testing.B) {
+	header := []string{"ID", "SEVERITY", "FILE", "MESSAGE", "FIX"}
+	var rows [][]string
+	for range 200 {
+		rows = append(rows, []string{"RD1001", "\x1b[31merror\x1b[0m", "lib/x86_64-linux-gnu/libLLVM-15.so.1",
+			"undefined symbol: _ZN2ck16tensor_operation6device8instance65add_device_grouped_conv2d_fwd_xdl_nhwgc_gkyxc_nhwgk_f16_instancesERi (/usr/lib/x86_64-linux-gnu/libconsumer.so), expected from libdevice_conv_operations.so",
+			"link the library that defines it (see --index), or add it to NEEDED"})
+	}
+	for b.Loop() {
+		fitTable(header, rows, 120)
+	}
+}
+
+// FuzzWrapCell: wrapping never loses or adds a visible character, and
+// no line is wider than the column (every character here fits one).
+func FuzzWrapCell(f *testing.F) {
+	f.Add("undefined symbol: _ZN2ck16tensor_operation (lib/libfoo.so)", 12)
+	f.Add("\x1b[31merror\x1b[0m more \x1b[1mbold text\x1b[0m and ×2 gfx90a:xnack-", 7)
+	f.Add("a\n\nb  c   d\x1b[", 3)
+	f.Fuzz(func(t *testing.T, s string, w int) {
+		if w < 2 || w > 200 || !utf8.ValidString(s) {
+			return
+		}
+		got := wrapCell(s, w)
+		if visible(got) != visible(s) {
+			t.Fatalf("wrapCell(%q, %d) = %q: the text changed", s, w, got)
+		}
+		for _, l := range strings.Split(got, "\n") {
+			if width := twwidth.Width(l); width > w && cellWidth(s) > w {
+				for _, r := range escapes.ReplaceAllString(l, "") {
+					if twwidth.Width(string(r)) > 1 || r < 0x20 {
+						return // a character wider than one column, or a control one
+					}
+				}
+				t.Fatalf("wrapCell(%q, %d): line %q is %d wide", s, w, l, width)
+			}
+		}
+	})
 }
