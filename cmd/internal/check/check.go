@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -167,13 +168,14 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	if opts.IO.IsStderrTerminal() {
 		co.Progress = func(done, total int, path string) {
-			if len(path) > 60 {
-				path = "…" + path[len(path)-59:]
-			}
-			fmt.Fprintf(opts.IO.ErrOut, "\r\x1b[K[%d/%d] %s", done, total, path)
 			if done == total {
-				fmt.Fprint(opts.IO.ErrOut, "\r\x1b[K")
+				opts.IO.Progress("", "")
+				return
 			}
+			if n := utf8.RuneCountInString(path); n > 60 {
+				path = "…" + string([]rune(path)[n-59:])
+			}
+			opts.IO.Progress(fmt.Sprintf("[%d/%d] ", done, total), path)
 		}
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

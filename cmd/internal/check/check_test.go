@@ -478,3 +478,37 @@ func TestCheckTableFitsTheTerminal(t *testing.T) {
 		t.Errorf("%d rows, %d findings, %d found word for word", len(rows), len(rep.Findings), found)
 	}
 }
+
+// TestCheckProgressOnATerminal: with stderr on a terminal, check draws one
+// progress line per file over the previous one, none wider than the
+// terminal, and clears it before the report; not on a pipe.
+func TestCheckProgressOnATerminal(t *testing.T) {
+	var out, errOut strings.Builder
+	io := cli.NewStreams(nil, &out, &errOut, false, true)
+	io.SetErrWidth(40)
+	if code := root.Run(io, []string{"check", "--workers", "1", tree}); code != cli.ExitFindings {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	io.Flush()
+	lines := strings.Split(errOut.String(), "\r\x1b[K")
+	drawn := 0
+	for _, l := range lines {
+		if strings.HasPrefix(l, "[") {
+			drawn++
+			if n := utf8.RuneCountInString(l); n > 39 {
+				t.Errorf("a progress line of %d columns: %q", n, l)
+			}
+		}
+	}
+	if drawn != 46 || !strings.HasSuffix(errOut.String(), "\r\x1b[K") && !strings.Contains(errOut.String(), "\r\x1b[Krocmdoctor:") {
+		t.Errorf("%d progress lines, stderr %q", drawn, errOut.String())
+	}
+	if strings.Contains(out.String(), "\x1b[K") {
+		t.Errorf("progress on stdout")
+	}
+	io, _, _, errBuf := cli.Test() // stderr not a terminal
+	root.Run(io, []string{"check", tree})
+	if strings.Contains(errBuf.String(), "\x1b[K") {
+		t.Errorf("progress drawn on a pipe: %q", errBuf.String())
+	}
+}

@@ -77,6 +77,7 @@ type IOStreams struct {
 	errTTY  bool
 	colorOn bool
 	width   int // the terminal's columns; 0: unknown, tables as wide as they are
+	errW    int // stderr's, for progress lines
 
 	warnMu   sync.Mutex
 	warnings []string
@@ -93,6 +94,12 @@ func System() *IOStreams {
 		s.width = columnsFromEnv()
 		if s.width == 0 {
 			s.width = terminalWidth(os.Stdout.Fd())
+		}
+	}
+	if s.errTTY {
+		s.errW = columnsFromEnv()
+		if s.errW == 0 {
+			s.errW = terminalWidth(os.Stderr.Fd())
 		}
 	}
 	return s
@@ -167,6 +174,35 @@ func (s *IOStreams) FlushWarnings() {
 
 // IsStderrTerminal reports whether stderr is a terminal (for progress bars).
 func (s *IOStreams) IsStderrTerminal() bool { return s.errTTY }
+
+// Progress writes a progress line, count and then item, on stderr over
+// the previous one. A line longer than the terminal would wrap, and a
+// wrapped line is not overwritten: the item is cut from its start ("…"
+// and its end, which names the file), then the count from its end. An
+// empty line clears it.
+func (s *IOStreams) Progress(count, item string) {
+	if count == "" && item == "" {
+		fmt.Fprint(s.ErrOut, "\r\x1b[K")
+		return
+	}
+	width := s.errW
+	if width <= 0 {
+		width = 80
+	}
+	c, it := []rune(count), []rune(item)
+	room := width - 1 - len(c)
+	switch {
+	case room < 2:
+		it = nil
+		c = c[:min(len(c), width-1)]
+	case len(it) > room:
+		it = append([]rune("…"), it[len(it)-(room-1):]...)
+	}
+	fmt.Fprintf(s.ErrOut, "\r\x1b[K%s%s", string(c), string(it))
+}
+
+// SetErrWidth sets the width of the terminal on stderr (tests).
+func (s *IOStreams) SetErrWidth(columns int) { s.errW = columns }
 
 // SetTerminal overrides terminal detection (tests, --format table).
 func (s *IOStreams) SetTerminal(out bool) { s.outTTY = out }

@@ -166,3 +166,24 @@ func FuzzWrapCell(f *testing.F) {
 		}
 	})
 }
+
+// TestProgressFitsTheTerminal: a progress line longer than the terminal is
+// cut from its start, so that it never wraps (a wrapped line is not
+// overwritten by the next one).
+func TestProgressFitsTheTerminal(t *testing.T) {
+	var errOut bytes.Buffer
+	s := NewStreams(nil, &bytes.Buffer{}, &errOut, false, true)
+	s.SetErrWidth(30)
+	s.Progress("[12/2247] ", "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1")
+	s.Progress("[13/2247] ", "libé.so")
+	s.SetErrWidth(8)
+	s.Progress("[14/2247] ", "libfoo.so")
+	s.Progress("", "")
+	want := "\r\x1b[K[12/2247] …nu/libLLVM-15.so.1\r\x1b[K[13/2247] libé.so\r\x1b[K[14/224\r\x1b[K"
+	if got := errOut.String(); got != want {
+		t.Errorf("progress = %q, want %q", got, want)
+	}
+	if n := utf8.RuneCountInString("[12/2247] …nu/libLLVM-15.so.1"); n != 29 { // the width less one
+		t.Fatalf("bad test: %d", n)
+	}
+}
