@@ -238,6 +238,8 @@ func render(opts *Options, rep *symcheck.CheckReport) error {
 		return symcheck.WriteJUnit(io.Out, rep, opts.FailOn)
 	case "plain":
 		io.SetTerminal(false)
+	case "table":
+		io.ForceTables()
 	}
 	c := io.Colors()
 	if len(rep.Findings) > 0 {

@@ -512,3 +512,28 @@ func TestCheckProgressOnATerminal(t *testing.T) {
 		t.Errorf("progress drawn on a pipe: %q", errBuf.String())
 	}
 }
+
+// TestCheckFormatTableOnAPipe: --format table draws the table where stdout
+// is not a terminal (it printed the plain lines), fitted to $COLUMNS when
+// set, without colour unless asked for.
+func TestCheckFormatTableOnAPipe(t *testing.T) {
+	t.Setenv("COLUMNS", "")
+	_, out, _ := run(t, "check", "--format", "table", tree)
+	if !strings.Contains(out, "│ RD1001 │") || strings.Contains(out, "\x1b[") {
+		t.Errorf("--format table on a pipe:\n%s", out)
+	}
+	widest := 0
+	for _, l := range strings.Split(out, "\n") {
+		widest = max(widest, utf8.RuneCountInString(l))
+	}
+	if widest < 200 {
+		t.Errorf("without $COLUMNS the table was narrowed to %d", widest)
+	}
+	t.Setenv("COLUMNS", "120")
+	_, out, _ = run(t, "check", "--format", "table", tree)
+	for _, l := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(l); n > 120 {
+			t.Fatalf("COLUMNS=120: a line of %d: %q", n, l)
+		}
+	}
+}

@@ -207,6 +207,15 @@ func (s *IOStreams) SetErrWidth(columns int) { s.errW = columns }
 // SetTerminal overrides terminal detection (tests, --format table).
 func (s *IOStreams) SetTerminal(out bool) { s.outTTY = out }
 
+// ForceTables draws tables even where stdout is not a terminal (--format
+// table into a log or a pager), fitted to $COLUMNS when it is set. Colour
+// stays as --color and the terminal decided.
+func (s *IOStreams) ForceTables() {
+	if !s.outTTY {
+		s.outTTY, s.width = true, columnsFromEnv()
+	}
+}
+
 // SetWidth sets the terminal width tables are fitted to (0: none).
 func (s *IOStreams) SetWidth(columns int) { s.width = columns }
 
