@@ -425,11 +425,7 @@ func TestHIPFatbinWithoutBundle(t *testing.T) {
 // and the offset, and so do its Problems.
 func TestInspectKeepsHostSideOfDamagedDeviceCode(t *testing.T) {
 	b := readFixture(t, "libgpu.so")
-	ef, err := elf.NewFile(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := ef.Section(".hip_fatbin")
+	c, s := testenv.DamagedFatbin(t)
 	inspect := func(c []byte) *elfx.ELFReport {
 		t.Helper()
 		f, err := elfx.NewFileSize(bytes.NewReader(c), int64(len(c)), "fixture")
@@ -446,8 +442,6 @@ func TestInspectKeepsHostSideOfDamagedDeviceCode(t *testing.T) {
 	if whole.DeviceCodeError != "" || len(whole.GPUTargets) == 0 {
 		t.Fatalf("intact fixture: targets %v, error %q", whole.GPUTargets, whole.DeviceCodeError)
 	}
-	c := bytes.Clone(b)
-	copy(c[s.Offset:s.Offset+s.Size], bytes.Repeat([]byte{0xee}, int(s.Size)))
 	r := inspect(c)
 	want := fmt.Sprintf("fixture: malformed file at offset 0x%x: .hip_fatbin: %d bytes without an offload bundle in them", s.Offset, s.Size)
 	if r.DeviceCodeError != want || len(r.GPUTargets) != 0 {

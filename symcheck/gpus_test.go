@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -668,18 +667,7 @@ func TestGPUsWheelMalformedMember(t *testing.T) {
 // without device code, the reason dropped), "?" for a required target, and
 // no --require failure, as for a bundle compressed with an unknown method.
 func TestGPUsUnreadableFatbin(t *testing.T) {
-	b, err := os.ReadFile(testenv.Testdata("libgpu.so"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ef, err := elf.NewFile(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := ef.Section(".hip_fatbin")
-	for i := range s.Size {
-		b[s.Offset+i] = 0xee
-	}
+	b, _ := testenv.DamagedFatbin(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "libbroken.so"), b, 0o644); err != nil {
 		t.Fatal(err)

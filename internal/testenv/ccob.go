@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"testing"
 )
 
 // CompressedBundle wraps an uncompressed offload bundle the way
@@ -70,13 +71,9 @@ func CompressedBundle(inner []byte, version, method uint16) ([]byte, error) {
 // CompressedBundle of it, zero-padded to the section size, and the
 // section's file offset.
 func CompressFatbin(lib []byte, version, method uint16) ([]byte, int64, error) {
-	f, err := elf.NewFile(bytes.NewReader(lib))
+	sec, err := fatbinSection(lib)
 	if err != nil {
 		return nil, 0, err
-	}
-	sec := f.Section(".hip_fatbin")
-	if sec == nil {
-		return nil, 0, fmt.Errorf("no .hip_fatbin section")
 	}
 	z, err := CompressedBundle(lib[sec.Offset:sec.Offset+sec.Size], version, method)
 	if err != nil {
@@ -89,4 +86,34 @@ func CompressFatbin(lib []byte, version, method uint16) ([]byte, int64, error) {
 	clear(out[sec.Offset : sec.Offset+sec.Size])
 	copy(out[sec.Offset:], z)
 	return out, int64(sec.Offset), nil
+}
+
+// fatbinSection is the .hip_fatbin section of the host library lib.
+func fatbinSection(lib []byte) (*elf.Section, error) {
+	f, err := elf.NewFile(bytes.NewReader(lib))
+	if err != nil {
+		return nil, err
+	}
+	sec := f.Section(".hip_fatbin")
+	if sec == nil {
+		return nil, fmt.Errorf("no .hip_fatbin section")
+	}
+	return sec, nil
+}
+
+// DamagedFatbin is testdata/libgpu.so with its .hip_fatbin section
+// overwritten with 0xee bytes (no offload bundle left in it: device code
+// that cannot be read), and that section.
+func DamagedFatbin(t testing.TB) ([]byte, *elf.Section) {
+	t.Helper()
+	lib, err := os.ReadFile(Testdata("libgpu.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, err := fatbinSection(lib)
+	if err != nil {
+		t.Fatalf("libgpu.so: %v", err)
+	}
+	copy(lib[sec.Offset:sec.Offset+sec.Size], bytes.Repeat([]byte{0xee}, int(sec.Size)))
+	return lib, sec
 }

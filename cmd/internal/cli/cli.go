@@ -91,16 +91,10 @@ func System() *IOStreams {
 		isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd()),
 		isatty.IsTerminal(os.Stderr.Fd()))
 	if s.outTTY {
-		s.width = columnsFromEnv()
-		if s.width == 0 {
-			s.width = terminalWidth(os.Stdout.Fd())
-		}
+		s.width = ttyWidth(os.Stdout.Fd())
 	}
 	if s.errTTY {
-		s.errW = columnsFromEnv()
-		if s.errW == 0 {
-			s.errW = terminalWidth(os.Stderr.Fd())
-		}
+		s.errW = ttyWidth(os.Stderr.Fd())
 	}
 	return s
 }

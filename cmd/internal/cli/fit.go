@@ -20,6 +20,15 @@ func columnsFromEnv() int {
 	return n
 }
 
+// ttyWidth is the width of the terminal on fd: $COLUMNS when set, else
+// what the terminal says.
+func ttyWidth(fd uintptr) int {
+	if n := columnsFromEnv(); n > 0 {
+		return n
+	}
+	return terminalWidth(fd)
+}
+
 // minTableWidth is the narrowest width fitTable aims at: below it the
 // table is left as wide as it is.
 const minTableWidth = 40

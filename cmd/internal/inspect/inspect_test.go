@@ -16,6 +16,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/clitest"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/root"
 	"github.com/rocmdoctor/rocmdoctor/internal/golden"
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 )
 
 const td = clitest.Testdata
@@ -83,16 +84,7 @@ func TestInspectBadInputKeepsGoing(t *testing.T) {
 // was refused whole and the member's error was in the table only (exit 0).
 func TestInspectPartlyReadable(t *testing.T) {
 	dir := t.TempDir()
-	lib, err := os.ReadFile(td + "libgpu.so")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ef, err := elf.NewFile(bytes.NewReader(lib))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := ef.Section(".hip_fatbin")
-	copy(lib[s.Offset:s.Offset+s.Size], bytes.Repeat([]byte{0xee}, int(s.Size)))
+	lib, s := testenv.DamagedFatbin(t)
 	gpu := filepath.Join(dir, "libgpu.so")
 	if err := os.WriteFile(gpu, lib, 0o644); err != nil {
 		t.Fatal(err)
