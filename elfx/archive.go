@@ -1,6 +1,7 @@
 package elfx
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -108,10 +109,11 @@ type Archive struct {
 	HasIndex bool
 	Size     int64
 
-	r      io.ReaderAt
-	dir    string // directory thin members are relative to
-	closer io.Closer
-	opened []*os.File
+	r       io.ReaderAt
+	noNames bool   // the index is checked but its names are not kept (Probe.ArchiveMembers)
+	dir     string // directory thin members are relative to
+	closer  io.Closer
+	opened  []*os.File
 }
 
 // IsArchive reports whether r starts with an ar magic.
@@ -130,13 +132,13 @@ func OpenArchive(path string) (*Archive, error) {
 	}
 	// Member headers are read one by one; for archives of small members
 	// (libc.a has 1,700) the block cache turns that into a read per 4 KiB.
-	return openArchive(h, newBlockReader(h, st.Size()), st.Size(), path)
+	return openArchive(h, newBlockReader(h, st.Size()), st.Size(), path, true)
 }
 
 // openArchive parses an opened archive read through br; the Archive owns
 // h, which is closed on failure.
-func openArchive(h *handle, br *blockReader, size int64, path string) (*Archive, error) {
-	a, err := NewArchiveSize(br, size, path)
+func openArchive(h *handle, br *blockReader, size int64, path string, names bool) (*Archive, error) {
+	a, err := newArchive(br, size, path, names)
 	if err != nil {
 		br.release()
 		h.Close()
@@ -159,7 +161,12 @@ func NewArchive(r io.ReaderAt) (*Archive, error) {
 // NewArchiveSize parses an archive of the given size; name is used in errors
 // and as the base for thin members.
 func NewArchiveSize(r io.ReaderAt, size int64, name string) (*Archive, error) {
-	a := &Archive{Path: name, Size: size, r: r, dir: filepath.Dir(name)}
+	return newArchive(r, size, name, true)
+}
+
+// newArchive is NewArchiveSize; without names, Symbols stays nil.
+func newArchive(r io.ReaderAt, size int64, name string, names bool) (*Archive, error) {
+	a := &Archive{Path: name, Size: size, r: r, dir: filepath.Dir(name), noNames: !names}
 	if name == "" {
 		a.dir = "."
 	}
@@ -223,7 +230,12 @@ func (a *Archive) parse() error {
 		if a.Size-off == 1 { // a trailing pad byte some writers leave
 			break
 		}
-		hdr, err := saferio.ReadAt(a.r, a.Size, off, arHdrSize, 0)
+		var hb [arHdrSize]byte
+		hdr := hb[:]
+		err := saferio.CheckRead(a.Size, off, arHdrSize, 0)
+		if err == nil {
+			err = saferio.ReadFull(a.r, hdr, off)
+		}
 		if err != nil {
 			if a.Size == math.MaxInt64 && errors.Is(err, io.ErrUnexpectedEOF) {
 				break // unknown size: end of data
@@ -261,7 +273,20 @@ func (a *Archive) parse() error {
 			if rawName == "/SYM64/" {
 				kind = "gnu64"
 			}
-			b, err := saferio.ReadAt(a.r, a.Size, m.Offset, size, maxTableBytes)
+			var b []byte
+			err := saferio.CheckRead(a.Size, m.Offset, size, maxTableBytes)
+			if err == nil {
+				// Read into a reused buffer when only checked.
+				if a.noNames {
+					bp := indexBufs.Get().(*[]byte)
+					defer indexBufs.Put(bp)
+					*bp = grow(*bp, uint64(size))
+					b = *bp
+				} else {
+					b = make([]byte, size)
+				}
+				err = saferio.ReadFull(a.r, b, m.Offset)
+			}
 			if err != nil {
 				return a.errAt(m.Offset, "archive symbol index", err)
 			}
@@ -333,9 +358,12 @@ func (a *Archive) parse() error {
 		off = next
 	}
 	if index != nil {
-		syms, err := parseIndex(index, byHeader)
+		syms, err := parseIndex(index, byHeader, !a.noNames)
 		if err != nil {
 			return a.errAt(index.off, "archive symbol index", err)
+		}
+		if a.noNames {
+			syms = nil // a BSD index is decoded to be checked
 		}
 		a.Symbols, a.HasIndex = syms, true
 	}
@@ -390,16 +418,25 @@ func memberName(raw string, longNames []byte) (string, error) {
 	return strings.TrimSuffix(raw, "/"), nil
 }
 
-func parseIndex(ix *rawIndex, byHeader map[int64]int) ([]ArchiveSymbol, error) {
+// indexBufs hold symbol indexes that are checked but not kept.
+var indexBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// parseIndex decodes the index; without names it only checks it (the
+// same errors) and returns no symbols.
+func parseIndex(ix *rawIndex, byHeader map[int64]int, names bool) ([]ArchiveSymbol, error) {
 	b := ix.data
+	// Consecutive entries mostly name the same member.
+	lastOff, last := uint64(math.MaxUint64), -1
 	member := func(off uint64) int {
-		if off > math.MaxInt64 {
-			return -1
+		if off == lastOff {
+			return last
 		}
-		if i, ok := byHeader[int64(off)]; ok {
-			return i
+		i, ok := byHeader[int64(off)]
+		if off > math.MaxInt64 || !ok {
+			i = -1
 		}
-		return -1
+		lastOff, last = off, i
+		return i
 	}
 	switch ix.kind {
 	case "gnu32", "gnu64":
@@ -416,14 +453,23 @@ func parseIndex(ix *rawIndex, byHeader map[int64]int) ([]ArchiveSymbol, error) {
 		}
 		offs := b[w : w+int(n)*w]
 		strs := b[w+int(n)*w:]
+		if !names {
+			// The names follow one another, each ending in NUL: name i
+			// is terminated when there are more than i NULs.
+			if nuls := bytes.Count(strs, []byte{0}); nuls < int(n) {
+				return nil, fmt.Errorf("symbol %d: name not terminated", nuls)
+			}
+			return nil, nil
+		}
 		out := make([]ArchiveSymbol, 0, n)
+		all := string(strs) // one copy; the names are slices of it
 		pos := 0
 		for i := 0; i < int(n); i++ {
-			end := indexByte(strs[pos:], 0)
+			end := strings.IndexByte(all[pos:], 0)
 			if end < 0 {
 				return nil, fmt.Errorf("symbol %d: name not terminated", i)
 			}
-			out = append(out, ArchiveSymbol{Name: string(strs[pos : pos+end]), Member: member(readUint(binary.BigEndian, offs[i*w:], w))})
+			out = append(out, ArchiveSymbol{Name: all[pos : pos+end], Member: member(readUint(binary.BigEndian, offs[i*w:], w))})
 			pos += end + 1
 		}
 		return out, nil

@@ -1,6 +1,9 @@
 package elfx
 
-import "unsafe"
+import (
+	"io"
+	"unsafe"
+)
 
 // MapAlways makes MappedSymbolTable map every file, however small its
 // tables, until the returned function is called.
@@ -36,4 +39,9 @@ func (t *SymbolTable) ViewsWindow(f *File) bool {
 	base, end := &f.window[0], &f.window[len(f.window)-1]
 	p := &t.span[0]
 	return uintptr(unsafe.Pointer(p)) >= uintptr(unsafe.Pointer(base)) && uintptr(unsafe.Pointer(p)) <= uintptr(unsafe.Pointer(end))
+}
+
+// NewArchiveMembers is Probe.ArchiveMembers for an archive in memory.
+func NewArchiveMembers(r io.ReaderAt, size int64, name string) (*Archive, error) {
+	return newArchive(r, size, name, false)
 }

@@ -136,6 +136,7 @@ func FuzzArchive(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		elfx.EachIndexName(bytes.NewReader(b), int64(len(b)), "fuzz", func([]byte) bool { return true })
+		sameArchive(t, b)
 		a, err := elfx.NewArchiveSize(bytes.NewReader(b), int64(len(b)), "fuzz")
 		if err != nil {
 			return

@@ -6,9 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -230,11 +232,27 @@ func TestArchiveMalformed(t *testing.T) {
 		binary.BigEndian.PutUint32(b[8+60:], 0x7fffffff)
 		_, err := elfx.NewArchiveSize(bytes.NewReader(b), int64(len(b)), "fixture")
 		wantFormatError(t, err, 8+60, "count")
+		_, err = elfx.NewArchiveMembers(bytes.NewReader(b), int64(len(b)), "fixture")
+		wantFormatError(t, err, 8+60, "count")
 		_, err = elfx.EachIndexName(bytes.NewReader(b), int64(len(b)), "fixture", func([]byte) bool { return true })
 		wantFormatError(t, err, 8+60, "count")
 	})
+	t.Run("index name not terminated", func(t *testing.T) {
+		b := append([]byte(nil), good...)
+		size, _ := strconv.Atoi(strings.TrimSpace(string(b[8+48 : 8+58])))
+		end := 8 + 60 + size // the index's last byte, its last name's NUL
+		if b[end-1] != 0 {
+			t.Fatalf("index ends in %q", b[end-1])
+		}
+		b[end-1] = 'x'
+		for _, open := range []func(io.ReaderAt, int64, string) (*elfx.Archive, error){elfx.NewArchiveSize, elfx.NewArchiveMembers} {
+			_, err := open(bytes.NewReader(b), int64(len(b)), "fixture")
+			wantFormatError(t, err, 8+60, "not terminated")
+		}
+	})
 	t.Run("truncations", func(t *testing.T) {
 		for n := 0; n < len(good); n++ {
+			sameArchive(t, good[:n])
 			// The index-only reader fails cleanly or agrees with the
 			// full parse wherever both succeed.
 			var names []string
@@ -257,6 +275,24 @@ func TestArchiveMalformed(t *testing.T) {
 			}
 		}
 	})
+}
+
+// sameArchive checks that reading b's members only (ArchiveMembers)
+// fails as the full parse does, or finds the same members and index.
+func sameArchive(t testing.TB, b []byte) {
+	t.Helper()
+	full, ferr := elfx.NewArchiveSize(bytes.NewReader(b), int64(len(b)), "fixture")
+	mem, merr := elfx.NewArchiveMembers(bytes.NewReader(b), int64(len(b)), "fixture")
+	if (ferr == nil) != (merr == nil) || (ferr != nil && ferr.Error() != merr.Error()) {
+		t.Fatalf("%d bytes: full parse says %v, members only %v", len(b), ferr, merr)
+	}
+	if ferr != nil {
+		return
+	}
+	if !reflect.DeepEqual(full.Members, mem.Members) || full.HasIndex != mem.HasIndex || full.Kind != mem.Kind || mem.Symbols != nil {
+		t.Fatalf("%d bytes: members only read %d members (index %v, %d symbols), full parse %d (index %v)",
+			len(b), len(mem.Members), mem.HasIndex, len(mem.Symbols), len(full.Members), full.HasIndex)
+	}
 }
 
 func TestBundleMalformed(t *testing.T) {

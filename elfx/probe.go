@@ -105,7 +105,19 @@ func (p *Probe) Archive() (*Archive, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openArchive(h, br, p.Info.Size(), p.Path)
+	return openArchive(h, br, p.Info.Size(), p.Path, true)
+}
+
+// ArchiveMembers is Archive for a caller that reads the members and not
+// the symbol index: the index is checked as Archive checks it (a damaged
+// one is an error) but its names are not kept, and Symbols is nil.
+// LLVM's libLLVMCodeGen.a has an index of 1 MB.
+func (p *Probe) ArchiveMembers() (*Archive, error) {
+	h, br, err := p.handOver()
+	if err != nil {
+		return nil, err
+	}
+	return openArchive(h, br, p.Info.Size(), p.Path, false)
 }
 
 // Close releases a Probe that was not handed to ELF or Archive.
