@@ -620,7 +620,8 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 			sc.err = err
 			return sc
 		}
-		res, err := CheckLinkInputs(ctx, []string{c.path})
+		// Only the LLVMInitialize* names matter to the diagnosis.
+		res, err := checkLinkInputs(ctx, []string{c.path}, "LLVMInitialize")
 		if err != nil {
 			sc.err = err
 			return sc

@@ -1,6 +1,10 @@
 package symcheck
 
-import "github.com/rocmdoctor/rocmdoctor/elfx"
+import (
+	"context"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+)
 
 // SetTableCacheBudget changes the budget of TableCaches made from now on,
 // until the returned function is called.
@@ -30,4 +34,9 @@ func OnTableRead(fn func(f *elfx.File)) (restore func()) {
 func OnScanParse(fn func(path string)) (restore func()) {
 	scanParsed = fn
 	return func() { scanParsed = nil }
+}
+
+// CheckLinkInputsOnly is CheckLinkInputs for the names that start with only.
+func CheckLinkInputsOnly(ctx context.Context, paths []string, only string) (*StaticResult, error) {
+	return checkLinkInputs(ctx, paths, only)
 }

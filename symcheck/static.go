@@ -4,6 +4,7 @@ import (
 	"context"
 	"debug/elf"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,8 +47,41 @@ type StaticResult struct {
 // reference and no input defines. Shared libraries only contribute
 // definitions.
 func CheckLinkInputs(ctx context.Context, paths []string) (*StaticResult, error) {
+	return checkLinkInputs(ctx, paths, "")
+}
+
+// checkLinkInputs is CheckLinkInputs for the names that start with only
+// ("" for every name): what the other names do is not read, nor counted
+// in Satisfied.
+func checkLinkInputs(ctx context.Context, paths []string, only string) (*StaticResult, error) {
 	res := &StaticResult{Unresolved: map[string][]string{}, Defined: map[string]bool{}}
 	refs := map[string][]string{}
+	// A relocatable object is read by EachObjectSymbol, which reads only
+	// the symbol and string tables (and, with only set, skips an object
+	// whose string table has no such name); one it does not read plainly
+	// is opened as ELF, which says what is wrong with it.
+	addRelocatable := func(r io.ReaderAt, size int64, name func() string) bool {
+		var by string
+		plain := elfx.EachObjectSymbol(r, size, only, func(s elfx.ObjectSymbol) {
+			if len(s.Name) == 0 || s.Bind == elf.STB_LOCAL || s.Type == elf.STT_SECTION || s.Type == elf.STT_FILE {
+				return
+			}
+			if s.Section != elf.SHN_UNDEF {
+				res.Defined[string(s.Name)] = true
+				return
+			}
+			if s.Bind != elf.STB_WEAK {
+				if by == "" {
+					by = name()
+				}
+				refs[string(s.Name)] = append(refs[string(s.Name)], by)
+			}
+		})
+		if plain {
+			res.Objects++
+		}
+		return plain
+	}
 	addObject := func(f *elfx.File, name string) error {
 		syms, err := f.Symbols()
 		if err != nil {
@@ -62,7 +96,7 @@ func CheckLinkInputs(ctx context.Context, paths []string) (*StaticResult, error)
 			res.Objects++
 		}
 		for _, s := range syms {
-			if s.Name == "" || s.Bind == elf.STB_LOCAL || s.Type == elf.STT_SECTION || s.Type == elf.STT_FILE {
+			if s.Name == "" || s.Bind == elf.STB_LOCAL || s.Type == elf.STT_SECTION || s.Type == elf.STT_FILE || !strings.HasPrefix(s.Name, only) {
 				continue
 			}
 			if s.Defined() {
@@ -98,7 +132,7 @@ func CheckLinkInputs(ctx context.Context, paths []string) (*StaticResult, error)
 		}
 		switch pr.Kind() {
 		case elfx.KindArchive, elfx.KindThinArchive:
-			a, err := pr.Archive()
+			a, err := pr.ArchiveMembers()
 			if err != nil {
 				return nil, err
 			}
@@ -111,6 +145,9 @@ func CheckLinkInputs(ctx context.Context, paths []string) (*StaticResult, error)
 				if elfx.Sniff(sr) != elfx.KindELF {
 					continue // e.g. LLVM bitcode or text members
 				}
+				if addRelocatable(sr, sr.Size(), func() string { return a.MemberPath(i) }) {
+					continue
+				}
 				f, err := a.OpenELF(i)
 				if err == nil {
 					err = addObject(f, a.MemberPath(i))
@@ -122,6 +159,10 @@ func CheckLinkInputs(ctx context.Context, paths []string) (*StaticResult, error)
 			}
 			a.Close()
 		case elfx.KindELF:
+			if addRelocatable(pr, pr.Info.Size(), func() string { return p }) {
+				pr.Close()
+				continue
+			}
 			f, err := pr.ELF()
 			if err != nil {
 				return nil, err
