@@ -279,7 +279,12 @@ func (a *Archive) parse() error {
 				// Read into a reused buffer when only checked.
 				if a.noNames {
 					bp := indexBufs.Get().(*[]byte)
-					defer indexBufs.Put(bp)
+					defer func() {
+						if cap(*bp) > keptScratch {
+							*bp = nil
+						}
+						indexBufs.Put(bp)
+					}()
 					*bp = grow(*bp, uint64(size))
 					b = *bp
 				} else {

@@ -23,6 +23,19 @@ var objScratch = sync.Pool{New: func() any { return new(objBufs) }}
 
 type objBufs struct{ hdr, shdrs, names, strs, syms []byte }
 
+// keptScratch bounds what the pools keep between calls: a buffer grown
+// for an unusually large table is dropped.
+const keptScratch = 8 << 20
+
+func (b *objBufs) put() {
+	for _, p := range []*[]byte{&b.hdr, &b.shdrs, &b.names, &b.strs, &b.syms} {
+		if cap(*p) > keptScratch {
+			*p = nil
+		}
+	}
+	objScratch.Put(b)
+}
+
 // grow returns b resized to n bytes, reusing its array when it can.
 func grow(b []byte, n uint64) []byte {
 	if uint64(cap(b)) < n {
@@ -52,7 +65,7 @@ func EachObjectSymbol(r io.ReaderAt, size int64, prefix string, fn func(ObjectSy
 		return false
 	}
 	b := objScratch.Get().(*objBufs)
-	defer objScratch.Put(b)
+	defer b.put()
 	read := func(dst *[]byte, off, n uint64) bool {
 		if off > uint64(size) || n > uint64(size)-off || n > maxTableBytes {
 			return false
