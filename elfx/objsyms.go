@@ -6,6 +6,8 @@ import (
 	"io"
 	"math"
 	"sync"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
 )
 
 // ObjectSymbol is a symbol of a relocatable object's .symtab as
@@ -48,9 +50,10 @@ func grow(b []byte, n uint64) []byte {
 // .symtab of the relocatable ELF object read from r (size bytes) whose
 // name starts with prefix, the names as Open and Symbols would decode them
 // (an index out of the string table, or a string not ending in NUL, reads
-// as ""). It reads the ELF header, the section headers and their names,
-// the string table and, when some name may start with prefix, the symbol
-// table: a few reads, without decoding or copying what does not match.
+// as ""). It reads the ELF header, the section headers (with the last
+// byte of the section name table, which they usually follow), the string
+// table and, when some name may start with prefix, the symbol table: a
+// few reads, without decoding or copying what does not match.
 // Checking LLVM's static archives for LLVMInitialize* names this way
 // reads them several times faster than Open and Symbols.
 //
@@ -172,7 +175,7 @@ func EachObjectSymbol(r io.ReaderAt, size int64, prefix string, fn func(ObjectSy
 				return false
 			}
 			for i := range shnum {
-				if _, ok := cString(b.names, uint64(bo.Uint32(tab[i*entsize:]))); !ok {
+				if _, ok := saferio.CBytes(b.names, uint64(bo.Uint32(tab[i*entsize:]))); !ok {
 					return false
 				}
 			}
@@ -212,25 +215,11 @@ func EachObjectSymbol(r io.ReaderAt, size int64, prefix string, fn func(ObjectSy
 		} else {
 			name, info, shndx = bo.Uint32(e), e[12], bo.Uint16(e[14:])
 		}
-		n, _ := cString(strs, uint64(name))
+		n, _ := saferio.CBytes(strs, uint64(name))
 		if !bytes.HasPrefix(n, []byte(prefix)) {
 			continue
 		}
 		fn(ObjectSymbol{Name: n, Bind: elf.ST_BIND(info), Type: elf.ST_TYPE(info), Section: elf.SectionIndex(shndx)})
 	}
 	return true
-}
-
-// cString is debug/elf's getString without the copy: the NUL-terminated
-// string at off, ok false (and no name) when off is outside tab or the
-// string does not end.
-func cString(tab []byte, off uint64) ([]byte, bool) {
-	if off >= uint64(len(tab)) {
-		return nil, false
-	}
-	end := bytes.IndexByte(tab[off:], 0)
-	if end < 0 {
-		return nil, false
-	}
-	return tab[off : off+uint64(end)], true
 }
