@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -235,11 +236,18 @@ func TestEachObjectSymbolNotPlain(t *testing.T) {
 }
 
 // TestCorpusObjectSymbols compares the two readers on every member of
-// LLVM's static archives (ordinary GCC/clang output: each must be plain).
+// LLVM's static archives and of the system's (glibc's libc.a among them;
+// ordinary GCC and clang output: each must be plain).
 func TestCorpusObjectSymbols(t *testing.T) {
 	testenv.Corpus(t)
 	dir := filepath.Dir(testenv.File(t, "/usr/lib/llvm-15/lib/libLLVMX86CodeGen.a", "llvm-15-dev"))
 	archives, _ := filepath.Glob(filepath.Join(dir, "*.a"))
+	sys, _ := filepath.Glob(filepath.Join(filepath.Dir(testenv.File(t, sysLib+"/libc.a", "libc6-dev")), "*.a"))
+	for _, p := range sys {
+		if b, err := os.ReadFile(p); err == nil && elfx.IsArchive(bytes.NewReader(b)) { // not libm.a, an ld script
+			archives = append(archives, p)
+		}
+	}
 	var mu sync.Mutex
 	members := 0
 	fails := parallel(archives, func(p string) error {
@@ -252,10 +260,10 @@ func TestCorpusObjectSymbols(t *testing.T) {
 	for p, err := range fails {
 		t.Errorf("%s: %v", p, err)
 	}
-	if len(archives) < 100 || members < 1000 {
-		t.Errorf("%d archives, %d ELF members under %s: llvm-15-dev has 180 and some 3,000", len(archives), members, dir)
+	if len(archives) < 150 || members < 5000 {
+		t.Errorf("%d archives, %d ELF members: llvm-15-dev alone has 189 and 2,651, libc6-dev's libc.a 1,700", len(archives), members)
 	}
-	t.Logf("EachObjectSymbol agrees with Open and Symbols on %d members of %d archives under %s", members, len(archives)-len(fails), dir)
+	t.Logf("EachObjectSymbol agrees with Open and Symbols on %d members of %d archives (%s and %s)", members, len(archives)-len(fails), dir, sysLib)
 }
 
 // FuzzEachObjectSymbol: whatever the input, an object EachObjectSymbol
