@@ -3,6 +3,7 @@ package elfx
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"io"
 	"math"
 	"sync"
@@ -64,138 +65,36 @@ func grow(b []byte, n uint64) []byte {
 // extended section numbering). The caller then reads the object with
 // Open, which reports what is wrong with it.
 func EachObjectSymbol(r io.ReaderAt, size int64, prefix string, fn func(ObjectSymbol)) (plain bool) {
-	if size < 0 {
-		return false
-	}
 	b := objScratch.Get().(*objBufs)
 	defer b.put()
-	read := func(dst *[]byte, off, n uint64) bool {
-		if off > uint64(size) || n > uint64(size)-off || n > maxTableBytes {
-			return false
-		}
-		*dst = grow(*dst, n)
-		got, _ := r.ReadAt(*dst, int64(off))
-		return got == int(n)
-	}
-	if !read(&b.hdr, 0, 52) {
+	o, ok := b.sections(r, size, false)
+	if !ok {
 		return false
 	}
-	h := b.hdr
-	if string(h[:4]) != elf.ELFMAG || h[elf.EI_VERSION] != byte(elf.EV_CURRENT) {
-		return false
+	// The first SHT_SYMTAB, as Symbols takes it.
+	var st rawShdr
+	found := false
+	for i := uint64(0); i < o.shnum && !found; i++ {
+		st = o.shdr(i)
+		found = st.typ == elf.SHT_SYMTAB
 	}
-	bo := byteOrder(elf.Data(h[elf.EI_DATA]))
-	if bo == nil {
-		return false
-	}
-	is64 := false
-	switch elf.Class(h[elf.EI_CLASS]) {
-	case elf.ELFCLASS32:
-	case elf.ELFCLASS64:
-		is64 = true
-		if !read(&b.hdr, 0, 64) {
-			return false
-		}
-		h = b.hdr
-	default:
-		return false
-	}
-	if elf.Type(bo.Uint16(h[16:])) != elf.ET_REL || elf.Version(bo.Uint32(h[20:])) != elf.EV_CURRENT {
-		return false
-	}
-	var phoff, shoff, shentsize, phnum, shnum, shstrndx, entsize, symsize uint64
-	if is64 {
-		phoff, shoff = bo.Uint64(h[32:]), bo.Uint64(h[40:])
-		phnum, shentsize, shnum, shstrndx = uint64(bo.Uint16(h[56:])), uint64(bo.Uint16(h[58:])), uint64(bo.Uint16(h[60:])), uint64(bo.Uint16(h[62:]))
-		entsize, symsize = 64, 24
-	} else {
-		phoff, shoff = uint64(bo.Uint32(h[28:])), uint64(bo.Uint32(h[32:]))
-		phnum, shentsize, shnum, shstrndx = uint64(bo.Uint16(h[44:])), uint64(bo.Uint16(h[46:])), uint64(bo.Uint16(h[48:])), uint64(bo.Uint16(h[50:]))
-		entsize, symsize = 40, 16
-	}
-	// What debug/elf checks of the header (and no program headers or
-	// extended numbering at all).
-	if phoff > math.MaxInt64 || shoff > math.MaxInt64 || phnum != 0 {
-		return false
-	}
-	if shnum == 0 {
-		return shoff == 0 // no sections: no symbols
-	}
-	if shentsize != entsize || shstrndx >= shnum || shstrndx >= uint64(elf.SHN_LORESERVE) {
-		return false
-	}
-	// The section headers, and the 8 bytes before them: the linkers and
-	// assemblers put the section name table there, whose last byte is
-	// looked at below.
-	lead := min(shoff, 8)
-	if !read(&b.shdrs, shoff-lead, lead+shnum*entsize) {
-		return false
-	}
-	before, tab := b.shdrs[:lead], b.shdrs[lead:]
-	shdr := func(i uint64) rawShdr { return decodeShdr(bo, tab[i*entsize:], !is64) }
-	symtab, hasSymtab := uint64(0), false // the first SHT_SYMTAB, as Symbols takes it
-	for i := range shnum {
-		s := shdr(i)
-		if s.off > math.MaxInt64 || s.size > math.MaxInt64 || s.flags&uint64(elf.SHF_COMPRESSED) != 0 {
-			return false
-		}
-		if !hasSymtab && s.typ == elf.SHT_SYMTAB {
-			symtab, hasSymtab = i, true
-		}
-	}
-	// Section data Open or Symbols read: inside the file, not SHT_NOBITS.
-	readable := func(s rawShdr) bool {
-		return s.typ != elf.SHT_NOBITS && s.off <= uint64(size) && s.size <= uint64(size)-s.off
-	}
-	namesRead := false
-	if shstrndx != 0 {
-		st := shdr(shstrndx)
-		if st.typ != elf.SHT_STRTAB || !readable(st) {
-			return false
-		}
-		// Each name index must start a string that ends inside the table
-		// (Open: "bad section name index"). In a table that ends in NUL
-		// every index inside it does: one byte read, not the table.
-		maxName := uint64(0)
-		for i := range shnum {
-			maxName = max(maxName, uint64(bo.Uint32(tab[i*entsize:])))
-		}
-		if maxName >= st.size {
-			return false
-		}
-		var last [1]byte
-		n := 0
-		if at := st.off + st.size - 1; at < shoff && at >= shoff-lead {
-			n = copy(last[:], before[at-(shoff-lead):])
-		} else {
-			n, _ = r.ReadAt(last[:], int64(at))
-		}
-		if n != 1 || last[0] != 0 {
-			if !read(&b.names, st.off, st.size) {
-				return false
-			}
-			for i := range shnum {
-				if _, ok := saferio.CBytes(b.names, uint64(bo.Uint32(tab[i*entsize:]))); !ok {
-					return false
-				}
-			}
-			namesRead = true
-		}
-	}
-	if !hasSymtab {
+	if !found {
 		return true // no .symtab: Symbols has none
 	}
-	st := shdr(symtab)
-	if st.size == 0 || st.size%symsize != 0 || !readable(st) || st.link == 0 || st.link >= shnum {
+	symsize := uint64(16)
+	if o.is64 {
+		symsize = 24
+	}
+	if st.size == 0 || st.size%symsize != 0 || !o.readable(st) || st.link == 0 || st.link >= o.shnum {
 		return false
 	}
-	str := shdr(st.link)
-	if !readable(str) {
+	str := o.shdr(st.link)
+	if !o.readable(str) {
 		return false
 	}
-	strs := b.names
-	if st.link != shstrndx || !namesRead {
-		if !read(&b.strs, str.off, str.size) {
+	strs := o.names
+	if st.link != o.shstrndx || strs == nil {
+		if !o.read(&b.strs, str.off, str.size) {
 			return false
 		}
 		strs = b.strs
@@ -203,23 +102,210 @@ func EachObjectSymbol(r io.ReaderAt, size int64, prefix string, fn func(ObjectSy
 	if !bytes.Contains(strs, []byte(prefix)) {
 		return true // no name can start with it
 	}
-	if !read(&b.syms, st.off, st.size) {
+	if !o.read(&b.syms, st.off, st.size) {
 		return false
 	}
 	for e := b.syms[symsize:]; len(e) > 0; e = e[symsize:] {
 		var name uint32
 		var info uint8
 		var shndx uint16
-		if is64 {
-			name, info, shndx = bo.Uint32(e), e[4], bo.Uint16(e[6:])
+		if o.is64 {
+			name, info, shndx = o.bo.Uint32(e), e[4], o.bo.Uint16(e[6:])
 		} else {
-			name, info, shndx = bo.Uint32(e), e[12], bo.Uint16(e[14:])
+			name, info, shndx = o.bo.Uint32(e), e[12], o.bo.Uint16(e[14:])
 		}
 		n, _ := saferio.CBytes(strs, uint64(name))
 		if !bytes.HasPrefix(n, []byte(prefix)) {
 			continue
 		}
 		fn(ObjectSymbol{Name: n, Bind: elf.ST_BIND(info), Type: elf.ST_TYPE(info), Section: elf.SectionIndex(shndx)})
+	}
+	return true
+}
+
+// objSections is an object's header and section table as
+// objBufs.sections read and checked them.
+type objSections struct {
+	r        io.ReaderAt
+	size     int64
+	bo       binary.ByteOrder
+	is64     bool
+	machine  elf.Machine
+	shnum    uint64
+	shstrndx uint64
+	entsize  uint64
+	tab      []byte // the section headers
+	names    []byte // the section name table, when it was read whole
+}
+
+func (o *objSections) shdr(i uint64) rawShdr {
+	return decodeShdr(o.bo, o.tab[i*o.entsize:], !o.is64)
+}
+
+// readable says whether Open reads section s's data: inside the file,
+// not SHT_NOBITS.
+func (o *objSections) readable(s rawShdr) bool {
+	return s.typ != elf.SHT_NOBITS && s.off <= uint64(o.size) && s.size <= uint64(o.size)-s.off
+}
+
+// read reads n bytes at off into *dst, reusing its array.
+func (o *objSections) read(dst *[]byte, off, n uint64) bool {
+	if off > uint64(o.size) || n > uint64(o.size)-off || n > maxTableBytes {
+		return false
+	}
+	*dst = grow(*dst, n)
+	got, _ := o.r.ReadAt(*dst, int64(off))
+	return got == int(n)
+}
+
+// sections reads and checks the ELF header and section table of the
+// relocatable object read from r as Open would: ok is false where Open
+// would complain, and for what EachObjectSymbol leaves to Open (see
+// there). The section name table is read whole with names (o.names), else
+// only where it does not end in NUL (a table that does holds every name
+// index inside it). An object without sections has shnum 0.
+func (b *objBufs) sections(r io.ReaderAt, size int64, names bool) (o objSections, ok bool) {
+	o = objSections{r: r, size: size}
+	if size < 0 || !o.read(&b.hdr, 0, 52) {
+		return o, false
+	}
+	h := b.hdr
+	if string(h[:4]) != elf.ELFMAG || h[elf.EI_VERSION] != byte(elf.EV_CURRENT) {
+		return o, false
+	}
+	if o.bo = byteOrder(elf.Data(h[elf.EI_DATA])); o.bo == nil {
+		return o, false
+	}
+	switch elf.Class(h[elf.EI_CLASS]) {
+	case elf.ELFCLASS32:
+	case elf.ELFCLASS64:
+		o.is64 = true
+		if !o.read(&b.hdr, 0, 64) {
+			return o, false
+		}
+		h = b.hdr
+	default:
+		return o, false
+	}
+	bo := o.bo
+	if elf.Type(bo.Uint16(h[16:])) != elf.ET_REL || elf.Version(bo.Uint32(h[20:])) != elf.EV_CURRENT {
+		return o, false
+	}
+	o.machine = elf.Machine(bo.Uint16(h[18:]))
+	var phoff, shoff, shentsize, phnum uint64
+	if o.is64 {
+		phoff, shoff = bo.Uint64(h[32:]), bo.Uint64(h[40:])
+		phnum, shentsize, o.shnum, o.shstrndx = uint64(bo.Uint16(h[56:])), uint64(bo.Uint16(h[58:])), uint64(bo.Uint16(h[60:])), uint64(bo.Uint16(h[62:]))
+		o.entsize = 64
+	} else {
+		phoff, shoff = uint64(bo.Uint32(h[28:])), uint64(bo.Uint32(h[32:]))
+		phnum, shentsize, o.shnum, o.shstrndx = uint64(bo.Uint16(h[44:])), uint64(bo.Uint16(h[46:])), uint64(bo.Uint16(h[48:])), uint64(bo.Uint16(h[50:]))
+		o.entsize = 40
+	}
+	// What debug/elf checks of the header (and no program headers or
+	// extended numbering at all).
+	if phoff > math.MaxInt64 || shoff > math.MaxInt64 || phnum != 0 {
+		return o, false
+	}
+	if o.shnum == 0 {
+		return o, shoff == 0
+	}
+	if shentsize != o.entsize || o.shstrndx >= o.shnum || o.shstrndx >= uint64(elf.SHN_LORESERVE) {
+		return o, false
+	}
+	// The section headers, and the 8 bytes before them: the linkers and
+	// assemblers put the section name table there, whose last byte is
+	// looked at below.
+	lead := min(shoff, 8)
+	if !o.read(&b.shdrs, shoff-lead, lead+o.shnum*o.entsize) {
+		return o, false
+	}
+	before := b.shdrs[:lead]
+	o.tab = b.shdrs[lead:]
+	for i := range o.shnum {
+		s := o.shdr(i)
+		if s.off > math.MaxInt64 || s.size > math.MaxInt64 || s.flags&uint64(elf.SHF_COMPRESSED) != 0 {
+			return o, false
+		}
+	}
+	if o.shstrndx == 0 {
+		return o, true // no section names
+	}
+	st := o.shdr(o.shstrndx)
+	if st.typ != elf.SHT_STRTAB || !o.readable(st) {
+		return o, false
+	}
+	// Each name index must start a string that ends inside the table
+	// (Open: "bad section name index"). In a table that ends in NUL
+	// every index inside it does: one byte read, not the table.
+	maxName := uint64(0)
+	for i := range o.shnum {
+		maxName = max(maxName, uint64(bo.Uint32(o.tab[i*o.entsize:])))
+	}
+	if maxName >= st.size {
+		return o, false
+	}
+	if !names {
+		var last [1]byte
+		n := 0
+		if at := st.off + st.size - 1; at < shoff && at >= shoff-lead {
+			n = copy(last[:], before[at-(shoff-lead):])
+		} else {
+			n, _ = r.ReadAt(last[:], int64(at))
+		}
+		if n == 1 && last[0] == 0 {
+			return o, true
+		}
+	}
+	if !o.read(&b.names, st.off, st.size) {
+		return o, false
+	}
+	for i := range o.shnum {
+		if _, ok := saferio.CBytes(b.names, uint64(bo.Uint32(o.tab[i*o.entsize:]))); !ok {
+			return o, false
+		}
+	}
+	o.names = b.names
+	return o, true
+}
+
+// ObjectWithoutDeviceCode reports that the relocatable object read from r
+// (size bytes) certainly holds no device code that GPUCodeObjects would
+// find in it: it is read as EachObjectSymbol reads objects (and as Open
+// would read it), is not an AMDGPU code object, has no offload bundle
+// section (.hip_fatbin, __CLANG_OFFLOAD_BUNDLE__*), and none of its data
+// sections holds the ELF magic a raw code object starts with. False means
+// it may hold some, or is not read plainly: open it and ask GPUCodeObjects.
+// The members of a host library's archive are told apart this way without
+// Open, whose section table parse was most of `gpus` over LLVM's archives.
+func ObjectWithoutDeviceCode(r io.ReaderAt, size int64) bool {
+	b := objScratch.Get().(*objBufs)
+	defer b.put()
+	o, ok := b.sections(r, size, true)
+	if !ok || o.shnum == 0 || o.machine == elf.EM_AMDGPU {
+		return false
+	}
+	for i := range o.shnum {
+		s := o.shdr(i)
+		if s.typ == elf.SHT_NOBITS || s.size == 0 || s.size > uint64(size) || s.off > uint64(size)-s.size {
+			continue // as GPUCodeObjects: no data in the file
+		}
+		name := ""
+		if o.names != nil {
+			n, _ := saferio.CBytes(o.names, s.name)
+			name = string(n)
+		}
+		switch {
+		case isBundleSection(name):
+			return false
+		case s.typ == elf.SHT_PROGBITS && s.flags&uint64(elf.SHF_EXECINSTR) == 0 && isDataSection(name):
+			scan := newMagicScanner(r, int64(s.off), int64(s.off+s.size), elf.ELFMAG)
+			_, found, err := scan.next(int64(s.off))
+			scan.release()
+			if found || err != nil {
+				return false
+			}
+		}
 	}
 	return true
 }

@@ -75,6 +75,23 @@ func compareObject(r io.ReaderAt, size int64, prefix string) (plain bool, err er
 	return true, nil
 }
 
+// deviceCodeFree checks ObjectWithoutDeviceCode against Open and
+// GPUCodeObjects: where it says the object holds no device code, Open
+// reads the object and GPUCodeObjects finds none and no error.
+func deviceCodeFree(r io.ReaderAt, size int64) (free bool, err error) {
+	if !elfx.ObjectWithoutDeviceCode(r, size) {
+		return false, nil
+	}
+	f, err := elfx.NewFileSize(r, size, "object")
+	if err != nil {
+		return true, fmt.Errorf("without device code, but Open says: %v", err)
+	}
+	if cos, err := f.GPUCodeObjects(); len(cos) > 0 || err != nil {
+		return true, fmt.Errorf("without device code, but GPUCodeObjects finds %d (%v)", len(cos), err)
+	}
+	return true, nil
+}
+
 func firstDiff(a, b []objSym) int {
 	for i := range min(len(a), len(b)) {
 		if a[i] != b[i] {
@@ -84,18 +101,19 @@ func firstDiff(a, b []objSym) int {
 	return min(len(a), len(b))
 }
 
-// compareArchiveObjects runs compareObject on every ELF member of the
-// archive at path and requires each to be plain (ordinary compiler output).
-func compareArchiveObjects(path, prefix string) (members int, err error) {
+// compareArchiveObjects runs compareObject and deviceCodeFree on every ELF
+// member of the archive at path and requires each to be plain (ordinary
+// compiler output); free counts the members found without device code.
+func compareArchiveObjects(path, prefix string) (members, free int, err error) {
 	a, err := elfx.OpenArchive(path)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer a.Close()
 	for i := range a.Members {
 		sr, err := a.Open(i)
 		if err != nil {
-			return members, err
+			return members, free, err
 		}
 		if elfx.Sniff(sr) != elfx.KindELF {
 			continue
@@ -103,13 +121,20 @@ func compareArchiveObjects(path, prefix string) (members int, err error) {
 		members++
 		plain, err := compareObject(sr, sr.Size(), prefix)
 		if err != nil {
-			return members, fmt.Errorf("%s: %v", a.MemberPath(i), err)
+			return members, free, fmt.Errorf("%s: %v", a.MemberPath(i), err)
 		}
 		if !plain {
-			return members, fmt.Errorf("%s: not plain", a.MemberPath(i))
+			return members, free, fmt.Errorf("%s: not plain", a.MemberPath(i))
+		}
+		none, err := deviceCodeFree(sr, sr.Size())
+		if err != nil {
+			return members, free, fmt.Errorf("%s: %v", a.MemberPath(i), err)
+		}
+		if none {
+			free++
 		}
 	}
-	return members, nil
+	return members, free, nil
 }
 
 func TestEachObjectSymbolMatchesOpen(t *testing.T) {
@@ -123,7 +148,7 @@ func TestEachObjectSymbolMatchesOpen(t *testing.T) {
 		}
 	}
 	for _, n := range []string{"libgnu.a", "libbsd.a", "libthin.a", "librockCompiler.a", "ck/lib/libutility.a"} {
-		m, err := compareArchiveObjects(testenv.Testdata(n), "LLVMInitialize")
+		m, _, err := compareArchiveObjects(testenv.Testdata(n), "LLVMInitialize")
 		if err != nil || m == 0 {
 			t.Errorf("%s: %d members, %v", n, m, err)
 		}
@@ -249,11 +274,12 @@ func TestCorpusObjectSymbols(t *testing.T) {
 		}
 	}
 	var mu sync.Mutex
-	members := 0
+	members, free := 0, 0
 	fails := parallel(archives, func(p string) error {
-		n, err := compareArchiveObjects(p, "LLVMInitialize")
+		n, f, err := compareArchiveObjects(p, "LLVMInitialize")
 		mu.Lock()
 		members += n
+		free += f
 		mu.Unlock()
 		return err
 	})
@@ -263,11 +289,17 @@ func TestCorpusObjectSymbols(t *testing.T) {
 	if len(archives) < 150 || members < 5000 {
 		t.Errorf("%d archives, %d ELF members: llvm-15-dev alone has 189 and 2,651, libc6-dev's libc.a 1,700", len(archives), members)
 	}
-	t.Logf("EachObjectSymbol agrees with Open and Symbols on %d members of %d archives (%s and %s)", members, len(archives)-len(fails), dir, sysLib)
+	// Host code: all but a few members (a table that holds the ELF magic)
+	// are told to hold no device code without Open.
+	if free < members*9/10 {
+		t.Errorf("ObjectWithoutDeviceCode: %d of %d members without device code", free, members)
+	}
+	t.Logf("EachObjectSymbol agrees with Open and Symbols on %d members of %d archives (%s and %s); %d without device code", members, len(archives)-len(fails), dir, sysLib, free)
 }
 
 // FuzzEachObjectSymbol: whatever the input, an object EachObjectSymbol
-// reads is one Open and Symbols read without error, with the same symbols.
+// reads is one Open and Symbols read without error, with the same symbols,
+// and one ObjectWithoutDeviceCode clears has none GPUCodeObjects finds.
 func FuzzEachObjectSymbol(f *testing.F) {
 	for _, n := range []string{"archive_a.o", "i386.o", "be.o", "k-gfx803.o"} {
 		f.Add(readFixture(f, n))
@@ -276,5 +308,61 @@ func FuzzEachObjectSymbol(f *testing.F) {
 		if _, err := compareObject(bytes.NewReader(b), int64(len(b)), "a"); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := deviceCodeFree(bytes.NewReader(b), int64(len(b))); err != nil {
+			t.Fatal(err)
+		}
 	})
+}
+
+func TestObjectWithoutDeviceCode(t *testing.T) {
+	for n, want := range map[string]bool{"archive_a.o": true, "i386.o": true, "be.o": true, "ck/consumer.o": true, "k-gfx803.o": false} {
+		b := readFixture(t, n)
+		free, err := deviceCodeFree(bytes.NewReader(b), int64(len(b)))
+		if err != nil || free != want {
+			t.Errorf("%s: without device code %v (want %v), %v", n, free, want, err)
+		}
+	}
+	// composable_kernel's device library: its .hip_fatbin member has some.
+	a, err := elfx.OpenArchive(testenv.Testdata("ck/lib/libdevice_gemm_operations.a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	for i, m := range a.Members {
+		sr, _ := a.Open(i)
+		free, err := deviceCodeFree(sr, sr.Size())
+		if want := m.Name != "fatbin.S.o"; err != nil || free != want {
+			t.Errorf("%s: without device code %v (want %v), %v", m.Name, free, want, err)
+		}
+	}
+	// The ELF magic in a data section may start a raw code object.
+	orig := readFixture(t, "archive_a.o")
+	f, err := elf.NewFile(bytes.NewReader(orig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bo := binary.LittleEndian
+	shoff := bo.Uint64(orig[40:])
+	comment, data := f.Section(".comment"), -1
+	for i, s := range f.Sections {
+		if s.Name == ".data" {
+			data = i
+		}
+	}
+	if comment == nil || data < 0 || comment.Size < 4 {
+		t.Fatal("archive_a.o has no .comment or .data")
+	}
+	b := bytes.Clone(orig)
+	copy(b[comment.Offset:], elf.ELFMAG)
+	if free, err := deviceCodeFree(bytes.NewReader(b), int64(len(b))); !free || err != nil {
+		t.Errorf("ELF magic in .comment: without device code %v, %v (a comment is not searched)", free, err)
+	}
+	for i, s := range f.Sections {
+		if s == comment { // named .data, it is searched
+			bo.PutUint32(b[shoff+uint64(i)*64:], bo.Uint32(orig[shoff+uint64(data)*64:]))
+		}
+	}
+	if free, _ := deviceCodeFree(bytes.NewReader(b), int64(len(b))); free {
+		t.Error("ELF magic in a data section: told to hold no device code")
+	}
 }

@@ -326,7 +326,7 @@ func (f *File) GPUCodeObjects() ([]CodeObject, error) {
 			continue // debug/elf accepted it, but it lies outside the file
 		}
 		switch {
-		case s.Name == ".hip_fatbin" || strings.HasPrefix(s.Name, "__CLANG_OFFLOAD_BUNDLE__"):
+		case isBundleSection(s.Name):
 			objs, err := f.bundlesIn(s.Name, int64(s.Offset), end, false)
 			if err != nil {
 				return out, err
@@ -346,6 +346,12 @@ func (f *File) GPUCodeObjects() ([]CodeObject, error) {
 		}
 	}
 	return out, nil
+}
+
+// isBundleSection says whether a section of that name holds offload
+// bundles (HIP's fat binary, or clang's bundles in an object file).
+func isBundleSection(name string) bool {
+	return name == ".hip_fatbin" || strings.HasPrefix(name, "__CLANG_OFFLOAD_BUNDLE__")
 }
 
 func isDataSection(name string) bool {
