@@ -605,7 +605,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		// (composable_kernel's device libraries are archives).
 		related, err := llvmRelated(p)
 		if err == nil && gpu {
-			a, aerr := p.Archive()
+			a, aerr := p.ArchiveMembers()
 			if aerr != nil {
 				sc.err = aerr
 				return sc

@@ -438,7 +438,7 @@ func gpuLibrary(p string, named bool) (GPULibrary, bool, error) {
 		}
 		cos, lib.Notes = fileCodeObjects(f, lib.Notes)
 	case elfx.KindArchive, elfx.KindThinArchive:
-		a, err := pr.Archive()
+		a, err := pr.ArchiveMembers()
 		if err != nil {
 			return unreadable(err, true)
 		}
@@ -504,6 +504,10 @@ func memberCodeObjectFor(zf *zip.File, raw io.ReaderAt, p, arch string) bool {
 func archiveCodeObjects(a *elfx.Archive, notes []string) ([]elfx.CodeObject, []string) {
 	var cos []elfx.CodeObject
 	for i := range a.Members {
+		// Host code (all of most archives) is told apart without Open.
+		if sr, err := a.Open(i); err == nil && elfx.Sniff(sr) == elfx.KindELF && elfx.ObjectWithoutDeviceCode(sr, sr.Size()) {
+			continue
+		}
 		f, err := a.OpenELF(i)
 		if err != nil {
 			continue
