@@ -374,7 +374,9 @@ func (f *File) plainSectionHeaders() bool {
 		return shoff == 0
 	}
 	size := uint64(f.Size)
-	if shentsize != entsize || shoff > size || shnum*entsize > size-shoff || shstrndx >= shnum || shstrndx >= uint64(elf.SHN_LORESERVE) {
+	// (A table at offset 0 with entries in it Open refuses: "invalid ELF
+	// shnum for shoff=0".)
+	if shentsize != entsize || shoff == 0 || shoff > size || shnum*entsize > size-shoff || shstrndx >= shnum || shstrndx >= uint64(elf.SHN_LORESERVE) {
 		return false
 	}
 	bp := shdrBuf.Get().(*[]byte)

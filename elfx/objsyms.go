@@ -210,7 +210,7 @@ func (b *objBufs) sections(r io.ReaderAt, size int64, names bool) (o objSections
 	if o.shnum == 0 {
 		return o, shoff == 0
 	}
-	if shentsize != o.entsize || o.shstrndx >= o.shnum || o.shstrndx >= uint64(elf.SHN_LORESERVE) {
+	if shentsize != o.entsize || shoff == 0 || o.shstrndx >= o.shnum || o.shstrndx >= uint64(elf.SHN_LORESERVE) {
 		return o, false
 	}
 	// The section headers, and the 8 bytes before them: the linkers and

@@ -215,6 +215,15 @@ func TestEachObjectSymbolNotPlain(t *testing.T) {
 		"string table nobits":    func(b []byte) []byte { bo.PutUint32(shdr(b, strtab)[4:], uint32(elf.SHT_NOBITS)); return b },
 		"string table too large": func(b []byte) []byte { bo.PutUint64(shdr(b, strtab)[32:], 1<<40); return b },
 		"negative offset":        func(b []byte) []byte { bo.PutUint64(shdr(b, 1)[24:], 1<<63); return b },
+		// A table of one entry at offset 0 (the ELF header read as a
+		// section header, without names): Open refuses it.
+		"section table at 0": func(b []byte) []byte {
+			b = b[:64]
+			bo.PutUint64(b[40:], 0)
+			bo.PutUint16(b[60:], 1)
+			bo.PutUint16(b[62:], 0)
+			return b
+		},
 	}
 	for name, damage := range cases {
 		b := damage(bytes.Clone(orig))
