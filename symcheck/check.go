@@ -603,35 +603,55 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		// prefix scan; it runs on archives that hold LLVM or MLIR code.
 		// With GPU targets, the members' device code is read too
 		// (composable_kernel's device libraries are archives).
+		// The archive is read once for both, member by member.
 		related, err := llvmRelated(p)
-		if err == nil && gpu {
-			a, aerr := p.ArchiveMembers()
-			if aerr != nil {
-				sc.err = aerr
-				return sc
-			}
-			cos, notes := archiveCodeObjects(a, nil)
-			a.Close()
-			sc.findings, sc.deviceCode = deviceCodeFindings(c.path, cos, notes, opts.gpuRequired)
-		} else {
+		if err != nil || (!related && !gpu) {
 			p.Close()
-		}
-		if err != nil || !related {
 			sc.err = err
 			return sc
 		}
-		// Only the LLVMInitialize* names matter to the diagnosis.
-		res, err := checkLinkInputs(ctx, []string{c.path}, "LLVMInitialize")
+		a, err := p.ArchiveMembers()
 		if err != nil {
 			sc.err = err
 			return sc
 		}
-		var names []string
-		for n := range res.Unresolved {
-			names = append(names, n)
+		defer a.Close()
+		var li *linkInputs
+		if related {
+			li = newLinkInputs("LLVMInitialize") // only these names matter to the diagnosis
 		}
-		sort.Strings(names)
-		sc.findings = append(sc.findings, llvmFinding(c.path, DiagnoseLLVM(names, func(n string) bool { return res.Defined[n] }, nil))...)
+		var cos []elfx.CodeObject
+		var notes []string
+		for i := range a.Members {
+			if err := ctx.Err(); err != nil {
+				sc.err = err
+				return sc
+			}
+			// A member that cannot be read is the file's error for the
+			// diagnosis; the device code of the others is still read.
+			sr, err := a.Open(i)
+			if err == nil && li != nil {
+				err = li.addMember(a, i, sr)
+			}
+			if err != nil && li != nil {
+				sc.err, li = err, nil
+			}
+			if sr != nil && gpu {
+				cos, notes = memberCodeObjects(a, i, sr, cos, notes)
+			}
+		}
+		if gpu {
+			sc.findings, sc.deviceCode = deviceCodeFindings(c.path, cos, notes, opts.gpuRequired)
+		}
+		if li != nil {
+			res := li.result()
+			var names []string
+			for n := range res.Unresolved {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			sc.findings = append(sc.findings, llvmFinding(c.path, DiagnoseLLVM(names, func(n string) bool { return res.Defined[n] }, nil))...)
+		}
 	case bytes.HasPrefix(p.Head, []byte("PK\x03\x04")) && strings.HasSuffix(c.path, ".whl"):
 		sc.kind = "wheel"
 		sc.findings, sc.deviceCode, sc.err = checkWheel(p, opts)

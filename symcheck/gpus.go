@@ -504,19 +504,27 @@ func memberCodeObjectFor(zf *zip.File, raw io.ReaderAt, p, arch string) bool {
 func archiveCodeObjects(a *elfx.Archive, notes []string) ([]elfx.CodeObject, []string) {
 	var cos []elfx.CodeObject
 	for i := range a.Members {
-		// Host code (all of most archives) is told apart without Open.
-		if sr, err := a.Open(i); err == nil && elfx.Sniff(sr) == elfx.KindELF && elfx.ObjectWithoutDeviceCode(sr, sr.Size()) {
-			continue
+		if sr, err := a.Open(i); err == nil {
+			cos, notes = memberCodeObjects(a, i, sr, cos, notes)
 		}
-		f, err := a.OpenELF(i)
-		if err != nil {
-			continue
-		}
-		var c []elfx.CodeObject
-		c, notes = fileCodeObjects(f, notes)
-		cos = append(cos, c...)
 	}
 	return cos, notes
+}
+
+// memberCodeObjects appends the device code of member i of a, open as sr,
+// to cos (what cannot be read to notes). Host code (all of most archives)
+// is told apart without Open; a member that does not parse is passed over.
+func memberCodeObjects(a *elfx.Archive, i int, sr *io.SectionReader, cos []elfx.CodeObject, notes []string) ([]elfx.CodeObject, []string) {
+	if elfx.Sniff(sr) == elfx.KindELF && elfx.ObjectWithoutDeviceCode(sr, sr.Size()) {
+		return cos, notes
+	}
+	f, err := a.OpenELF(i)
+	if err != nil {
+		return cos, notes
+	}
+	var c []elfx.CodeObject
+	c, notes = fileCodeObjects(f, notes)
+	return append(cos, c...), notes
 }
 
 // fileCodeObjects is codeObjects of an ELF file, which it closes.

@@ -50,65 +50,107 @@ func CheckLinkInputs(ctx context.Context, paths []string) (*StaticResult, error)
 	return checkLinkInputs(ctx, paths, "")
 }
 
+// linkInputs gathers what link inputs define and what their objects
+// reference, of the names that start with only ("" for every name).
+type linkInputs struct {
+	only string
+	res  *StaticResult
+	refs map[string][]string
+}
+
+func newLinkInputs(only string) *linkInputs {
+	return &linkInputs{only: only, res: &StaticResult{Unresolved: map[string][]string{}, Defined: map[string]bool{}}, refs: map[string][]string{}}
+}
+
+// addRelocatable reads a relocatable object with EachObjectSymbol, which
+// reads only the symbol and string tables (and, with only set, skips an
+// object whose string table has no such name); it reports false, having
+// read nothing, for an object that is not read plainly: addObject then
+// reads it opened as ELF, which says what is wrong with it.
+func (l *linkInputs) addRelocatable(r io.ReaderAt, size int64, name func() string) bool {
+	var by string
+	plain := elfx.EachObjectSymbol(r, size, l.only, func(s elfx.ObjectSymbol) {
+		if len(s.Name) == 0 || s.Bind == elf.STB_LOCAL || s.Type == elf.STT_SECTION || s.Type == elf.STT_FILE {
+			return
+		}
+		if s.Section != elf.SHN_UNDEF {
+			l.res.Defined[string(s.Name)] = true
+			return
+		}
+		if s.Bind != elf.STB_WEAK {
+			if by == "" {
+				by = name()
+			}
+			l.refs[string(s.Name)] = append(l.refs[string(s.Name)], by)
+		}
+	})
+	if plain {
+		l.res.Objects++
+	}
+	return plain
+}
+
+func (l *linkInputs) addObject(f *elfx.File, name string) error {
+	syms, err := f.Symbols()
+	if err != nil {
+		return err
+	}
+	if f.Type != elf.ET_REL {
+		// A shared library on the link line: its exported symbols.
+		if syms, err = f.DynamicSymbols(); err != nil {
+			return err
+		}
+	} else {
+		l.res.Objects++
+	}
+	for _, s := range syms {
+		if s.Name == "" || s.Bind == elf.STB_LOCAL || s.Type == elf.STT_SECTION || s.Type == elf.STT_FILE || !strings.HasPrefix(s.Name, l.only) {
+			continue
+		}
+		if s.Defined() {
+			l.res.Defined[s.Name] = true
+			continue
+		}
+		if f.Type == elf.ET_REL && !s.Weak() {
+			l.refs[s.Name] = append(l.refs[s.Name], name)
+		}
+	}
+	return nil
+}
+
+// addMember reads member i of a, open as sr; members that are not ELF
+// (LLVM bitcode, text) are passed over.
+func (l *linkInputs) addMember(a *elfx.Archive, i int, sr *io.SectionReader) error {
+	if elfx.Sniff(sr) != elfx.KindELF {
+		return nil
+	}
+	if l.addRelocatable(sr, sr.Size(), func() string { return a.MemberPath(i) }) {
+		return nil
+	}
+	f, err := a.OpenELF(i)
+	if err != nil {
+		return err
+	}
+	return l.addObject(f, a.MemberPath(i))
+}
+
+// result is what the inputs left unresolved.
+func (l *linkInputs) result() *StaticResult {
+	for name, by := range l.refs {
+		if l.res.Defined[name] || isLinkerDefined(name) {
+			l.res.Satisfied++
+			continue
+		}
+		l.res.Unresolved[name] = dedupe(by)
+	}
+	return l.res
+}
+
 // checkLinkInputs is CheckLinkInputs for the names that start with only
 // ("" for every name): what the other names do is not read, nor counted
 // in Satisfied.
 func checkLinkInputs(ctx context.Context, paths []string, only string) (*StaticResult, error) {
-	res := &StaticResult{Unresolved: map[string][]string{}, Defined: map[string]bool{}}
-	refs := map[string][]string{}
-	// A relocatable object is read by EachObjectSymbol, which reads only
-	// the symbol and string tables (and, with only set, skips an object
-	// whose string table has no such name); one it does not read plainly
-	// is opened as ELF, which says what is wrong with it.
-	addRelocatable := func(r io.ReaderAt, size int64, name func() string) bool {
-		var by string
-		plain := elfx.EachObjectSymbol(r, size, only, func(s elfx.ObjectSymbol) {
-			if len(s.Name) == 0 || s.Bind == elf.STB_LOCAL || s.Type == elf.STT_SECTION || s.Type == elf.STT_FILE {
-				return
-			}
-			if s.Section != elf.SHN_UNDEF {
-				res.Defined[string(s.Name)] = true
-				return
-			}
-			if s.Bind != elf.STB_WEAK {
-				if by == "" {
-					by = name()
-				}
-				refs[string(s.Name)] = append(refs[string(s.Name)], by)
-			}
-		})
-		if plain {
-			res.Objects++
-		}
-		return plain
-	}
-	addObject := func(f *elfx.File, name string) error {
-		syms, err := f.Symbols()
-		if err != nil {
-			return err
-		}
-		if f.Type != elf.ET_REL {
-			// A shared library on the link line: its exported symbols.
-			if syms, err = f.DynamicSymbols(); err != nil {
-				return err
-			}
-		} else {
-			res.Objects++
-		}
-		for _, s := range syms {
-			if s.Name == "" || s.Bind == elf.STB_LOCAL || s.Type == elf.STT_SECTION || s.Type == elf.STT_FILE || !strings.HasPrefix(s.Name, only) {
-				continue
-			}
-			if s.Defined() {
-				res.Defined[s.Name] = true
-				continue
-			}
-			if f.Type == elf.ET_REL && !s.Weak() {
-				refs[s.Name] = append(refs[s.Name], name)
-			}
-		}
-		return nil
-	}
+	l := newLinkInputs(only)
 	// The inputs in order; a GNU ld script among them is replaced, where
 	// it stands, by the files it names (depth counts nested scripts).
 	type input struct {
@@ -138,19 +180,8 @@ func checkLinkInputs(ctx context.Context, paths []string, only string) (*StaticR
 			}
 			for i := range a.Members {
 				sr, err := a.Open(i)
-				if err != nil {
-					a.Close()
-					return nil, err
-				}
-				if elfx.Sniff(sr) != elfx.KindELF {
-					continue // e.g. LLVM bitcode or text members
-				}
-				if addRelocatable(sr, sr.Size(), func() string { return a.MemberPath(i) }) {
-					continue
-				}
-				f, err := a.OpenELF(i)
 				if err == nil {
-					err = addObject(f, a.MemberPath(i))
+					err = l.addMember(a, i, sr)
 				}
 				if err != nil {
 					a.Close()
@@ -159,7 +190,7 @@ func checkLinkInputs(ctx context.Context, paths []string, only string) (*StaticR
 			}
 			a.Close()
 		case elfx.KindELF:
-			if addRelocatable(pr, pr.Info.Size(), func() string { return p }) {
+			if l.addRelocatable(pr, pr.Info.Size(), func() string { return p }) {
 				pr.Close()
 				continue
 			}
@@ -167,7 +198,7 @@ func checkLinkInputs(ctx context.Context, paths []string, only string) (*StaticR
 			if err != nil {
 				return nil, err
 			}
-			err = addObject(f, p)
+			err = l.addObject(f, p)
 			f.Close()
 			if err != nil {
 				return nil, err
@@ -191,14 +222,7 @@ func checkLinkInputs(ctx context.Context, paths []string, only string) (*StaticR
 			work = append(next, work...)
 		}
 	}
-	for name, by := range refs {
-		if res.Defined[name] || isLinkerDefined(name) {
-			res.Satisfied++
-			continue
-		}
-		res.Unresolved[name] = dedupe(by)
-	}
-	return res, nil
+	return l.result(), nil
 }
 
 func dedupe(xs []string) []string {
