@@ -332,7 +332,7 @@ func (ll *LinkLine) inspectInput(p string) (kind, ident string, ok bool, reason 
 		ok, reason = ll.Target.compatible(f.Header)
 		return kind, identity(f.Header), ok, reason
 	case elfx.KindArchive, elfx.KindThinArchive:
-		a, err := pr.Archive()
+		a, err := pr.ArchiveMembers() // the members' machine, not the index
 		if err != nil {
 			return "archive", "", false, err.Error()
 		}
