@@ -175,17 +175,25 @@ func TestEachObjectSymbolMatchesOpen(t *testing.T) {
 	}
 }
 
-// TestEachObjectSymbolNotPlain: damaged or unusual objects are left to
-// Open (plain false, fn not called).
-func TestEachObjectSymbolNotPlain(t *testing.T) {
-	orig := readFixture(t, "archive_a.o")
+// hostObject is archive_a.o (x86-64, little-endian), for tests that damage
+// it: its bytes, its sections as debug/elf reads them, and section i's
+// header in a copy b.
+func hostObject(t *testing.T) (orig []byte, f *elf.File, shdr func(b []byte, i int) []byte) {
+	t.Helper()
+	orig = readFixture(t, "archive_a.o")
 	f, err := elf.NewFile(bytes.NewReader(orig))
 	if err != nil {
 		t.Fatal(err)
 	}
+	shoff := binary.LittleEndian.Uint64(orig[40:])
+	return orig, f, func(b []byte, i int) []byte { return b[shoff+uint64(i)*64:] }
+}
+
+// TestEachObjectSymbolNotPlain: damaged or unusual objects are left to
+// Open (plain false, fn not called).
+func TestEachObjectSymbolNotPlain(t *testing.T) {
+	orig, f, shdr := hostObject(t)
 	bo := binary.LittleEndian
-	shoff := bo.Uint64(orig[40:])
-	shdr := func(b []byte, i int) []byte { return b[shoff+uint64(i)*64:] }
 	symtab, strtab := -1, -1
 	for i, s := range f.Sections {
 		if s.Type == elf.SHT_SYMTAB {
@@ -345,13 +353,8 @@ func TestObjectWithoutDeviceCode(t *testing.T) {
 		}
 	}
 	// The ELF magic in a data section may start a raw code object.
-	orig := readFixture(t, "archive_a.o")
-	f, err := elf.NewFile(bytes.NewReader(orig))
-	if err != nil {
-		t.Fatal(err)
-	}
+	orig, f, shdr := hostObject(t)
 	bo := binary.LittleEndian
-	shoff := bo.Uint64(orig[40:])
 	comment, data := f.Section(".comment"), -1
 	for i, s := range f.Sections {
 		if s.Name == ".data" {
@@ -368,7 +371,7 @@ func TestObjectWithoutDeviceCode(t *testing.T) {
 	}
 	for i, s := range f.Sections {
 		if s == comment { // named .data, it is searched
-			bo.PutUint32(b[shoff+uint64(i)*64:], bo.Uint32(orig[shoff+uint64(data)*64:]))
+			bo.PutUint32(shdr(b, i), bo.Uint32(shdr(orig, data)))
 		}
 	}
 	if free, _ := deviceCodeFree(bytes.NewReader(b), int64(len(b))); free {
