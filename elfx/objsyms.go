@@ -150,12 +150,13 @@ func (o *objSections) readable(s rawShdr) bool {
 
 // read reads n bytes at off into *dst, reusing its array.
 func (o *objSections) read(dst *[]byte, off, n uint64) bool {
-	if off > uint64(o.size) || n > uint64(o.size)-off || n > maxTableBytes {
+	// (An offset or size past MaxInt64 turns negative, which the check
+	// refuses.)
+	if saferio.CheckRead(o.size, int64(off), int64(n), maxTableBytes) != nil {
 		return false
 	}
 	*dst = grow(*dst, n)
-	got, _ := o.r.ReadAt(*dst, int64(off))
-	return got == int(n)
+	return saferio.ReadFull(o.r, *dst, int64(off)) == nil
 }
 
 // sections reads and checks the ELF header and section table of the

@@ -645,12 +645,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		}
 		if li != nil {
 			res := li.result()
-			var names []string
-			for n := range res.Unresolved {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			sc.findings = append(sc.findings, llvmFinding(c.path, DiagnoseLLVM(names, func(n string) bool { return res.Defined[n] }, nil))...)
+			sc.findings = append(sc.findings, llvmFinding(c.path, DiagnoseLLVM(res.UnresolvedNames(), func(n string) bool { return res.Defined[n] }, nil))...)
 		}
 	case bytes.HasPrefix(p.Head, []byte("PK\x03\x04")) && strings.HasSuffix(c.path, ".whl"):
 		sc.kind = "wheel"

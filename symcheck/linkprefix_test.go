@@ -14,7 +14,8 @@ import (
 // sameForPrefix checks that reading paths for the names starting with
 // prefix (what check's LLVMInitialize* diagnosis reads of an archive)
 // finds what the full read finds of those names.
-func sameForPrefix(t *testing.T, paths []string, prefix string) (unresolved int) {
+// It returns how many such names were referenced or defined.
+func sameForPrefix(t *testing.T, paths []string, prefix string) (names int) {
 	t.Helper()
 	full, err := symcheck.CheckLinkInputs(context.Background(), paths)
 	if err != nil {

@@ -42,6 +42,16 @@ type StaticResult struct {
 	Defined map[string]bool
 }
 
+// UnresolvedNames returns the names in Unresolved, sorted.
+func (r *StaticResult) UnresolvedNames() []string {
+	names := make([]string, 0, len(r.Unresolved))
+	for n := range r.Unresolved {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // CheckLinkInputs reads objects, archives and shared libraries given
 // together (a link line's inputs) and returns the names that objects
 // reference and no input defines. Shared libraries only contribute

@@ -5,7 +5,6 @@ import (
 	"debug/elf"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
@@ -116,12 +115,7 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 		}
 		rep.Objects, rep.Satisfied = res.Objects, res.Satisfied
 		defined = func(n string) bool { return res.Defined[n] }
-		names := make([]string, 0, len(res.Unresolved))
-		for n := range res.Unresolved {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
+		for _, n := range res.UnresolvedNames() {
 			by := res.Unresolved[n]
 			rep.Findings = append(rep.Findings, Finding{
 				Rule: RuleUnresolvedStatic, Severity: SeverityError, File: strings.Join(paths, " "), Symbol: n,
