@@ -55,3 +55,34 @@ func BenchmarkArchiveIndexLLVMCodeGen(b *testing.B) {
 		a.Close()
 	}
 }
+
+// BenchmarkEachObjectSymbolLLVMCodeGen reads the LLVMInitialize* names of
+// every member of the largest LLVM archive, as check's diagnosis does.
+func BenchmarkEachObjectSymbolLLVMCodeGen(b *testing.B) {
+	path := testenv.File(b, "/usr/lib/llvm-15/lib/libLLVMCodeGen.a", "llvm-15-dev")
+	p, err := elfx.OpenProbe(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a, err := p.ArchiveMembers()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		found := 0
+		for m := range a.Members {
+			sr, err := a.Open(m)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if !elfx.EachObjectSymbol(sr, sr.Size(), "LLVMInitialize", func(elfx.ObjectSymbol) { found++ }) {
+				b.Fatalf("member %d not plain", m)
+			}
+		}
+		if found == 0 {
+			b.Fatal("no LLVMInitialize* symbol in libLLVMCodeGen.a")
+		}
+	}
+}

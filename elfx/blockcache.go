@@ -122,3 +122,21 @@ func (b *blockReader) release() {
 	b.slots, b.released = [blockSlots]*block{}, true
 	b.mu.Unlock()
 }
+
+// uncached returns r reading around the block cache, if it reads through
+// one (directly or as an archive member's section). Reading a relocatable
+// object's tables, each read once, through the cache cost a pread per
+// 4 KiB block and a copy of each block besides.
+func uncached(r io.ReaderAt) io.ReaderAt {
+	switch r := r.(type) {
+	case *blockReader:
+		return r.r
+	case *io.SectionReader:
+		if outer, off, n := r.Outer(); outer != nil {
+			if br, ok := outer.(*blockReader); ok {
+				return io.NewSectionReader(br.r, off, n)
+			}
+		}
+	}
+	return r
+}

@@ -71,16 +71,10 @@ func EachObjectSymbol(r io.ReaderAt, size int64, prefix string, fn func(ObjectSy
 	if !ok {
 		return false
 	}
-	// The first SHT_SYMTAB, as Symbols takes it.
-	var st rawShdr
-	found := false
-	for i := uint64(0); i < o.shnum && !found; i++ {
-		st = o.shdr(i)
-		found = st.typ == elf.SHT_SYMTAB
-	}
-	if !found {
+	if o.symtab == o.shnum {
 		return true // no .symtab: Symbols has none
 	}
+	st := o.shdr(o.symtab) // the first SHT_SYMTAB, as Symbols takes it
 	symsize := uint64(16)
 	if o.is64 {
 		symsize = 24
@@ -136,6 +130,51 @@ type objSections struct {
 	entsize  uint64
 	tab      []byte // the section headers
 	names    []byte // the section name table, when it was read whole
+	symtab   uint64 // the first SHT_SYMTAB section, shnum when none
+	maxName  uint64 // the largest section name index
+}
+
+// field returns the w-byte (4 or 8) field at b[at:], little-endian or not.
+func field(b []byte, at, w int, le bool) uint64 {
+	b = b[at : at+w]
+	switch {
+	case w == 4 && le:
+		return uint64(binary.LittleEndian.Uint32(b))
+	case w == 4:
+		return uint64(binary.BigEndian.Uint32(b))
+	case le:
+		return binary.LittleEndian.Uint64(b)
+	}
+	return binary.BigEndian.Uint64(b)
+}
+
+// scan checks each section header as Open does (offset and size fit in
+// an int64, not compressed: what EachObjectSymbol leaves to Open) and
+// notes the first SHT_SYMTAB and the largest name index. One pass over
+// the table reading those five fields: decoding whole headers was most of
+// the time reading LLVM's archives, whose objects have hundreds of
+// sections each.
+func (o *objSections) scan() bool {
+	w, flagsAt, offAt := 8, 8, 24 // ELF64: off and size are adjacent
+	if !o.is64 {
+		w, flagsAt, offAt = 4, 8, 16
+	}
+	le := o.bo == binary.LittleEndian
+	o.symtab, o.maxName = o.shnum, 0
+	for i := range o.shnum {
+		h := o.tab[i*o.entsize : (i+1)*o.entsize]
+		if off, size := field(h, offAt, w, le), field(h, offAt+w, w, le); off > math.MaxInt64 || size > math.MaxInt64 {
+			return false
+		}
+		if field(h, flagsAt, w, le)&uint64(elf.SHF_COMPRESSED) != 0 {
+			return false
+		}
+		o.maxName = max(o.maxName, field(h, 0, 4, le))
+		if o.symtab == o.shnum && elf.SectionType(field(h, 4, 4, le)) == elf.SHT_SYMTAB {
+			o.symtab = i
+		}
+	}
+	return true
 }
 
 func (o *objSections) shdr(i uint64) rawShdr {
@@ -166,8 +205,9 @@ func (o *objSections) read(dst *[]byte, off, n uint64) bool {
 // only where it does not end in NUL (a table that does holds every name
 // index inside it). An object without sections has shnum 0.
 func (b *objBufs) sections(r io.ReaderAt, size int64, names bool) (o objSections, ok bool) {
-	o = objSections{r: r, size: size}
-	if size < 0 || !o.read(&b.hdr, 0, 52) {
+	o = objSections{r: uncached(r), size: size}
+	// An ELF64 header is 64 bytes, an ELF32 one 52: one read for either.
+	if size < 52 || !o.read(&b.hdr, 0, uint64(min(size, 64))) {
 		return o, false
 	}
 	h := b.hdr
@@ -181,10 +221,9 @@ func (b *objBufs) sections(r io.ReaderAt, size int64, names bool) (o objSections
 	case elf.ELFCLASS32:
 	case elf.ELFCLASS64:
 		o.is64 = true
-		if !o.read(&b.hdr, 0, 64) {
+		if len(h) < 64 {
 			return o, false
 		}
-		h = b.hdr
 	default:
 		return o, false
 	}
@@ -223,11 +262,8 @@ func (b *objBufs) sections(r io.ReaderAt, size int64, names bool) (o objSections
 	}
 	before := b.shdrs[:lead]
 	o.tab = b.shdrs[lead:]
-	for i := range o.shnum {
-		s := o.shdr(i)
-		if s.off > math.MaxInt64 || s.size > math.MaxInt64 || s.flags&uint64(elf.SHF_COMPRESSED) != 0 {
-			return o, false
-		}
+	if !o.scan() {
+		return o, false
 	}
 	if o.shstrndx == 0 {
 		return o, true // no section names
@@ -239,11 +275,7 @@ func (b *objBufs) sections(r io.ReaderAt, size int64, names bool) (o objSections
 	// Each name index must start a string that ends inside the table
 	// (Open: "bad section name index"). In a table that ends in NUL
 	// every index inside it does: one byte read, not the table.
-	maxName := uint64(0)
-	for i := range o.shnum {
-		maxName = max(maxName, uint64(bo.Uint32(o.tab[i*o.entsize:])))
-	}
-	if maxName >= st.size {
+	if o.maxName >= st.size {
 		return o, false
 	}
 	if !names {

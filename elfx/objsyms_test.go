@@ -223,6 +223,12 @@ func TestEachObjectSymbolNotPlain(t *testing.T) {
 		"string table nobits":    func(b []byte) []byte { bo.PutUint32(shdr(b, strtab)[4:], uint32(elf.SHT_NOBITS)); return b },
 		"string table too large": func(b []byte) []byte { bo.PutUint64(shdr(b, strtab)[32:], 1<<40); return b },
 		"negative offset":        func(b []byte) []byte { bo.PutUint64(shdr(b, 1)[24:], 1<<63); return b },
+		"negative size":          func(b []byte) []byte { bo.PutUint64(shdr(b, 1)[32:], 1<<63); return b },
+		"compressed last section": func(b []byte) []byte {
+			last := len(f.Sections) - 1
+			bo.PutUint64(shdr(b, last)[8:], bo.Uint64(shdr(b, last)[8:])|uint64(elf.SHF_COMPRESSED))
+			return b
+		},
 		// A table of one entry at offset 0 (the ELF header read as a
 		// section header, without names): Open refuses it.
 		"section table at 0": func(b []byte) []byte {
