@@ -110,10 +110,37 @@ type Archive struct {
 	Size     int64
 
 	r       io.ReaderAt
-	noNames bool   // the index is checked but its names are not kept (Probe.ArchiveMembers)
-	dir     string // directory thin members are relative to
+	heads   []memberHead // the start of each member's data, read with its header
+	noNames bool         // the index is checked but its names are not kept (Probe.ArchiveMembers)
+	dir     string       // directory thin members are relative to
 	closer  io.Closer
 	opened  []*os.File
+}
+
+// memberHeadSize is how much of each member's data parse keeps: an ELF64
+// header.
+const memberHeadSize = 64
+
+type memberHead struct {
+	n uint8
+	b [memberHeadSize]byte
+}
+
+// memberReader reads an archive member's data through the archive's
+// reader, serving the reads that fall inside its first bytes (kept when
+// its header was read) from them. A check of an archive's members reads
+// each one's type and ELF header first: without this, a pread each.
+type memberReader struct {
+	r    io.ReaderAt
+	off  int64 // the member's data in the archive
+	head []byte
+}
+
+func (m *memberReader) ReadAt(p []byte, off int64) (int, error) {
+	if in := off - m.off; in >= 0 && in <= int64(len(m.head)) && int64(len(p)) <= int64(len(m.head))-in {
+		return copy(p, m.head[in:]), nil
+	}
+	return m.r.ReadAt(p, off)
 }
 
 // IsArchive reports whether r starts with an ar magic.
@@ -230,11 +257,19 @@ func (a *Archive) parse() error {
 		if a.Size-off == 1 { // a trailing pad byte some writers leave
 			break
 		}
-		var hb [arHdrSize]byte
-		hdr := hb[:]
+		// The header, and with it the start of the member's data where
+		// the archive's size is known: Open's readers serve their first
+		// reads (file type, ELF header) from it, read with the header.
+		var hb [arHdrSize + memberHeadSize]byte
+		hdr := hb[:arHdrSize]
 		err := saferio.CheckRead(a.Size, off, arHdrSize, 0)
 		if err == nil {
-			err = saferio.ReadFull(a.r, hdr, off)
+			n := arHdrSize
+			if a.Size != math.MaxInt64 {
+				n += int(min(memberHeadSize, a.Size-off-arHdrSize))
+			}
+			err = saferio.ReadFull(a.r, hb[:n], off)
+			hdr = hb[:n]
 		}
 		if err != nil {
 			if a.Size == math.MaxInt64 && errors.Is(err, io.ErrUnexpectedEOF) {
@@ -328,6 +363,7 @@ func (a *Archive) parse() error {
 			}
 			byHeader[off] = len(a.Members)
 			a.Members = append(a.Members, m)
+			a.heads = append(a.heads, memberHead{})
 		case strings.HasPrefix(rawName, "__.SYMDEF"):
 			a.Kind = ArchiveBSD
 			m.Name = rawName
@@ -349,6 +385,11 @@ func (a *Archive) parse() error {
 			}
 			byHeader[off] = len(a.Members)
 			a.Members = append(a.Members, m)
+			var h memberHead
+			if a.Kind != ArchiveThin {
+				h.n = uint8(copy(h.b[:], hdr[arHdrSize:min(int64(len(hdr)), arHdrSize+size)]))
+			}
+			a.heads = append(a.heads, h)
 		}
 		next := off + arHdrSize
 		if stored {
@@ -545,6 +586,9 @@ func (a *Archive) Open(i int) (*io.SectionReader, error) {
 	}
 	m := a.Members[i]
 	if m.External == "" {
+		if h := &a.heads[i]; h.n > 0 {
+			return io.NewSectionReader(&memberReader{r: a.r, off: m.Offset, head: h.b[:h.n]}, m.Offset, m.Size), nil
+		}
 		return io.NewSectionReader(a.r, m.Offset, m.Size), nil
 	}
 	fh, err := regfile.Open(m.External)

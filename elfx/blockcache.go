@@ -132,9 +132,13 @@ func uncached(r io.ReaderAt) io.ReaderAt {
 	case *blockReader:
 		return r.r
 	case *io.SectionReader:
-		if outer, off, n := r.Outer(); outer != nil {
-			if br, ok := outer.(*blockReader); ok {
-				return io.NewSectionReader(br.r, off, n)
+		outer, off, n := r.Outer()
+		switch o := outer.(type) {
+		case *blockReader:
+			return io.NewSectionReader(o.r, off, n)
+		case *memberReader:
+			if br, ok := o.r.(*blockReader); ok {
+				return io.NewSectionReader(&memberReader{r: br.r, off: o.off, head: o.head}, off, n)
 			}
 		}
 	}

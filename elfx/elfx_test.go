@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -554,5 +555,69 @@ func TestDynamicDetached(t *testing.T) {
 	}
 	if _, ok := d.String(1); !ok {
 		t.Error("the original no longer reads strings")
+	}
+}
+
+// TestArchiveMemberReads reads every member of each kind of archive, and
+// of one whose members are shorter than the ELF header, at every offset
+// and length around the start the parse keeps: the bytes must be the
+// member's bytes in the file, and reads past the member's end short.
+func TestArchiveMemberReads(t *testing.T) {
+	tiny := []byte("!<arch>\n")
+	for _, body := range []string{"x", "0123456789abcdef", strings.Repeat("z", 70)} {
+		tiny = fmt.Appendf(tiny, "%-16s%-12d%-6d%-6d%-8o%-10d`\n%s", "m.o/", 0, 0, 0, 0o644, len(body), body)
+		if len(body)%2 == 1 {
+			tiny = append(tiny, '\n')
+		}
+	}
+	tinyPath := filepath.Join(t.TempDir(), "tiny.a")
+	if err := os.WriteFile(tinyPath, tiny, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{testenv.Testdata("libgnu.a"), testenv.Testdata("libbsd.a"), testenv.Testdata("libthin.a"), tinyPath} {
+		for _, members := range []bool{false, true} {
+			var a *elfx.Archive
+			var err error
+			if members {
+				var p *elfx.Probe
+				if p, err = elfx.OpenProbe(path); err == nil {
+					a, err = p.ArchiveMembers()
+				}
+			} else {
+				a, err = elfx.OpenArchive(path)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, m := range a.Members {
+				var want []byte
+				if m.External != "" {
+					want, err = os.ReadFile(m.External)
+				} else {
+					var all []byte
+					all, err = os.ReadFile(path)
+					want = all[m.Offset : m.Offset+m.Size]
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				sr, err := a.Open(i)
+				if err != nil {
+					t.Fatal(err)
+				}
+				oracle := io.NewSectionReader(bytes.NewReader(want), 0, int64(len(want)))
+				for off := 0; off <= 80; off++ {
+					for n := 0; n <= 80; n++ {
+						got, exp := make([]byte, n), make([]byte, n)
+						k, err := sr.ReadAt(got, int64(off))
+						ek, eerr := oracle.ReadAt(exp, int64(off))
+						if !bytes.Equal(got[:k], exp[:ek]) || (err == nil) != (eerr == nil) {
+							t.Fatalf("%s member %d (%d bytes) ReadAt(%d bytes, %d) = %q, %v; want %q, %v", filepath.Base(path), i, len(want), n, off, got[:k], err, exp[:ek], eerr)
+						}
+					}
+				}
+			}
+			a.Close()
+		}
 	}
 }
