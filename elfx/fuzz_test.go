@@ -143,7 +143,16 @@ func FuzzArchive(f *testing.F) {
 		}
 		defer a.Close()
 		elfx.InspectArchive(a)
-		for i := range a.Members {
+		for i, m := range a.Members {
+			// A member's first bytes (kept from the parse) read as the
+			// file holds them.
+			if sr, err := a.Open(i); err == nil && m.External == "" {
+				got := make([]byte, 100)
+				n, _ := sr.ReadAt(got, 0)
+				if want := b[m.Offset:][:min(m.Size, 100)]; !bytes.Equal(got[:n], want) {
+					t.Fatalf("member %d: first bytes %q, want %q", i, got[:n], want)
+				}
+			}
 			if file, err := a.OpenELF(i); err == nil {
 				exercise(file)
 			}
