@@ -147,10 +147,12 @@ func FuzzArchive(f *testing.F) {
 			// A member's first bytes (kept from the parse) read as the
 			// file holds them.
 			if sr, err := a.Open(i); err == nil && m.External == "" {
-				got := make([]byte, 100)
-				n, _ := sr.ReadAt(got, 0)
-				if want := b[m.Offset:][:min(m.Size, 100)]; !bytes.Equal(got[:n], want) {
-					t.Fatalf("member %d: first bytes %q, want %q", i, got[:n], want)
+				for _, k := range []int64{8, 64, 100} {
+					got := make([]byte, k)
+					n, _ := sr.ReadAt(got, 0)
+					if want := b[m.Offset:][:min(m.Size, k)]; !bytes.Equal(got[:n], want) {
+						t.Fatalf("member %d: first %d bytes %q, want %q", i, k, got[:n], want)
+					}
 				}
 			}
 			if file, err := a.OpenELF(i); err == nil {
