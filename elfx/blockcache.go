@@ -123,23 +123,23 @@ func (b *blockReader) release() {
 	b.mu.Unlock()
 }
 
-// uncached returns r reading around the block cache, if it reads through
-// one (directly or as an archive member's section). Reading a relocatable
-// object's tables, each read once, through the cache cost a pread per
-// 4 KiB block and a copy of each block besides.
+// uncached returns an archive member's reader reading around the
+// archive's block cache (its kept first bytes still served): reading a
+// member's tables, each read once, through the cache cost a pread per
+// 4 KiB block and a copy of each block besides. Other readers are returned
+// as they are.
 func uncached(r io.ReaderAt) io.ReaderAt {
-	switch r := r.(type) {
+	sr, ok := r.(*io.SectionReader)
+	if !ok {
+		return r
+	}
+	outer, off, n := sr.Outer()
+	switch o := outer.(type) {
 	case *blockReader:
-		return r.r
-	case *io.SectionReader:
-		outer, off, n := r.Outer()
-		switch o := outer.(type) {
-		case *blockReader:
-			return io.NewSectionReader(o.r, off, n)
-		case *memberReader:
-			if br, ok := o.r.(*blockReader); ok {
-				return io.NewSectionReader(&memberReader{r: br.r, off: o.off, head: o.head}, off, n)
-			}
+		return io.NewSectionReader(o.r, off, n)
+	case *memberReader:
+		if br, ok := o.r.(*blockReader); ok {
+			return io.NewSectionReader(&memberReader{r: br.r, off: o.off, head: o.head}, off, n)
 		}
 	}
 	return r
