@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"strings"
 	"sync"
 	"unsafe"
@@ -55,7 +56,13 @@ type gnuHash struct {
 	nbuckets, symoffset, shift uint32
 	bloomWords                 uint32
 	bloomBits                  uint32 // 32 or 64: the file's word size
-	bloom, buckets, chain      []byte
+	// What the lookup divides by, as glibc's do_lookup_x does: the
+	// filter's word index is masked with bloomWords-1 (ld.so asserts that
+	// the count is a power of two), the bit numbers with bloomBits-1, and
+	// the bucket is h mod nbuckets, by multiplication (bucketsM).
+	bloomMask, bloomShift uint32
+	bucketsM              uint64
+	bloom, buckets, chain []byte
 }
 
 type sysvHash struct {
@@ -321,20 +328,32 @@ func (t *SymbolTable) readGNUHash(s *elf.Section) (*gnuHash, error) {
 	bo := t.f.bo
 	h := &gnuHash{nbuckets: bo.Uint32(b), symoffset: bo.Uint32(b[4:]), bloomWords: bo.Uint32(b[8:]), shift: bo.Uint32(b[12:])}
 	word := uint64(4)
-	h.bloomBits = 32
+	h.bloomBits, h.bloomShift = 32, 5
 	if t.is64 {
-		word, h.bloomBits = 8, 64
+		word, h.bloomBits, h.bloomShift = 8, 64, 6
 	}
 	bloomSize := uint64(h.bloomWords)
 	rest := uint64(len(b) - 16)
 	if bloomSize == 0 || h.nbuckets == 0 || bloomSize > rest/word || uint64(h.nbuckets) > (rest-bloomSize*word)/4 {
 		return nil, bad(fmt.Sprintf("%d bloom words and %d buckets do not fit in %d bytes", bloomSize, h.nbuckets, len(b)))
 	}
+	h.bloomMask = h.bloomWords - 1
+	h.bucketsM = fastmodM(h.nbuckets)
 	off := 16 + bloomSize*word
 	h.bloom = b[16:off]
 	h.buckets = b[off : off+uint64(h.nbuckets)*4]
 	h.chain = b[off+uint64(h.nbuckets)*4:]
 	return h, nil
+}
+
+// fastmodM is the multiplier bucket uses for d buckets (d > 0).
+func fastmodM(d uint32) uint64 { return math.MaxUint64/uint64(d) + 1 }
+
+// bucket returns h mod nbuckets (Lemire's fastmod: exact for 32-bit
+// operands, and a multiplication where the division took 20 cycles).
+func (g *gnuHash) bucket(h uint32) uint32 {
+	hi, _ := bits.Mul64(g.bucketsM*uint64(h), uint64(g.nbuckets))
+	return uint32(hi)
 }
 
 // bloomWord returns bloom word i widened to 64 bits.
@@ -652,12 +671,13 @@ func (t *SymbolTable) find(k *Key, match func(i int) bool) {
 	case t.gnu != nil:
 		h := k.gnu
 		g := t.gnu
-		w := t.bloomWord((h / g.bloomBits) % g.bloomWords)
-		mask := uint64(1)<<(h%g.bloomBits) | uint64(1)<<((h>>g.shift)%g.bloomBits)
+		w := t.bloomWord((h >> g.bloomShift) & g.bloomMask)
+		bit := g.bloomBits - 1
+		mask := uint64(1)<<(h&bit) | uint64(1)<<((h>>g.shift)&bit)
 		if w&mask != mask {
 			return
 		}
-		idx := t.word(g.buckets, h%g.nbuckets)
+		idx := t.word(g.buckets, g.bucket(h))
 		if idx < g.symoffset {
 			return
 		}
