@@ -415,7 +415,8 @@ func TestSniffAndErrors(t *testing.T) {
 }
 
 // TestEachIndexNameWindows: a GNU index larger than the read window, with
-// names across the window's edges and one name longer than the window,
+// names across the window's edges (the first read's too) and one name
+// longer than the window,
 // yields every name in order; an unterminated last name is an error.
 func TestEachIndexNameWindows(t *testing.T) {
 	var names []string
@@ -423,6 +424,7 @@ func TestEachIndexNameWindows(t *testing.T) {
 		names = append(names, fmt.Sprintf("_ZN4rocm%dsymbolE%s", i, strings.Repeat("x", i%37)))
 	}
 	names[4000] = strings.Repeat("_ZN4llvm", 20000) // 160 KB
+	names[1] = strings.Repeat("_ZN4mlir", 750)      // 6 KB: across the short first read
 	index := func(names []string, terminate bool) []byte {
 		var body bytes.Buffer
 		binary.Write(&body, binary.BigEndian, uint32(len(names)))
