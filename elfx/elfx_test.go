@@ -416,8 +416,8 @@ func TestSniffAndErrors(t *testing.T) {
 
 // TestEachIndexNameWindows: a GNU index larger than the read window, with
 // names across the window's edges (the first read's too) and one name
-// longer than the window,
-// yields every name in order; an unterminated last name is an error.
+// longer than the window, yields every name in order; an unterminated last
+// name is an error.
 func TestEachIndexNameWindows(t *testing.T) {
 	var names []string
 	for i := 0; i < 9000; i++ {
