@@ -31,7 +31,7 @@ type SymbolTable struct {
 	span    []byte
 	spanOff uint64
 	is64    bool
-	be      bool // big-endian: words are decoded inline, not through binary.ByteOrder
+	be      bigEndian // words are decoded inline, not through binary.ByteOrder
 	entsz   int
 	syms    []byte    // raw .dynsym
 	strs    []byte    // its string table
@@ -202,7 +202,7 @@ func (f *File) symbolTable(m *mapping) (t *SymbolTable, err error) {
 }
 
 func (f *File) symbolTableIn(m *mapping, span []byte, spanOff uint64) (t *SymbolTable, err error) {
-	t = &SymbolTable{f: f, m: m, span: span, spanOff: spanOff, is64: f.Class == elf.ELFCLASS64, be: f.Data == elf.ELFDATA2MSB, entsz: 16}
+	t = &SymbolTable{f: f, m: m, span: span, spanOff: spanOff, is64: f.Class == elf.ELFCLASS64, be: bigEndian(f.Data == elf.ELFDATA2MSB), entsz: 16}
 	// A built table keeps nothing of f (its parsed headers and sections):
 	// tables outlive their files in symcheck's cache, by the thousand.
 	defer func() {
@@ -366,27 +366,43 @@ func (t *SymbolTable) bloomWord(i uint32) uint64 {
 
 func (t *SymbolTable) word(b []byte, i uint32) uint32 { return t.u32(b[4*uint64(i):]) }
 
-// u16, u32 and u64 decode in the file's byte order without an interface
-// call, so the lookup loop inlines them.
-func (t *SymbolTable) u16(b []byte) uint16 {
-	if t.be {
+func (t *SymbolTable) u16(b []byte) uint16 { return t.be.u16(b) }
+func (t *SymbolTable) u32(b []byte) uint32 { return t.be.u32(b) }
+func (t *SymbolTable) u64(b []byte) uint64 { return t.be.u64(b) }
+
+// bigEndian decodes in a file's byte order (true: big-endian) without
+// binary.ByteOrder's interface call, so the loops over tables (the
+// lookup, a section table's scan) inline it.
+type bigEndian bool
+
+func (be bigEndian) u16(b []byte) uint16 {
+	if be {
 		return binary.BigEndian.Uint16(b)
 	}
 	return binary.LittleEndian.Uint16(b)
 }
 
-func (t *SymbolTable) u32(b []byte) uint32 {
-	if t.be {
+func (be bigEndian) u32(b []byte) uint32 {
+	if be {
 		return binary.BigEndian.Uint32(b)
 	}
 	return binary.LittleEndian.Uint32(b)
 }
 
-func (t *SymbolTable) u64(b []byte) uint64 {
-	if t.be {
+func (be bigEndian) u64(b []byte) uint64 {
+	if be {
 		return binary.BigEndian.Uint64(b)
 	}
 	return binary.LittleEndian.Uint64(b)
+}
+
+// word decodes a 4- or 8-byte field (an ELF32 or ELF64 address, offset or
+// size) widened to 64 bits.
+func (be bigEndian) word(b []byte, w int) uint64 {
+	if w == 4 {
+		return uint64(be.u32(b))
+	}
+	return be.u64(b)
 }
 
 func (t *SymbolTable) readSysVHash(s *elf.Section) (*sysvHash, error) {

@@ -134,20 +134,6 @@ type objSections struct {
 	maxName  uint64 // the largest section name index
 }
 
-// field returns the w-byte (4 or 8) field at b[at:], little-endian or not.
-func field(b []byte, at, w int, le bool) uint64 {
-	b = b[at : at+w]
-	switch {
-	case w == 4 && le:
-		return uint64(binary.LittleEndian.Uint32(b))
-	case w == 4:
-		return uint64(binary.BigEndian.Uint32(b))
-	case le:
-		return binary.LittleEndian.Uint64(b)
-	}
-	return binary.BigEndian.Uint64(b)
-}
-
 // scan checks each section header as Open does (offset and size fit in
 // an int64, not compressed: what EachObjectSymbol leaves to Open) and
 // notes the first SHT_SYMTAB and the largest name index. One pass over
@@ -159,18 +145,18 @@ func (o *objSections) scan() bool {
 	if !o.is64 {
 		w, flagsAt, offAt = 4, 8, 16
 	}
-	le := o.bo == binary.LittleEndian
+	be := bigEndian(o.bo == binary.BigEndian)
 	o.symtab, o.maxName = o.shnum, 0
 	for i := range o.shnum {
 		h := o.tab[i*o.entsize : (i+1)*o.entsize]
-		if off, size := field(h, offAt, w, le), field(h, offAt+w, w, le); off > math.MaxInt64 || size > math.MaxInt64 {
+		if off, size := be.word(h[offAt:], w), be.word(h[offAt+w:], w); off > math.MaxInt64 || size > math.MaxInt64 {
 			return false
 		}
-		if field(h, flagsAt, w, le)&uint64(elf.SHF_COMPRESSED) != 0 {
+		if be.word(h[flagsAt:], w)&uint64(elf.SHF_COMPRESSED) != 0 {
 			return false
 		}
-		o.maxName = max(o.maxName, field(h, 0, 4, le))
-		if o.symtab == o.shnum && elf.SectionType(field(h, 4, 4, le)) == elf.SHT_SYMTAB {
+		o.maxName = max(o.maxName, uint64(be.u32(h)))
+		if o.symtab == o.shnum && elf.SectionType(be.u32(h[4:])) == elf.SHT_SYMTAB {
 			o.symtab = i
 		}
 	}
