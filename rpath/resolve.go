@@ -1190,13 +1190,57 @@ func (r *Resolver) expand(s string, o *Object) string {
 	if !strings.Contains(s, "$") {
 		return s
 	}
-	lib, platform := r.libToken(o.Header), r.platform(o.Header)
-	repl := strings.NewReplacer(
-		"${ORIGIN}", o.origin, "$ORIGIN", o.origin,
-		"${LIB}", lib, "$LIB", lib,
-		"${PLATFORM}", platform, "$PLATFORM", platform,
-	)
-	return repl.Replace(s)
+	return expandDST(s, o.origin, r.libToken(o.Header), r.platform(o.Header))
+}
+
+// expandDST substitutes the dynamic string tokens in s as glibc's
+// _dl_dst_substitute does: $NAME or ${NAME} for ORIGIN, PLATFORM and LIB,
+// where a bare $NAME must not run on into a letter, digit or underscore
+// ($ORIGINAL is not $ORIGIN followed by AL); any other '$' stays as it is.
+func expandDST(s, origin, lib, platform string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '$')
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		s = s[i+1:]
+		n := 0
+		for _, t := range [...]struct{ name, value string }{{"ORIGIN", origin}, {"PLATFORM", platform}, {"LIB", lib}} {
+			if n = dstLen(s, t.name); n > 0 {
+				b.WriteString(t.value)
+				break
+			}
+		}
+		if n == 0 {
+			b.WriteByte('$')
+		}
+		s = s[n:]
+	}
+}
+
+// dstLen is the length of the token name (bare or in braces) at the start
+// of s, which follows a '$', or 0 when s does not start with it (glibc's
+// is_dst).
+func dstLen(s, name string) int {
+	if rest, ok := strings.CutPrefix(s, "{"); ok {
+		if strings.HasPrefix(rest, name) && strings.HasPrefix(rest[len(name):], "}") {
+			return len(name) + 2
+		}
+		return 0
+	}
+	if !strings.HasPrefix(s, name) {
+		return 0
+	}
+	if len(s) > len(name) {
+		c := s[len(name)]
+		if c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' {
+			return 0
+		}
+	}
+	return len(name)
 }
 
 func (r *Resolver) platform(h elfx.Header) string {
