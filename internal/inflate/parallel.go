@@ -3,7 +3,6 @@ package inflate
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"hash/crc32"
 	"io"
 	"runtime"
@@ -65,19 +64,29 @@ const (
 // variable for tests).
 var maxSpecOut = 64 << 20
 
+// specError is a reason to stop decoding ahead, which wraps a more general
+// one. (Not fmt.Errorf: formatting at start-up cost every command ~0.1 ms.)
+type specError struct {
+	msg    string
+	parent error
+}
+
+func (e *specError) Error() string { return e.msg }
+func (e *specError) Unwrap() error { return e.parent }
+
 var (
 	errAbandoned = errors.New("speculative decoding abandoned")
 	// errStopAhead: a part shows that decoding ahead does not pay for
 	// this stream, and no more parts are decoded ahead.
-	errStopAhead = fmt.Errorf("%w: the stream does not suit decoding in parts", errAbandoned)
+	errStopAhead = &specError{errAbandoned.Error() + ": the stream does not suit decoding in parts", errAbandoned}
 	// errTooLarge: a part's output outgrew maxSpecOut, the stream is too
 	// compressible for its parts' output to be held.
-	errTooLarge = fmt.Errorf("%w (too much output)", errStopAhead)
+	errTooLarge = &specError{errStopAhead.Error() + " (too much output)", errStopAhead}
 	// errNoBlock: no dynamic block begins within maxScan of a cut: the
 	// stream is made of stored blocks (incompressible data, decoded at
 	// copying speed anyway) or fixed ones, and searching the other parts
 	// would cost more than decoding them.
-	errNoBlock = fmt.Errorf("%w (no dynamic block after a cut)", errStopAhead)
+	errNoBlock = &specError{errStopAhead.Error() + " (no dynamic block after a cut)", errStopAhead}
 )
 
 // spec is one part decoded without its history.
@@ -321,9 +330,10 @@ func quickHeader(scan []byte, rel int64) bool {
 	}
 	hclen := v>>13&15 + 4
 	c := bitsAt(scan, rel+17) & (1<<(3*hclen) - 1)
-	// Two code lengths at a time: kraftPairs holds, for six bits, the
-	// Kraft sum of the two lengths (in 128ths) and, from bit 16, how many
-	// of them are codes.
+	// Two code lengths at a time: kraftPairs holds, for six bits (two
+	// 3-bit lengths), the Kraft sum of the two lengths (in 128ths) and,
+	// from bit 16, how many of them are codes (a literal: TestTables
+	// computes it).
 	sum := 0
 	for range 10 {
 		sum += int(kraftPairs[c&63])
@@ -333,16 +343,16 @@ func quickHeader(scan []byte, rel int64) bool {
 	return kraft == 128 || (codes == 1 && kraft == 64)
 }
 
-var kraftPairs = func() (t [64]uint32) {
-	for i := range t {
-		for _, l := range []int{i & 7, i >> 3} {
-			if l != 0 {
-				t[i] += 1<<(7-l) + 1<<16
-			}
-		}
-	}
-	return
-}()
+var kraftPairs = [64]uint32{
+	0x00000, 0x10040, 0x10020, 0x10010, 0x10008, 0x10004, 0x10002, 0x10001,
+	0x10040, 0x20080, 0x20060, 0x20050, 0x20048, 0x20044, 0x20042, 0x20041,
+	0x10020, 0x20060, 0x20040, 0x20030, 0x20028, 0x20024, 0x20022, 0x20021,
+	0x10010, 0x20050, 0x20030, 0x20020, 0x20018, 0x20014, 0x20012, 0x20011,
+	0x10008, 0x20048, 0x20028, 0x20018, 0x20010, 0x2000c, 0x2000a, 0x20009,
+	0x10004, 0x20044, 0x20024, 0x20014, 0x2000c, 0x20008, 0x20006, 0x20005,
+	0x10002, 0x20042, 0x20022, 0x20012, 0x2000a, 0x20006, 0x20004, 0x20003,
+	0x10001, 0x20041, 0x20021, 0x20011, 0x20009, 0x20005, 0x20003, 0x20002,
+}
 
 // initAt starts reading r at a bit offset.
 func (br *bitReader) initAt(r io.ReaderAt, size, bit int64) {
