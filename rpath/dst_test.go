@@ -29,3 +29,15 @@ func TestExpandDST(t *testing.T) {
 		}
 	}
 }
+
+func TestOriginRelative(t *testing.T) {
+	for e, want := range map[string]bool{
+		"$ORIGIN": true, "$ORIGIN/../lib": true, "${ORIGIN}/lib": true, "${ORIGIN}": true,
+		"$ORIGINAL/lib": false, "$ORIGIN_x": false, "${ORIGIN": false, "$LIB/x": false, "/usr/lib": false,
+		"lib/$ORIGIN": false, "": false, "$": false,
+	} {
+		if got := OriginRelative(e); got != want {
+			t.Errorf("OriginRelative(%q) = %v, want %v", e, got, want)
+		}
+	}
+}

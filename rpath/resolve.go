@@ -1221,6 +1221,14 @@ func expandDST(s, origin, lib, platform string) string {
 	}
 }
 
+// OriginRelative reports whether a run path entry starts with the $ORIGIN
+// token (or ${ORIGIN}) as ld.so reads it: "$ORIGINAL/lib" does not, and
+// names a directory relative to the working directory, as "$LIB/x" does.
+func OriginRelative(entry string) bool {
+	rest, ok := strings.CutPrefix(entry, "$")
+	return ok && dstLen(rest, "ORIGIN") > 0
+}
+
 // dstLen is the length of the token name (bare or in braces) at the start
 // of s, which follows a '$', or 0 when s does not start with it (glibc's
 // is_dst).

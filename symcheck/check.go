@@ -944,10 +944,12 @@ func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), pat
 			switch {
 			case e == "":
 				add(RuleRelativeRunpath, fmt.Sprintf("%s: %s has an empty entry, which means the working directory", path, tag), "", e)
-			case strings.HasPrefix(e, "$ORIGIN") || strings.HasPrefix(e, "${ORIGIN}"):
+			case rpath.OriginRelative(e):
 			case soFile().MatchString(filepath.Base(e)) && !strings.HasSuffix(e, "/"):
 				add(RuleFileNameRunpath, fmt.Sprintf("%s: %s entry %q is a file name, not a directory", path, tag, e), "", e)
-			case !strings.HasPrefix(e, "/") && !strings.HasPrefix(e, "$"):
+			case !strings.HasPrefix(e, "/"):
+				// Other tokens expand to relative paths ($LIB to lib64,
+				// $PLATFORM to haswell) and unknown ones stay literal.
 				add(RuleRelativeRunpath, fmt.Sprintf("%s: %s entry %q is relative to the working directory", path, tag, e), "", e)
 			case isBuildDir(e, opts.WorkDir):
 				add(RuleBuildDirRunpath, fmt.Sprintf("%s: %s entry %q points into a build or temporary directory", path, tag, e), "", e)

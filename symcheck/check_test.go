@@ -22,6 +22,7 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/patchelf"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
@@ -1185,5 +1186,38 @@ func TestCheckUnreadableDeviceCode(t *testing.T) {
 	if len(rep.Libraries) != 1 || rep.Libraries[0].Coverage["gfx1100"] != symcheck.CoverageUnknown || len(rep.Findings) != 0 ||
 		!slices.Contains(rep.Libraries[0].Targets, "gfx90a:xnack-") {
 		t.Errorf("gpus --require gfx1100 on libpartial.so: %+v", rep)
+	}
+}
+
+// TestRunpathTokens: an entry is $ORIGIN-relative only where ld.so reads
+// the token ($ORIGIN or ${ORIGIN}, not run on into a name): $ORIGINAL/lib
+// and $LIB/x name directories relative to the working directory (RD1203).
+func TestRunpathTokens(t *testing.T) {
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "librelative.so")
+	b, err := os.ReadFile(testenv.Testdata("checktree", "lib", "librelative.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lib, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runpath := "$ORIGINAL/lib:$LIB/x:${ORIGIN}/../lib:$ORIGIN:/usr/lib:${ORIGIN}x"
+	if _, err := patchelf.EditFile(lib, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: runpath}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := symcheck.Check(context.Background(), []string{dir}, symcheck.CheckOptions{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootsChecked(t, rep, dir)
+	var relative []string
+	for _, f := range rep.Findings {
+		if f.Rule == symcheck.RuleRelativeRunpath {
+			relative = append(relative, f.Library)
+		}
+	}
+	if want := []string{"$LIB/x", "$ORIGINAL/lib"}; !slices.Equal(relative, want) {
+		t.Errorf("relative entries %q, want %q", relative, want)
 	}
 }
