@@ -910,7 +910,7 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 			// resolves against the working directory.
 			rp = nil
 			for _, e := range strings.Split(fp.OldRunPath, ":") {
-				if e != "" && (strings.HasPrefix(e, "/") || strings.HasPrefix(e, "$ORIGIN") || strings.HasPrefix(e, "${ORIGIN}")) {
+				if e != "" && (strings.HasPrefix(e, "/") || rpath.OriginRelative(e)) {
 					add(e)
 				}
 			}

@@ -1902,3 +1902,26 @@ func TestRelinkPlanCarriesWarnings(t *testing.T) {
 		t.Errorf("without a cache: warnings %q", p.Warnings)
 	}
 }
+
+// A library that takes nothing from the target keeps its run path, less
+// the entries that resolve against the working directory: relative ones,
+// and those whose first token is not $ORIGIN as ld.so reads it
+// ($ORIGINAL/x is a directory named "$ORIGINAL", $LIB/x is "lib64/x").
+func TestRelinkKeepsRunPathWithoutTarget(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	prefix, _ := stubROCm(t, gcc, dir)
+	const prov = "pkg/libplain.so"
+	whl := oneLibWheel(t, gcc, dir, "pkg-1.0-cp311-cp311-linux_x86_64.whl", prov, "int f(void){return 1;}\n",
+		`-Wl,--enable-new-dtags,-rpath,$ORIGIN/../x:$ORIGINAL/y:${ORIGIN}:rel/z:$LIB/w:/usr/lib/q`)
+	p, err := wheel.Relink(context.Background(), whl, wheel.Options{ROCm: []string{prefix}, Output: filepath.Join(dir, "out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Files) != 1 {
+		t.Fatalf("plan %+v", p.Files)
+	}
+	if got, want := p.Files[0].NewRunPath, "$ORIGIN/../x:${ORIGIN}:/usr/lib/q"; got != want {
+		t.Errorf("new run path %q, want %q (old %q)", got, want, p.Files[0].OldRunPath)
+	}
+}
