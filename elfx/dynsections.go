@@ -388,8 +388,9 @@ func (f *File) plainSectionHeaders() bool {
 	if n, _ := f.r.ReadAt(tab, int64(shoff)); n < len(tab) {
 		return false
 	}
+	be := bigEndian(f.Data == elf.ELFDATA2MSB)
 	read := func(i uint64) (s rawShdr, ok bool) {
-		s = decodeShdr(bo, tab[i*entsize:], is32)
+		s = decodeShdr(be, tab[i*entsize:], is32)
 		return s, s.flags&uint64(elf.SHF_COMPRESSED) == 0 && s.off <= math.MaxInt64 && s.size <= math.MaxInt64
 	}
 	inFile := func(s rawShdr) bool { return s.off <= size && s.size <= size-s.off }

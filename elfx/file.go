@@ -412,7 +412,7 @@ func (f *File) truncation(hdr []byte) error {
 		if n, _ := f.r.ReadAt(b, int64(shoff+i*shentsize)); n < len(b) {
 			return h, false
 		}
-		return decodeShdr(bo, b, is32), true
+		return decodeShdr(bigEndian(f.Data == elf.ELFDATA2MSB), b, is32), true
 	}
 	// Counts too large for the header are in section 0 (extended
 	// numbering).
@@ -450,14 +450,14 @@ type rawShdr struct {
 
 // decodeShdr decodes the section header at the start of b (40 bytes for
 // ELF32, 64 for ELF64).
-func decodeShdr(bo binary.ByteOrder, b []byte, is32 bool) (h rawShdr) {
-	h.name, h.typ = uint64(bo.Uint32(b)), elf.SectionType(bo.Uint32(b[4:]))
+func decodeShdr(be bigEndian, b []byte, is32 bool) (h rawShdr) {
+	h.name, h.typ = uint64(be.u32(b)), elf.SectionType(be.u32(b[4:]))
 	if is32 {
-		h.flags, h.off, h.size = uint64(bo.Uint32(b[8:])), uint64(bo.Uint32(b[16:])), uint64(bo.Uint32(b[20:]))
-		h.link, h.info = uint64(bo.Uint32(b[24:])), uint64(bo.Uint32(b[28:]))
+		h.flags, h.off, h.size = uint64(be.u32(b[8:])), uint64(be.u32(b[16:])), uint64(be.u32(b[20:]))
+		h.link, h.info = uint64(be.u32(b[24:])), uint64(be.u32(b[28:]))
 	} else {
-		h.flags, h.off, h.size = bo.Uint64(b[8:]), bo.Uint64(b[24:]), bo.Uint64(b[32:])
-		h.link, h.info = uint64(bo.Uint32(b[40:])), uint64(bo.Uint32(b[44:]))
+		h.flags, h.off, h.size = be.u64(b[8:]), be.u64(b[24:]), be.u64(b[32:])
+		h.link, h.info = uint64(be.u32(b[40:])), uint64(be.u32(b[44:]))
 	}
 	return h
 }

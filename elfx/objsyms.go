@@ -3,7 +3,6 @@ package elfx
 import (
 	"bytes"
 	"debug/elf"
-	"encoding/binary"
 	"io"
 	"math"
 	"sync"
@@ -104,9 +103,9 @@ func EachObjectSymbol(r io.ReaderAt, size int64, prefix string, fn func(ObjectSy
 		var info uint8
 		var shndx uint16
 		if o.is64 {
-			name, info, shndx = o.bo.Uint32(e), e[4], o.bo.Uint16(e[6:])
+			name, info, shndx = o.be.u32(e), e[4], o.be.u16(e[6:])
 		} else {
-			name, info, shndx = o.bo.Uint32(e), e[12], o.bo.Uint16(e[14:])
+			name, info, shndx = o.be.u32(e), e[12], o.be.u16(e[14:])
 		}
 		n, _ := saferio.CBytes(strs, uint64(name))
 		if !bytes.HasPrefix(n, []byte(prefix)) {
@@ -122,7 +121,7 @@ func EachObjectSymbol(r io.ReaderAt, size int64, prefix string, fn func(ObjectSy
 type objSections struct {
 	r        io.ReaderAt
 	size     int64
-	bo       binary.ByteOrder
+	be       bigEndian
 	is64     bool
 	machine  elf.Machine
 	shnum    uint64
@@ -145,7 +144,7 @@ func (o *objSections) scan() bool {
 	if !o.is64 {
 		w, flagsAt, offAt = 4, 8, 16
 	}
-	be := bigEndian(o.bo == binary.BigEndian)
+	be := o.be
 	o.symtab, o.maxName = o.shnum, 0
 	for i := range o.shnum {
 		h := o.tab[i*o.entsize : (i+1)*o.entsize]
@@ -164,7 +163,7 @@ func (o *objSections) scan() bool {
 }
 
 func (o *objSections) shdr(i uint64) rawShdr {
-	return decodeShdr(o.bo, o.tab[i*o.entsize:], !o.is64)
+	return decodeShdr(o.be, o.tab[i*o.entsize:], !o.is64)
 }
 
 // readable says whether Open reads section s's data: inside the file,
@@ -200,7 +199,11 @@ func (b *objBufs) sections(r io.ReaderAt, size int64, names bool) (o objSections
 	if string(h[:4]) != elf.ELFMAG || h[elf.EI_VERSION] != byte(elf.EV_CURRENT) {
 		return o, false
 	}
-	if o.bo = byteOrder(elf.Data(h[elf.EI_DATA])); o.bo == nil {
+	switch elf.Data(h[elf.EI_DATA]) {
+	case elf.ELFDATA2LSB:
+	case elf.ELFDATA2MSB:
+		o.be = true
+	default:
 		return o, false
 	}
 	switch elf.Class(h[elf.EI_CLASS]) {
@@ -213,19 +216,19 @@ func (b *objBufs) sections(r io.ReaderAt, size int64, names bool) (o objSections
 	default:
 		return o, false
 	}
-	bo := o.bo
-	if elf.Type(bo.Uint16(h[16:])) != elf.ET_REL || elf.Version(bo.Uint32(h[20:])) != elf.EV_CURRENT {
+	be := o.be
+	if elf.Type(be.u16(h[16:])) != elf.ET_REL || elf.Version(be.u32(h[20:])) != elf.EV_CURRENT {
 		return o, false
 	}
-	o.machine = elf.Machine(bo.Uint16(h[18:]))
+	o.machine = elf.Machine(be.u16(h[18:]))
 	var phoff, shoff, shentsize, phnum uint64
 	if o.is64 {
-		phoff, shoff = bo.Uint64(h[32:]), bo.Uint64(h[40:])
-		phnum, shentsize, o.shnum, o.shstrndx = uint64(bo.Uint16(h[56:])), uint64(bo.Uint16(h[58:])), uint64(bo.Uint16(h[60:])), uint64(bo.Uint16(h[62:]))
+		phoff, shoff = be.u64(h[32:]), be.u64(h[40:])
+		phnum, shentsize, o.shnum, o.shstrndx = uint64(be.u16(h[56:])), uint64(be.u16(h[58:])), uint64(be.u16(h[60:])), uint64(be.u16(h[62:]))
 		o.entsize = 64
 	} else {
-		phoff, shoff = uint64(bo.Uint32(h[28:])), uint64(bo.Uint32(h[32:]))
-		phnum, shentsize, o.shnum, o.shstrndx = uint64(bo.Uint16(h[44:])), uint64(bo.Uint16(h[46:])), uint64(bo.Uint16(h[48:])), uint64(bo.Uint16(h[50:]))
+		phoff, shoff = uint64(be.u32(h[28:])), uint64(be.u32(h[32:]))
+		phnum, shentsize, o.shnum, o.shstrndx = uint64(be.u16(h[44:])), uint64(be.u16(h[46:])), uint64(be.u16(h[48:])), uint64(be.u16(h[50:]))
 		o.entsize = 40
 	}
 	// What debug/elf checks of the header (and no program headers or
@@ -280,7 +283,7 @@ func (b *objBufs) sections(r io.ReaderAt, size int64, names bool) (o objSections
 		return o, false
 	}
 	for i := range o.shnum {
-		if _, ok := saferio.CBytes(b.names, uint64(bo.Uint32(o.tab[i*o.entsize:]))); !ok {
+		if _, ok := saferio.CBytes(b.names, uint64(be.u32(o.tab[i*o.entsize:]))); !ok {
 			return o, false
 		}
 	}
