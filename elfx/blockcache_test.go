@@ -3,6 +3,7 @@ package elfx
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand"
 	"testing"
@@ -151,5 +152,53 @@ func TestBlockReaderRelease(t *testing.T) {
 	}
 	if n, err := br.ReadAt(b[:], 2); n != 4 || err != nil || string(b[:]) != "2345" {
 		t.Fatalf("after release: %d %v %q", n, err, b[:n])
+	}
+}
+
+// TestArchiveHeadersAroundCache: an archive's member headers are read
+// through the block cache while members are small (a block serves
+// several) and by themselves after a member larger than a block (a block
+// read for each 124-byte header copied 4 KiB: 20 MB over LLVM's archives).
+func TestArchiveHeadersAroundCache(t *testing.T) {
+	ar := func(sizes ...int) []byte {
+		b := []byte(arMagic)
+		for i, n := range sizes {
+			b = fmt.Appendf(b, "%-16s%-12d%-6d%-6d%-8o%-10d`\n", fmt.Sprintf("m%d.o/", i), 0, 0, 0, 0o644, n)
+			b = append(b, bytes.Repeat([]byte{byte('a' + i)}, n)...)
+			if n%2 == 1 {
+				b = append(b, '\n')
+			}
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		sizes    []int
+		maxReads int   // reads that reach the file
+		maxBytes int64 // bytes they ask for
+	}{
+		// Eight large members: the first header's block (cached), then
+		// one read of 124 bytes per header.
+		{[]int{20000, 30001, 9000, 40000, 5000, 70000, 12345, 8000}, 8, blockSize + 7*(arHdrSize+memberHeadSize)},
+		// Forty small members: one block read per 4 KiB of them.
+		{[]int{300, 200, 500, 100, 250, 300, 200, 500, 100, 250, 300, 200, 500, 100, 250, 300, 200, 500, 100, 250,
+			300, 200, 500, 100, 250, 300, 200, 500, 100, 250, 300, 200, 500, 100, 250, 300, 200, 500, 100, 250}, 4, 4 * blockSize},
+	} {
+		data := ar(tc.sizes...)
+		c := &countingReader{r: bytes.NewReader(data)}
+		a, err := newArchive(newBlockReader(c, int64(len(data))), int64(len(data)), "t.a", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(a.Members) != len(tc.sizes) {
+			t.Fatalf("%d members, want %d", len(a.Members), len(tc.sizes))
+		}
+		for i, m := range a.Members {
+			if m.Size != int64(tc.sizes[i]) || a.heads[i].b[0] != byte('a'+i) {
+				t.Fatalf("member %d: size %d, head %q", i, m.Size, a.heads[i].b[:a.heads[i].n])
+			}
+		}
+		if c.reads > tc.maxReads || c.asked > tc.maxBytes {
+			t.Errorf("members %v: %d reads of %d bytes in all, want at most %d reads and %d bytes", tc.sizes, c.reads, c.asked, tc.maxReads, tc.maxBytes)
+		}
 	}
 }

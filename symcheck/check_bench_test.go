@@ -17,3 +17,15 @@ func BenchmarkCheckSystemLibs(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCheckLLVMArchives runs every check over /usr/lib/llvm-15: its
+// 189 static archives are read for the LLVMInitialize* diagnosis.
+func BenchmarkCheckLLVMArchives(b *testing.B) {
+	testenv.File(b, "/usr/lib/llvm-15/lib/libLLVMCodeGen.a", "llvm-15-dev")
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := symcheck.Check(context.Background(), []string{"/usr/lib/llvm-15"}, symcheck.CheckOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
