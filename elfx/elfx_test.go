@@ -425,10 +425,11 @@ func TestEachIndexNameWindows(t *testing.T) {
 	}
 	names[4000] = strings.Repeat("_ZN4llvm", 20000) // 160 KB
 	names[1] = strings.Repeat("_ZN4mlir", 750)      // 6 KB: across the short first read
-	index := func(names []string, terminate bool) []byte {
+	// index makes an archive whose index has count entries and names.
+	index := func(names []string, count int, terminate bool) []byte {
 		var body bytes.Buffer
-		binary.Write(&body, binary.BigEndian, uint32(len(names)))
-		for range names {
+		binary.Write(&body, binary.BigEndian, uint32(count))
+		for range count {
 			binary.Write(&body, binary.BigEndian, uint32(0))
 		}
 		for i, n := range names {
@@ -440,13 +441,34 @@ func TestEachIndexNameWindows(t *testing.T) {
 		hdr := fmt.Sprintf("%-16s%-12s%-6s%-6s%-8s%-10d`\n", "/", "0", "0", "0", "0", body.Len())
 		return append([]byte("!<arch>\n"+hdr), body.Bytes()...)
 	}
-	b := index(names, true)
+	b := index(names, len(names), true)
 	var got []string
 	ok, err := elfx.EachIndexName(bytes.NewReader(b), int64(len(b)), "big.a", func(n []byte) bool { got = append(got, string(n)); return true })
 	if !ok || err != nil || !reflect.DeepEqual(got, names) {
 		t.Fatalf("ok %v, err %v, %d names (want %d)", ok, err, len(got), len(names))
 	}
-	b = index(names, false)
+	// In runs: whole names, each with its NUL, in order.
+	var runs bytes.Buffer
+	ok, err = elfx.EachIndexNames(bytes.NewReader(b), int64(len(b)), "big.a", func(run []byte) bool {
+		if len(run) == 0 || run[len(run)-1] != 0 {
+			t.Fatalf("a run of %d bytes does not end with a NUL", len(run))
+		}
+		runs.Write(run)
+		return true
+	})
+	if want := strings.Join(names, "\x00") + "\x00"; !ok || err != nil || runs.String() != want {
+		t.Fatalf("runs: ok %v, err %v, %d bytes (want %d)", ok, err, runs.Len(), len(want))
+	}
+	// Names past the index's count are not the index's.
+	short := index(names, len(names)-3, true)
+	got = got[:0]
+	runs.Reset()
+	elfx.EachIndexName(bytes.NewReader(short), int64(len(short)), "big.a", func(n []byte) bool { got = append(got, string(n)); return true })
+	elfx.EachIndexNames(bytes.NewReader(short), int64(len(short)), "big.a", func(run []byte) bool { runs.Write(run); return true })
+	if want := strings.Join(names[:len(names)-3], "\x00") + "\x00"; !reflect.DeepEqual(got, names[:len(names)-3]) || runs.String() != want {
+		t.Fatalf("count %d: %d names, %d bytes of runs (want %d)", len(names)-3, len(got), runs.Len(), len(want))
+	}
+	b = index(names, len(names), false)
 	if _, err := elfx.EachIndexName(bytes.NewReader(b), int64(len(b)), "big.a", func([]byte) bool { return true }); err == nil || !strings.Contains(err.Error(), "not terminated") {
 		t.Fatalf("an unterminated last name: %v", err)
 	}

@@ -870,13 +870,9 @@ func AsModuleNote(fd *Finding, path string, python bool) {
 // MLIR code (C API, llvm::, mlir:: names): only such archives can carry the
 // LLVMInitialize* gap, and reading the index is cheap.
 func llvmRelated(p *elfx.Probe) (bool, error) {
-	llvmName := func(n []byte) bool {
-		return bytes.HasPrefix(n, []byte("LLVM")) || bytes.HasPrefix(n, []byte("_ZN4llvm")) ||
-			bytes.HasPrefix(n, []byte("_ZN4mlir")) || bytes.HasPrefix(n, []byte("mlir"))
-	}
 	related := false
-	ok, err := elfx.EachIndexName(p, p.Info.Size(), p.Path, func(n []byte) bool {
-		related = llvmName(n)
+	ok, err := elfx.EachIndexNames(p, p.Info.Size(), p.Path, func(names []byte) bool {
+		related = llvmName(names)
 		return !related
 	})
 	if ok || err != nil {
@@ -894,6 +890,37 @@ func llvmRelated(p *elfx.Probe) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// llvmName reports whether one of names (each followed by a NUL; the last
+// may be unterminated) is one LLVM or MLIR code defines: the C API,
+// llvm::, mlir::. One pass that looks at the first byte of each name: a
+// search for each prefix in turn took twice as long over the 100,000
+// names of the archives in /usr/lib/x86_64-linux-gnu (C++ names start with
+// '_').
+func llvmName(names []byte) bool {
+	for len(names) > 0 {
+		switch names[0] {
+		case 'L':
+			if bytes.HasPrefix(names, []byte("LLVM")) {
+				return true
+			}
+		case '_':
+			if bytes.HasPrefix(names, []byte("_ZN4llvm")) || bytes.HasPrefix(names, []byte("_ZN4mlir")) {
+				return true
+			}
+		case 'm':
+			if bytes.HasPrefix(names, []byte("mlir")) {
+				return true
+			}
+		}
+		e := bytes.IndexByte(names, 0)
+		if e < 0 {
+			return false
+		}
+		names = names[e+1:]
+	}
+	return false
 }
 
 func llvmFinding(path string, d *LLVMDiagnosis) []Finding {

@@ -1221,3 +1221,28 @@ func TestRunpathTokens(t *testing.T) {
 		t.Errorf("relative entries %q, want %q", relative, want)
 	}
 }
+
+// TestLLVMName: an archive holds LLVM code when one of its index's names
+// starts with what LLVM's and MLIR's names start with; the same letters
+// inside a name, or a name that stops short of a prefix, do not count.
+func TestLLVMName(t *testing.T) {
+	for _, tc := range []struct {
+		names string
+		want  bool
+	}{
+		{"", false},
+		{"LLVMInitializeX86Target\x00", true},
+		{"foo\x00bar\x00LLVMGetVersion\x00", true},
+		{"foo\x00bar\x00_ZN4llvm5Value4dumpEv\x00", true},
+		{"_ZN4mlir7Context\x00", true},
+		{"mlirContextCreate", true}, // the last name, unterminated
+		{"foo\x00_ZN3fooLLVM\x00x_ZN4llvm\x00amlir\x00", false},
+		{"LLV\x00M\x00_ZN4llv\x00mli\x00", false},
+		{"_ZN4rocm\x00llvm\x00Mlir\x00", false},
+		{"\x00\x00\x00", false},
+	} {
+		if got := symcheck.LLVMName([]byte(tc.names)); got != tc.want {
+			t.Errorf("LLVMName(%q) = %v, want %v", tc.names, got, tc.want)
+		}
+	}
+}

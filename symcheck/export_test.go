@@ -40,3 +40,7 @@ func OnScanParse(fn func(path string)) (restore func()) {
 func CheckLinkInputsOnly(ctx context.Context, paths []string, only string) (*StaticResult, error) {
 	return checkLinkInputs(ctx, paths, only)
 }
+
+// LLVMName is llvmName: whether a run of NUL-terminated index names holds
+// one LLVM or MLIR code defines.
+var LLVMName = llvmName
