@@ -41,7 +41,8 @@ func (t *SymbolTable) ViewsWindow(f *File) bool {
 	return uintptr(unsafe.Pointer(p)) >= uintptr(unsafe.Pointer(base)) && uintptr(unsafe.Pointer(p)) <= uintptr(unsafe.Pointer(end))
 }
 
-// NewArchiveMembers is Probe.ArchiveMembers for an archive in memory.
+// NewArchiveMembers is Probe.ArchiveMembers for an archive in memory,
+// read through a block cache as a Probe reads the file.
 func NewArchiveMembers(r io.ReaderAt, size int64, name string) (*Archive, error) {
-	return newArchive(r, size, name, false)
+	return newArchive(newBlockReader(r, size), size, name, false)
 }

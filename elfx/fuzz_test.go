@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
@@ -135,13 +137,32 @@ func FuzzArchive(f *testing.F) {
 		f.Add(readFixture(f, n))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		elfx.EachIndexName(bytes.NewReader(b), int64(len(b)), "fuzz", func([]byte) bool { return true })
+		// The index's names one by one and in runs of whole names.
+		var names []string
+		var runs []byte
+		ok, err1 := elfx.EachIndexName(bytes.NewReader(b), int64(len(b)), "fuzz", func(n []byte) bool { names = append(names, string(n)); return true })
+		ok2, err2 := elfx.EachIndexNames(bytes.NewReader(b), int64(len(b)), "fuzz", func(r []byte) bool { runs = append(runs, r...); return true })
+		if ok != ok2 || (err1 == nil) != (err2 == nil) {
+			t.Fatalf("EachIndexName %v, %v; EachIndexNames %v, %v", ok, err1, ok2, err2)
+		}
+		if joined := strings.Join(names, "\x00") + "\x00"; err1 == nil && ok && len(names) > 0 && string(runs) != joined {
+			t.Fatalf("runs %q, names %q", runs, names)
+		}
 		sameArchive(t, b)
 		a, err := elfx.NewArchiveSize(bytes.NewReader(b), int64(len(b)), "fuzz")
 		if err != nil {
 			return
 		}
 		defer a.Close()
+		if ok && err1 == nil && a.HasIndex {
+			var idx []string
+			for _, s := range a.Symbols {
+				idx = append(idx, s.Name)
+			}
+			if !slices.Equal(idx, names) {
+				t.Fatalf("EachIndexName read %d names, the archive's index has %d", len(names), len(idx))
+			}
+		}
 		elfx.InspectArchive(a)
 		for i, m := range a.Members {
 			// A member's first bytes (kept from the parse) read as the
