@@ -418,3 +418,42 @@ func TestSectionHeaderError(t *testing.T) {
 		})
 	}
 }
+
+// TestBloomWords: a .gnu.hash whose bloom filter does not have a power
+// of two words (glibc's ld.so asserts it has) is malformed, read through
+// the section headers or the dynamic segment, in ELF64 and ELF32 files;
+// other counts that fit the section are read.
+func TestBloomWords(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		words uint32
+		bad   bool
+	}{
+		{"libfoo.so.1", 3, true},
+		{"libfoo.so.1", 2, false},
+		{"libi386.so", 3, true},
+		{"libi386.so", 1, false},
+	} {
+		var at uint64
+		p := patched(t, c.name, func(b []byte) {
+			ef, err := elf.NewFile(bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			at = ef.Section(".gnu.hash").Offset
+			binary.LittleEndian.PutUint32(b[at+8:], c.words)
+		})
+		for _, open := range []func(string) (*elfx.File, error){elfx.Open, elfx.OpenSegments} {
+			f, err := open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = f.MappedSymbolTable()
+			f.Close()
+			want := fmt.Sprintf("%s: malformed file at offset %#x: .gnu.hash: %d bloom words, not a power of two", p, at, c.words)
+			if c.bad != (err != nil) || (c.bad && !strings.Contains(err.Error(), want)) {
+				t.Errorf("%s with %d bloom words: %v", c.name, c.words, err)
+			}
+		}
+	}
+}

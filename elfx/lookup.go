@@ -58,8 +58,9 @@ type gnuHash struct {
 	bloomBits                  uint32 // 32 or 64: the file's word size
 	// What the lookup divides by, as glibc's do_lookup_x does: the
 	// filter's word index is masked with bloomWords-1 (ld.so asserts that
-	// the count is a power of two), the bit numbers with bloomBits-1, and
-	// the bucket is h mod nbuckets, by multiplication (bucketsM).
+	// the count is a power of two, and readGNUHash refuses other counts),
+	// the bit numbers with bloomBits-1, and the bucket is h mod nbuckets,
+	// by multiplication (bucketsM).
 	bloomMask, bloomShift uint32
 	bucketsM              uint64
 	bloom, buckets, chain []byte
@@ -336,6 +337,15 @@ func (t *SymbolTable) readGNUHash(s *elf.Section) (*gnuHash, error) {
 	rest := uint64(len(b) - 16)
 	if bloomSize == 0 || h.nbuckets == 0 || bloomSize > rest/word || uint64(h.nbuckets) > (rest-bloomSize*word)/4 {
 		return nil, bad(fmt.Sprintf("%d bloom words and %d buckets do not fit in %d bytes", bloomSize, h.nbuckets, len(b)))
+	}
+	if h.bloomWords&(h.bloomWords-1) != 0 {
+		// glibc's _dl_setup_hash asserts it ("Inconsistency detected by
+		// ld.so: dl-setup_hash.c: ... Assertion `(bitmask_nwords &
+		// (bitmask_nwords - 1)) == 0' failed!"): a program that loads
+		// the library exits with status 127. The linkers write powers of
+		// two; looked up anyway, references to what the library defines
+		// seemed undefined.
+		return nil, bad(fmt.Sprintf("%d bloom words, not a power of two: glibc's ld.so aborts every program that loads the library", bloomSize))
 	}
 	h.bloomMask = h.bloomWords - 1
 	h.bucketsM = fastmodM(h.nbuckets)

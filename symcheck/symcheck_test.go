@@ -474,3 +474,62 @@ func TestTableErrorNamesTheFileOnce(t *testing.T) {
 		t.Errorf("the path is named %d times: %v", n, err)
 	}
 }
+
+// TestBloomWordsNotPowerOfTwo: glibc's ld.so asserts that a .gnu.hash's
+// bloom filter has a power-of-two number of words, and aborts a program
+// that loads a library whose filter does not (the real loader is the
+// oracle here). Looked up anyway, as before, the program's reference to
+// what the library defines read as undefined: RD1001 pointed at the wrong
+// cause. The library and the program are now reported as unreadable, with
+// the reason and where it is.
+func TestBloomWordsNotPowerOfTwo(t *testing.T) {
+	dir, write, run := gccDir(t)
+	lib, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("libfoo.so.1", string(lib))
+	write("libfoo.so", string(lib))
+	write("m.c", "int foo_api(void);\nint main(void) { return foo_api() == 2 ? 0 : 1; }\n")
+	run("-o", "m", "m.c", "-L.", "-lfoo", "-Wl,-rpath,$ORIGIN")
+	prog, libPath := filepath.Join(dir, "m"), filepath.Join(dir, "libfoo.so.1")
+	if out, err := exec.Command(prog).CombinedOutput(); err != nil {
+		t.Fatalf("m before the edit: %v\n%s", err, out)
+	}
+	// Three bloom words instead of one: the table still fits its section.
+	ef, err := elf.Open(libPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := ef.Section(".gnu.hash").Offset + 8
+	ef.Close()
+	binary.LittleEndian.PutUint32(lib[at:], 3)
+	write("libfoo.so.1", string(lib))
+	out, err := exec.Command(prog).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "bitmask_nwords") {
+		t.Fatalf("ld.so loaded a library with 3 bloom words: %v\n%s", err, out)
+	}
+	for _, p := range []string{prog, libPath} {
+		_, err := symcheck.Symbols(context.Background(), []string{p}, symcheck.SymbolsOptions{})
+		if err == nil || !strings.Contains(err.Error(), "3 bloom words, not a power of two") || !strings.Contains(err.Error(), libPath) ||
+			!strings.Contains(err.Error(), fmt.Sprintf("offset %#x", at-8)) {
+			t.Errorf("symbols %s: %v", filepath.Base(p), err)
+		}
+	}
+	rep, err := symcheck.Check(context.Background(), []string{dir}, symcheck.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		t.Errorf("finding %s %s: %s", f.Rule, f.File, f.Message)
+	}
+	var bad []string
+	for _, e := range rep.Errors {
+		if strings.Contains(e.Error, "not a power of two") {
+			bad = append(bad, filepath.Base(e.Path))
+		}
+	}
+	if !reflect.DeepEqual(bad, []string{"libfoo.so.1", "m"}) {
+		t.Errorf("check errors %+v, want libfoo.so.1 and m reported", rep.Errors)
+	}
+}
