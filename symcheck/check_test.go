@@ -308,6 +308,53 @@ func FuzzCheckWheel(f *testing.F) {
 	})
 }
 
+// FuzzCheckFiles runs check over a directory holding a program and the
+// library it needs (libfoo.so.1, found through its $ORIGIN RPATH), both
+// fuzzed: the library's tables are what the program's symbols are bound
+// against, and either may become an archive or anything else. Check must
+// not fail or panic, and what it reports must name the files.
+func FuzzCheckFiles(f *testing.F) {
+	read := func(name string) []byte {
+		b, err := os.ReadFile(testenv.Testdata(name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		return b
+	}
+	hello := read("hello")
+	for _, lib := range []string{"libfoo.so.1", "libgpu.so", "libsysv.so", "librockCompiler.a", "libi386.so"} {
+		f.Add(read(lib), hello)
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, lib, prog []byte) {
+		libPath, progPath := filepath.Join(dir, "libfoo.so.1"), filepath.Join(dir, "hello")
+		for p, b := range map[string][]byte{libPath: lib, progPath: prog} {
+			if err := os.WriteFile(p, b, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, opts := range []symcheck.CheckOptions{
+			{Workers: 1, AllowEmpty: true},
+			{Workers: 2, AllowEmpty: true, GPUTargets: []string{"gfx90a"}, Glibc: "2.17", Glibcxx: "3.4.19", ExpectRunpath: true},
+		} {
+			rep, err := symcheck.Check(context.Background(), []string{dir}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range rep.Errors {
+				if e.Path != libPath && e.Path != progPath || !strings.HasPrefix(e.Error, e.Path) {
+					t.Errorf("error does not name the file: %+v", e)
+				}
+			}
+			for _, fd := range rep.Findings {
+				if fd.ID == "" || fd.Message == "" {
+					t.Errorf("finding without an id or message: %+v", fd)
+				}
+			}
+		}
+	})
+}
+
 // fuzzWheel fuzzes a command over one wheel: each input is written as a
 // .whl and run is called on it; run must not fail, and every error it
 // reports must begin with the wheel's path.
