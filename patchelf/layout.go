@@ -67,6 +67,17 @@ func (m *model) layout() (*Plan, error) {
 	if m.dyn != nil {
 		strMoves = len(m.str) > m.origLen
 		dynMoves = len(m.ents)+1 > m.dyn.Slots
+		if strMoves || slices.ContainsFunc(m.ents, func(e ent) bool { return e.ok }) {
+			// Names (NEEDED, SONAME, search paths) are read from the dynamic
+			// string table, which the loader finds through these two
+			// entries; every linker writes them, even for an empty table.
+			for _, tag := range []elf.DynTag{elf.DT_STRTAB, elf.DT_STRSZ} {
+				if !slices.ContainsFunc(m.ents, func(e ent) bool { return e.tag == tag }) {
+					return nil, &elfx.FormatError{Path: m.path, Offset: m.dyn.Offset, What: "dynamic section",
+						Err: fmt.Errorf("no %v entry: the loader finds no dynamic string table for the names", tag)}
+				}
+			}
+		}
 	}
 	interpIdx := -1
 	for i := range m.phdrs {
@@ -107,8 +118,7 @@ func (m *model) layout() (*Plan, error) {
 	newLoad := -1
 	if needSegment {
 		// Place the new segment after the file's end and the memory image's
-		// end, keeping the first PT_LOAD's distance between address and
-		// offset, aligned to the page size and every PT_LOAD's alignment.
+		// end, aligned to the page size and every PT_LOAD's alignment.
 		var first *phdr
 		var vEnd uint64
 		segAlign = m.pageSize()
@@ -130,16 +140,16 @@ func (m *model) layout() (*Plan, error) {
 		if first == nil {
 			return nil, m.errf("no PT_LOAD segment; cannot add one")
 		}
-		if first.Vaddr < first.Off {
-			return nil, m.errf("first PT_LOAD maps offset 0x%x at address 0x%x; not supported", first.Off, first.Vaddr)
+		// The file offset and the address are chosen apart, as patchelf
+		// does: both aligned, hence congruent. Keeping the first PT_LOAD's
+		// distance between them put the segment's data at the end of the
+		// memory image: a library with 100 MB of .bss grew by 100 MB, and
+		// one with a PT_LOAD at a far address by terabytes.
+		segOff = align(uint64(m.f.Size), segAlign)
+		segVaddr = align(vEnd, segAlign)
+		if segOff < uint64(m.f.Size) || segVaddr < vEnd {
+			return nil, m.errf("no address or offset left for a new segment after 0x%x", vEnd)
 		}
-		delta := first.Vaddr - first.Off
-		start := uint64(m.f.Size)
-		if vEnd-delta > start {
-			start = vEnd - delta
-		}
-		segOff = align(start, segAlign)
-		segVaddr = segOff + delta
 		app.base = segOff
 
 		// One more PT_LOAD after the last one.
@@ -192,8 +202,10 @@ func (m *model) layout() (*Plan, error) {
 		if ms.name == ".dynstr" && strMoves || ms.name == ".interp" && interpMoves {
 			continue // written below with their new contents
 		}
+		// (Up to the segment's: the new segment's address is aligned to
+		// nothing larger.)
 		s := m.secs[ms.index]
-		al := int(max(s.Addralign, 1))
+		al := int(min(max(s.Addralign, 1), segAlign))
 		ms.newOff = app.add(ms.data, al)
 		if tag, ok := dtForSection[ms.name]; ok {
 			m.setValIf(tag, ms.oldAddr, vaddrOf(ms.newOff))

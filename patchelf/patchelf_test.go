@@ -3,12 +3,14 @@ package patchelf_test
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -293,6 +295,335 @@ func TestErrorsLeaveFileUntouched(t *testing.T) {
 	onlyFile(t, p)
 }
 
+// TestMalformedInputRefused: a file whose PT_LOAD segments the loader
+// could not map, or whose PT_DYNAMIC lies outside them, that marks a
+// loaded section compressed, whose section header for a dynamic table
+// disagrees with the segment that loads it, whose version requirements
+// cannot be read, or that names a symbol past the end of .dynstr (a grown
+// table would change the name), is refused as malformed, naming the header
+// and its offset, before anything is planned (Verify would otherwise
+// blame the edit for what the input had), and the file is left as it was.
+func TestMalformedInputRefused(t *testing.T) {
+	orig, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfx.NewFileSize(bytes.NewReader(orig), int64(len(orig)), "libfoo.so.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The second PT_LOAD, the one after it and PT_DYNAMIC (ELF64
+	// little-endian: 56-byte headers, p_offset at 8, p_vaddr at 16,
+	// p_filesz at 32, p_align at 48), and .dynsym's section header
+	// (64 bytes, sh_flags at 8).
+	le := binary.LittleEndian
+	phoff, shoff := le.Uint64(orig[32:]), le.Uint64(orig[40:])
+	var loads []int
+	dynamic := -1
+	for i, p := range f.Progs() {
+		switch p.Type {
+		case elf.PT_LOAD:
+			loads = append(loads, i)
+		case elf.PT_DYNAMIC:
+			dynamic = i
+		}
+	}
+	dynsym := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".dynsym" })
+	dynstr := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".dynstr" })
+	verneed := f.ELF().Section(".gnu.version_r")
+	if len(loads) < 3 || dynamic < 0 || dynsym < 0 || dynstr < 0 || verneed == nil {
+		t.Fatalf("libfoo.so.1 has %d PT_LOADs, PT_DYNAMIC %d, .dynsym %d, .gnu.version_r %v", len(loads), dynamic, dynsym, verneed)
+	}
+	ph := func(i, field int) uint64 { return phoff + uint64(i)*56 + uint64(field) }
+	second, third := loads[1], loads[2]
+	for _, tt := range []struct {
+		name string
+		at   uint64 // the header's offset
+		what string
+		mend func(b []byte)
+		says string
+	}{
+		{"incongruent", ph(second, 0), fmt.Sprintf("program header %d", second), func(b []byte) {
+			le.PutUint64(b[ph(second, 8):], le.Uint64(b[ph(second, 8):])+0x10)
+		}, "not congruent"},
+		{"past the end", ph(second, 0), fmt.Sprintf("program header %d", second), func(b []byte) {
+			le.PutUint64(b[ph(second, 32):], uint64(len(orig)))
+		}, "extends past the end of the file"},
+		{"alignment", ph(second, 0), fmt.Sprintf("program header %d", second), func(b []byte) {
+			le.PutUint64(b[ph(second, 48):], 0x3000)
+		}, "alignment 0x3000 is not a power of two"},
+		{"huge alignment", ph(second, 0), fmt.Sprintf("program header %d", second), func(b []byte) {
+			le.PutUint64(b[ph(second, 48):], 1<<40)
+		}, "up to 1 GiB"},
+		{"dynamic outside", ph(dynamic, 0), fmt.Sprintf("program header %d", dynamic), func(b []byte) {
+			le.PutUint64(b[ph(dynamic, 16):], 1<<32)
+		}, "PT_DYNAMIC is not inside any PT_LOAD"},
+		{"out of order", ph(third, 0), fmt.Sprintf("program header %d", third), func(b []byte) {
+			le.PutUint64(b[ph(third, 16):], le.Uint64(b[ph(second, 16):]))
+		}, "overlap or are out of order"},
+		{"compressed .dynsym", shoff + uint64(dynsym)*64, fmt.Sprintf("section header %d (.dynsym)", dynsym), func(b []byte) {
+			at := shoff + uint64(dynsym)*64 + 8
+			le.PutUint64(b[at:], le.Uint64(b[at:])|uint64(elf.SHF_COMPRESSED))
+		}, "SHF_ALLOC and SHF_COMPRESSED"},
+		{"table offset", shoff + uint64(dynstr)*64, fmt.Sprintf("section header %d (.dynstr)", dynstr), func(b []byte) {
+			at := shoff + uint64(dynstr)*64 + 24 // sh_offset
+			le.PutUint64(b[at:], le.Uint64(b[at:])-0x40)
+		}, "is loaded from offset"},
+		{"section alignment", shoff + uint64(dynsym)*64, fmt.Sprintf("section header %d (.dynsym)", dynsym), func(b []byte) {
+			le.PutUint64(b[shoff+uint64(dynsym)*64+48:], 0x6400000008) // sh_addralign
+		}, "alignment 429496729608 is not a power of two"},
+		{"symbol name", f.ELF().Sections[dynsym].Offset + 24, ".dynsym entry 1", func(b []byte) {
+			le.PutUint32(b[f.ELF().Sections[dynsym].Offset+24:], 0x10000) // st_name
+		}, "name offset 0x10000 outside the dynamic string table"},
+		{"version requirement", verneed.Offset + 0x10000, "version requirements (.gnu.version_r)", func(b []byte) {
+			le.PutUint32(b[verneed.Offset+8:], 0x10000) // vn_aux
+		}, "auxiliary entry truncated"},
+	} {
+		b := bytes.Clone(orig)
+		tt.mend(b)
+		p := filepath.Join(t.TempDir(), "libfoo.so.1")
+		if err := os.WriteFile(p, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{})
+		want := fmt.Sprintf("%s: malformed file at offset 0x%x: %s: ", p, tt.at, tt.what)
+		var fe *elfx.FormatError
+		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), tt.says) || !errors.As(err, &fe) {
+			t.Errorf("%s: err = %v, want %q...%q", tt.name, err, want, tt.says)
+		}
+		if now, _ := os.ReadFile(p); !bytes.Equal(now, b) {
+			t.Errorf("%s: the file changed", tt.name)
+		}
+		onlyFile(t, p)
+	}
+}
+
+// TestLargeBSSRealLoader: the segment a growing edit adds goes at the
+// end of the file, not at the end of the memory image: a library with
+// 100 MB of .bss grows by a page or two (it once grew by the 100 MB), and
+// the real loader still runs a program that uses the array.
+func TestLargeBSSRealLoader(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "big.c"), []byte("static char big[100 << 20];\nint big_at(int i) { big[i] = 7; return big[i] + big[i / 2]; }\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "main.c"), []byte("#include <stdio.h>\nint big_at(int);\nint main(void) { printf(\"%d\\n\", big_at((100 << 20) - 1)); return 0; }\n"), 0o644)
+	lib, prog := filepath.Join(dir, "libbig.so"), filepath.Join(dir, "main")
+	for _, args := range [][]string{
+		{"-shared", "-fPIC", "-Wl,-soname,libbig.so", "-o", lib, filepath.Join(dir, "big.c")},
+		{"-o", prog, filepath.Join(dir, "main.c"), lib},
+	} {
+		if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %v: %v\n%s", args, err, out)
+		}
+	}
+	before := read(t, lib).size
+	plan := edit(t, lib, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long}, patchelf.Edit{Kind: patchelf.AddNeeded, Arg: "libm.so.6"})
+	if grown := plan.NewSize - before; grown <= 0 || grown > 16<<10 {
+		t.Errorf("libbig.so grew by %d bytes, want at most 16 KiB", grown)
+	}
+	if plan.AppendOffset != (before+4095)&^4095 {
+		t.Errorf("new segment at 0x%x, want the page after the file's end (size 0x%x)", plan.AppendOffset, before)
+	}
+	edit(t, prog, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "$ORIGIN:" + long})
+	out, err := exec.Command(prog).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "7" {
+		t.Fatalf("patched program: %v\n%s", err, out)
+	}
+}
+
+// TestMalformedInputRefused32: the section header checks read an ELF32
+// header's fields where ELF32 has them (they once read ELF64 offsets past
+// its 52 bytes and panicked).
+func TestMalformedInputRefused32(t *testing.T) {
+	b, err := os.ReadFile(testenv.Testdata("libi386.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libi386.so")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".dynsym" })
+	if f.Class != elf.ELFCLASS32 || i < 0 {
+		t.Fatalf("libi386.so: class %v, .dynsym %d", f.Class, i)
+	}
+	// ELF32: e_shoff at 32, 40-byte section headers, sh_flags at 8.
+	at := uint64(binary.LittleEndian.Uint32(b[32:])) + uint64(i)*40
+	binary.LittleEndian.PutUint32(b[at+8:], binary.LittleEndian.Uint32(b[at+8:])|uint32(elf.SHF_COMPRESSED))
+	p := filepath.Join(t.TempDir(), "libi386.so")
+	if err := os.WriteFile(p, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/x"}}, patchelf.Options{}, patchelf.WriteOptions{})
+	want := fmt.Sprintf("%s: malformed file at offset 0x%x: section header %d (.dynsym): a loaded section marked compressed", p, at, i)
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("err = %v, want %q...", err, want)
+	}
+}
+
+// TestHugeSectionAlignment: a section that moves to make room for a
+// program header keeps its alignment up to the new segment's: a crafted
+// sh_addralign padded the segment to it (16 MB here; 2^40 exhausted
+// memory).
+func TestHugeSectionAlignment(t *testing.T) {
+	b, err := os.ReadFile(testenv.Testdata("libsysv.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libsysv.so")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".hash" })
+	if i < 0 {
+		t.Fatal("libsysv.so has no .hash")
+	}
+	shoff := binary.LittleEndian.Uint64(b[40:])
+	binary.LittleEndian.PutUint64(b[shoff+uint64(i)*64+48:], 1<<24)
+	p := filepath.Join(t.TempDir(), "libsysv.so")
+	if err := os.WriteFile(p, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	plan := edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
+	if !slices.Contains(plan.Moved, ".hash") || plan.NewSize-plan.OldSize > 64<<10 {
+		t.Errorf("moved %v, grew by %d bytes; want .hash moved and at most 64 KiB", plan.Moved, plan.NewSize-plan.OldSize)
+	}
+}
+
+// TestTailMergedNameRealLoader: GNU ld stores a .dynstr name that ends
+// another as that name's tail, here the SONAME libtm.so inside the symbol
+// my.libtm.so. A new SONAME of the same length must not be written over
+// the shared bytes (the plan once did, and Verify refused the edit:
+// "dynamic symbol names changed"); the program that calls the symbol still
+// runs under the real loader.
+func TestTailMergedNameRealLoader(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "tm.c"), []byte("int f(void) __asm__(\"my.libtm.so\");\nint f(void) { return 5; }\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "main.c"), []byte("#include <stdio.h>\nint f(void) __asm__(\"my.libtm.so\");\nint main(void) { printf(\"%d\\n\", f()); return 0; }\n"), 0o644)
+	lib, prog := filepath.Join(dir, "libtm.so"), filepath.Join(dir, "main")
+	for _, args := range [][]string{
+		{"-shared", "-fPIC", "-Wl,-soname,libtm.so", "-o", lib, filepath.Join(dir, "tm.c")},
+		{"-o", prog, filepath.Join(dir, "main.c"), lib, "-Wl,-rpath,$ORIGIN"},
+	} {
+		if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %v: %v\n%s", args, err, out)
+		}
+	}
+	f, err := elfx.Open(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := f.Dynamic()
+	str, _ := d.StrTabBytes()
+	f.Close()
+	if bytes.Count(str, []byte("libtm.so\x00")) != 1 {
+		t.Fatalf("oracle: ld did not merge libtm.so into my.libtm.so's tail: %q", str)
+	}
+	edit(t, lib, patchelf.Edit{Kind: patchelf.SetSoname, Arg: "libzz.so"})
+	if st := read(t, lib); st.soname != "libzz.so" {
+		t.Errorf("SONAME %q", st.soname)
+	}
+	out, err := exec.Command(prog).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "5" {
+		t.Fatalf("program after the edit: %v\n%s", err, out)
+	}
+}
+
+// TestNoStringTable: a dynamic section without DT_STRTAB (no linker
+// writes one) has no table the loader could read names from: an edit that
+// leaves a name entry is refused as malformed, where the plan once wrote
+// the entry (and grew a table nothing pointed at).
+func TestNoStringTable(t *testing.T) {
+	b, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libfoo.so.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.Dynamic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every string entry and DT_STRTAB itself become DT_DEBUG.
+	for i := 0; i < len(d.Entries); i++ {
+		at := d.Offset + int64(i)*16
+		switch elf.DynTag(binary.LittleEndian.Uint64(b[at:])) {
+		case elf.DT_STRTAB, elf.DT_NEEDED, elf.DT_SONAME, elf.DT_RPATH, elf.DT_RUNPATH:
+			binary.LittleEndian.PutUint64(b[at:], uint64(elf.DT_DEBUG))
+		}
+	}
+	p := filepath.Join(t.TempDir(), "libfoo.so.1")
+	if err := os.WriteFile(p, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing to add: still edited.
+	edit(t, p, patchelf.Edit{Kind: patchelf.ClearExecStack})
+	b, _ = os.ReadFile(p)
+	// A name already in .dynstr, and a new one that grows it.
+	for _, e := range []patchelf.Edit{{Kind: patchelf.SetSoname, Arg: "libfoo.so.1"}, {Kind: patchelf.AddNeeded, Arg: "libamdhip64.so.6"}} {
+		_, err = patchelf.EditFile(p, []patchelf.Edit{e}, patchelf.Options{}, patchelf.WriteOptions{})
+		want := fmt.Sprintf("%s: malformed file at offset 0x%x: dynamic section: no DT_STRTAB entry", p, d.Offset)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%v: err = %v, want %q...", e, err, want)
+		}
+		if now, _ := os.ReadFile(p); !bytes.Equal(now, b) {
+			t.Errorf("%v: the file changed", e)
+		}
+	}
+}
+
+// TestReadOnlyDynamicRealLoader: lld's -z rodynamic puts .dynamic in a
+// read-only segment (glibc 2.35 and later load such files). Edits that
+// keep .dynamic where it is and edits that move it both verify, and the
+// real loader still runs the program. Verify once insisted on a writable
+// .dynamic and refused every edit of these files.
+func TestReadOnlyDynamicRealLoader(t *testing.T) {
+	clang := testenv.Tool(t, "clang-15", "clang-15")
+	lld := testenv.Tool(t, "ld.lld-15", "lld-15")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "foo.c"), []byte("int foo(void) { return 42; }\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "main.c"), []byte("#include <stdio.h>\nint foo(void);\nint main(void) { printf(\"%d\\n\", foo()); return 0; }\n"), 0o644)
+	lib, prog := filepath.Join(dir, "libfoo.so.1"), filepath.Join(dir, "main")
+	for _, args := range [][]string{
+		{"-shared", "-fPIC", "-Wl,-soname,libfoo.so.1", "-Wl,-rpath,/build/tmp/lib", "-o", lib, filepath.Join(dir, "foo.c")},
+		{"-o", prog, filepath.Join(dir, "main.c"), lib, "-Wl,-rpath,/nowhere"},
+	} {
+		args = append([]string{"--ld-path=" + lld, "-Wl,-z,rodynamic"}, args...)
+		if out, err := exec.Command(clang, args...).CombinedOutput(); err != nil {
+			t.Fatalf("clang %v: %v\n%s", args, err, out)
+		}
+	}
+	for _, p := range []string{lib, prog} {
+		f, err := elfx.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ph := range f.Progs() {
+			if ph.Type == elf.PT_DYNAMIC && ph.Flags&elf.PF_W != 0 {
+				t.Fatalf("%s: lld wrote a writable PT_DYNAMIC (%v) for -z rodynamic", p, ph.Flags)
+			}
+		}
+		f.Close()
+	}
+	edit(t, lib, patchelf.Edit{Kind: patchelf.RemoveRPath})
+	edit(t, lib, patchelf.Edit{Kind: patchelf.SetSoname, Arg: "libfoo.so.1"})
+	edit(t, prog, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "$ORIGIN:" + long})
+	// lld leaves no spare dynamic entries: a new one moves .dynamic.
+	if p := edit(t, prog, patchelf.Edit{Kind: patchelf.AddNeeded, Arg: "libm.so.6"}); !slices.Contains(p.Moved, ".dynamic") {
+		t.Errorf("adding a NEEDED entry moved %v, not .dynamic", p.Moved)
+	}
+	if st := read(t, lib); st.hasRPath || st.hasRun {
+		t.Errorf("libfoo.so.1 still has a search path: %+v", st)
+	}
+	out, err := exec.Command(prog).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "42" {
+		t.Fatalf("patched program: %v\n%s", err, out)
+	}
+}
+
 // onlyFile fails unless p is the only entry of its directory: no temporary
 // copy was left behind.
 func onlyFile(t *testing.T, p string) {
@@ -514,6 +845,56 @@ func FuzzEditSequences(f *testing.F) {
 		}
 		if err := plan2.Verify(after); err != nil && !strings.ContainsAny(arg, "\x00") {
 			t.Fatalf("%v then %v: %v", edits, second, err)
+		}
+	})
+}
+
+// FuzzPlanInput edits fuzzed files: the fixtures mutated, then one of a
+// few edit lists (growing and shrinking the dynamic string table, adding
+// entries, moving the interpreter, renaming a symbol). Planning must refuse
+// what it cannot edit without panicking, and a plan it makes must verify
+// and write a file that parses again.
+func FuzzPlanInput(f *testing.F) {
+	for _, name := range []string{"libfoo.so.1", "hello", "libi386.so", "libbe.so", "libsysv.so"} {
+		b, err := os.ReadFile(testenv.Testdata(name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, uint8(0))
+		s := bytes.Clone(b)
+		testenv.StripSectionHeaders(s)
+		f.Add(s, uint8(1))
+	}
+	lists := [][]patchelf.Edit{
+		{{Kind: patchelf.SetRPath, Arg: "$ORIGIN/../lib:/opt/rocm-6.2.0/lib:/opt/rocm-6.2.0/lib/llvm/lib"}, {Kind: patchelf.AddNeeded, Arg: "libamdhip64.so.6"}},
+		{{Kind: patchelf.RemoveRPath}, {Kind: patchelf.SetSoname, Arg: "libx.so.9"}, {Kind: patchelf.ClearExecStack}},
+		{{Kind: patchelf.SetInterpreter, Arg: "/nix/store/00000000000000000000000000000000-glibc-2.40/lib/ld-linux-x86-64.so.2"}, {Kind: patchelf.ReplaceNeeded, Arg: "libc.so.6", Arg2: "libc.so.7"}},
+		{{Kind: patchelf.RemoveNeeded, Arg: "libfoo.so.1"}, {Kind: patchelf.AddRPath, Arg: "/a"}, {Kind: patchelf.NoDefaultLib}, {Kind: patchelf.AddDebugTag}},
+		{{Kind: patchelf.RenameDynamicSymbols, Renames: map[string]string{"foo_api": "foo_api_renamed_with_a_longer_name", "puts": "p"}}, {Kind: patchelf.ClearSymbolVersion, Arg: "foo_api"}},
+	}
+	f.Fuzz(func(t *testing.T, b []byte, which uint8) {
+		file, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "fuzz")
+		if err != nil {
+			return
+		}
+		edits := lists[int(which)%len(lists)]
+		plan, err := patchelf.PlanFile(file, edits, patchelf.Options{})
+		if err != nil {
+			return
+		}
+		if err := plan.Verify(file); err != nil {
+			if !strings.HasPrefix(err.Error(), "verification") {
+				return // the input's own fault, met while reading it for comparison
+			}
+			t.Fatalf("%v: %v", edits, err)
+		}
+		out := make([]byte, plan.NewSize)
+		copy(out, b)
+		if err := plan.Apply(sliceWriter(out)); err != nil {
+			t.Fatalf("%v: apply: %v", edits, err)
+		}
+		if _, err := elfx.NewFileSize(bytes.NewReader(out), int64(len(out)), "fuzz (after)"); err != nil {
+			t.Fatalf("%v: the result does not parse: %v", edits, err)
 		}
 	})
 }

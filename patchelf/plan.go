@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
@@ -157,7 +156,48 @@ func (m *model) load() error {
 	for _, p := range f.Progs() {
 		m.phdrs = append(m.phdrs, phdr{p})
 	}
+	// A file whose segments the loader could not map is refused as it is:
+	// an edit would keep the fault, and Verify would blame the edit.
+	if i, err := loadsProblem(f.Progs(), f.Size); err != nil {
+		return &elfx.FormatError{Path: m.path, Offset: int64(m.phoff) + int64(i)*int64(m.phent), What: fmt.Sprintf("program header %d", i), Err: err}
+	}
+	if i, ld, ok := dynamicLoad(f.Progs()); ok && ld == nil {
+		return &elfx.FormatError{Path: m.path, Offset: int64(m.phoff) + int64(i)*int64(m.phent), What: fmt.Sprintf("program header %d", i),
+			Err: errors.New("PT_DYNAMIC is not inside any PT_LOAD: the loader would read the dynamic section from unmapped memory")}
+	}
 	m.secs = f.ELF().Sections
+	// The section headers of what an edit moves or rewrites must agree
+	// with what the loader sees. debug/elf gives a compressed section its
+	// uncompressed size; the gABI allows compression only for sections
+	// that are not loaded. And a dynamic table is found by its offset (to
+	// patch its header when it moves) and by its address (to patch the
+	// dynamic entry): the two must name the same bytes.
+	shdr := func(i int, format string, args ...any) error {
+		var shoff, shent uint64
+		if m.is64 {
+			shoff, shent = m.bo.Uint64(m.ehdr[40:]), uint64(m.bo.Uint16(m.ehdr[58:]))
+		} else {
+			shoff, shent = uint64(m.bo.Uint32(m.ehdr[32:])), uint64(m.bo.Uint16(m.ehdr[46:]))
+		}
+		return &elfx.FormatError{Path: m.path, Offset: int64(shoff + uint64(i)*shent), What: fmt.Sprintf("section header %d (%s)", i, m.secs[i].Name),
+			Err: fmt.Errorf(format, args...)}
+	}
+	for i, s := range m.secs {
+		if s.Flags&elf.SHF_ALLOC == 0 {
+			continue
+		}
+		if s.Addralign&(s.Addralign-1) != 0 {
+			return shdr(i, "alignment %d is not a power of two", s.Addralign)
+		}
+		if s.Flags&elf.SHF_COMPRESSED != 0 {
+			return shdr(i, "a loaded section marked compressed (SHF_ALLOC and SHF_COMPRESSED): only sections that are not loaded may be")
+		}
+		if _, table := dtForSection[s.Name]; table && s.Type != elf.SHT_NOBITS && s.Size > 0 {
+			if off, ok := f.OffsetOf(s.Addr); ok && uint64(off) != s.Offset {
+				return shdr(i, "offset 0x%x, but its address 0x%x is loaded from offset 0x%x", s.Offset, s.Addr, off)
+			}
+		}
+	}
 	if f.Type == elf.ET_REL {
 		return m.errf("not a linked file (relocatable object); only executables and shared libraries can be patched")
 	}
@@ -171,6 +211,11 @@ func (m *model) load() error {
 	}
 	m.dyn = d
 	if m.orig, err = d.StrTabBytes(); err != nil {
+		return err
+	}
+	// Verify reads the result's version requirements; unreadable ones are
+	// the input's fault, said now.
+	if _, err := f.VersionNeeds(); err != nil {
 		return err
 	}
 	m.origLen = len(m.orig)
@@ -228,7 +273,11 @@ func (m *model) countRefs() error {
 				return m.errf(".dynsym: %v", err)
 			}
 			for j := uint64(0); j < k; j++ {
-				add(uint64(m.bo.Uint32(b[j*sz:])))
+				o := uint64(m.bo.Uint32(b[j*sz:]))
+				if o >= uint64(m.origLen) && m.origLen > 0 {
+					return m.outside(int64(s.Offset+(i+j)*sz), fmt.Sprintf(".dynsym entry %d", i+j), o)
+				}
+				add(o)
 			}
 		}
 	}
@@ -245,11 +294,17 @@ func (m *model) countRefs() error {
 		for n := 0; n < len(b)/entsz+1 && off+entsz <= len(b); n++ {
 			e := b[off:]
 			for _, o := range nameAt(e) {
+				if o >= uint64(m.origLen) {
+					return m.outside(int64(s.Offset)+int64(off), s.Name, o)
+				}
 				add(o)
 			}
 			cnt := int(m.bo.Uint16(e[cntAt:]))
 			a := off + int(m.bo.Uint32(e[auxAt:]))
 			for i := 0; i < cnt && a >= 0 && a+auxsz <= len(b); i++ {
+				if o := auxName(b[a:]); o >= uint64(m.origLen) {
+					return m.outside(int64(s.Offset)+int64(a), s.Name, o)
+				}
 				add(auxName(b[a:]))
 				an := int(m.bo.Uint32(b[a+auxNextAt:]))
 				if an == 0 {
@@ -275,6 +330,14 @@ func (m *model) countRefs() error {
 	}
 	sortUint64s(m.refOff)
 	return nil
+}
+
+// outside is the error for a name at offset o outside the dynamic string
+// table, referred to by what at file offset at: the loader would read it
+// from whatever follows the table, and a grown table would change it.
+func (m *model) outside(at int64, what string, o uint64) error {
+	return &elfx.FormatError{Path: m.path, Offset: at, What: what,
+		Err: fmt.Errorf("name offset 0x%x outside the dynamic string table (0x%x bytes)", o, m.origLen)}
 }
 
 // refCount is the number of references to .dynstr offset o.
@@ -307,7 +370,11 @@ func (m *model) intern(s string, old uint64, hasOld bool) uint64 {
 	}
 	if hasOld && old < uint64(m.origLen) {
 		oldLen := uint64(bytes.IndexByte(m.str[old:], 0))
-		if uint64(len(s)) <= oldLen && m.refCount(old) == 1 && !m.referencedInside(old, old+oldLen) {
+		// The bytes are the old string's alone: no other reference to it,
+		// to a suffix of it, or to a string it is the suffix of (linkers
+		// merge a name into the tail of a longer one).
+		run := uint64(bytes.LastIndexByte(m.str[:old], 0) + 1)
+		if uint64(len(s)) <= oldLen && m.refsIn(run, old+oldLen) == 1 && m.refCount(old) == 1 {
 			if !m.strOwned {
 				m.str, m.strOwned = bytes.Clone(m.str), true
 			}
@@ -328,10 +395,14 @@ func (m *model) intern(s string, old uint64, hasOld bool) uint64 {
 	return off
 }
 
-// referencedInside reports a reference strictly inside (lo, hi].
-func (m *model) referencedInside(lo, hi uint64) bool {
-	i := sort.Search(len(m.refOff), func(i int) bool { return m.refOff[i] > lo })
-	return i < len(m.refOff) && m.refOff[i] <= hi
+// refsIn counts the references to offsets in [lo, hi].
+func (m *model) refsIn(lo, hi uint64) int {
+	i, _ := slices.BinarySearch(m.refOff, lo)
+	j := i
+	for j < len(m.refOff) && m.refOff[j] <= hi {
+		j++
+	}
+	return j - i
 }
 
 // staticPIE reports a static-pie executable: position independent (ET_DYN

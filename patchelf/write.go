@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
@@ -66,6 +67,59 @@ func p0(o *overlay) int64 {
 	return o.size
 }
 
+// maxSegAlign is the largest PT_LOAD alignment accepted: x86-64's 1 GiB
+// pages.
+const maxSegAlign = 1 << 30
+
+// loadsProblem checks the PT_LOAD segments of progs, a file of size
+// bytes, as the loader needs them: each aligned to a power of two (at
+// most maxSegAlign), congruent modulo its alignment
+// (offset and address), inside the file, and in ascending, disjoint
+// address ranges. It returns the index in progs of the first bad one.
+func loadsProblem(progs []elf.ProgHeader, size int64) (int, error) {
+	prev := -1
+	for i, ph := range progs {
+		if ph.Type != elf.PT_LOAD {
+			continue
+		}
+		if ph.Align&(ph.Align-1) != 0 || ph.Align > maxSegAlign {
+			// The ELF spec asks for powers of two; a new segment is
+			// aligned to the largest PT_LOAD alignment, so an absurd one
+			// would grow the file by as much.
+			return i, fmt.Errorf("PT_LOAD at 0x%x: alignment 0x%x is not a power of two up to 1 GiB (the largest page size)", ph.Off, ph.Align)
+		}
+		if ph.Align > 1 && ph.Off%ph.Align != ph.Vaddr%ph.Align {
+			return i, fmt.Errorf("PT_LOAD at 0x%x: offset and address (0x%x) not congruent modulo 0x%x", ph.Off, ph.Vaddr, ph.Align)
+		}
+		if ph.Off > uint64(size) || ph.Filesz > uint64(size)-ph.Off {
+			return i, fmt.Errorf("PT_LOAD at 0x%x (0x%x bytes) extends past the end of the file (0x%x bytes)", ph.Off, ph.Filesz, size)
+		}
+		if prev >= 0 && (ph.Vaddr < progs[prev].Vaddr || ph.Vaddr-progs[prev].Vaddr < progs[prev].Memsz) {
+			return i, fmt.Errorf("PT_LOAD segments overlap or are out of order at address 0x%x", ph.Vaddr)
+		}
+		prev = i
+	}
+	return -1, nil
+}
+
+// dynamicLoad returns the index in progs of the PT_DYNAMIC segment and
+// the PT_LOAD that holds it (nil when none does); ok is false when there
+// is no PT_DYNAMIC.
+func dynamicLoad(progs []elf.ProgHeader) (i int, load *elf.ProgHeader, ok bool) {
+	i = slices.IndexFunc(progs, func(p elf.ProgHeader) bool { return p.Type == elf.PT_DYNAMIC })
+	if i < 0 {
+		return -1, nil, false
+	}
+	d := progs[i]
+	for j := range progs {
+		l := &progs[j]
+		if l.Type == elf.PT_LOAD && d.Vaddr >= l.Vaddr && d.Vaddr-l.Vaddr <= l.Memsz && d.Memsz <= l.Memsz-(d.Vaddr-l.Vaddr) {
+			return i, l, true
+		}
+	}
+	return i, nil, true
+}
+
 // Verify re-reads the planned result through an overlay and checks that
 // every edit is visible and the structures are consistent.
 func (p *Plan) Verify(before *elfx.File) error {
@@ -77,23 +131,8 @@ func (p *Plan) Verify(before *elfx.File) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("verification of %s failed: %s", before.Path, fmt.Sprintf(format, args...))
 	}
-	// Segments: PT_LOADs sorted, congruent, not overlapping.
-	var loads []elf.ProgHeader
-	for _, ph := range after.Progs() {
-		if ph.Type == elf.PT_LOAD {
-			loads = append(loads, ph)
-			if ph.Align > 1 && ph.Off%ph.Align != ph.Vaddr%ph.Align {
-				return fail("PT_LOAD at 0x%x: offset and address not congruent modulo 0x%x", ph.Off, ph.Align)
-			}
-			if ph.Off+ph.Filesz > uint64(ov.Size()) {
-				return fail("PT_LOAD at 0x%x extends past the end of the file", ph.Off)
-			}
-		}
-	}
-	for i := 1; i < len(loads); i++ {
-		if loads[i].Vaddr < loads[i-1].Vaddr+loads[i-1].Memsz {
-			return fail("PT_LOAD segments overlap or are out of order at 0x%x", loads[i].Vaddr)
-		}
+	if _, err := loadsProblem(after.Progs(), ov.Size()); err != nil {
+		return fail("%v", err)
 	}
 	if p.expect.osabi != nil && byte(after.OSABI) != *p.expect.osabi {
 		return fail("OS ABI is %d, want %d", after.OSABI, *p.expect.osabi)
@@ -142,26 +181,17 @@ func (p *Plan) Verify(before *elfx.File) error {
 			return fail("%v is 0x%x, want 0x%x", e.tag, g.Value, e.val)
 		}
 	}
-	// .dynamic must be in a writable PT_LOAD and not executable.
-	var dynPh *elf.ProgHeader
-	for _, ph := range after.Progs() {
-		if ph.Type == elf.PT_DYNAMIC {
-			ph := ph
-			dynPh = &ph
-		}
-	}
-	if dynPh != nil {
-		ok := false
-		for _, l := range loads {
-			if dynPh.Vaddr >= l.Vaddr && dynPh.Vaddr+dynPh.Memsz <= l.Vaddr+l.Memsz {
-				ok = l.Flags&elf.PF_W != 0 && l.Flags&elf.PF_X == 0 || before.Machine == elf.EM_AMDGPU
-				if !ok {
-					return fail("PT_DYNAMIC lies in a PT_LOAD with flags %v (must be writable, not executable)", l.Flags)
-				}
-			}
-		}
-		if !ok {
+	// .dynamic must stay in a PT_LOAD, as writable and as little
+	// executable as it was (a moved .dynamic gets a writable segment;
+	// lld's -z rodynamic, MIPS and AMDGPU code objects keep it read-only).
+	if _, ld, ok := dynamicLoad(after.Progs()); ok {
+		if ld == nil {
 			return fail("PT_DYNAMIC is not inside any PT_LOAD")
+		}
+		if _, was, _ := dynamicLoad(before.Progs()); was != nil {
+			if was.Flags&elf.PF_W != 0 && ld.Flags&elf.PF_W == 0 || was.Flags&elf.PF_X == 0 && ld.Flags&elf.PF_X != 0 {
+				return fail("PT_DYNAMIC lies in a PT_LOAD with flags %v (was %v)", ld.Flags, was.Flags)
+			}
 		}
 	}
 	// Symbol names (renamed as asked) and version requirements.
