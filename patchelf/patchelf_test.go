@@ -530,6 +530,25 @@ func TestTailMergedNameRealLoader(t *testing.T) {
 	}
 }
 
+// TestDebugFileRefused: a separate debug-info file (objcopy
+// --only-keep-debug) has the binary's headers but empty loaded sections;
+// an edit is refused with what the file is, and it is left as it was.
+func TestDebugFileRefused(t *testing.T) {
+	objcopy := testenv.Tool(t, "objcopy", "binutils")
+	p := filepath.Join(t.TempDir(), "libfoo.so.1.debug")
+	if out, err := exec.Command(objcopy, "--only-keep-debug", testenv.Testdata("libfoo.so.1"), p).CombinedOutput(); err != nil {
+		t.Fatalf("objcopy: %v\n%s", err, out)
+	}
+	orig, _ := os.ReadFile(p)
+	_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/x"}}, patchelf.Options{}, patchelf.WriteOptions{})
+	if err == nil || !strings.HasPrefix(err.Error(), p+": a separate debug-info file") {
+		t.Errorf("err = %v", err)
+	}
+	if now, _ := os.ReadFile(p); !bytes.Equal(now, orig) {
+		t.Error("the file changed")
+	}
+}
+
 // TestNoStringTable: a dynamic section without DT_STRTAB (no linker
 // writes one) has no table the loader could read names from: an edit that
 // leaves a name entry is refused as malformed, where the plan once wrote

@@ -156,6 +156,9 @@ func (m *model) load() error {
 	for _, p := range f.Progs() {
 		m.phdrs = append(m.phdrs, phdr{p})
 	}
+	if s := f.ELF().Section(".dynamic"); s != nil && s.Type == elf.SHT_NOBITS {
+		return m.errf("a separate debug-info file (its .dynamic holds no bytes, SHT_NOBITS): nothing loads it; edit the binary it belongs to")
+	}
 	// A file whose segments the loader could not map is refused as it is:
 	// an edit would keep the fault, and Verify would blame the edit.
 	if i, err := loadsProblem(f.Progs(), f.Size); err != nil {
@@ -192,9 +195,12 @@ func (m *model) load() error {
 		if s.Flags&elf.SHF_COMPRESSED != 0 {
 			return shdr(i, "a loaded section marked compressed (SHF_ALLOC and SHF_COMPRESSED): only sections that are not loaded may be")
 		}
-		if _, table := dtForSection[s.Name]; table && s.Type != elf.SHT_NOBITS && s.Size > 0 {
+		if tag, table := dtForSection[s.Name]; table && s.Type != elf.SHT_NOBITS && s.Size > 0 {
 			if off, ok := f.OffsetOf(s.Addr); ok && uint64(off) != s.Offset {
 				return shdr(i, "offset 0x%x, but its address 0x%x is loaded from offset 0x%x", s.Offset, s.Addr, off)
+			}
+			if v, ok := dynValue(f, tag); ok && v != s.Addr && (tag == elf.DT_STRTAB || tag == elf.DT_SYMTAB) {
+				return shdr(i, "address 0x%x, but %v is 0x%x: the loader reads another table than the section header names", s.Addr, tag, v)
 			}
 		}
 	}
@@ -330,6 +336,20 @@ func (m *model) countRefs() error {
 	}
 	sortUint64s(m.refOff)
 	return nil
+}
+
+// dynValue returns the value of f's dynamic entry tag, if it has one.
+func dynValue(f *elfx.File, tag elf.DynTag) (uint64, bool) {
+	d, err := f.Dynamic()
+	if err != nil {
+		return 0, false
+	}
+	for _, e := range d.Entries {
+		if e.Tag == tag {
+			return e.Value, true
+		}
+	}
+	return 0, false
 }
 
 // outside is the error for a name at offset o outside the dynamic string

@@ -91,7 +91,7 @@ func loadsProblem(progs []elf.ProgHeader, size int64) (int, error) {
 		if ph.Align > 1 && ph.Off%ph.Align != ph.Vaddr%ph.Align {
 			return i, fmt.Errorf("PT_LOAD at 0x%x: offset and address (0x%x) not congruent modulo 0x%x", ph.Off, ph.Vaddr, ph.Align)
 		}
-		if ph.Off > uint64(size) || ph.Filesz > uint64(size)-ph.Off {
+		if ph.Filesz > 0 && (ph.Off > uint64(size) || ph.Filesz > uint64(size)-ph.Off) {
 			return i, fmt.Errorf("PT_LOAD at 0x%x (0x%x bytes) extends past the end of the file (0x%x bytes)", ph.Off, ph.Filesz, size)
 		}
 		if prev >= 0 && (ph.Vaddr < progs[prev].Vaddr || ph.Vaddr-progs[prev].Vaddr < progs[prev].Memsz) {
