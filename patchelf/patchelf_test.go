@@ -298,7 +298,8 @@ func TestErrorsLeaveFileUntouched(t *testing.T) {
 // TestMalformedInputRefused: a file whose PT_LOAD segments the loader
 // could not map, or whose PT_DYNAMIC lies outside them, that marks a
 // loaded section compressed, whose section header for a dynamic table
-// disagrees with the segment that loads it, whose version requirements
+// has the wrong type or disagrees with the segment that loads it or the
+// dynamic entry that points at it, whose version requirements
 // cannot be read, or that names a symbol past the end of .dynstr (a grown
 // table would change the name), is refused as malformed, naming the header
 // and its offset, before anything is planned (Verify would otherwise
@@ -372,6 +373,14 @@ func TestMalformedInputRefused(t *testing.T) {
 		{"section alignment", shoff + uint64(dynsym)*64, fmt.Sprintf("section header %d (.dynsym)", dynsym), func(b []byte) {
 			le.PutUint64(b[shoff+uint64(dynsym)*64+48:], 0x6400000008) // sh_addralign
 		}, "alignment 429496729608 is not a power of two"},
+		{"table type", shoff + uint64(dynstr)*64, fmt.Sprintf("section header %d (.dynstr)", dynstr), func(b []byte) {
+			le.PutUint32(b[shoff+uint64(dynstr)*64+4:], uint32(elf.SHT_PROGBITS)) // sh_type
+		}, "type SHT_PROGBITS, want SHT_STRTAB"},
+		{"table address", shoff + uint64(dynstr)*64, fmt.Sprintf("section header %d (.dynstr)", dynstr), func(b []byte) {
+			at := shoff + uint64(dynstr)*64
+			le.PutUint64(b[at+16:], le.Uint64(b[at+16:])+8) // sh_addr
+			le.PutUint64(b[at+24:], le.Uint64(b[at+24:])+8) // sh_offset
+		}, "but DT_STRTAB is"},
 		{"symbol name", f.ELF().Sections[dynsym].Offset + 24, ".dynsym entry 1", func(b []byte) {
 			le.PutUint32(b[f.ELF().Sections[dynsym].Offset+24:], 0x10000) // st_name
 		}, "name offset 0x10000 outside the dynamic string table"},

@@ -195,6 +195,9 @@ func (m *model) load() error {
 		if s.Flags&elf.SHF_COMPRESSED != 0 {
 			return shdr(i, "a loaded section marked compressed (SHF_ALLOC and SHF_COMPRESSED): only sections that are not loaded may be")
 		}
+		if want, ok := tableType[s.Name]; ok && s.Type != want {
+			return shdr(i, "type %v, want %v: tools read it as the wrong kind of table", s.Type, want)
+		}
 		if tag, table := dtForSection[s.Name]; table && s.Type != elf.SHT_NOBITS && s.Size > 0 {
 			if off, ok := f.OffsetOf(s.Addr); ok && uint64(off) != s.Offset {
 				return shdr(i, "offset 0x%x, but its address 0x%x is loaded from offset 0x%x", s.Offset, s.Addr, off)
@@ -336,6 +339,14 @@ func (m *model) countRefs() error {
 	}
 	sortUint64s(m.refOff)
 	return nil
+}
+
+// tableType is the section type of the dynamic tables an edit reads,
+// rewrites or moves, by name: strip and readelf find them by type.
+var tableType = map[string]elf.SectionType{
+	".dynstr": elf.SHT_STRTAB, ".dynsym": elf.SHT_DYNSYM, ".gnu.hash": elf.SHT_GNU_HASH, ".hash": elf.SHT_HASH,
+	".gnu.version": elf.SHT_GNU_VERSYM, ".gnu.version_d": elf.SHT_GNU_VERDEF, ".gnu.version_r": elf.SHT_GNU_VERNEED,
+	".dynamic": elf.SHT_DYNAMIC,
 }
 
 // dynValue returns the value of f's dynamic entry tag, if it has one.
