@@ -376,6 +376,10 @@ func TestMalformedInputRefused(t *testing.T) {
 		{"table type", shoff + uint64(dynstr)*64, fmt.Sprintf("section header %d (.dynstr)", dynstr), func(b []byte) {
 			le.PutUint32(b[shoff+uint64(dynstr)*64+4:], uint32(elf.SHT_PROGBITS)) // sh_type
 		}, "type SHT_PROGBITS, want SHT_STRTAB"},
+		{"table not loaded", shoff + uint64(dynstr)*64, fmt.Sprintf("section header %d (.dynstr)", dynstr), func(b []byte) {
+			at := shoff + uint64(dynstr)*64 + 8 // sh_flags
+			le.PutUint64(b[at:], le.Uint64(b[at:])&^uint64(elf.SHF_ALLOC))
+		}, "not loaded (no SHF_ALLOC)"},
 		{"table address", shoff + uint64(dynstr)*64, fmt.Sprintf("section header %d (.dynstr)", dynstr), func(b []byte) {
 			at := shoff + uint64(dynstr)*64
 			le.PutUint64(b[at+16:], le.Uint64(b[at+16:])+8) // sh_addr

@@ -185,7 +185,15 @@ func (m *model) load() error {
 		return &elfx.FormatError{Path: m.path, Offset: int64(shoff + uint64(i)*shent), What: fmt.Sprintf("section header %d (%s)", i, m.secs[i].Name),
 			Err: fmt.Errorf(format, args...)}
 	}
+	if f.Type == elf.ET_REL {
+		return m.errf("not a linked file (relocatable object); only executables and shared libraries can be patched")
+	}
 	for i, s := range m.secs {
+		want, typed := tableType[s.Name]
+		tag, table := dtForSection[s.Name]
+		if (typed || table) && s.Flags&elf.SHF_ALLOC == 0 {
+			return shdr(i, "a dynamic table that is not loaded (no SHF_ALLOC)")
+		}
 		if s.Flags&elf.SHF_ALLOC == 0 {
 			continue
 		}
@@ -195,10 +203,10 @@ func (m *model) load() error {
 		if s.Flags&elf.SHF_COMPRESSED != 0 {
 			return shdr(i, "a loaded section marked compressed (SHF_ALLOC and SHF_COMPRESSED): only sections that are not loaded may be")
 		}
-		if want, ok := tableType[s.Name]; ok && s.Type != want {
+		if typed && s.Type != want {
 			return shdr(i, "type %v, want %v: tools read it as the wrong kind of table", s.Type, want)
 		}
-		if tag, table := dtForSection[s.Name]; table && s.Type != elf.SHT_NOBITS && s.Size > 0 {
+		if table && s.Type != elf.SHT_NOBITS && s.Size > 0 {
 			if off, ok := f.OffsetOf(s.Addr); ok && uint64(off) != s.Offset {
 				return shdr(i, "offset 0x%x, but its address 0x%x is loaded from offset 0x%x", s.Offset, s.Addr, off)
 			}
@@ -206,9 +214,6 @@ func (m *model) load() error {
 				return shdr(i, "address 0x%x, but %v is 0x%x: the loader reads another table than the section header names", s.Addr, tag, v)
 			}
 		}
-	}
-	if f.Type == elf.ET_REL {
-		return m.errf("not a linked file (relocatable object); only executables and shared libraries can be patched")
 	}
 	d, err := f.Dynamic()
 	if err != nil {
