@@ -385,6 +385,9 @@ func TestMalformedInputRefused(t *testing.T) {
 			le.PutUint64(b[at+16:], le.Uint64(b[at+16:])+8) // sh_addr
 			le.PutUint64(b[at+24:], le.Uint64(b[at+24:])+8) // sh_offset
 		}, "but DT_STRTAB is"},
+		{"table size", shoff + uint64(dynstr)*64, fmt.Sprintf("section header %d (.dynstr)", dynstr), func(b []byte) {
+			le.PutUint64(b[shoff+uint64(dynstr)*64+32:], 0) // sh_size
+		}, "size 0x0, but DT_STRSZ is"},
 		{"symbol name", f.ELF().Sections[dynsym].Offset + 24, ".dynsym entry 1", func(b []byte) {
 			le.PutUint32(b[f.ELF().Sections[dynsym].Offset+24:], 0x10000) // st_name
 		}, "name offset 0x10000 outside the dynamic string table"},

@@ -214,6 +214,9 @@ func (m *model) load() error {
 				return shdr(i, "address 0x%x, but %v is 0x%x: the loader reads another table than the section header names", s.Addr, tag, v)
 			}
 		}
+		if n, ok := dynValue(f, elf.DT_STRSZ); ok && tag == elf.DT_STRTAB && s.Type != elf.SHT_NOBITS && n != s.Size {
+			return shdr(i, "size 0x%x, but DT_STRSZ is 0x%x: the loader reads another table than the section header names", s.Size, n)
+		}
 	}
 	d, err := f.Dynamic()
 	if err != nil {
