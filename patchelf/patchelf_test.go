@@ -447,6 +447,41 @@ func TestLargeBSSRealLoader(t *testing.T) {
 	}
 }
 
+// TestBadInterpreterRefused: a PT_INTERP past the end of the file, or of a
+// size the kernel refuses, is malformed; a size of 2^60 once reached a
+// make() and panicked.
+func TestBadInterpreterRefused(t *testing.T) {
+	orig, err := os.ReadFile(testenv.Testdata("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfx.NewFileSize(bytes.NewReader(orig), int64(len(orig)), "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(f.Progs(), func(p elf.ProgHeader) bool { return p.Type == elf.PT_INTERP })
+	if i < 0 {
+		t.Fatal("hello has no PT_INTERP")
+	}
+	at := binary.LittleEndian.Uint64(orig[32:]) + uint64(i)*56
+	for _, tt := range []struct {
+		filesz uint64
+		says   string
+	}{{1 << 60, "extends past the end of the file"}, {1, "2 to 4096 bytes"}, {5000, "2 to 4096 bytes"}} {
+		b := bytes.Clone(orig)
+		binary.LittleEndian.PutUint64(b[at+32:], tt.filesz)
+		p := filepath.Join(t.TempDir(), "hello")
+		if err := os.WriteFile(p, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: "/lib64/ld-linux-x86-64.so.2.long.name"}}, patchelf.Options{}, patchelf.WriteOptions{})
+		want := fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_INTERP", p, at, i)
+		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), tt.says) {
+			t.Errorf("p_filesz 0x%x: err = %v, want %q...%q", tt.filesz, err, want, tt.says)
+		}
+	}
+}
+
 // TestMalformedInputRefused32: the section header checks read an ELF32
 // header's fields where ELF32 has them (they once read ELF64 offsets past
 // its 52 bytes and panicked).

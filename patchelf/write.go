@@ -71,14 +71,22 @@ func p0(o *overlay) int64 {
 // pages.
 const maxSegAlign = 1 << 30
 
-// loadsProblem checks the PT_LOAD segments of progs, a file of size
-// bytes, as the loader needs them: each aligned to a power of two (at
-// most maxSegAlign), congruent modulo its alignment
-// (offset and address), inside the file, and in ascending, disjoint
-// address ranges. It returns the index in progs of the first bad one.
-func loadsProblem(progs []elf.ProgHeader, size int64) (int, error) {
+// segmentsProblem checks the segments of progs, a file of size bytes, as
+// the kernel and the loader need them: each inside the file, an
+// interpreter name of 2 to 4096 bytes, and the PT_LOADs aligned to powers
+// of two (at most maxSegAlign), congruent modulo their alignment (offset
+// and address), and in ascending, disjoint address ranges. It returns the
+// index in progs of the first bad one.
+func segmentsProblem(progs []elf.ProgHeader, size int64) (int, error) {
 	prev := -1
 	for i, ph := range progs {
+		if ph.Filesz > 0 && (ph.Off > uint64(size) || ph.Filesz > uint64(size)-ph.Off) {
+			return i, fmt.Errorf("%v at 0x%x (0x%x bytes) extends past the end of the file (0x%x bytes)", ph.Type, ph.Off, ph.Filesz, size)
+		}
+		if ph.Type == elf.PT_INTERP && (ph.Filesz < 2 || ph.Filesz > 4096) {
+			// The kernel's limits (PATH_MAX, a name and its NUL).
+			return i, fmt.Errorf("PT_INTERP of 0x%x bytes: the kernel runs no program whose interpreter name is not 2 to 4096 bytes", ph.Filesz)
+		}
 		if ph.Type != elf.PT_LOAD {
 			continue
 		}
@@ -90,9 +98,6 @@ func loadsProblem(progs []elf.ProgHeader, size int64) (int, error) {
 		}
 		if ph.Align > 1 && ph.Off%ph.Align != ph.Vaddr%ph.Align {
 			return i, fmt.Errorf("PT_LOAD at 0x%x: offset and address (0x%x) not congruent modulo 0x%x", ph.Off, ph.Vaddr, ph.Align)
-		}
-		if ph.Filesz > 0 && (ph.Off > uint64(size) || ph.Filesz > uint64(size)-ph.Off) {
-			return i, fmt.Errorf("PT_LOAD at 0x%x (0x%x bytes) extends past the end of the file (0x%x bytes)", ph.Off, ph.Filesz, size)
 		}
 		if prev >= 0 && (ph.Vaddr < progs[prev].Vaddr || ph.Vaddr-progs[prev].Vaddr < progs[prev].Memsz) {
 			return i, fmt.Errorf("PT_LOAD segments overlap or are out of order at address 0x%x", ph.Vaddr)
@@ -131,7 +136,7 @@ func (p *Plan) Verify(before *elfx.File) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("verification of %s failed: %s", before.Path, fmt.Sprintf(format, args...))
 	}
-	if _, err := loadsProblem(after.Progs(), ov.Size()); err != nil {
+	if _, err := segmentsProblem(after.Progs(), ov.Size()); err != nil {
 		return fail("%v", err)
 	}
 	if p.expect.osabi != nil && byte(after.OSABI) != *p.expect.osabi {
