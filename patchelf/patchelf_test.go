@@ -359,6 +359,9 @@ func TestMalformedInputRefused(t *testing.T) {
 		{"dynamic outside", ph(dynamic, 0), fmt.Sprintf("program header %d", dynamic), func(b []byte) {
 			le.PutUint64(b[ph(dynamic, 16):], 1<<32)
 		}, "PT_DYNAMIC is not inside any PT_LOAD"},
+		{"dynamic offset", ph(dynamic, 0), fmt.Sprintf("program header %d", dynamic), func(b []byte) {
+			le.PutUint64(b[ph(dynamic, 8):], 0) // p_offset
+		}, "is loaded from offset"},
 		{"out of order", ph(third, 0), fmt.Sprintf("program header %d", third), func(b []byte) {
 			le.PutUint64(b[ph(third, 16):], le.Uint64(b[ph(second, 16):]))
 		}, "overlap or are out of order"},
