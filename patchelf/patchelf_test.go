@@ -336,6 +336,15 @@ func TestMalformedInputRefused(t *testing.T) {
 		t.Fatalf("libfoo.so.1 has %d PT_LOADs, PT_DYNAMIC %d, .dynsym %d, .gnu.version_r %v", len(loads), dynamic, dynsym, verneed)
 	}
 	ph := func(i, field int) uint64 { return phoff + uint64(i)*56 + uint64(field) }
+	d, err := f.Dynamic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gnuHash := slices.IndexFunc(d.Entries, func(e elfx.DynEntry) bool { return e.Tag == elf.DT_GNU_HASH })
+	if gnuHash < 0 {
+		t.Fatal("libfoo.so.1 has no DT_GNU_HASH")
+	}
+	gnuHashAt := uint64(d.Offset) + uint64(gnuHash)*16
 	second, third := loads[1], loads[2]
 	for _, tt := range []struct {
 		name string
@@ -391,6 +400,9 @@ func TestMalformedInputRefused(t *testing.T) {
 		{"table size", shoff + uint64(dynstr)*64, fmt.Sprintf("section header %d (.dynstr)", dynstr), func(b []byte) {
 			le.PutUint64(b[shoff+uint64(dynstr)*64+32:], 0) // sh_size
 		}, "size 0x0, but DT_STRSZ is"},
+		{"undescribed table", gnuHashAt, "dynamic section", func(b []byte) {
+			le.PutUint64(b[gnuHashAt+8:], le.Uint64(b[gnuHashAt+8:])+8) // d_val
+		}, "DT_GNU_HASH points at"},
 		{"symbol name", f.ELF().Sections[dynsym].Offset + 24, ".dynsym entry 1", func(b []byte) {
 			le.PutUint32(b[f.ELF().Sections[dynsym].Offset+24:], 0x10000) // st_name
 		}, "name offset 0x10000 outside the dynamic string table"},

@@ -260,8 +260,34 @@ func (m *model) load() error {
 		}
 		m.ents = append(m.ents, x)
 	}
+	if err := m.headersDescribeTables(); err != nil {
+		return err
+	}
 	m.standIn()
 	return m.countRefs()
+}
+
+// headersDescribeTables checks, for a file with section headers, that a
+// loaded section starts at each symbol, string, hash and version table
+// the dynamic section points at: the headers say what lies where when
+// the program header table grows over what follows it, and a table they
+// do not describe would be overwritten.
+func (m *model) headersDescribeTables() error {
+	if len(m.secs) == 0 {
+		return nil // the loader's view stands in (standIn)
+	}
+	for i, e := range m.ents {
+		switch e.tag {
+		case elf.DT_STRTAB, elf.DT_SYMTAB, elf.DT_HASH, elf.DT_GNU_HASH, elf.DT_VERSYM, elf.DT_VERDEF, elf.DT_VERNEED:
+		default:
+			continue
+		}
+		if !slices.ContainsFunc(m.secs, func(s *elf.Section) bool { return s.Flags&elf.SHF_ALLOC != 0 && s.Addr == e.val }) {
+			return &elfx.FormatError{Path: m.path, Offset: m.dyn.Offset + int64(i)*int64(m.dyn.EntrySize), What: "dynamic section",
+				Err: fmt.Errorf("%v points at 0x%x, where no section header describes a table", e.tag, e.val)}
+		}
+	}
+	return nil
 }
 
 // countRefs records every reference into .dynstr: dynamic entries,
