@@ -462,8 +462,8 @@ func TestLargeBSSRealLoader(t *testing.T) {
 	}
 }
 
-// TestBadInterpreterRefused: a PT_INTERP past the end of the file, or of a
-// size the kernel refuses, is malformed; a size of 2^60 once reached a
+// TestBadInterpreterRefused: a PT_INTERP past the end of the file, of a
+// size the kernel refuses, or naming nothing, is malformed; a size of 2^60 once reached a
 // make() and panicked.
 func TestBadInterpreterRefused(t *testing.T) {
 	orig, err := os.ReadFile(testenv.Testdata("hello"))
@@ -482,15 +482,22 @@ func TestBadInterpreterRefused(t *testing.T) {
 	for _, tt := range []struct {
 		filesz uint64
 		says   string
-	}{{1 << 60, "extends past the end of the file"}, {1, "2 to 4096 bytes"}, {5000, "2 to 4096 bytes"}} {
+	}{{1 << 60, "extends past the end of the file"}, {1, "2 to 4096 bytes"}, {5000, "2 to 4096 bytes"}, {0, "an empty interpreter name"}} {
 		b := bytes.Clone(orig)
-		binary.LittleEndian.PutUint64(b[at+32:], tt.filesz)
+		if tt.filesz == 0 {
+			b[binary.LittleEndian.Uint64(b[at+8:])] = 0 // the name's first byte
+		} else {
+			binary.LittleEndian.PutUint64(b[at+32:], tt.filesz)
+		}
 		p := filepath.Join(t.TempDir(), "hello")
 		if err := os.WriteFile(p, b, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: "/lib64/ld-linux-x86-64.so.2.long.name"}}, patchelf.Options{}, patchelf.WriteOptions{})
 		want := fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_INTERP", p, at, i)
+		if tt.filesz == 0 {
+			want = fmt.Sprintf("%s: malformed file at offset 0x%x: PT_INTERP: ", p, binary.LittleEndian.Uint64(b[at+8:]))
+		}
 		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), tt.says) {
 			t.Errorf("p_filesz 0x%x: err = %v, want %q...%q", tt.filesz, err, want, tt.says)
 		}

@@ -164,6 +164,13 @@ func (m *model) load() error {
 	if i, err := segmentsProblem(f.Progs(), f.Size); err != nil {
 		return &elfx.FormatError{Path: m.path, Offset: int64(m.phoff) + int64(i)*int64(m.phent), What: fmt.Sprintf("program header %d", i), Err: err}
 	}
+	if i := slices.IndexFunc(f.Progs(), func(p elf.ProgHeader) bool { return p.Type == elf.PT_INTERP }); i >= 0 {
+		if name, err := f.Interp(); err != nil {
+			return err
+		} else if name == "" {
+			return &elfx.FormatError{Path: m.path, Offset: int64(f.Progs()[i].Off), What: "PT_INTERP", Err: errors.New("an empty interpreter name: the kernel runs no program with it")}
+		}
+	}
 	if i, ld, ok := dynamicLoad(f.Progs()); ok {
 		bad := func(err error) error {
 			return &elfx.FormatError{Path: m.path, Offset: int64(m.phoff) + int64(i)*int64(m.phent), What: fmt.Sprintf("program header %d", i), Err: err}
