@@ -359,6 +359,9 @@ func TestMalformedInputRefused(t *testing.T) {
 		{"past the end", ph(second, 0), fmt.Sprintf("program header %d", second), func(b []byte) {
 			le.PutUint64(b[ph(second, 32):], uint64(len(orig)))
 		}, "extends past the end of the file"},
+		{"file larger than memory", ph(second, 0), fmt.Sprintf("program header %d", second), func(b []byte) {
+			le.PutUint64(b[ph(second, 40):], le.Uint64(b[ph(second, 32):])-1) // p_memsz
+		}, "bytes in the file but"},
 		{"alignment", ph(second, 0), fmt.Sprintf("program header %d", second), func(b []byte) {
 			le.PutUint64(b[ph(second, 48):], 0x3000)
 		}, "alignment 0x3000 is not a power of two"},

@@ -73,8 +73,8 @@ const maxSegAlign = 1 << 30
 
 // segmentsProblem checks the segments of progs, a file of size bytes, as
 // the kernel and the loader need them: each inside the file, an
-// interpreter name of 2 to 4096 bytes, and the PT_LOADs aligned to powers
-// of two (at most maxSegAlign), congruent modulo their alignment (offset
+// interpreter name of 2 to 4096 bytes, and the PT_LOADs no larger in the
+// file than in memory, aligned to powers of two (at most maxSegAlign), congruent modulo their alignment (offset
 // and address), and in ascending, disjoint address ranges. It returns the
 // index in progs of the first bad one.
 func segmentsProblem(progs []elf.ProgHeader, size int64) (int, error) {
@@ -89,6 +89,9 @@ func segmentsProblem(progs []elf.ProgHeader, size int64) (int, error) {
 		}
 		if ph.Type != elf.PT_LOAD {
 			continue
+		}
+		if ph.Filesz > ph.Memsz {
+			return i, fmt.Errorf("PT_LOAD at 0x%x: 0x%x bytes in the file but 0x%x in memory", ph.Off, ph.Filesz, ph.Memsz)
 		}
 		if ph.Align&(ph.Align-1) != 0 || ph.Align > maxSegAlign {
 			// The ELF spec asks for powers of two; a new segment is
