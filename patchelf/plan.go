@@ -284,17 +284,23 @@ func (m *model) headersDescribeTables() error {
 		return nil // the loader's view stands in (standIn)
 	}
 	for i, e := range m.ents {
-		switch e.tag {
-		case elf.DT_STRTAB, elf.DT_SYMTAB, elf.DT_HASH, elf.DT_GNU_HASH, elf.DT_VERSYM, elf.DT_VERDEF, elf.DT_VERNEED:
-		default:
+		want, ok := typeForDT[e.tag]
+		if !ok {
 			continue
 		}
-		if !slices.ContainsFunc(m.secs, func(s *elf.Section) bool { return s.Flags&elf.SHF_ALLOC != 0 && s.Addr == e.val }) {
+		if !slices.ContainsFunc(m.secs, func(s *elf.Section) bool { return s.Flags&elf.SHF_ALLOC != 0 && s.Addr == e.val && s.Type == want }) {
 			return &elfx.FormatError{Path: m.path, Offset: m.dyn.Offset + int64(i)*int64(m.dyn.EntrySize), What: "dynamic section",
-				Err: fmt.Errorf("%v points at 0x%x, where no section header describes a table", e.tag, e.val)}
+				Err: fmt.Errorf("%v points at 0x%x, where no section header describes a table of type %v", e.tag, e.val, want)}
 		}
 	}
 	return nil
+}
+
+// typeForDT is the section type of the table each of these dynamic
+// entries points at.
+var typeForDT = map[elf.DynTag]elf.SectionType{
+	elf.DT_STRTAB: elf.SHT_STRTAB, elf.DT_SYMTAB: elf.SHT_DYNSYM, elf.DT_HASH: elf.SHT_HASH, elf.DT_GNU_HASH: elf.SHT_GNU_HASH,
+	elf.DT_VERSYM: elf.SHT_GNU_VERSYM, elf.DT_VERDEF: elf.SHT_GNU_VERDEF, elf.DT_VERNEED: elf.SHT_GNU_VERNEED,
 }
 
 // countRefs records every reference into .dynstr: dynamic entries,
