@@ -403,6 +403,11 @@ func TestMalformedInputRefused(t *testing.T) {
 		{"table size", shoff + uint64(dynstr)*64, fmt.Sprintf("section header %d (.dynstr)", dynstr), func(b []byte) {
 			le.PutUint64(b[shoff+uint64(dynstr)*64+32:], 0) // sh_size
 		}, "size 0x0, but DT_STRSZ is"},
+		{"unnamed table offset", shoff + uint64(dynstr)*64, fmt.Sprintf("section header %d ()", dynstr), func(b []byte) {
+			at := shoff + uint64(dynstr)*64
+			le.PutUint32(b[at:], 0)                            // sh_name: ""
+			le.PutUint64(b[at+24:], le.Uint64(b[at+24:])-0x40) // sh_offset
+		}, "but DT_STRTAB 0x"},
 		{"undescribed table", gnuHashAt, "dynamic section", func(b []byte) {
 			le.PutUint64(b[gnuHashAt+8:], le.Uint64(b[gnuHashAt+8:])+8) // d_val
 		}, "DT_GNU_HASH points at"},

@@ -192,16 +192,7 @@ func (m *model) load() error {
 	// that are not loaded. And a dynamic table is found by its offset (to
 	// patch its header when it moves) and by its address (to patch the
 	// dynamic entry): the two must name the same bytes.
-	shdr := func(i int, format string, args ...any) error {
-		var shoff, shent uint64
-		if m.is64 {
-			shoff, shent = m.bo.Uint64(m.ehdr[40:]), uint64(m.bo.Uint16(m.ehdr[58:]))
-		} else {
-			shoff, shent = uint64(m.bo.Uint32(m.ehdr[32:])), uint64(m.bo.Uint16(m.ehdr[46:]))
-		}
-		return &elfx.FormatError{Path: m.path, Offset: int64(shoff + uint64(i)*shent), What: fmt.Sprintf("section header %d (%s)", i, m.secs[i].Name),
-			Err: fmt.Errorf(format, args...)}
-	}
+	shdr := m.shdrErr
 	if f.Type == elf.ET_REL {
 		return m.errf("not a linked file (relocatable object); only executables and shared libraries can be patched")
 	}
@@ -288,12 +279,33 @@ func (m *model) headersDescribeTables() error {
 		if !ok {
 			continue
 		}
-		if !slices.ContainsFunc(m.secs, func(s *elf.Section) bool { return s.Flags&elf.SHF_ALLOC != 0 && s.Addr == e.val && s.Type == want }) {
+		j := slices.IndexFunc(m.secs, func(s *elf.Section) bool { return s.Flags&elf.SHF_ALLOC != 0 && s.Addr == e.val && s.Type == want })
+		if j < 0 {
 			return &elfx.FormatError{Path: m.path, Offset: m.dyn.Offset + int64(i)*int64(m.dyn.EntrySize), What: "dynamic section",
 				Err: fmt.Errorf("%v points at 0x%x, where no section header describes a table of type %v", e.tag, e.val, want)}
 		}
+		// Its header is found by offset when the table moves, and names
+		// are read through it.
+		if off, ok := m.f.OffsetOf(e.val); ok && uint64(off) != m.secs[j].Offset {
+			return m.shdrErr(j, "offset 0x%x, but %v 0x%x is loaded from offset 0x%x", m.secs[j].Offset, e.tag, e.val, off)
+		}
+		if n, ok := m.dyn.Value(elf.DT_STRSZ); ok && e.tag == elf.DT_STRTAB && n != m.secs[j].Size {
+			return m.shdrErr(j, "size 0x%x, but DT_STRSZ is 0x%x: the loader reads another table than the section header names", m.secs[j].Size, n)
+		}
 	}
 	return nil
+}
+
+// shdrErr is a malformed-file error about section header i.
+func (m *model) shdrErr(i int, format string, args ...any) error {
+	var shoff, shent uint64
+	if m.is64 {
+		shoff, shent = m.bo.Uint64(m.ehdr[40:]), uint64(m.bo.Uint16(m.ehdr[58:]))
+	} else {
+		shoff, shent = uint64(m.bo.Uint32(m.ehdr[32:])), uint64(m.bo.Uint16(m.ehdr[46:]))
+	}
+	return &elfx.FormatError{Path: m.path, Offset: int64(shoff + uint64(i)*shent), What: fmt.Sprintf("section header %d (%s)", i, m.secs[i].Name),
+		Err: fmt.Errorf(format, args...)}
 }
 
 // typeForDT is the section type of the table each of these dynamic
