@@ -512,6 +512,41 @@ func TestBadInterpreterRefused(t *testing.T) {
 	}
 }
 
+// TestOverlappingTablesRefused: without section headers an edit works
+// from the loader's view, where the symbol count comes from the hash
+// table; tables that overlap there are malformed (a count read from
+// another table's bytes changed when the tables moved).
+func TestOverlappingTablesRefused(t *testing.T) {
+	b, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.StripSectionHeaders(b)
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libfoo.so.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.Dynamic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	symtab, _ := d.Value(elf.DT_SYMTAB)
+	// DT_STRTAB moved into the symbol table, its size kept.
+	for i, e := range d.Entries {
+		if e.Tag == elf.DT_STRTAB {
+			binary.LittleEndian.PutUint64(b[d.Offset+int64(i)*16+8:], symtab+24)
+		}
+	}
+	p := filepath.Join(t.TempDir(), "libfoo.so.1")
+	if err := os.WriteFile(p, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{})
+	if err == nil || !strings.Contains(err.Error(), ": malformed file at offset 0x") || !strings.Contains(err.Error(), "the tables it points at overlap") {
+		t.Errorf("err = %v", err)
+	}
+}
+
 // TestMalformedInputRefused32: the section header checks read an ELF32
 // header's fields where ELF32 has them (they once read ELF64 offsets past
 // its 52 bytes and panicked).

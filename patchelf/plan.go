@@ -272,7 +272,19 @@ func (m *model) load() error {
 // do not describe would be overwritten.
 func (m *model) headersDescribeTables() error {
 	if len(m.secs) == 0 {
-		return nil // the loader's view stands in (standIn)
+		// The loader's view stands in (standIn): the tables' extents
+		// are derived (the symbol count from the hash table), and two
+		// that overlap mean a count derived from garbage.
+		secs := m.f.SymbolSections()
+		for i, a := range secs {
+			for _, b := range secs[i+1:] {
+				if a.Size > 0 && b.Size > 0 && a.Offset < b.Offset+b.Size && b.Offset < a.Offset+a.Size {
+					return &elfx.FormatError{Path: m.path, Offset: int64(b.Offset), What: "dynamic section",
+						Err: fmt.Errorf("the tables it points at overlap: %s at 0x%x (0x%x bytes) and %s at 0x%x (0x%x bytes)", a.Name, a.Offset, a.Size, b.Name, b.Offset, b.Size)}
+				}
+			}
+		}
+		return nil
 	}
 	for i, e := range m.ents {
 		want, ok := typeForDT[e.tag]
