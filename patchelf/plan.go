@@ -196,6 +196,7 @@ func (m *model) load() error {
 	if f.Type == elf.ET_REL {
 		return m.errf("not a linked file (relocatable object); only executables and shared libraries can be patched")
 	}
+	dynsym := slices.IndexFunc(m.secs, func(s *elf.Section) bool { return s.Type == elf.SHT_DYNSYM })
 	for i, s := range m.secs {
 		want, typed := tableType[s.Name]
 		tag, table := dtForSection[s.Name]
@@ -213,6 +214,11 @@ func (m *model) load() error {
 		}
 		if typed && s.Type != want {
 			return shdr(i, "type %v, want %v: tools read it as the wrong kind of table", s.Type, want)
+		}
+		// Renaming renumbers the symbols the dynamic relocations name,
+		// found through the link of their sections.
+		if (s.Type == elf.SHT_RELA || s.Type == elf.SHT_REL) && s.Size > 0 && dynsym > 0 && int(s.Link) != dynsym {
+			return shdr(i, "dynamic relocations linked to section %d, not to .dynsym (%d)", s.Link, dynsym)
 		}
 		if table && s.Type != elf.SHT_NOBITS && s.Size > 0 {
 			if off, ok := f.OffsetOf(s.Addr); ok && uint64(off) != s.Offset {
