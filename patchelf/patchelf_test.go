@@ -320,20 +320,22 @@ func TestMalformedInputRefused(t *testing.T) {
 	le := binary.LittleEndian
 	phoff, shoff := le.Uint64(orig[32:]), le.Uint64(orig[40:])
 	var loads []int
-	dynamic := -1
+	dynamic, note := -1, -1
 	for i, p := range f.Progs() {
 		switch p.Type {
 		case elf.PT_LOAD:
 			loads = append(loads, i)
 		case elf.PT_DYNAMIC:
 			dynamic = i
+		case elf.PT_NOTE:
+			note = i
 		}
 	}
 	dynsym := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".dynsym" })
 	dynstr := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".dynstr" })
 	relaDyn := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".rela.dyn" })
 	verneed := f.ELF().Section(".gnu.version_r")
-	if len(loads) < 3 || dynamic < 0 || dynsym < 0 || dynstr < 0 || relaDyn < 0 || verneed == nil {
+	if len(loads) < 3 || dynamic < 0 || note < 0 || dynsym < 0 || dynstr < 0 || relaDyn < 0 || verneed == nil {
 		t.Fatalf("libfoo.so.1 has %d PT_LOADs, PT_DYNAMIC %d, .dynsym %d, .gnu.version_r %v", len(loads), dynamic, dynsym, verneed)
 	}
 	ph := func(i, field int) uint64 { return phoff + uint64(i)*56 + uint64(field) }
@@ -375,6 +377,9 @@ func TestMalformedInputRefused(t *testing.T) {
 		{"dynamic offset", ph(dynamic, 0), fmt.Sprintf("program header %d", dynamic), func(b []byte) {
 			le.PutUint64(b[ph(dynamic, 8):], 0) // p_offset
 		}, "is loaded from offset"},
+		{"note offset", ph(note, 0), fmt.Sprintf("program header %d", note), func(b []byte) {
+			le.PutUint64(b[ph(note, 8):], le.Uint64(b[ph(note, 8):])+0x10) // p_offset
+		}, "PT_NOTE at offset"},
 		{"out of order", ph(third, 0), fmt.Sprintf("program header %d", third), func(b []byte) {
 			le.PutUint64(b[ph(third, 16):], le.Uint64(b[ph(second, 16):]))
 		}, "overlap or are out of order"},
@@ -475,7 +480,8 @@ func TestLargeBSSRealLoader(t *testing.T) {
 }
 
 // TestBadInterpreterRefused: a PT_INTERP past the end of the file, of a
-// size the kernel refuses, or naming nothing, is malformed; a size of 2^60 once reached a
+// size the kernel refuses, or naming nothing, is malformed, and so is a
+// PT_PHDR outside every PT_LOAD; a size of 2^60 once reached a
 // make() and panicked.
 func TestBadInterpreterRefused(t *testing.T) {
 	orig, err := os.ReadFile(testenv.Testdata("hello"))
@@ -490,7 +496,22 @@ func TestBadInterpreterRefused(t *testing.T) {
 	if i < 0 {
 		t.Fatal("hello has no PT_INTERP")
 	}
-	at := binary.LittleEndian.Uint64(orig[32:]) + uint64(i)*56
+	phoff := binary.LittleEndian.Uint64(orig[32:])
+	at := phoff + uint64(i)*56
+	// A program header table the loader cannot see.
+	if j := slices.IndexFunc(f.Progs(), func(p elf.ProgHeader) bool { return p.Type == elf.PT_PHDR }); j >= 0 {
+		b := bytes.Clone(orig)
+		binary.LittleEndian.PutUint64(b[phoff+uint64(j)*56+16:], 1<<40) // p_vaddr
+		p := filepath.Join(t.TempDir(), "hello")
+		os.WriteFile(p, b, 0o755)
+		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/x"}}, patchelf.Options{}, patchelf.WriteOptions{})
+		want := fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_PHDR is not inside any PT_LOAD", p, phoff+uint64(j)*56, j)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("PT_PHDR outside: err = %v, want %q", err, want)
+		}
+	} else {
+		t.Error("hello has no PT_PHDR")
+	}
 	for _, tt := range []struct {
 		filesz uint64
 		says   string

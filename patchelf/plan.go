@@ -171,20 +171,6 @@ func (m *model) load() error {
 			return &elfx.FormatError{Path: m.path, Offset: int64(f.Progs()[i].Off), What: "PT_INTERP", Err: errors.New("an empty interpreter name: the kernel runs no program with it")}
 		}
 	}
-	if i, ld, ok := dynamicLoad(f.Progs()); ok {
-		bad := func(err error) error {
-			return &elfx.FormatError{Path: m.path, Offset: int64(m.phoff) + int64(i)*int64(m.phent), What: fmt.Sprintf("program header %d", i), Err: err}
-		}
-		d := f.Progs()[i]
-		switch {
-		case ld == nil:
-			return bad(errors.New("PT_DYNAMIC is not inside any PT_LOAD: the loader would read the dynamic section from unmapped memory"))
-		case d.Filesz > 0 && d.Off != ld.Off+(d.Vaddr-ld.Vaddr):
-			// The loader reads the entries at the address, this reader
-			// and the edit at the offset.
-			return bad(fmt.Errorf("PT_DYNAMIC at offset 0x%x, but its address 0x%x is loaded from offset 0x%x", d.Off, d.Vaddr, ld.Off+(d.Vaddr-ld.Vaddr)))
-		}
-	}
 	m.secs = f.ELF().Sections
 	// The section headers of what an edit moves or rewrites must agree
 	// with what the loader sees. debug/elf gives a compressed section its

@@ -3,6 +3,7 @@ package patchelf
 import (
 	"bytes"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
@@ -106,6 +107,32 @@ func segmentsProblem(progs []elf.ProgHeader, size int64) (int, error) {
 			return i, fmt.Errorf("PT_LOAD segments overlap or are out of order at address 0x%x", ph.Vaddr)
 		}
 		prev = i
+	}
+	// What lies inside a loaded range (the program header table, the
+	// interpreter name, the dynamic section, notes, ...) is read at its
+	// address by the loader and at its offset by the kernel and by this
+	// reader: the two must name the same bytes. The program header table
+	// and the dynamic section must be loaded at all (ld.so reads them at
+	// their addresses).
+	for i, ph := range progs {
+		if ph.Type == elf.PT_LOAD || ph.Filesz == 0 {
+			continue
+		}
+		j := slices.IndexFunc(progs, func(l elf.ProgHeader) bool {
+			return l.Type == elf.PT_LOAD && ph.Vaddr >= l.Vaddr && ph.Vaddr-l.Vaddr < l.Filesz
+		})
+		if j < 0 {
+			switch ph.Type {
+			case elf.PT_PHDR:
+				return i, errors.New("PT_PHDR is not inside any PT_LOAD: the loader reads the program headers from unmapped memory")
+			case elf.PT_DYNAMIC:
+				return i, errors.New("PT_DYNAMIC is not inside any PT_LOAD: the loader would read the dynamic section from unmapped memory")
+			}
+			continue
+		}
+		if l := progs[j]; ph.Off != l.Off+(ph.Vaddr-l.Vaddr) {
+			return i, fmt.Errorf("%v at offset 0x%x, but its address 0x%x is loaded from offset 0x%x", ph.Type, ph.Off, ph.Vaddr, l.Off+(ph.Vaddr-l.Vaddr))
+		}
 	}
 	return -1, nil
 }
