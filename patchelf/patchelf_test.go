@@ -377,6 +377,9 @@ func TestMalformedInputRefused(t *testing.T) {
 		{"dynamic offset", ph(dynamic, 0), fmt.Sprintf("program header %d", dynamic), func(b []byte) {
 			le.PutUint64(b[ph(dynamic, 8):], 0) // p_offset
 		}, "is loaded from offset"},
+		{"dynamic past its segment", ph(dynamic, 0), fmt.Sprintf("program header %d", dynamic), func(b []byte) {
+			le.PutUint64(b[ph(dynamic, 40):], 1<<40) // p_memsz
+		}, "PT_DYNAMIC is not inside any PT_LOAD"},
 		{"note offset", ph(note, 0), fmt.Sprintf("program header %d", note), func(b []byte) {
 			le.PutUint64(b[ph(note, 8):], le.Uint64(b[ph(note, 8):])+0x10) // p_offset
 		}, "PT_NOTE at offset"},

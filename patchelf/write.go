@@ -108,6 +108,9 @@ func segmentsProblem(progs []elf.ProgHeader, size int64) (int, error) {
 		}
 		prev = i
 	}
+	if i, ld, ok := dynamicLoad(progs); ok && ld == nil {
+		return i, errors.New("PT_DYNAMIC is not inside any PT_LOAD: the loader would read the dynamic section from unmapped memory")
+	}
 	// What lies inside a loaded range (the program header table, the
 	// interpreter name, the dynamic section, notes, ...) is read at its
 	// address by the loader and at its offset by the kernel and by this
@@ -125,8 +128,6 @@ func segmentsProblem(progs []elf.ProgHeader, size int64) (int, error) {
 			switch ph.Type {
 			case elf.PT_PHDR:
 				return i, errors.New("PT_PHDR is not inside any PT_LOAD: the loader reads the program headers from unmapped memory")
-			case elf.PT_DYNAMIC:
-				return i, errors.New("PT_DYNAMIC is not inside any PT_LOAD: the loader would read the dynamic section from unmapped memory")
 			}
 			continue
 		}
