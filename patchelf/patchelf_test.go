@@ -420,6 +420,9 @@ func TestMalformedInputRefused(t *testing.T) {
 		{"relocation link", shoff + uint64(relaDyn)*64, fmt.Sprintf("section header %d (.rela.dyn)", relaDyn), func(b []byte) {
 			le.PutUint32(b[shoff+uint64(relaDyn)*64+40:], 0x400003) // sh_link
 		}, "not to .dynsym"},
+		{"unloaded table", gnuHashAt, "dynamic section", func(b []byte) {
+			le.PutUint64(b[gnuHashAt+8:], 1<<40) // d_val
+		}, "which no PT_LOAD loads from the file"},
 		{"undescribed table", gnuHashAt, "dynamic section", func(b []byte) {
 			le.PutUint64(b[gnuHashAt+8:], le.Uint64(b[gnuHashAt+8:])+8) // d_val
 		}, "DT_GNU_HASH points at"},

@@ -257,12 +257,21 @@ func (m *model) load() error {
 	return m.countRefs()
 }
 
-// headersDescribeTables checks, for a file with section headers, that a
-// loaded section starts at each symbol, string, hash and version table
-// the dynamic section points at: the headers say what lies where when
+// headersDescribeTables checks that each symbol, string, hash and version
+// table the dynamic section points at is loaded from the file and, for a
+// file with section headers, that a loaded section starts at it: the headers say what lies where when
 // the program header table grows over what follows it, and a table they
 // do not describe would be overwritten.
 func (m *model) headersDescribeTables() error {
+	for i, e := range m.ents {
+		if _, ok := typeForDT[e.tag]; !ok {
+			continue
+		}
+		if _, ok := m.f.OffsetOf(e.val); !ok {
+			return &elfx.FormatError{Path: m.path, Offset: m.dyn.Offset + int64(i)*int64(m.dyn.EntrySize), What: "dynamic section",
+				Err: fmt.Errorf("%v points at 0x%x, which no PT_LOAD loads from the file", e.tag, e.val)}
+		}
+	}
 	if len(m.secs) == 0 {
 		// The loader's view stands in (standIn): the tables' extents
 		// are derived (the symbol count from the hash table), and two
