@@ -380,6 +380,9 @@ func TestMalformedInputRefused(t *testing.T) {
 		{"dynamic past its segment", ph(dynamic, 0), fmt.Sprintf("program header %d", dynamic), func(b []byte) {
 			le.PutUint64(b[ph(dynamic, 40):], 1<<40) // p_memsz
 		}, "PT_DYNAMIC is not inside any PT_LOAD"},
+		{"dynamic larger in the file", ph(dynamic, 0), fmt.Sprintf("program header %d", dynamic), func(b []byte) {
+			le.PutUint64(b[ph(dynamic, 32):], le.Uint64(b[ph(dynamic, 40):])+16) // p_filesz
+		}, "bytes in the file but"},
 		{"note offset", ph(note, 0), fmt.Sprintf("program header %d", note), func(b []byte) {
 			le.PutUint64(b[ph(note, 8):], le.Uint64(b[ph(note, 8):])+0x10) // p_offset
 		}, "PT_NOTE at offset"},
@@ -576,6 +579,35 @@ func TestOverlappingTablesRefused(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), ": malformed file at offset 0x") || !strings.Contains(err.Error(), "the tables it points at overlap") {
 		t.Errorf("err = %v", err)
 	}
+}
+
+// TestFileOnlySegmentAccepted: a segment that describes file bytes only
+// (RISC-V's PT_RISCV_ATTRIBUTES: an address of 0, no size in memory) is
+// not held to the rules of loaded ones.
+func TestFileOnlySegmentAccepted(t *testing.T) {
+	b, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libfoo.so.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(f.Progs(), func(p elf.ProgHeader) bool { return p.Type == elf.PT_GNU_STACK })
+	if i < 0 {
+		t.Fatal("libfoo.so.1 has no PT_GNU_STACK")
+	}
+	at := binary.LittleEndian.Uint64(b[32:]) + uint64(i)*56
+	binary.LittleEndian.PutUint32(b[at:], uint32(elf.PT_LOPROC+3))
+	binary.LittleEndian.PutUint64(b[at+8:], 0x1000+0x40) // p_offset: bytes the first PT_LOAD does not load at address 0
+	binary.LittleEndian.PutUint64(b[at+16:], 0)          // p_vaddr
+	binary.LittleEndian.PutUint64(b[at+32:], 0x20)       // p_filesz
+	binary.LittleEndian.PutUint64(b[at+40:], 0)          // p_memsz
+	p := filepath.Join(t.TempDir(), "libfoo.so.1")
+	if err := os.WriteFile(p, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
 }
 
 // TestMalformedInputRefused32: the section header checks read an ELF32

@@ -72,12 +72,21 @@ func p0(o *overlay) int64 {
 // pages.
 const maxSegAlign = 1 << 30
 
+// inMemory are the segments other than PT_LOAD that describe loaded
+// bytes (others, such as PT_RISCV_ATTRIBUTES, are read from the file
+// only, and may have no size in memory).
+var inMemory = map[elf.ProgType]bool{
+	elf.PT_PHDR: true, elf.PT_INTERP: true, elf.PT_DYNAMIC: true, elf.PT_NOTE: true, elf.PT_TLS: true,
+	elf.PT_GNU_EH_FRAME: true, elf.PT_GNU_RELRO: true, elf.PT_GNU_PROPERTY: true,
+}
+
 // segmentsProblem checks the segments of progs, a file of size bytes, as
-// the kernel and the loader need them: each inside the file, an
-// interpreter name of 2 to 4096 bytes, and the PT_LOADs no larger in the
-// file than in memory, aligned to powers of two (at most maxSegAlign), congruent modulo their alignment (offset
-// and address), and in ascending, disjoint address ranges. It returns the
-// index in progs of the first bad one.
+// the kernel and the loader need them: each inside the file, the loaded
+// ones no larger there than in memory and read from where their addresses
+// are loaded from, an interpreter name of 2 to 4096 bytes, and the
+// PT_LOADs aligned to powers of two (at most maxSegAlign), congruent
+// modulo their alignment (offset and address), and in ascending, disjoint
+// address ranges. It returns the index in progs of the first bad one.
 func segmentsProblem(progs []elf.ProgHeader, size int64) (int, error) {
 	prev := -1
 	for i, ph := range progs {
@@ -88,11 +97,11 @@ func segmentsProblem(progs []elf.ProgHeader, size int64) (int, error) {
 			// The kernel's limits (PATH_MAX, a name and its NUL).
 			return i, fmt.Errorf("PT_INTERP of 0x%x bytes: the kernel runs no program whose interpreter name is not 2 to 4096 bytes", ph.Filesz)
 		}
+		if ph.Filesz > ph.Memsz && (ph.Type == elf.PT_LOAD || inMemory[ph.Type]) {
+			return i, fmt.Errorf("%v at 0x%x: 0x%x bytes in the file but 0x%x in memory", ph.Type, ph.Off, ph.Filesz, ph.Memsz)
+		}
 		if ph.Type != elf.PT_LOAD {
 			continue
-		}
-		if ph.Filesz > ph.Memsz {
-			return i, fmt.Errorf("PT_LOAD at 0x%x: 0x%x bytes in the file but 0x%x in memory", ph.Off, ph.Filesz, ph.Memsz)
 		}
 		if ph.Align&(ph.Align-1) != 0 || ph.Align > maxSegAlign {
 			// The ELF spec asks for powers of two; a new segment is
@@ -118,7 +127,7 @@ func segmentsProblem(progs []elf.ProgHeader, size int64) (int, error) {
 	// and the dynamic section must be loaded at all (ld.so reads them at
 	// their addresses).
 	for i, ph := range progs {
-		if ph.Type == elf.PT_LOAD || ph.Filesz == 0 {
+		if !inMemory[ph.Type] || ph.Filesz == 0 {
 			continue
 		}
 		j := slices.IndexFunc(progs, func(l elf.ProgHeader) bool {
