@@ -509,14 +509,19 @@ func TestBadInterpreterRefused(t *testing.T) {
 	at := phoff + uint64(i)*56
 	// A program header table the loader cannot see.
 	if j := slices.IndexFunc(f.Progs(), func(p elf.ProgHeader) bool { return p.Type == elf.PT_PHDR }); j >= 0 {
-		b := bytes.Clone(orig)
-		binary.LittleEndian.PutUint64(b[phoff+uint64(j)*56+16:], 1<<40) // p_vaddr
-		p := filepath.Join(t.TempDir(), "hello")
-		os.WriteFile(p, b, 0o755)
-		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/x"}}, patchelf.Options{}, patchelf.WriteOptions{})
-		want := fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_PHDR is not inside any PT_LOAD", p, phoff+uint64(j)*56, j)
-		if err == nil || !strings.HasPrefix(err.Error(), want) {
-			t.Errorf("PT_PHDR outside: err = %v, want %q", err, want)
+		for _, empty := range []bool{false, true} { // an edit gives an empty PT_PHDR the table's size
+			b := bytes.Clone(orig)
+			binary.LittleEndian.PutUint64(b[phoff+uint64(j)*56+16:], 1<<40) // p_vaddr
+			if empty {
+				binary.LittleEndian.PutUint64(b[phoff+uint64(j)*56+32:], 0) // p_filesz
+			}
+			p := filepath.Join(t.TempDir(), "hello")
+			os.WriteFile(p, b, 0o755)
+			_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/x"}}, patchelf.Options{}, patchelf.WriteOptions{})
+			want := fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_PHDR is not inside any PT_LOAD", p, phoff+uint64(j)*56, j)
+			if err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("PT_PHDR outside (empty %v): err = %v, want %q", empty, err, want)
+			}
 		}
 	} else {
 		t.Error("hello has no PT_PHDR")

@@ -127,8 +127,8 @@ func segmentsProblem(progs []elf.ProgHeader, size int64) (int, error) {
 	// and the dynamic section must be loaded at all (ld.so reads them at
 	// their addresses).
 	for i, ph := range progs {
-		if !inMemory[ph.Type] || ph.Filesz == 0 {
-			continue
+		if !inMemory[ph.Type] || ph.Filesz == 0 && ph.Type != elf.PT_PHDR {
+			continue // (an edit gives PT_PHDR the table's size)
 		}
 		j := slices.IndexFunc(progs, func(l elf.ProgHeader) bool {
 			return l.Type == elf.PT_LOAD && ph.Vaddr >= l.Vaddr && ph.Vaddr-l.Vaddr < l.Filesz
