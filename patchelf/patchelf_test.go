@@ -334,6 +334,7 @@ func TestMalformedInputRefused(t *testing.T) {
 	dynsym := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".dynsym" })
 	dynstr := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".dynstr" })
 	relaDyn := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".rela.dyn" })
+	verneedIdx := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".gnu.version_r" })
 	verneed := f.ELF().Section(".gnu.version_r")
 	if len(loads) < 3 || dynamic < 0 || note < 0 || dynsym < 0 || dynstr < 0 || relaDyn < 0 || verneed == nil {
 		t.Fatalf("libfoo.so.1 has %d PT_LOADs, PT_DYNAMIC %d, .dynsym %d, .gnu.version_r %v", len(loads), dynamic, dynsym, verneed)
@@ -420,6 +421,9 @@ func TestMalformedInputRefused(t *testing.T) {
 			le.PutUint32(b[at:], 0)                            // sh_name: ""
 			le.PutUint64(b[at+24:], le.Uint64(b[at+24:])-0x40) // sh_offset
 		}, "but DT_STRTAB 0x"},
+		{"table link", shoff + uint64(verneedIdx)*64, fmt.Sprintf("section header %d (.gnu.version_r)", verneedIdx), func(b []byte) {
+			le.PutUint32(b[shoff+uint64(verneedIdx)*64+40:], uint32(relaDyn)) // sh_link
+		}, "which is not of type SHT_STRTAB"},
 		{"relocation link", shoff + uint64(relaDyn)*64, fmt.Sprintf("section header %d (.rela.dyn)", relaDyn), func(b []byte) {
 			le.PutUint32(b[shoff+uint64(relaDyn)*64+40:], 0x400003) // sh_link
 		}, "not to .dynsym"},

@@ -218,6 +218,13 @@ func (m *model) load() error {
 			return shdr(i, "size 0x%x, but DT_STRSZ is 0x%x: the loader reads another table than the section header names", s.Size, n)
 		}
 	}
+	// Tools read a table's names and symbols through its link (checked
+	// once every table has its type).
+	for i, s := range m.secs {
+		if want, ok := linkType[s.Type]; ok && (int(s.Link) >= len(m.secs) || m.secs[s.Link].Type != want) {
+			return shdr(i, "linked to section %d, which is not of type %v", s.Link, want)
+		}
+	}
 	d, err := f.Dynamic()
 	if err != nil {
 		if errors.Is(err, elfx.ErrNoDynamic) {
@@ -319,6 +326,12 @@ func (m *model) shdrErr(i int, format string, args ...any) error {
 	}
 	return &elfx.FormatError{Path: m.path, Offset: int64(shoff + uint64(i)*shent), What: fmt.Sprintf("section header %d (%s)", i, m.secs[i].Name),
 		Err: fmt.Errorf(format, args...)}
+}
+
+// linkType is the type of the section each dynamic table links to.
+var linkType = map[elf.SectionType]elf.SectionType{
+	elf.SHT_DYNSYM: elf.SHT_STRTAB, elf.SHT_GNU_VERDEF: elf.SHT_STRTAB, elf.SHT_GNU_VERNEED: elf.SHT_STRTAB,
+	elf.SHT_GNU_VERSYM: elf.SHT_DYNSYM, elf.SHT_GNU_HASH: elf.SHT_DYNSYM, elf.SHT_HASH: elf.SHT_DYNSYM,
 }
 
 // typeForDT is the section type of the table each of these dynamic
