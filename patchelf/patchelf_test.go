@@ -349,6 +349,12 @@ func TestMalformedInputRefused(t *testing.T) {
 		t.Fatal("libfoo.so.1 has no DT_GNU_HASH")
 	}
 	gnuHashAt := uint64(d.Offset) + uint64(gnuHash)*16
+	jmprel := slices.IndexFunc(d.Entries, func(e elfx.DynEntry) bool { return e.Tag == elf.DT_JMPREL })
+	relaPLT := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".rela.plt" })
+	if jmprel < 0 || relaPLT < 0 {
+		t.Fatal("libfoo.so.1 has no DT_JMPREL or .rela.plt")
+	}
+	jmprelAt := uint64(d.Offset) + uint64(jmprel)*16
 	second, third := loads[1], loads[2]
 	for _, tt := range []struct {
 		name string
@@ -424,6 +430,9 @@ func TestMalformedInputRefused(t *testing.T) {
 		{"table link", shoff + uint64(verneedIdx)*64, fmt.Sprintf("section header %d (.gnu.version_r)", verneedIdx), func(b []byte) {
 			le.PutUint32(b[shoff+uint64(verneedIdx)*64+40:], uint32(relaDyn)) // sh_link
 		}, "which is not of type SHT_STRTAB"},
+		{"relocation type", jmprelAt, "dynamic section", func(b []byte) {
+			le.PutUint32(b[shoff+uint64(relaPLT)*64+4:], uint32(elf.SHT_PROGBITS)) // .rela.plt's sh_type
+		}, "DT_JMPREL points at"},
 		{"relocation link", shoff + uint64(relaDyn)*64, fmt.Sprintf("section header %d (.rela.dyn)", relaDyn), func(b []byte) {
 			le.PutUint32(b[shoff+uint64(relaDyn)*64+40:], 0x400003) // sh_link
 		}, "not to .dynsym"},

@@ -296,6 +296,19 @@ func (m *model) headersDescribeTables() error {
 	}
 	for i, e := range m.ents {
 		want, ok := typeForDT[e.tag]
+		switch e.tag {
+		case elf.DT_RELA:
+			want, ok = elf.SHT_RELA, true
+		case elf.DT_REL:
+			want, ok = elf.SHT_REL, true
+		case elf.DT_JMPREL:
+			// Renaming renumbers the symbols relocations name, in the
+			// sections of these types.
+			want, ok = elf.SHT_REL, true
+			if v, _ := m.dyn.Value(elf.DT_PLTREL); elf.DynTag(v) == elf.DT_RELA {
+				want = elf.SHT_RELA
+			}
+		}
 		if !ok {
 			continue
 		}
