@@ -539,6 +539,17 @@ func TestBadInterpreterRefused(t *testing.T) {
 	} else {
 		t.Error("hello has no PT_PHDR")
 	}
+	// An interpreter name over the headers: a new one would overwrite them.
+	{
+		b := bytes.Clone(orig)
+		binary.LittleEndian.PutUint64(b[at+8:], 0) // p_offset
+		p := filepath.Join(t.TempDir(), "hello")
+		os.WriteFile(p, b, 0o755)
+		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"}}, patchelf.Options{}, patchelf.WriteOptions{})
+		if err == nil || !strings.HasPrefix(err.Error(), p+": malformed file at offset 0x0: PT_INTERP: ") || !strings.Contains(err.Error(), "overlaps the ELF or program headers") {
+			t.Errorf("PT_INTERP over the headers: err = %v", err)
+		}
+	}
 	for _, tt := range []struct {
 		filesz uint64
 		says   string

@@ -170,6 +170,11 @@ func (m *model) load() error {
 		} else if name == "" {
 			return &elfx.FormatError{Path: m.path, Offset: int64(f.Progs()[i].Off), What: "PT_INTERP", Err: errors.New("an empty interpreter name: the kernel runs no program with it")}
 		}
+		// A new name is written over the old one: never over the headers.
+		ip, hdrEnd := f.Progs()[i], m.phoff+uint64(len(f.Progs()))*uint64(m.phent)
+		if ip.Off < max(hdrEnd, uint64(len(m.ehdr))) {
+			return &elfx.FormatError{Path: m.path, Offset: int64(ip.Off), What: "PT_INTERP", Err: fmt.Errorf("the interpreter name at 0x%x overlaps the ELF or program headers (which end at 0x%x)", ip.Off, max(hdrEnd, uint64(len(m.ehdr))))}
+		}
 	}
 	m.secs = f.ELF().Sections
 	// The section headers of what an edit moves or rewrites must agree
