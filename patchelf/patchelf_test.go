@@ -542,7 +542,8 @@ func TestBadInterpreterRefused(t *testing.T) {
 	// An interpreter name over the headers: a new one would overwrite them.
 	{
 		b := bytes.Clone(orig)
-		binary.LittleEndian.PutUint64(b[at+8:], 0) // p_offset
+		binary.LittleEndian.PutUint64(b[at+8:], 0)      // p_offset
+		binary.LittleEndian.PutUint64(b[at+16:], 1<<40) // p_vaddr: in no PT_LOAD, so not held to its offset
 		p := filepath.Join(t.TempDir(), "hello")
 		os.WriteFile(p, b, 0o755)
 		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"}}, patchelf.Options{}, patchelf.WriteOptions{})
