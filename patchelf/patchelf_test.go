@@ -372,6 +372,9 @@ func TestMalformedInputRefused(t *testing.T) {
 		{"file larger than memory", ph(second, 0), fmt.Sprintf("program header %d", second), func(b []byte) {
 			le.PutUint64(b[ph(second, 40):], le.Uint64(b[ph(second, 32):])-1) // p_memsz
 		}, "bytes in the file but"},
+		{"wraps around", ph(third, 0), fmt.Sprintf("program header %d", third), func(b []byte) {
+			le.PutUint64(b[ph(third, 40):], 1<<64-0x100) // p_memsz
+		}, "wrap around"},
 		{"alignment", ph(second, 0), fmt.Sprintf("program header %d", second), func(b []byte) {
 			le.PutUint64(b[ph(second, 48):], 0x3000)
 		}, "alignment 0x3000 is not a power of two"},

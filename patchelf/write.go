@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -102,6 +103,9 @@ func segmentsProblem(progs []elf.ProgHeader, size int64) (int, error) {
 		}
 		if ph.Type != elf.PT_LOAD {
 			continue
+		}
+		if ph.Memsz > math.MaxUint64-ph.Vaddr {
+			return i, fmt.Errorf("PT_LOAD at 0x%x: address 0x%x and 0x%x bytes in memory wrap around", ph.Off, ph.Vaddr, ph.Memsz)
 		}
 		if ph.Align&(ph.Align-1) != 0 || ph.Align > maxSegAlign {
 			// The ELF spec asks for powers of two; a new segment is
