@@ -270,10 +270,12 @@ func (m *model) load() error {
 }
 
 // headersDescribeTables checks that each symbol, string, hash and version
-// table the dynamic section points at is loaded from the file and, for a
-// file with section headers, that a loaded section starts at it: the headers say what lies where when
-// the program header table grows over what follows it, and a table they
-// do not describe would be overwritten.
+// table the dynamic section points at is loaded from the file; for a file
+// with section headers, that a loaded section of the table's type starts
+// at it, read from the offset its address is loaded from (the headers say
+// what lies where when the program header table grows over what follows
+// it, and a table they do not describe would be overwritten); and that
+// the tables do not overlap.
 func (m *model) headersDescribeTables() error {
 	for i, e := range m.ents {
 		if _, ok := typeForDT[e.tag]; !ok {
@@ -284,22 +286,10 @@ func (m *model) headersDescribeTables() error {
 				Err: fmt.Errorf("%v points at 0x%x, which no PT_LOAD loads from the file", e.tag, e.val)}
 		}
 	}
-	if len(m.secs) == 0 {
-		// The loader's view stands in (standIn): the tables' extents
-		// are derived (the symbol count from the hash table), and two
-		// that overlap mean a count derived from garbage.
-		secs := m.f.SymbolSections()
-		for i, a := range secs {
-			for _, b := range secs[i+1:] {
-				if a.Size > 0 && b.Size > 0 && a.Offset < b.Offset+b.Size && b.Offset < a.Offset+a.Size {
-					return &elfx.FormatError{Path: m.path, Offset: int64(b.Offset), What: "dynamic section",
-						Err: fmt.Errorf("the tables it points at overlap: %s at 0x%x (0x%x bytes) and %s at 0x%x (0x%x bytes)", a.Name, a.Offset, a.Size, b.Name, b.Offset, b.Size)}
-				}
-			}
-		}
-		return nil
-	}
 	for i, e := range m.ents {
+		if len(m.secs) == 0 {
+			break
+		}
 		want, ok := typeForDT[e.tag]
 		switch e.tag {
 		case elf.DT_RELA:
@@ -331,8 +321,32 @@ func (m *model) headersDescribeTables() error {
 			return m.shdrErr(j, "size 0x%x, but DT_STRSZ is 0x%x: the loader reads another table than the section header names", m.secs[j].Size, n)
 		}
 	}
+	// The tables may not overlap: an edit moves and rewrites each on its
+	// own. Without section headers the loader's view stands in (standIn),
+	// its extents derived (the symbol count from the hash table), and an
+	// overlap means a count derived from garbage.
+	secs := m.f.SymbolSections()
+	if len(m.secs) > 0 {
+		secs = nil
+		for _, s := range m.secs {
+			if s.Flags&elf.SHF_ALLOC != 0 && (linkType[s.Type] != 0 || tableSections[s.Type]) {
+				secs = append(secs, s)
+			}
+		}
+	}
+	for i, a := range secs {
+		for _, b := range secs[i+1:] {
+			if a.Type != elf.SHT_NOBITS && b.Type != elf.SHT_NOBITS && (within(a.Offset, b.Offset, b.Size) || within(b.Offset, a.Offset, a.Size)) {
+				return &elfx.FormatError{Path: m.path, Offset: int64(b.Offset), What: "dynamic tables",
+					Err: fmt.Errorf("%s at 0x%x (0x%x bytes) and %s at 0x%x (0x%x bytes) overlap", a.Name, a.Offset, a.Size, b.Name, b.Offset, b.Size)}
+			}
+		}
+	}
 	return nil
 }
+
+// within reports whether o lies in [start, start+n).
+func within(o, start, n uint64) bool { return o >= start && o-start < n }
 
 // shdrErr is a malformed-file error about section header i.
 func (m *model) shdrErr(i int, format string, args ...any) error {
@@ -345,6 +359,10 @@ func (m *model) shdrErr(i int, format string, args ...any) error {
 	return &elfx.FormatError{Path: m.path, Offset: int64(shoff + uint64(i)*shent), What: fmt.Sprintf("section header %d (%s)", i, m.secs[i].Name),
 		Err: fmt.Errorf(format, args...)}
 }
+
+// tableSections are the other loaded section types an edit reads or
+// moves as tables (with linkType's).
+var tableSections = map[elf.SectionType]bool{elf.SHT_STRTAB: true, elf.SHT_REL: true, elf.SHT_RELA: true, elf.SHT_DYNAMIC: true}
 
 // linkType is the type of the section each dynamic table links to.
 var linkType = map[elf.SectionType]elf.SectionType{
