@@ -320,7 +320,7 @@ func TestMalformedInputRefused(t *testing.T) {
 	le := binary.LittleEndian
 	phoff, shoff := le.Uint64(orig[32:]), le.Uint64(orig[40:])
 	var loads []int
-	dynamic, note := -1, -1
+	dynamic, note, relro := -1, -1, -1
 	for i, p := range f.Progs() {
 		switch p.Type {
 		case elf.PT_LOAD:
@@ -329,6 +329,8 @@ func TestMalformedInputRefused(t *testing.T) {
 			dynamic = i
 		case elf.PT_NOTE:
 			note = i
+		case elf.PT_GNU_RELRO:
+			relro = i
 		}
 	}
 	dynsym := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".dynsym" })
@@ -337,7 +339,7 @@ func TestMalformedInputRefused(t *testing.T) {
 	verneedIdx := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".gnu.version_r" })
 	gnuHashSec := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".gnu.hash" })
 	verneed := f.ELF().Section(".gnu.version_r")
-	if len(loads) < 3 || dynamic < 0 || note < 0 || dynsym < 0 || dynstr < 0 || relaDyn < 0 || verneed == nil {
+	if len(loads) < 3 || dynamic < 0 || note < 0 || relro < 0 || dynsym < 0 || dynstr < 0 || relaDyn < 0 || verneed == nil {
 		t.Fatalf("libfoo.so.1 has %d PT_LOADs, PT_DYNAMIC %d, .dynsym %d, .gnu.version_r %v", len(loads), dynamic, dynsym, verneed)
 	}
 	ph := func(i, field int) uint64 { return phoff + uint64(i)*56 + uint64(field) }
@@ -394,6 +396,9 @@ func TestMalformedInputRefused(t *testing.T) {
 		{"dynamic larger in the file", ph(dynamic, 0), fmt.Sprintf("program header %d", dynamic), func(b []byte) {
 			le.PutUint64(b[ph(dynamic, 32):], le.Uint64(b[ph(dynamic, 40):])+16) // p_filesz
 		}, "bytes in the file but"},
+		{"RELRO outside", ph(relro, 0), fmt.Sprintf("program header %d", relro), func(b []byte) {
+			le.PutUint64(b[ph(relro, 16):], 1<<40) // p_vaddr
+		}, "PT_GNU_RELRO at address 0x10000000000 is not inside any PT_LOAD"},
 		{"note offset", ph(note, 0), fmt.Sprintf("program header %d", note), func(b []byte) {
 			le.PutUint64(b[ph(note, 8):], le.Uint64(b[ph(note, 8):])+0x10) // p_offset
 		}, "PT_NOTE at offset"},
@@ -539,7 +544,7 @@ func TestBadInterpreterRefused(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "hello")
 			os.WriteFile(p, b, 0o755)
 			_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/x"}}, patchelf.Options{}, patchelf.WriteOptions{})
-			want := fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_PHDR is not inside any PT_LOAD", p, phoff+uint64(j)*56, j)
+			want := fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_PHDR at address 0x10000000000 is not inside any PT_LOAD", p, phoff+uint64(j)*56, j)
 			if err == nil || !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("PT_PHDR outside (empty %v): err = %v, want %q", empty, err, want)
 			}

@@ -81,6 +81,13 @@ var inMemory = map[elf.ProgType]bool{
 	elf.PT_GNU_EH_FRAME: true, elf.PT_GNU_RELRO: true, elf.PT_GNU_PROPERTY: true,
 }
 
+// mustLoad are the segments read at their addresses once loaded (the
+// program headers by ld.so, RELRO made read-only by it, the TLS image
+// copied, the unwinder's frame index).
+var mustLoad = map[elf.ProgType]bool{
+	elf.PT_PHDR: true, elf.PT_GNU_RELRO: true, elf.PT_TLS: true, elf.PT_GNU_EH_FRAME: true,
+}
+
 // segmentsProblem checks the segments of progs, a file of size bytes, as
 // the kernel and the loader need them: each inside the file, the loaded
 // ones no larger there than in memory and read from where their addresses
@@ -127,24 +134,23 @@ func segmentsProblem(progs []elf.ProgHeader, size int64) (int, error) {
 	// What lies inside a loaded range (the program header table, the
 	// interpreter name, the dynamic section, notes, ...) is read at its
 	// address by the loader and at its offset by the kernel and by this
-	// reader: the two must name the same bytes. The program header table
-	// and the dynamic section must be loaded at all (ld.so reads them at
-	// their addresses).
+	// reader: the two must name the same bytes. What ld.so or the
+	// unwinder reads at its address must be loaded at all: an edit's new
+	// segment could otherwise come to hold the address.
 	for i, ph := range progs {
-		if !inMemory[ph.Type] || ph.Filesz == 0 && ph.Type != elf.PT_PHDR {
+		if !inMemory[ph.Type] || ph.Memsz == 0 && ph.Type != elf.PT_PHDR {
 			continue // (an edit gives PT_PHDR the table's size)
 		}
 		j := slices.IndexFunc(progs, func(l elf.ProgHeader) bool {
-			return l.Type == elf.PT_LOAD && ph.Vaddr >= l.Vaddr && ph.Vaddr-l.Vaddr < l.Filesz
+			return l.Type == elf.PT_LOAD && ph.Vaddr >= l.Vaddr && ph.Vaddr-l.Vaddr < max(l.Memsz, 1)
 		})
 		if j < 0 {
-			switch ph.Type {
-			case elf.PT_PHDR:
-				return i, errors.New("PT_PHDR is not inside any PT_LOAD: the loader reads the program headers from unmapped memory")
+			if mustLoad[ph.Type] && (ph.Type != elf.PT_TLS || ph.Filesz > 0) { // (.tbss alone takes no address space)
+				return i, fmt.Errorf("%v at address 0x%x is not inside any PT_LOAD: the loader reads it from unmapped memory", ph.Type, ph.Vaddr)
 			}
 			continue
 		}
-		if l := progs[j]; ph.Off != l.Off+(ph.Vaddr-l.Vaddr) {
+		if l := progs[j]; ph.Filesz > 0 && ph.Vaddr-l.Vaddr < l.Filesz && ph.Off != l.Off+(ph.Vaddr-l.Vaddr) {
 			return i, fmt.Errorf("%v at offset 0x%x, but its address 0x%x is loaded from offset 0x%x", ph.Type, ph.Off, ph.Vaddr, l.Off+(ph.Vaddr-l.Vaddr))
 		}
 	}
