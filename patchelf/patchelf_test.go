@@ -445,6 +445,9 @@ func TestMalformedInputRefused(t *testing.T) {
 		{"relocation link", shoff + uint64(relaDyn)*64, fmt.Sprintf("section header %d (.rela.dyn)", relaDyn), func(b []byte) {
 			le.PutUint32(b[shoff+uint64(relaDyn)*64+40:], 0x400003) // sh_link
 		}, "not to .dynsym"},
+		{"table at 0", gnuHashAt, "dynamic section", func(b []byte) {
+			le.PutUint64(b[gnuHashAt+8:], 0) // d_val
+		}, "DT_GNU_HASH is 0"},
 		{"unloaded table", gnuHashAt, "dynamic section", func(b []byte) {
 			le.PutUint64(b[gnuHashAt+8:], 1<<40) // d_val
 		}, "which no PT_LOAD loads from the file"},
@@ -594,12 +597,12 @@ func TestBadInterpreterRefused(t *testing.T) {
 // table; tables that overlap there are malformed (a count read from
 // another table's bytes changed when the tables moved).
 func TestOverlappingTablesRefused(t *testing.T) {
-	b, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	orig, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	testenv.StripSectionHeaders(b)
-	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libfoo.so.1")
+	testenv.StripSectionHeaders(orig)
+	f, err := elfx.NewFileSize(bytes.NewReader(orig), int64(len(orig)), "libfoo.so.1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -608,19 +611,26 @@ func TestOverlappingTablesRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	symtab, _ := d.Value(elf.DT_SYMTAB)
-	// DT_STRTAB moved into the symbol table, its size kept.
-	for i, e := range d.Entries {
-		if e.Tag == elf.DT_STRTAB {
-			binary.LittleEndian.PutUint64(b[d.Offset+int64(i)*16+8:], symtab+24)
+	// DT_STRTAB moved, its size kept: into the symbol table, and over
+	// the headers at the start of the file.
+	for _, tt := range []struct {
+		strtab uint64
+		says   string
+	}{{symtab + 24, ".dynsym at"}, {0x40, "the ELF and program headers"}} {
+		b := bytes.Clone(orig)
+		for i, e := range d.Entries {
+			if e.Tag == elf.DT_STRTAB {
+				binary.LittleEndian.PutUint64(b[d.Offset+int64(i)*16+8:], tt.strtab)
+			}
 		}
-	}
-	p := filepath.Join(t.TempDir(), "libfoo.so.1")
-	if err := os.WriteFile(p, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	_, err = patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{})
-	if err == nil || !strings.Contains(err.Error(), ": malformed file at offset 0x") || !strings.Contains(err.Error(), "overlap") {
-		t.Errorf("err = %v", err)
+		p := filepath.Join(t.TempDir(), "libfoo.so.1")
+		if err := os.WriteFile(p, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_, err = patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{})
+		if err == nil || !strings.Contains(err.Error(), ": malformed file at offset 0x") || !strings.Contains(err.Error(), "overlap") || !strings.Contains(err.Error(), tt.says) {
+			t.Errorf("DT_STRTAB 0x%x: err = %v", tt.strtab, err)
+		}
 	}
 }
 

@@ -281,8 +281,12 @@ func (m *model) headersDescribeTables() error {
 		if _, ok := typeForDT[e.tag]; !ok {
 			continue
 		}
+		at := m.dyn.Offset + int64(i)*int64(m.dyn.EntrySize)
+		if e.val == 0 {
+			return &elfx.FormatError{Path: m.path, Offset: at, What: "dynamic section", Err: fmt.Errorf("%v is 0: no table lies at the ELF header", e.tag)}
+		}
 		if _, ok := m.f.OffsetOf(e.val); !ok {
-			return &elfx.FormatError{Path: m.path, Offset: m.dyn.Offset + int64(i)*int64(m.dyn.EntrySize), What: "dynamic section",
+			return &elfx.FormatError{Path: m.path, Offset: at, What: "dynamic section",
 				Err: fmt.Errorf("%v points at 0x%x, which no PT_LOAD loads from the file", e.tag, e.val)}
 		}
 	}
@@ -334,9 +338,14 @@ func (m *model) headersDescribeTables() error {
 			}
 		}
 	}
+	// Nor lie over the ELF header and the program header table, which an
+	// edit rewrites and grows.
+	hdrs := &elf.Section{SectionHeader: elf.SectionHeader{Name: "the ELF and program headers", Type: elf.SHT_PROGBITS,
+		Size: max(uint64(len(m.ehdr)), m.phoff+uint64(len(m.phdrs))*uint64(m.phent))}}
+	secs = append([]*elf.Section{hdrs}, secs...)
 	for i, a := range secs {
 		for _, b := range secs[i+1:] {
-			if a.Type != elf.SHT_NOBITS && b.Type != elf.SHT_NOBITS && (within(a.Offset, b.Offset, b.Size) || within(b.Offset, a.Offset, a.Size)) {
+			if a.Type != elf.SHT_NOBITS && b.Type != elf.SHT_NOBITS && b.Size > 0 && a.Size > 0 && (within(a.Offset, b.Offset, b.Size) || within(b.Offset, a.Offset, a.Size)) {
 				return &elfx.FormatError{Path: m.path, Offset: int64(b.Offset), What: "dynamic tables",
 					Err: fmt.Errorf("%s at 0x%x (0x%x bytes) and %s at 0x%x (0x%x bytes) overlap", a.Name, a.Offset, a.Size, b.Name, b.Offset, b.Size)}
 			}
