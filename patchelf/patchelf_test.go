@@ -358,6 +358,10 @@ func TestMalformedInputRefused(t *testing.T) {
 		t.Fatal("libfoo.so.1 has no DT_JMPREL or .rela.plt")
 	}
 	jmprelAt := uint64(d.Offset) + uint64(jmprel)*16
+	runpath := slices.IndexFunc(d.Entries, func(e elfx.DynEntry) bool { return e.Tag == elf.DT_RUNPATH })
+	if runpath < 0 {
+		t.Fatal("libfoo.so.1 has no DT_RUNPATH")
+	}
 	second, third := loads[1], loads[2]
 	for _, tt := range []struct {
 		name string
@@ -458,6 +462,12 @@ func TestMalformedInputRefused(t *testing.T) {
 		{"undescribed table", gnuHashAt, "dynamic section", func(b []byte) {
 			le.PutUint64(b[gnuHashAt+8:], le.Uint64(b[gnuHashAt+8:])+8) // d_val
 		}, "DT_GNU_HASH points at"},
+		{"unterminated strings", f.ELF().Sections[dynstr].Offset + f.ELF().Sections[dynstr].Size - 1, "dynamic string table", func(b []byte) {
+			// The last string is DT_RUNPATH's; that entry becomes a
+			// DT_DEBUG, so no entry reads the string the fault runs into.
+			le.PutUint64(b[uint64(d.Offset)+uint64(runpath)*16:], uint64(elf.DT_DEBUG))
+			b[f.ELF().Sections[dynstr].Offset+f.ELF().Sections[dynstr].Size-1] = 'h'
+		}, "does not end in NUL"},
 		{"symbol name", f.ELF().Sections[dynsym].Offset + 24, ".dynsym entry 1", func(b []byte) {
 			le.PutUint32(b[f.ELF().Sections[dynsym].Offset+24:], 0x10000) // st_name
 		}, "name offset 0x10000 outside the dynamic string table"},

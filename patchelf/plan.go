@@ -242,6 +242,11 @@ func (m *model) load() error {
 	if m.orig, err = d.StrTabBytes(); err != nil {
 		return err
 	}
+	if n := len(m.orig); n > 0 && m.orig[n-1] != 0 {
+		// Its last name runs on into whatever follows (the gABI ends a
+		// string table with NUL), and grows when strings are appended.
+		return &elfx.FormatError{Path: m.path, Offset: d.StrTab + int64(n) - 1, What: "dynamic string table", Err: errors.New("does not end in NUL")}
+	}
 	// Verify reads the result's version requirements; unreadable ones are
 	// the input's fault, said now.
 	if _, err := f.VersionNeeds(); err != nil {
