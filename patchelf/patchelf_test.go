@@ -548,6 +548,18 @@ func TestBadInterpreterRefused(t *testing.T) {
 	at := phoff + uint64(i)*56
 	// A program header table the loader cannot see.
 	if j := slices.IndexFunc(f.Progs(), func(p elf.ProgHeader) bool { return p.Type == elf.PT_PHDR }); j >= 0 {
+		// An empty PT_PHDR read at another offset than its address.
+		{
+			b := bytes.Clone(orig)
+			binary.LittleEndian.PutUint64(b[phoff+uint64(j)*56+16:], 0) // p_vaddr
+			binary.LittleEndian.PutUint64(b[phoff+uint64(j)*56+32:], 0) // p_filesz
+			p := filepath.Join(t.TempDir(), "hello")
+			os.WriteFile(p, b, 0o755)
+			_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/x"}}, patchelf.Options{}, patchelf.WriteOptions{})
+			if err == nil || !strings.Contains(err.Error(), "PT_PHDR at offset 0x40, but its address 0x0 is loaded from offset 0x0") {
+				t.Errorf("PT_PHDR at address 0: err = %v", err)
+			}
+		}
 		for _, empty := range []bool{false, true} { // an edit gives an empty PT_PHDR the table's size
 			b := bytes.Clone(orig)
 			binary.LittleEndian.PutUint64(b[phoff+uint64(j)*56+16:], 1<<40) // p_vaddr

@@ -150,7 +150,7 @@ func segmentsProblem(progs []elf.ProgHeader, size int64) (int, error) {
 			}
 			continue
 		}
-		if l := progs[j]; ph.Filesz > 0 && ph.Vaddr-l.Vaddr < l.Filesz && ph.Off != l.Off+(ph.Vaddr-l.Vaddr) {
+		if l := progs[j]; (ph.Filesz > 0 || ph.Type == elf.PT_PHDR) && ph.Vaddr-l.Vaddr < l.Filesz && ph.Off != l.Off+(ph.Vaddr-l.Vaddr) {
 			return i, fmt.Errorf("%v at offset 0x%x, but its address 0x%x is loaded from offset 0x%x", ph.Type, ph.Off, ph.Vaddr, l.Off+(ph.Vaddr-l.Vaddr))
 		}
 	}
