@@ -338,6 +338,7 @@ func TestMalformedInputRefused(t *testing.T) {
 	relaDyn := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".rela.dyn" })
 	verneedIdx := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".gnu.version_r" })
 	gnuHashSec := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".gnu.hash" })
+	noteSec := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Type == elf.SHT_NOTE && s.Flags&elf.SHF_ALLOC != 0 })
 	verneed := f.ELF().Section(".gnu.version_r")
 	if len(loads) < 3 || dynamic < 0 || note < 0 || relro < 0 || dynsym < 0 || dynstr < 0 || relaDyn < 0 || verneed == nil {
 		t.Fatalf("libfoo.so.1 has %d PT_LOADs, PT_DYNAMIC %d, .dynsym %d, .gnu.version_r %v", len(loads), dynamic, dynsym, verneed)
@@ -458,6 +459,10 @@ func TestMalformedInputRefused(t *testing.T) {
 		{"overlapping tables", f.ELF().Sections[dynsym].Offset, "dynamic tables", func(b []byte) {
 			at := shoff + uint64(gnuHashSec)*64 + 32 // .gnu.hash's sh_size
 			le.PutUint64(b[at:], le.Uint64(b[at:])+0x100)
+		}, "overlap"},
+		{"note over a table", f.ELF().Sections[gnuHashSec].Offset, "dynamic tables", func(b []byte) {
+			at := shoff + uint64(noteSec)*64 + 32 // the note's sh_size
+			le.PutUint64(b[at:], le.Uint64(b[at:])+0x200)
 		}, "overlap"},
 		{"undescribed table", gnuHashAt, "dynamic section", func(b []byte) {
 			le.PutUint64(b[gnuHashAt+8:], le.Uint64(b[gnuHashAt+8:])+8) // d_val
@@ -678,6 +683,39 @@ func TestFileOnlySegmentAccepted(t *testing.T) {
 	binary.LittleEndian.PutUint64(b[at+16:], 0)          // p_vaddr
 	binary.LittleEndian.PutUint64(b[at+32:], 0x20)       // p_filesz
 	binary.LittleEndian.PutUint64(b[at+40:], 0)          // p_memsz
+	p := filepath.Join(t.TempDir(), "libfoo.so.1")
+	if err := os.WriteFile(p, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
+}
+
+// TestEmptyRelocationTableAccepted: GNU ld's -z pack-relative-relocs can
+// leave DT_RELA 0 with DT_RELASZ 0 (glibc's static-pie ldconfig has
+// them); no section lies at address 0, and none needs to.
+func TestEmptyRelocationTableAccepted(t *testing.T) {
+	b, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libfoo.so.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.Dynamic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i, e := range d.Entries {
+		if e.Tag == elf.DT_RELA || e.Tag == elf.DT_RELASZ {
+			binary.LittleEndian.PutUint64(b[d.Offset+int64(i)*16+8:], 0)
+			n++
+		}
+	}
+	if n != 2 {
+		t.Fatalf("libfoo.so.1 has %d of DT_RELA and DT_RELASZ", n)
+	}
 	p := filepath.Join(t.TempDir(), "libfoo.so.1")
 	if err := os.WriteFile(p, b, 0o755); err != nil {
 		t.Fatal(err)

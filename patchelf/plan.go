@@ -300,15 +300,18 @@ func (m *model) headersDescribeTables() error {
 			break
 		}
 		want, ok := typeForDT[e.tag]
+		size := func(tag elf.DynTag) uint64 { v, _ := m.dyn.Value(tag); return v }
 		switch e.tag {
 		case elf.DT_RELA:
-			want, ok = elf.SHT_RELA, true
+			// (GNU ld's -z pack-relative-relocs leaves DT_RELA 0 with no
+			// relocations in it.)
+			want, ok = elf.SHT_RELA, size(elf.DT_RELASZ) > 0
 		case elf.DT_REL:
-			want, ok = elf.SHT_REL, true
+			want, ok = elf.SHT_REL, size(elf.DT_RELSZ) > 0
 		case elf.DT_JMPREL:
 			// Renaming renumbers the symbols relocations name, in the
 			// sections of these types.
-			want, ok = elf.SHT_REL, true
+			want, ok = elf.SHT_REL, size(elf.DT_PLTRELSZ) > 0
 			if v, _ := m.dyn.Value(elf.DT_PLTREL); elf.DynTag(v) == elf.DT_RELA {
 				want = elf.SHT_RELA
 			}
@@ -331,14 +334,15 @@ func (m *model) headersDescribeTables() error {
 		}
 	}
 	// The tables may not overlap: an edit moves and rewrites each on its
-	// own. Without section headers the loader's view stands in (standIn),
+	// own, and no loaded section (a note that moves with them) may overlap
+	// one. Without section headers the loader's view stands in (standIn),
 	// its extents derived (the symbol count from the hash table), and an
 	// overlap means a count derived from garbage.
 	secs := m.f.SymbolSections()
 	if len(m.secs) > 0 {
 		secs = nil
 		for _, s := range m.secs {
-			if s.Flags&elf.SHF_ALLOC != 0 && (linkType[s.Type] != 0 || tableSections[s.Type]) {
+			if s.Flags&elf.SHF_ALLOC != 0 {
 				secs = append(secs, s)
 			}
 		}
