@@ -723,6 +723,54 @@ func TestEmptyRelocationTableAccepted(t *testing.T) {
 	edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
 }
 
+// TestEmptyStringTableRefused: with a string table of 0 bytes, a symbol
+// name other than 0 lies outside it (the names read "" and once became the
+// strings an edit appended). libraw.so: no version sections, one name
+// entry (SONAME), turned into DT_DEBUG.
+func TestEmptyStringTableRefused(t *testing.T) {
+	b, err := os.ReadFile(testenv.Testdata("libraw.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libraw.so")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := f.Dynamic()
+	if err != nil {
+		t.Fatal(err)
+	}
+	le := binary.LittleEndian
+	for i, e := range d.Entries {
+		at := d.Offset + int64(i)*16
+		switch e.Tag {
+		case elf.DT_STRSZ:
+			le.PutUint64(b[at+8:], 0)
+		case elf.DT_SONAME:
+			le.PutUint64(b[at:], uint64(elf.DT_DEBUG))
+		}
+	}
+	dynstr, dynsym := f.ELF().Section(".dynstr"), f.ELF().Section(".dynsym")
+	if dynstr == nil || dynsym == nil {
+		t.Fatal("libraw.so has no .dynstr or .dynsym")
+	}
+	shoff := le.Uint64(b[40:])
+	for i, s := range f.ELF().Sections {
+		if s == dynstr {
+			le.PutUint64(b[shoff+uint64(i)*64+32:], 0) // sh_size
+		}
+	}
+	p := filepath.Join(t.TempDir(), "libraw.so")
+	if err := os.WriteFile(p, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err = patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetSoname, Arg: "libraw.so"}}, patchelf.Options{}, patchelf.WriteOptions{})
+	want := fmt.Sprintf("%s: malformed file at offset 0x%x: .dynsym entry 1: name offset", p, dynsym.Offset+24)
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "(0x0 bytes)") {
+		t.Errorf("err = %v, want %q...", err, want)
+	}
+}
+
 // TestMalformedInputRefused32: the section header checks read an ELF32
 // header's fields where ELF32 has them (they once read ELF64 offsets past
 // its 52 bytes and panicked).

@@ -432,7 +432,7 @@ func (m *model) countRefs() error {
 			}
 			for j := uint64(0); j < k; j++ {
 				o := uint64(m.bo.Uint32(b[j*sz:]))
-				if o >= uint64(m.origLen) && m.origLen > 0 {
+				if o >= uint64(m.origLen) && o > 0 { // (0 is no name, even in an empty table)
 					return m.outside(int64(s.Offset+(i+j)*sz), fmt.Sprintf(".dynsym entry %d", i+j), o)
 				}
 				add(o)
