@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -147,7 +148,7 @@ func (m *model) layout() (*Plan, error) {
 		// one with a PT_LOAD at a far address by terabytes.
 		segOff = align(uint64(m.f.Size), segAlign)
 		segVaddr = align(vEnd, segAlign)
-		if segOff < uint64(m.f.Size) || segVaddr < vEnd {
+		if segOff < uint64(m.f.Size) || segVaddr < vEnd || !m.is64 && (segVaddr >= math.MaxUint32 || segOff >= math.MaxUint32) {
 			return nil, m.errf("no address or offset left for a new segment after 0x%x", vEnd)
 		}
 		app.base = segOff

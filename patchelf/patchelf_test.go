@@ -799,6 +799,23 @@ func TestMalformedInputRefused32(t *testing.T) {
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("err = %v, want %q...", err, want)
 	}
+	// A PT_LOAD whose range wraps around the 32-bit address space
+	// (ELF32 headers: 32 bytes, p_memsz at 20).
+	b, _ = os.ReadFile(testenv.Testdata("libi386.so"))
+	last := -1
+	for j, ph := range f.Progs() {
+		if ph.Type == elf.PT_LOAD {
+			last = j
+		}
+	}
+	phAt := uint64(binary.LittleEndian.Uint32(b[28:])) + uint64(last)*32
+	binary.LittleEndian.PutUint32(b[phAt+20:], 0xffffffff)
+	os.WriteFile(p, b, 0o755)
+	_, err = patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/x"}}, patchelf.Options{}, patchelf.WriteOptions{})
+	want = fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_LOAD at", p, phAt, last)
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "wrap around") {
+		t.Errorf("err = %v, want %q...wrap around", err, want)
+	}
 }
 
 // TestHugeSectionAlignment: a section that moves to make room for a

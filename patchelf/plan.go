@@ -161,7 +161,7 @@ func (m *model) load() error {
 	}
 	// A file whose segments the loader could not map is refused as it is:
 	// an edit would keep the fault, and Verify would blame the edit.
-	if i, err := segmentsProblem(f.Progs(), f.Size); err != nil {
+	if i, err := segmentsProblem(f.Progs(), f.Size, f.Class); err != nil {
 		return &elfx.FormatError{Path: m.path, Offset: int64(m.phoff) + int64(i)*int64(m.phent), What: fmt.Sprintf("program header %d", i), Err: err}
 	}
 	if i := slices.IndexFunc(f.Progs(), func(p elf.ProgHeader) bool { return p.Type == elf.PT_INTERP }); i >= 0 {

@@ -94,8 +94,13 @@ var mustLoad = map[elf.ProgType]bool{
 // are loaded from, an interpreter name of 2 to 4096 bytes, and the
 // PT_LOADs aligned to powers of two (at most maxSegAlign), congruent
 // modulo their alignment (offset and address), and in ascending, disjoint
-// address ranges. It returns the index in progs of the first bad one.
-func segmentsProblem(progs []elf.ProgHeader, size int64) (int, error) {
+// address ranges that do not wrap around the class's address space. It
+// returns the index in progs of the first bad one.
+func segmentsProblem(progs []elf.ProgHeader, size int64, class elf.Class) (int, error) {
+	top := uint64(math.MaxUint64)
+	if class == elf.ELFCLASS32 {
+		top = math.MaxUint32
+	}
 	prev := -1
 	for i, ph := range progs {
 		if ph.Filesz > 0 && (ph.Off > uint64(size) || ph.Filesz > uint64(size)-ph.Off) {
@@ -111,7 +116,7 @@ func segmentsProblem(progs []elf.ProgHeader, size int64) (int, error) {
 		if ph.Type != elf.PT_LOAD {
 			continue
 		}
-		if ph.Memsz > math.MaxUint64-ph.Vaddr {
+		if ph.Vaddr > top || ph.Memsz > top-ph.Vaddr {
 			return i, fmt.Errorf("PT_LOAD at 0x%x: address 0x%x and 0x%x bytes in memory wrap around", ph.Off, ph.Vaddr, ph.Memsz)
 		}
 		if ph.Align&(ph.Align-1) != 0 || ph.Align > maxSegAlign {
@@ -186,7 +191,7 @@ func (p *Plan) Verify(before *elfx.File) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("verification of %s failed: %s", before.Path, fmt.Sprintf(format, args...))
 	}
-	if _, err := segmentsProblem(after.Progs(), ov.Size()); err != nil {
+	if _, err := segmentsProblem(after.Progs(), ov.Size(), after.Class); err != nil {
 		return fail("%v", err)
 	}
 	if p.expect.osabi != nil && byte(after.OSABI) != *p.expect.osabi {
