@@ -582,6 +582,21 @@ func TestBadInterpreterRefused(t *testing.T) {
 	} else {
 		t.Error("hello has no PT_PHDR")
 	}
+	// An interpreter name over the dynamic section: a new one would be
+	// written over the entries.
+	if dyn := f.ELF().Section(".dynamic"); dyn != nil {
+		b := bytes.Clone(orig)
+		binary.LittleEndian.PutUint64(b[at+8:], dyn.Offset) // p_offset
+		binary.LittleEndian.PutUint64(b[at+16:], dyn.Addr)  // p_vaddr
+		p := filepath.Join(t.TempDir(), "hello")
+		os.WriteFile(p, b, 0o755)
+		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"}}, patchelf.Options{}, patchelf.WriteOptions{})
+		if err == nil || !strings.Contains(err.Error(), "the interpreter name (PT_INTERP) at") || !strings.Contains(err.Error(), "overlap") {
+			t.Errorf("PT_INTERP over .dynamic: err = %v", err)
+		}
+	} else {
+		t.Error("hello has no .dynamic")
+	}
 	// An interpreter name over the headers: a new one would overwrite them.
 	{
 		b := bytes.Clone(orig)

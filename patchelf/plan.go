@@ -352,8 +352,20 @@ func (m *model) headersDescribeTables() error {
 	hdrs := &elf.Section{SectionHeader: elf.SectionHeader{Name: "the ELF and program headers", Type: elf.SHT_PROGBITS,
 		Size: max(uint64(len(m.ehdr)), m.phoff+uint64(len(m.phdrs))*uint64(m.phent))}}
 	secs = append([]*elf.Section{hdrs}, secs...)
+	// And the interpreter name (a new one is written over it) lies in
+	// its own section, .interp, or in none.
+	if i := slices.IndexFunc(m.phdrs, func(p phdr) bool { return p.Type == elf.PT_INTERP }); i >= 0 {
+		ip := m.phdrs[i]
+		secs = append([]*elf.Section{{SectionHeader: elf.SectionHeader{Name: "the interpreter name (PT_INTERP)", Type: elf.SHT_PROGBITS, Offset: ip.Off, Size: ip.Filesz}}}, secs...)
+	}
+	isInterp := func(a, b *elf.Section) bool {
+		return strings.HasPrefix(a.Name, "the interpreter") && b.Type == elf.SHT_PROGBITS && b.Offset == a.Offset && b.Size == a.Size
+	}
 	for i, a := range secs {
 		for _, b := range secs[i+1:] {
+			if isInterp(a, b) {
+				continue
+			}
 			if a.Type != elf.SHT_NOBITS && b.Type != elf.SHT_NOBITS && b.Size > 0 && a.Size > 0 && (within(a.Offset, b.Offset, b.Size) || within(b.Offset, a.Offset, a.Size)) {
 				return &elfx.FormatError{Path: m.path, Offset: int64(b.Offset), What: "dynamic tables",
 					Err: fmt.Errorf("%s at 0x%x (0x%x bytes) and %s at 0x%x (0x%x bytes) overlap", a.Name, a.Offset, a.Size, b.Name, b.Offset, b.Size)}
