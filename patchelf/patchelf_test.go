@@ -404,6 +404,10 @@ func TestMalformedInputRefused(t *testing.T) {
 		{"RELRO outside", ph(relro, 0), fmt.Sprintf("program header %d", relro), func(b []byte) {
 			le.PutUint64(b[ph(relro, 16):], 1<<40) // p_vaddr
 		}, "PT_GNU_RELRO at address 0x10000000000 is not inside any PT_LOAD"},
+		{"dynamic over the headers", 0, "dynamic tables", func(b []byte) {
+			le.PutUint64(b[ph(dynamic, 8):], 0x40)  // p_offset: the program headers
+			le.PutUint64(b[ph(dynamic, 16):], 0x40) // p_vaddr
+		}, "the dynamic section (PT_DYNAMIC) at 0x40"},
 		{"note offset", ph(note, 0), fmt.Sprintf("program header %d", note), func(b []byte) {
 			le.PutUint64(b[ph(note, 8):], le.Uint64(b[ph(note, 8):])+0x10) // p_offset
 		}, "PT_NOTE at offset"},

@@ -352,18 +352,27 @@ func (m *model) headersDescribeTables() error {
 	hdrs := &elf.Section{SectionHeader: elf.SectionHeader{Name: "the ELF and program headers", Type: elf.SHT_PROGBITS,
 		Size: max(uint64(len(m.ehdr)), m.phoff+uint64(len(m.phdrs))*uint64(m.phent))}}
 	secs = append([]*elf.Section{hdrs}, secs...)
-	// And the interpreter name (a new one is written over it) lies in
-	// its own section, .interp, or in none.
-	if i := slices.IndexFunc(m.phdrs, func(p phdr) bool { return p.Type == elf.PT_INTERP }); i >= 0 {
-		ip := m.phdrs[i]
-		secs = append([]*elf.Section{{SectionHeader: elf.SectionHeader{Name: "the interpreter name (PT_INTERP)", Type: elf.SHT_PROGBITS, Offset: ip.Off, Size: ip.Filesz}}}, secs...)
+	// And the interpreter name and the dynamic section (rewritten in
+	// place) lie in their own sections, or in none.
+	own := map[*elf.Section]elf.SectionType{}
+	for _, seg := range []struct {
+		t    elf.ProgType
+		name string
+		own  elf.SectionType
+	}{{elf.PT_INTERP, "the interpreter name (PT_INTERP)", elf.SHT_PROGBITS}, {elf.PT_DYNAMIC, "the dynamic section (PT_DYNAMIC)", elf.SHT_DYNAMIC}} {
+		if i := slices.IndexFunc(m.phdrs, func(p phdr) bool { return p.Type == seg.t }); i >= 0 {
+			s := &elf.Section{SectionHeader: elf.SectionHeader{Name: seg.name, Type: elf.SHT_PROGBITS, Offset: m.phdrs[i].Off, Size: m.phdrs[i].Filesz}}
+			own[s] = seg.own
+			secs = append([]*elf.Section{s}, secs...)
+		}
 	}
-	isInterp := func(a, b *elf.Section) bool {
-		return strings.HasPrefix(a.Name, "the interpreter") && b.Type == elf.SHT_PROGBITS && b.Offset == a.Offset && b.Size == a.Size
+	isOwn := func(a, b *elf.Section) bool {
+		t, ok := own[a]
+		return ok && b.Type == t && b.Offset == a.Offset && b.Size == a.Size
 	}
 	for i, a := range secs {
 		for _, b := range secs[i+1:] {
-			if isInterp(a, b) {
+			if isOwn(a, b) || isOwn(b, a) {
 				continue
 			}
 			if a.Type != elf.SHT_NOBITS && b.Type != elf.SHT_NOBITS && b.Size > 0 && a.Size > 0 && (within(a.Offset, b.Offset, b.Size) || within(b.Offset, a.Offset, a.Size)) {
