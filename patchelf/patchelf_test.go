@@ -586,6 +586,22 @@ func TestBadInterpreterRefused(t *testing.T) {
 	} else {
 		t.Error("hello has no PT_PHDR")
 	}
+	// A section named .interp that is not one (the fuzzer named the
+	// section name table so, and moving .interp rewrote its header).
+	if j := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".interp" }); j >= 0 {
+		b := bytes.Clone(orig)
+		shAt := binary.LittleEndian.Uint64(b[40:]) + uint64(j)*64
+		binary.LittleEndian.PutUint32(b[shAt+4:], uint32(elf.SHT_STRTAB)) // sh_type
+		p := filepath.Join(t.TempDir(), "hello")
+		os.WriteFile(p, b, 0o755)
+		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"}}, patchelf.Options{}, patchelf.WriteOptions{})
+		want := fmt.Sprintf("%s: malformed file at offset 0x%x: section header %d (.interp): type SHT_STRTAB, want SHT_PROGBITS", p, shAt, j)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf(".interp of another type: err = %v, want %q", err, want)
+		}
+	} else {
+		t.Error("hello has no .interp")
+	}
 	// An interpreter name over the dynamic section: a new one would be
 	// written over the entries.
 	if dyn := f.ELF().Section(".dynamic"); dyn != nil {

@@ -192,7 +192,7 @@ func (m *model) load() error {
 		want, typed := tableType[s.Name]
 		tag, table := dtForSection[s.Name]
 		if (typed || table) && s.Flags&elf.SHF_ALLOC == 0 {
-			return shdr(i, "a dynamic table that is not loaded (no SHF_ALLOC)")
+			return shdr(i, "a section the loader reads, not loaded (no SHF_ALLOC)")
 		}
 		if s.Flags&elf.SHF_ALLOC == 0 {
 			continue
@@ -511,12 +511,14 @@ func (m *model) countRefs() error {
 	return nil
 }
 
-// tableType is the section type of the dynamic tables an edit reads,
-// rewrites or moves, by name: strip and readelf find them by type.
+// tableType is the section type of the dynamic tables (and .interp) an
+// edit reads, rewrites or moves, by name: strip and readelf find them by
+// type, and a section of another type with the name would be taken for
+// them.
 var tableType = map[string]elf.SectionType{
 	".dynstr": elf.SHT_STRTAB, ".dynsym": elf.SHT_DYNSYM, ".gnu.hash": elf.SHT_GNU_HASH, ".hash": elf.SHT_HASH,
 	".gnu.version": elf.SHT_GNU_VERSYM, ".gnu.version_d": elf.SHT_GNU_VERDEF, ".gnu.version_r": elf.SHT_GNU_VERNEED,
-	".dynamic": elf.SHT_DYNAMIC,
+	".dynamic": elf.SHT_DYNAMIC, ".interp": elf.SHT_PROGBITS,
 }
 
 // dynValue returns the value of f's dynamic entry tag, if it has one.
