@@ -586,6 +586,19 @@ func TestBadInterpreterRefused(t *testing.T) {
 	} else {
 		t.Error("hello has no PT_PHDR")
 	}
+	// An interpreter name no PT_LOAD loads (ld.so reads it at its
+	// address; an edit's new segment came to hold the address).
+	{
+		b := bytes.Clone(orig)
+		binary.LittleEndian.PutUint64(b[at+16:], 1<<40) // p_vaddr
+		p := filepath.Join(t.TempDir(), "hello")
+		os.WriteFile(p, b, 0o755)
+		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/x"}}, patchelf.Options{}, patchelf.WriteOptions{})
+		want := fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_INTERP at address 0x10000000000 is not inside any PT_LOAD", p, at, i)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("PT_INTERP outside: err = %v, want %q", err, want)
+		}
+	}
 	// A section named .interp that is not one (the fuzzer named the
 	// section name table so, and moving .interp rewrote its header).
 	if j := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".interp" }); j >= 0 {
@@ -620,12 +633,12 @@ func TestBadInterpreterRefused(t *testing.T) {
 	// An interpreter name over the headers: a new one would overwrite them.
 	{
 		b := bytes.Clone(orig)
-		binary.LittleEndian.PutUint64(b[at+8:], 0)      // p_offset
-		binary.LittleEndian.PutUint64(b[at+16:], 1<<40) // p_vaddr: in no PT_LOAD, so not held to its offset
+		binary.LittleEndian.PutUint64(b[at+8:], 0x40)  // p_offset: the program headers
+		binary.LittleEndian.PutUint64(b[at+16:], 0x40) // p_vaddr, where they are loaded
 		p := filepath.Join(t.TempDir(), "hello")
 		os.WriteFile(p, b, 0o755)
 		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"}}, patchelf.Options{}, patchelf.WriteOptions{})
-		if err == nil || !strings.HasPrefix(err.Error(), p+": malformed file at offset 0x0: PT_INTERP: ") || !strings.Contains(err.Error(), "overlaps the ELF or program headers") {
+		if err == nil || !strings.HasPrefix(err.Error(), p+": malformed file at offset 0x40: PT_INTERP: ") || !strings.Contains(err.Error(), "overlaps the ELF or program headers") {
 			t.Errorf("PT_INTERP over the headers: err = %v", err)
 		}
 	}

@@ -82,10 +82,10 @@ var inMemory = map[elf.ProgType]bool{
 }
 
 // mustLoad are the segments read at their addresses once loaded (the
-// program headers by ld.so, RELRO made read-only by it, the TLS image
-// copied, the unwinder's frame index).
+// program headers and the interpreter name by ld.so, RELRO made
+// read-only by it, the TLS image copied, the unwinder's frame index).
 var mustLoad = map[elf.ProgType]bool{
-	elf.PT_PHDR: true, elf.PT_GNU_RELRO: true, elf.PT_TLS: true, elf.PT_GNU_EH_FRAME: true,
+	elf.PT_PHDR: true, elf.PT_INTERP: true, elf.PT_GNU_RELRO: true, elf.PT_TLS: true, elf.PT_GNU_EH_FRAME: true,
 }
 
 // segmentsProblem checks the segments of progs, a file of size bytes, as
