@@ -408,6 +408,9 @@ func TestMalformedInputRefused(t *testing.T) {
 			le.PutUint64(b[ph(dynamic, 8):], 0x40)  // p_offset: the program headers
 			le.PutUint64(b[ph(dynamic, 16):], 0x40) // p_vaddr
 		}, "the dynamic section (PT_DYNAMIC) at 0x40"},
+		{"second dynamic", ph(note, 0), fmt.Sprintf("program header %d", note), func(b []byte) {
+			le.PutUint32(b[ph(note, 0):], uint32(elf.PT_DYNAMIC)) // p_type
+		}, "a second PT_DYNAMIC"},
 		{"note offset", ph(note, 0), fmt.Sprintf("program header %d", note), func(b []byte) {
 			le.PutUint64(b[ph(note, 8):], le.Uint64(b[ph(note, 8):])+0x10) // p_offset
 		}, "PT_NOTE at offset"},

@@ -89,7 +89,8 @@ var mustLoad = map[elf.ProgType]bool{
 }
 
 // segmentsProblem checks the segments of progs, a file of size bytes, as
-// the kernel and the loader need them: each inside the file, the loaded
+// the kernel and the loader need them: at most one PT_INTERP, PT_PHDR and
+// PT_DYNAMIC, each segment inside the file, the loaded
 // ones no larger there than in memory and read from where their addresses
 // are loaded from, an interpreter name of 2 to 4096 bytes, and the
 // PT_LOADs aligned to powers of two (at most maxSegAlign), congruent
@@ -102,7 +103,14 @@ func segmentsProblem(progs []elf.ProgHeader, size int64, class elf.Class) (int, 
 		top = math.MaxUint32
 	}
 	prev := -1
+	seen := map[elf.ProgType]bool{}
 	for i, ph := range progs {
+		if once := ph.Type == elf.PT_INTERP || ph.Type == elf.PT_PHDR || ph.Type == elf.PT_DYNAMIC; once && seen[ph.Type] {
+			// (The gABI allows one PT_INTERP and one PT_PHDR; the kernel
+			// and ld.so read only the first of each.)
+			return i, fmt.Errorf("a second %v", ph.Type)
+		}
+		seen[ph.Type] = true
 		if ph.Filesz > 0 && (ph.Off > uint64(size) || ph.Filesz > uint64(size)-ph.Off) {
 			return i, fmt.Errorf("%v at 0x%x (0x%x bytes) extends past the end of the file (0x%x bytes)", ph.Type, ph.Off, ph.Filesz, size)
 		}
