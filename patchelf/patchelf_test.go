@@ -273,7 +273,7 @@ func TestErrorsLeaveFileUntouched(t *testing.T) {
 	} {
 		p := copyFixture(t, tt.file)
 		orig, _ := os.ReadFile(p)
-		_, err := patchelf.EditFile(p, []patchelf.Edit{tt.e}, patchelf.Options{}, patchelf.WriteOptions{})
+		err := editErr(p, tt.e)
 		if err == nil || !strings.Contains(err.Error(), tt.msg) {
 			t.Errorf("%s %v: err = %v, want %q", tt.file, tt.e, err, tt.msg)
 		}
@@ -305,14 +305,7 @@ func TestErrorsLeaveFileUntouched(t *testing.T) {
 // and its offset, before anything is planned (Verify would otherwise
 // blame the edit for what the input had), and the file is left as it was.
 func TestMalformedInputRefused(t *testing.T) {
-	orig, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elfx.NewFileSize(bytes.NewReader(orig), int64(len(orig)), "libfoo.so.1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	orig, f := readFixture(t, "libfoo.so.1")
 	// The second PT_LOAD, the one after it and PT_DYNAMIC (ELF64
 	// little-endian: 56-byte headers, p_offset at 8, p_vaddr at 16,
 	// p_filesz at 32, p_align at 48), and .dynsym's section header
@@ -489,11 +482,8 @@ func TestMalformedInputRefused(t *testing.T) {
 	} {
 		b := bytes.Clone(orig)
 		tt.mend(b)
-		p := filepath.Join(t.TempDir(), "libfoo.so.1")
-		if err := os.WriteFile(p, b, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{})
+		p := writeTemp(t, "libfoo.so.1", b)
+		err := editErr(p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
 		want := fmt.Sprintf("%s: malformed file at offset 0x%x: %s: ", p, tt.at, tt.what)
 		var fe *elfx.FormatError
 		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), tt.says) || !errors.As(err, &fe) {
@@ -544,14 +534,7 @@ func TestLargeBSSRealLoader(t *testing.T) {
 // PT_PHDR outside every PT_LOAD; a size of 2^60 once reached a
 // make() and panicked.
 func TestBadInterpreterRefused(t *testing.T) {
-	orig, err := os.ReadFile(testenv.Testdata("hello"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elfx.NewFileSize(bytes.NewReader(orig), int64(len(orig)), "hello")
-	if err != nil {
-		t.Fatal(err)
-	}
+	orig, f := readFixture(t, "hello")
 	i := slices.IndexFunc(f.Progs(), func(p elf.ProgHeader) bool { return p.Type == elf.PT_INTERP })
 	if i < 0 {
 		t.Fatal("hello has no PT_INTERP")
@@ -565,9 +548,8 @@ func TestBadInterpreterRefused(t *testing.T) {
 			b := bytes.Clone(orig)
 			binary.LittleEndian.PutUint64(b[phoff+uint64(j)*56+16:], 0) // p_vaddr
 			binary.LittleEndian.PutUint64(b[phoff+uint64(j)*56+32:], 0) // p_filesz
-			p := filepath.Join(t.TempDir(), "hello")
-			os.WriteFile(p, b, 0o755)
-			_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/x"}}, patchelf.Options{}, patchelf.WriteOptions{})
+			p := writeTemp(t, "hello", b)
+			err := editErr(p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "/x"})
 			if err == nil || !strings.Contains(err.Error(), "PT_PHDR at offset 0x40, but its address 0x0 is loaded from offset 0x0") {
 				t.Errorf("PT_PHDR at address 0: err = %v", err)
 			}
@@ -578,9 +560,8 @@ func TestBadInterpreterRefused(t *testing.T) {
 			if empty {
 				binary.LittleEndian.PutUint64(b[phoff+uint64(j)*56+32:], 0) // p_filesz
 			}
-			p := filepath.Join(t.TempDir(), "hello")
-			os.WriteFile(p, b, 0o755)
-			_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/x"}}, patchelf.Options{}, patchelf.WriteOptions{})
+			p := writeTemp(t, "hello", b)
+			err := editErr(p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "/x"})
 			want := fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_PHDR at address 0x10000000000 is not inside any PT_LOAD", p, phoff+uint64(j)*56, j)
 			if err == nil || !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("PT_PHDR outside (empty %v): err = %v, want %q", empty, err, want)
@@ -594,9 +575,8 @@ func TestBadInterpreterRefused(t *testing.T) {
 	{
 		b := bytes.Clone(orig)
 		binary.LittleEndian.PutUint64(b[at+16:], 1<<40) // p_vaddr
-		p := filepath.Join(t.TempDir(), "hello")
-		os.WriteFile(p, b, 0o755)
-		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/x"}}, patchelf.Options{}, patchelf.WriteOptions{})
+		p := writeTemp(t, "hello", b)
+		err := editErr(p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "/x"})
 		want := fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_INTERP at address 0x10000000000 is not inside any PT_LOAD", p, at, i)
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("PT_INTERP outside: err = %v, want %q", err, want)
@@ -608,9 +588,8 @@ func TestBadInterpreterRefused(t *testing.T) {
 		b := bytes.Clone(orig)
 		shAt := binary.LittleEndian.Uint64(b[40:]) + uint64(j)*64
 		binary.LittleEndian.PutUint32(b[shAt+4:], uint32(elf.SHT_STRTAB)) // sh_type
-		p := filepath.Join(t.TempDir(), "hello")
-		os.WriteFile(p, b, 0o755)
-		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"}}, patchelf.Options{}, patchelf.WriteOptions{})
+		p := writeTemp(t, "hello", b)
+		err := editErr(p, patchelf.Edit{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"})
 		want := fmt.Sprintf("%s: malformed file at offset 0x%x: section header %d (.interp): type SHT_STRTAB, want SHT_PROGBITS", p, shAt, j)
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf(".interp of another type: err = %v, want %q", err, want)
@@ -624,9 +603,8 @@ func TestBadInterpreterRefused(t *testing.T) {
 		b := bytes.Clone(orig)
 		binary.LittleEndian.PutUint64(b[at+8:], dyn.Offset) // p_offset
 		binary.LittleEndian.PutUint64(b[at+16:], dyn.Addr)  // p_vaddr
-		p := filepath.Join(t.TempDir(), "hello")
-		os.WriteFile(p, b, 0o755)
-		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"}}, patchelf.Options{}, patchelf.WriteOptions{})
+		p := writeTemp(t, "hello", b)
+		err := editErr(p, patchelf.Edit{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"})
 		if err == nil || !strings.Contains(err.Error(), "the interpreter name (PT_INTERP) at") || !strings.Contains(err.Error(), "overlap") {
 			t.Errorf("PT_INTERP over .dynamic: err = %v", err)
 		}
@@ -638,9 +616,8 @@ func TestBadInterpreterRefused(t *testing.T) {
 		b := bytes.Clone(orig)
 		binary.LittleEndian.PutUint64(b[at+8:], 0x40)  // p_offset: the program headers
 		binary.LittleEndian.PutUint64(b[at+16:], 0x40) // p_vaddr, where they are loaded
-		p := filepath.Join(t.TempDir(), "hello")
-		os.WriteFile(p, b, 0o755)
-		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"}}, patchelf.Options{}, patchelf.WriteOptions{})
+		p := writeTemp(t, "hello", b)
+		err := editErr(p, patchelf.Edit{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"})
 		if err == nil || !strings.HasPrefix(err.Error(), p+": malformed file at offset 0x40: PT_INTERP: ") || !strings.Contains(err.Error(), "overlaps the ELF or program headers") {
 			t.Errorf("PT_INTERP over the headers: err = %v", err)
 		}
@@ -655,11 +632,8 @@ func TestBadInterpreterRefused(t *testing.T) {
 		} else {
 			binary.LittleEndian.PutUint64(b[at+32:], tt.filesz)
 		}
-		p := filepath.Join(t.TempDir(), "hello")
-		if err := os.WriteFile(p, b, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: "/lib64/ld-linux-x86-64.so.2.long.name"}}, patchelf.Options{}, patchelf.WriteOptions{})
+		p := writeTemp(t, "hello", b)
+		err := editErr(p, patchelf.Edit{Kind: patchelf.SetInterpreter, Arg: "/lib64/ld-linux-x86-64.so.2.long.name"})
 		want := fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_INTERP", p, at, i)
 		if tt.filesz == 0 {
 			want = fmt.Sprintf("%s: malformed file at offset 0x%x: PT_INTERP: ", p, binary.LittleEndian.Uint64(b[at+8:]))
@@ -701,11 +675,8 @@ func TestOverlappingTablesRefused(t *testing.T) {
 				binary.LittleEndian.PutUint64(b[d.Offset+int64(i)*16+8:], tt.strtab)
 			}
 		}
-		p := filepath.Join(t.TempDir(), "libfoo.so.1")
-		if err := os.WriteFile(p, b, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		_, err = patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{})
+		p := writeTemp(t, "libfoo.so.1", b)
+		err := editErr(p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
 		if err == nil || !strings.Contains(err.Error(), ": malformed file at offset 0x") || !strings.Contains(err.Error(), "overlap") || !strings.Contains(err.Error(), tt.says) {
 			t.Errorf("DT_STRTAB 0x%x: err = %v", tt.strtab, err)
 		}
@@ -716,14 +687,7 @@ func TestOverlappingTablesRefused(t *testing.T) {
 // (RISC-V's PT_RISCV_ATTRIBUTES: an address of 0, no size in memory) is
 // not held to the rules of loaded ones.
 func TestFileOnlySegmentAccepted(t *testing.T) {
-	b, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libfoo.so.1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, f := readFixture(t, "libfoo.so.1")
 	i := slices.IndexFunc(f.Progs(), func(p elf.ProgHeader) bool { return p.Type == elf.PT_GNU_STACK })
 	if i < 0 {
 		t.Fatal("libfoo.so.1 has no PT_GNU_STACK")
@@ -734,10 +698,7 @@ func TestFileOnlySegmentAccepted(t *testing.T) {
 	binary.LittleEndian.PutUint64(b[at+16:], 0)          // p_vaddr
 	binary.LittleEndian.PutUint64(b[at+32:], 0x20)       // p_filesz
 	binary.LittleEndian.PutUint64(b[at+40:], 0)          // p_memsz
-	p := filepath.Join(t.TempDir(), "libfoo.so.1")
-	if err := os.WriteFile(p, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	p := writeTemp(t, "libfoo.so.1", b)
 	edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
 }
 
@@ -745,14 +706,7 @@ func TestFileOnlySegmentAccepted(t *testing.T) {
 // leave DT_RELA 0 with DT_RELASZ 0 (glibc's static-pie ldconfig has
 // them); no section lies at address 0, and none needs to.
 func TestEmptyRelocationTableAccepted(t *testing.T) {
-	b, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libfoo.so.1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, f := readFixture(t, "libfoo.so.1")
 	d, err := f.Dynamic()
 	if err != nil {
 		t.Fatal(err)
@@ -767,10 +721,7 @@ func TestEmptyRelocationTableAccepted(t *testing.T) {
 	if n != 2 {
 		t.Fatalf("libfoo.so.1 has %d of DT_RELA and DT_RELASZ", n)
 	}
-	p := filepath.Join(t.TempDir(), "libfoo.so.1")
-	if err := os.WriteFile(p, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	p := writeTemp(t, "libfoo.so.1", b)
 	edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
 }
 
@@ -779,14 +730,7 @@ func TestEmptyRelocationTableAccepted(t *testing.T) {
 // strings an edit appended). libraw.so: no version sections, one name
 // entry (SONAME), turned into DT_DEBUG.
 func TestEmptyStringTableRefused(t *testing.T) {
-	b, err := os.ReadFile(testenv.Testdata("libraw.so"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libraw.so")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, f := readFixture(t, "libraw.so")
 	d, err := f.Dynamic()
 	if err != nil {
 		t.Fatal(err)
@@ -811,11 +755,8 @@ func TestEmptyStringTableRefused(t *testing.T) {
 			le.PutUint64(b[shoff+uint64(i)*64+32:], 0) // sh_size
 		}
 	}
-	p := filepath.Join(t.TempDir(), "libraw.so")
-	if err := os.WriteFile(p, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	_, err = patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetSoname, Arg: "libraw.so"}}, patchelf.Options{}, patchelf.WriteOptions{})
+	p := writeTemp(t, "libraw.so", b)
+	err = editErr(p, patchelf.Edit{Kind: patchelf.SetSoname, Arg: "libraw.so"})
 	want := fmt.Sprintf("%s: malformed file at offset 0x%x: .dynsym entry 1: name offset", p, dynsym.Offset+24)
 	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "(0x0 bytes)") {
 		t.Errorf("err = %v, want %q...", err, want)
@@ -826,14 +767,7 @@ func TestEmptyStringTableRefused(t *testing.T) {
 // header's fields where ELF32 has them (they once read ELF64 offsets past
 // its 52 bytes and panicked).
 func TestMalformedInputRefused32(t *testing.T) {
-	b, err := os.ReadFile(testenv.Testdata("libi386.so"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libi386.so")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, f := readFixture(t, "libi386.so")
 	i := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".dynsym" })
 	if f.Class != elf.ELFCLASS32 || i < 0 {
 		t.Fatalf("libi386.so: class %v, .dynsym %d", f.Class, i)
@@ -841,11 +775,8 @@ func TestMalformedInputRefused32(t *testing.T) {
 	// ELF32: e_shoff at 32, 40-byte section headers, sh_flags at 8.
 	at := uint64(binary.LittleEndian.Uint32(b[32:])) + uint64(i)*40
 	binary.LittleEndian.PutUint32(b[at+8:], binary.LittleEndian.Uint32(b[at+8:])|uint32(elf.SHF_COMPRESSED))
-	p := filepath.Join(t.TempDir(), "libi386.so")
-	if err := os.WriteFile(p, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	_, err = patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/x"}}, patchelf.Options{}, patchelf.WriteOptions{})
+	p := writeTemp(t, "libi386.so", b)
+	err := editErr(p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "/x"})
 	want := fmt.Sprintf("%s: malformed file at offset 0x%x: section header %d (.dynsym): a loaded section marked compressed", p, at, i)
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("err = %v, want %q...", err, want)
@@ -862,7 +793,7 @@ func TestMalformedInputRefused32(t *testing.T) {
 	phAt := uint64(binary.LittleEndian.Uint32(b[28:])) + uint64(last)*32
 	binary.LittleEndian.PutUint32(b[phAt+20:], 0xffffffff)
 	os.WriteFile(p, b, 0o755)
-	_, err = patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/x"}}, patchelf.Options{}, patchelf.WriteOptions{})
+	err = editErr(p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "/x"})
 	want = fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_LOAD at", p, phAt, last)
 	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "wrap around") {
 		t.Errorf("err = %v, want %q...wrap around", err, want)
@@ -874,24 +805,14 @@ func TestMalformedInputRefused32(t *testing.T) {
 // sh_addralign padded the segment to it (16 MB here; 2^40 exhausted
 // memory).
 func TestHugeSectionAlignment(t *testing.T) {
-	b, err := os.ReadFile(testenv.Testdata("libsysv.so"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libsysv.so")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, f := readFixture(t, "libsysv.so")
 	i := slices.IndexFunc(f.ELF().Sections, func(s *elf.Section) bool { return s.Name == ".hash" })
 	if i < 0 {
 		t.Fatal("libsysv.so has no .hash")
 	}
 	shoff := binary.LittleEndian.Uint64(b[40:])
 	binary.LittleEndian.PutUint64(b[shoff+uint64(i)*64+48:], 1<<24)
-	p := filepath.Join(t.TempDir(), "libsysv.so")
-	if err := os.WriteFile(p, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	p := writeTemp(t, "libsysv.so", b)
 	plan := edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
 	if !slices.Contains(plan.Moved, ".hash") || plan.NewSize-plan.OldSize > 64<<10 {
 		t.Errorf("moved %v, grew by %d bytes; want .hash moved and at most 64 KiB", plan.Moved, plan.NewSize-plan.OldSize)
@@ -948,7 +869,7 @@ func TestDebugFileRefused(t *testing.T) {
 		t.Fatalf("objcopy: %v\n%s", err, out)
 	}
 	orig, _ := os.ReadFile(p)
-	_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/x"}}, patchelf.Options{}, patchelf.WriteOptions{})
+	err := editErr(p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "/x"})
 	if err == nil || !strings.HasPrefix(err.Error(), p+": a separate debug-info file") {
 		t.Errorf("err = %v", err)
 	}
@@ -962,14 +883,7 @@ func TestDebugFileRefused(t *testing.T) {
 // leaves a name entry is refused as malformed, where the plan once wrote
 // the entry (and grew a table nothing pointed at).
 func TestNoStringTable(t *testing.T) {
-	b, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libfoo.so.1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, f := readFixture(t, "libfoo.so.1")
 	d, err := f.Dynamic()
 	if err != nil {
 		t.Fatal(err)
@@ -982,16 +896,13 @@ func TestNoStringTable(t *testing.T) {
 			binary.LittleEndian.PutUint64(b[at:], uint64(elf.DT_DEBUG))
 		}
 	}
-	p := filepath.Join(t.TempDir(), "libfoo.so.1")
-	if err := os.WriteFile(p, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	p := writeTemp(t, "libfoo.so.1", b)
 	// Nothing to add: still edited.
 	edit(t, p, patchelf.Edit{Kind: patchelf.ClearExecStack})
 	b, _ = os.ReadFile(p)
 	// A name already in .dynstr, and a new one that grows it.
 	for _, e := range []patchelf.Edit{{Kind: patchelf.SetSoname, Arg: "libfoo.so.1"}, {Kind: patchelf.AddNeeded, Arg: "libamdhip64.so.6"}} {
-		_, err = patchelf.EditFile(p, []patchelf.Edit{e}, patchelf.Options{}, patchelf.WriteOptions{})
+		err := editErr(p, e)
 		want := fmt.Sprintf("%s: malformed file at offset 0x%x: dynamic section: no DT_STRTAB entry", p, d.Offset)
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%v: err = %v, want %q...", e, err, want)
@@ -1049,6 +960,36 @@ func TestReadOnlyDynamicRealLoader(t *testing.T) {
 	if err != nil || strings.TrimSpace(string(out)) != "42" {
 		t.Fatalf("patched program: %v\n%s", err, out)
 	}
+}
+
+// readFixture reads testdata/name and parses it.
+func readFixture(t *testing.T, name string) ([]byte, *elfx.File) {
+	t.Helper()
+	b, err := os.ReadFile(testenv.Testdata(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, f
+}
+
+// editErr edits p and returns the error.
+func editErr(p string, edits ...patchelf.Edit) error {
+	_, err := patchelf.EditFile(p, edits, patchelf.Options{}, patchelf.WriteOptions{})
+	return err
+}
+
+// writeTemp writes b as name in a new temporary directory.
+func writeTemp(t *testing.T, name string, b []byte) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // onlyFile fails unless p is the only entry of its directory: no temporary
@@ -1525,14 +1466,7 @@ func TestStaticPIERejectedClearly(t *testing.T) {
 // Verification must notice a result whose symbol names differ: the plan's
 // new segment (holding the moved .dynstr) is tampered with before Verify.
 func TestVerifyCatchesChangedSymbolName(t *testing.T) {
-	b, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libfoo.so.1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, f := readFixture(t, "libfoo.so.1")
 	syms, _ := f.DynamicSymbols()
 	var name string
 	for _, s := range syms {
