@@ -352,6 +352,7 @@ func TestMalformedInputRefused(t *testing.T) {
 		t.Fatal("libfoo.so.1 has no DT_JMPREL or .rela.plt")
 	}
 	jmprelAt := uint64(d.Offset) + uint64(jmprel)*16
+	strtabAt := uint64(d.Offset) + uint64(slices.IndexFunc(d.Entries, func(e elfx.DynEntry) bool { return e.Tag == elf.DT_STRTAB }))*16
 	runpath := slices.IndexFunc(d.Entries, func(e elfx.DynEntry) bool { return e.Tag == elf.DT_RUNPATH })
 	if runpath < 0 {
 		t.Fatal("libfoo.so.1 has no DT_RUNPATH")
@@ -428,11 +429,11 @@ func TestMalformedInputRefused(t *testing.T) {
 			at := shoff + uint64(dynstr)*64 + 8 // sh_flags
 			le.PutUint64(b[at:], le.Uint64(b[at:])&^uint64(elf.SHF_ALLOC))
 		}, "not loaded (no SHF_ALLOC)"},
-		{"table address", shoff + uint64(dynstr)*64, fmt.Sprintf("section header %d (.dynstr)", dynstr), func(b []byte) {
+		{"table address", strtabAt, "dynamic section", func(b []byte) {
 			at := shoff + uint64(dynstr)*64
 			le.PutUint64(b[at+16:], le.Uint64(b[at+16:])+8) // sh_addr
 			le.PutUint64(b[at+24:], le.Uint64(b[at+24:])+8) // sh_offset
-		}, "but DT_STRTAB is"},
+		}, fmt.Sprintf("DT_STRTAB points at 0x%x, where no section header describes a table of type SHT_STRTAB", f.ELF().Sections[dynstr].Addr)},
 		{"table size", shoff + uint64(dynstr)*64, fmt.Sprintf("section header %d (.dynstr)", dynstr), func(b []byte) {
 			le.PutUint64(b[shoff+uint64(dynstr)*64+32:], 0) // sh_size
 		}, "size 0x0, but DT_STRSZ is"},

@@ -190,7 +190,7 @@ func (m *model) load() error {
 	dynsym := slices.IndexFunc(m.secs, func(s *elf.Section) bool { return s.Type == elf.SHT_DYNSYM })
 	for i, s := range m.secs {
 		want, typed := tableType[s.Name]
-		tag, table := dtForSection[s.Name]
+		_, table := dtForSection[s.Name]
 		if (typed || table) && s.Flags&elf.SHF_ALLOC == 0 {
 			return shdr(i, "a section the loader reads, not loaded (no SHF_ALLOC)")
 		}
@@ -211,16 +211,12 @@ func (m *model) load() error {
 		if (s.Type == elf.SHT_RELA || s.Type == elf.SHT_REL) && s.Size > 0 && dynsym > 0 && int(s.Link) != dynsym {
 			return shdr(i, "dynamic relocations linked to section %d, not to .dynsym (%d)", s.Link, dynsym)
 		}
+		// (Whether the dynamic entries point at these sections is checked
+		// once they are read: headersDescribeTables.)
 		if table && s.Type != elf.SHT_NOBITS && s.Size > 0 {
 			if off, ok := f.OffsetOf(s.Addr); ok && uint64(off) != s.Offset {
 				return shdr(i, "offset 0x%x, but its address 0x%x is loaded from offset 0x%x", s.Offset, s.Addr, off)
 			}
-			if v, ok := dynValue(f, tag); ok && v != s.Addr && (tag == elf.DT_STRTAB || tag == elf.DT_SYMTAB) {
-				return shdr(i, "address 0x%x, but %v is 0x%x: the loader reads another table than the section header names", s.Addr, tag, v)
-			}
-		}
-		if n, ok := dynValue(f, elf.DT_STRSZ); ok && tag == elf.DT_STRTAB && s.Type != elf.SHT_NOBITS && n != s.Size {
-			return shdr(i, "size 0x%x, but DT_STRSZ is 0x%x: the loader reads another table than the section header names", s.Size, n)
 		}
 	}
 	// Tools read a table's names and symbols through its link (checked
@@ -247,11 +243,6 @@ func (m *model) load() error {
 		// string table with NUL), and grows when strings are appended.
 		return &elfx.FormatError{Path: m.path, Offset: d.StrTab + int64(n) - 1, What: "dynamic string table", Err: errors.New("does not end in NUL")}
 	}
-	// Verify reads the result's version requirements; unreadable ones are
-	// the input's fault, said now.
-	if _, err := f.VersionNeeds(); err != nil {
-		return err
-	}
 	m.origLen = len(m.orig)
 	// Copy on write: m.str shares the original until a string is
 	// overwritten in place or appended.
@@ -268,6 +259,11 @@ func (m *model) load() error {
 		m.ents = append(m.ents, x)
 	}
 	if err := m.headersDescribeTables(); err != nil {
+		return err
+	}
+	// Verify reads the result's version requirements; unreadable ones are
+	// the input's fault, said now.
+	if _, err := f.VersionNeeds(); err != nil {
 		return err
 	}
 	m.standIn()
@@ -295,12 +291,12 @@ func (m *model) headersDescribeTables() error {
 				Err: fmt.Errorf("%v points at 0x%x, which no PT_LOAD loads from the file", e.tag, e.val)}
 		}
 	}
+	size := func(tag elf.DynTag) uint64 { v, _ := m.dyn.Value(tag); return v }
 	for i, e := range m.ents {
 		if len(m.secs) == 0 {
 			break
 		}
 		want, ok := typeForDT[e.tag]
-		size := func(tag elf.DynTag) uint64 { v, _ := m.dyn.Value(tag); return v }
 		switch e.tag {
 		case elf.DT_RELA:
 			// (GNU ld's -z pack-relative-relocs leaves DT_RELA 0 with no
@@ -398,10 +394,6 @@ func (m *model) shdrErr(i int, format string, args ...any) error {
 	return &elfx.FormatError{Path: m.path, Offset: int64(shoff + uint64(i)*shent), What: fmt.Sprintf("section header %d (%s)", i, m.secs[i].Name),
 		Err: fmt.Errorf(format, args...)}
 }
-
-// tableSections are the other loaded section types an edit reads or
-// moves as tables (with linkType's).
-var tableSections = map[elf.SectionType]bool{elf.SHT_STRTAB: true, elf.SHT_REL: true, elf.SHT_RELA: true, elf.SHT_DYNAMIC: true}
 
 // linkType is the type of the section each dynamic table links to.
 var linkType = map[elf.SectionType]elf.SectionType{
@@ -519,20 +511,6 @@ var tableType = map[string]elf.SectionType{
 	".dynstr": elf.SHT_STRTAB, ".dynsym": elf.SHT_DYNSYM, ".gnu.hash": elf.SHT_GNU_HASH, ".hash": elf.SHT_HASH,
 	".gnu.version": elf.SHT_GNU_VERSYM, ".gnu.version_d": elf.SHT_GNU_VERDEF, ".gnu.version_r": elf.SHT_GNU_VERNEED,
 	".dynamic": elf.SHT_DYNAMIC, ".interp": elf.SHT_PROGBITS,
-}
-
-// dynValue returns the value of f's dynamic entry tag, if it has one.
-func dynValue(f *elfx.File, tag elf.DynTag) (uint64, bool) {
-	d, err := f.Dynamic()
-	if err != nil {
-		return 0, false
-	}
-	for _, e := range d.Entries {
-		if e.Tag == tag {
-			return e.Value, true
-		}
-	}
-	return 0, false
 }
 
 // outside is the error for a name at offset o outside the dynamic string
