@@ -111,6 +111,12 @@ func (f *File) readDynamic() (*Dynamic, error) {
 	found := false
 	for _, p := range f.ef.Progs {
 		if p.Type == elf.PT_DYNAMIC {
+			// ld.so reads the entries at the segment's address: where a
+			// PT_LOAD loads that address from another offset, the entries
+			// read here would not be the loader's.
+			if at, _, ok := f.vaddrToOffset(p.Vaddr); ok && p.Filesz > 0 && uint64(at) != p.Off {
+				return nil, f.formatErr(int64(p.Off), "dynamic section", fmt.Errorf("PT_DYNAMIC at offset 0x%x, but its address 0x%x is loaded from offset 0x%x, where the loader reads the entries", p.Off, p.Vaddr, at))
+			}
 			off, size, found = p.Off, p.Filesz, true
 			break
 		}

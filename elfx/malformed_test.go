@@ -494,3 +494,42 @@ func TestInspectKeepsHostSideOfDamagedDeviceCode(t *testing.T) {
 		t.Errorf("intact: Problems() = %q", p)
 	}
 }
+
+// TestDynamicOffsetNotLoaderView: ld.so reads the dynamic entries at
+// PT_DYNAMIC's address; a PT_DYNAMIC whose offset is not where its
+// PT_LOAD loads that address from is malformed (read at the offset, the
+// entries were not the loader's), through the section headers and
+// through the segments alike.
+func TestDynamicOffsetNotLoaderView(t *testing.T) {
+	b := readFixture(t, "libfoo.so.1")
+	f0, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "libfoo.so.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	phoff := binary.LittleEndian.Uint64(b[32:])
+	i := -1
+	for j, p := range f0.Progs() {
+		if p.Type == elf.PT_DYNAMIC {
+			i = j
+		}
+	}
+	if i < 0 {
+		t.Fatal("libfoo.so.1 has no PT_DYNAMIC")
+	}
+	d0 := f0.Progs()[i]
+	binary.LittleEndian.PutUint64(b[phoff+uint64(i)*56+8:], d0.Off-0x10) // p_offset
+	for _, open := range []func(string) (*elfx.File, error){elfx.Open, elfx.OpenSegments} {
+		_, p := openTemp(t, "libfoo.so.1", b)
+		f, err := open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.Dynamic()
+		f.Close()
+		want := fmt.Sprintf("%s: malformed file at offset 0x%x: dynamic section: PT_DYNAMIC at offset 0x%x, but its address 0x%x is loaded from offset 0x%x", p, d0.Off-0x10, d0.Off-0x10, d0.Vaddr, d0.Off)
+		var fe *elfx.FormatError
+		if err == nil || !strings.HasPrefix(err.Error(), want) || !errors.As(err, &fe) {
+			t.Errorf("err = %v, want %q", err, want)
+		}
+	}
+}
