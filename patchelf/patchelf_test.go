@@ -784,7 +784,7 @@ func TestMalformedInputRefused32(t *testing.T) {
 	}
 	// A PT_LOAD whose range wraps around the 32-bit address space
 	// (ELF32 headers: 32 bytes, p_memsz at 20).
-	b, _ = os.ReadFile(testenv.Testdata("libi386.so"))
+	b, _ = readFixture(t, "libi386.so")
 	last := -1
 	for j, ph := range f.Progs() {
 		if ph.Type == elf.PT_LOAD {
@@ -793,7 +793,7 @@ func TestMalformedInputRefused32(t *testing.T) {
 	}
 	phAt := uint64(binary.LittleEndian.Uint32(b[28:])) + uint64(last)*32
 	binary.LittleEndian.PutUint32(b[phAt+20:], 0xffffffff)
-	os.WriteFile(p, b, 0o755)
+	p = writeTemp(t, "libi386.so", b)
 	err = editErr(p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "/x"})
 	want = fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_LOAD at", p, phAt, last)
 	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "wrap around") {
@@ -1095,8 +1095,13 @@ func TestRealLoaderAndStrip(t *testing.T) {
 	for ci, edits := range cases {
 		for _, exe := range []string{"pie", "nopie"} {
 			p := filepath.Join(dir, exe+"-edited")
-			b, _ := os.ReadFile(filepath.Join(dir, exe))
-			os.WriteFile(p, b, 0o755)
+			b, err := os.ReadFile(filepath.Join(dir, exe))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, 0o755); err != nil {
+				t.Fatal(err)
+			}
 			if _, err := patchelf.EditFile(p, edits, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
 				t.Fatalf("case %d %s: %v", ci, exe, err)
 			}

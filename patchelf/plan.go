@@ -183,7 +183,6 @@ func (m *model) load() error {
 	// that are not loaded. And a dynamic table is found by its offset (to
 	// patch its header when it moves) and by its address (to patch the
 	// dynamic entry): the two must name the same bytes.
-	shdr := m.shdrErr
 	if f.Type == elf.ET_REL {
 		return m.errf("not a linked file (relocatable object); only executables and shared libraries can be patched")
 	}
@@ -192,30 +191,30 @@ func (m *model) load() error {
 		want, typed := tableType[s.Name]
 		_, table := dtForSection[s.Name]
 		if (typed || table) && s.Flags&elf.SHF_ALLOC == 0 {
-			return shdr(i, "a section the loader reads, not loaded (no SHF_ALLOC)")
+			return m.shdrErr(i, "a section the loader reads, not loaded (no SHF_ALLOC)")
 		}
 		if s.Flags&elf.SHF_ALLOC == 0 {
 			continue
 		}
 		if s.Addralign&(s.Addralign-1) != 0 {
-			return shdr(i, "alignment %d is not a power of two", s.Addralign)
+			return m.shdrErr(i, "alignment %d is not a power of two", s.Addralign)
 		}
 		if s.Flags&elf.SHF_COMPRESSED != 0 {
-			return shdr(i, "a loaded section marked compressed (SHF_ALLOC and SHF_COMPRESSED): only sections that are not loaded may be")
+			return m.shdrErr(i, "a loaded section marked compressed (SHF_ALLOC and SHF_COMPRESSED): only sections that are not loaded may be")
 		}
 		if typed && s.Type != want {
-			return shdr(i, "type %v, want %v: tools read it as the wrong kind of table", s.Type, want)
+			return m.shdrErr(i, "type %v, want %v: tools read it as the wrong kind of table", s.Type, want)
 		}
 		// Renaming renumbers the symbols the dynamic relocations name,
 		// found through the link of their sections.
 		if (s.Type == elf.SHT_RELA || s.Type == elf.SHT_REL) && s.Size > 0 && dynsym > 0 && int(s.Link) != dynsym {
-			return shdr(i, "dynamic relocations linked to section %d, not to .dynsym (%d)", s.Link, dynsym)
+			return m.shdrErr(i, "dynamic relocations linked to section %d, not to .dynsym (%d)", s.Link, dynsym)
 		}
 		// (Whether the dynamic entries point at these sections is checked
 		// once they are read: headersDescribeTables.)
 		if table && s.Type != elf.SHT_NOBITS && s.Size > 0 {
 			if off, ok := f.OffsetOf(s.Addr); ok && uint64(off) != s.Offset {
-				return shdr(i, "offset 0x%x, but its address 0x%x is loaded from offset 0x%x", s.Offset, s.Addr, off)
+				return m.shdrErr(i, "offset 0x%x, but its address 0x%x is loaded from offset 0x%x", s.Offset, s.Addr, off)
 			}
 		}
 	}
@@ -223,7 +222,7 @@ func (m *model) load() error {
 	// once every table has its type).
 	for i, s := range m.secs {
 		if want, ok := linkType[s.Type]; ok && (int(s.Link) >= len(m.secs) || m.secs[s.Link].Type != want) {
-			return shdr(i, "linked to section %d, which is not of type %v", s.Link, want)
+			return m.shdrErr(i, "linked to section %d, which is not of type %v", s.Link, want)
 		}
 	}
 	d, err := f.Dynamic()
