@@ -364,9 +364,9 @@ func TestTruncatedTablesNamed(t *testing.T) {
 			c := bytes.Clone(b)
 			far := uint64(len(c) + 4096)
 			if ef.Class == elf.ELFCLASS32 {
-				bo.(binary.ByteOrder).PutUint32(c[32:], uint32(far))
+				bo.PutUint32(c[32:], uint32(far))
 			} else {
-				bo.(binary.ByteOrder).PutUint64(c[40:], far)
+				bo.PutUint64(c[40:], far)
 			}
 			wantFormatError(t, open(c), int64(far), fmt.Sprintf("past the end of the file (%d bytes): the file is truncated or its header is corrupt", len(c)))
 			wantFormatError(t, open(b[:shEnd-1]), int64(shoff), "the file is truncated")
@@ -378,12 +378,12 @@ func TestTruncatedTablesNamed(t *testing.T) {
 			// e_phnum 0xffff (PN_XNUM): the count is section 0's sh_info,
 			// and the table it makes runs past the end.
 			c := bytes.Clone(b)
-			bo.(binary.ByteOrder).PutUint16(c[at+4:], 0xffff)
+			bo.PutUint16(c[at+4:], 0xffff)
 			info := c[shoff+28:] // ELF32 sh_info
 			if ef.Class == elf.ELFCLASS64 {
 				info = c[shoff+44:]
 			}
-			bo.(binary.ByteOrder).PutUint32(info, 12345)
+			bo.PutUint32(info, 12345)
 			wantFormatError(t, open(c), int64(phoff), "program header table: 12345 entries")
 		})
 		t.Run(name+"/section names", func(t *testing.T) {
@@ -392,9 +392,9 @@ func TestTruncatedTablesNamed(t *testing.T) {
 			sh := c[shoff+uint64(bo.Uint16(b[at+10:]))*shentsize:]
 			newOff := uint64(len(c) - 8)
 			if ef.Class == elf.ELFCLASS32 {
-				bo.(binary.ByteOrder).PutUint32(sh[16:], uint32(newOff))
+				bo.PutUint32(sh[16:], uint32(newOff))
 			} else {
-				bo.(binary.ByteOrder).PutUint64(sh[24:], newOff)
+				bo.PutUint64(sh[24:], newOff)
 			}
 			wantFormatError(t, open(c), int64(newOff), "section name table")
 		})
@@ -403,11 +403,11 @@ func TestTruncatedTablesNamed(t *testing.T) {
 			// SHN_LORESERVE, or it would have fit in the header), and the
 			// table runs past the end.
 			c := bytes.Clone(b)
-			bo.(binary.ByteOrder).PutUint16(c[at+8:], 0)
+			bo.PutUint16(c[at+8:], 0)
 			if ef.Class == elf.ELFCLASS32 {
-				bo.(binary.ByteOrder).PutUint32(c[shoff+20:], uint32(elf.SHN_LORESERVE))
+				bo.PutUint32(c[shoff+20:], uint32(elf.SHN_LORESERVE))
 			} else {
-				bo.(binary.ByteOrder).PutUint64(c[shoff+32:], uint64(elf.SHN_LORESERVE))
+				bo.PutUint64(c[shoff+32:], uint64(elf.SHN_LORESERVE))
 			}
 			wantFormatError(t, open(c), int64(shoff), fmt.Sprintf("section header table: %d entries of %d bytes end at 0x%x", elf.SHN_LORESERVE, shentsize, shoff+shentsize*uint64(elf.SHN_LORESERVE)))
 		})

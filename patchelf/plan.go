@@ -51,13 +51,12 @@ type Plan struct {
 }
 
 type expectation struct {
-	dyn     []ent
-	interp  *string
-	osabi   *byte
-	stack   *uint32
-	symbols []string
-	needs   map[string]bool
-	rename  *renameExpect
+	dyn    []ent
+	interp *string
+	osabi  *byte
+	stack  *uint32
+	needs  map[string]bool
+	rename *renameExpect
 }
 
 // ent is one dynamic entry of the model.

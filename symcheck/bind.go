@@ -565,10 +565,6 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 }
 
 func missingLibrary(file string, d *rpath.Dep) Finding {
-	var tried []string
-	for _, a := range d.Tried {
-		tried = append(tried, a.Path+" ("+a.Result+")")
-	}
 	msg := fmt.Sprintf("%s => not found (needed by %s)", d.Name, file)
 	if len(d.Rejected) > 0 {
 		var rej []string

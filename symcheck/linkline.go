@@ -445,7 +445,7 @@ func LinkFindings(ll *LinkLine) []Finding {
 			f.Message = fmt.Sprintf("input %s does not exist", in.Arg)
 			f.Fix = "build it first or correct the path; the linker stops at a missing input"
 		default:
-			what := in.Arg
+			var what string
 			if strings.HasPrefix(in.Arg, "-l") {
 				what = fmt.Sprintf("`%s` resolves to %s (%s)", in.Arg, in.Path, in.Identity)
 			} else {

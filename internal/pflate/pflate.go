@@ -41,7 +41,7 @@ type Writer struct {
 	failed  atomic.Pointer[error]
 	err     error
 	closed  bool
-	blocks  sync.Pool // input blocks
+	blocks  sync.Pool // input blocks (*[]byte, so that Put does not allocate)
 	outs    sync.Pool // compressed blocks
 }
 
@@ -92,7 +92,8 @@ func (z *Writer) writer() {
 				z.failed.Store(&err)
 			}
 		}
-		z.blocks.Put(j.in[:0])
+		b := j.in[:0]
+		z.blocks.Put(&b)
 		j.out.Reset()
 		z.outs.Put(j.out)
 	}
@@ -110,8 +111,8 @@ func (z *Writer) submit(in []byte, final bool) {
 }
 
 func (z *Writer) block() []byte {
-	if b, ok := z.blocks.Get().([]byte); ok {
-		return b
+	if b, ok := z.blocks.Get().(*[]byte); ok {
+		return *b
 	}
 	return make([]byte, 0, BlockSize)
 }

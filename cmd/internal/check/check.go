@@ -207,7 +207,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return &cli.FindingsError{Count: n}
 	}
 	if len(rep.Errors) > 0 || rep.Interrupted {
-		return cli.SilentError
+		return cli.ErrSilent
 	}
 	return nil
 }

@@ -47,9 +47,9 @@ func (e *FindingsError) Error() string {
 	return fmt.Sprintf("%d finding(s) at or above the --fail-on threshold", e.Count)
 }
 
-// SilentError reports a failure whose details were already printed; the
+// ErrSilent reports a failure whose details were already printed; the
 // command exits 1 without another message.
-var SilentError = errors.New("silent error")
+var ErrSilent = errors.New("silent error")
 
 // ExitCode maps an error returned by a command to the process exit status.
 func ExitCode(err error) int {
@@ -350,5 +350,5 @@ func EmitReadErrors(s *IOStreams, asJSON bool, v any, render func() error, findi
 	if err := Emit(s.Out, asJSON, v, render, findings, failOn); err != nil || len(errs) == 0 {
 		return err
 	}
-	return SilentError
+	return ErrSilent
 }

@@ -118,7 +118,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 	}
 	if failed > 0 {
-		return cli.SilentError
+		return cli.ErrSilent
 	}
 	if missing > 0 && opts.FailOn != "never" {
 		return &cli.FindingsError{Count: missing}

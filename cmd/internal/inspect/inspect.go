@@ -85,7 +85,7 @@ func Run(opts *Options) error {
 		}
 	}
 	if failed > 0 {
-		return cli.SilentError
+		return cli.ErrSilent
 	}
 	return nil
 }

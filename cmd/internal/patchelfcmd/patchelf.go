@@ -345,7 +345,7 @@ func Run(o *Options, version string) error {
 		}
 	}
 	if failed > 0 {
-		return cli.SilentError
+		return cli.ErrSilent
 	}
 	return nil
 }

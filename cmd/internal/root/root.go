@@ -196,7 +196,7 @@ func run(io *cli.IOStreams, args []string) int {
 	if err != nil && isCobraUsage(err) {
 		err = &cli.UsageError{Err: err}
 	}
-	if err != nil && !errors.Is(err, cli.SilentError) {
+	if err != nil && !errors.Is(err, cli.ErrSilent) {
 		fmt.Fprintf(io.ErrOut, "rocmdoctor: %v\n", err)
 		var ue *cli.UsageError
 		if errors.As(err, &ue) {

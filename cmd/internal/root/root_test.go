@@ -29,7 +29,7 @@ func TestExitCodes(t *testing.T) {
 		{nil, 0},
 		{&cli.UsageError{Err: os.ErrInvalid}, 2},
 		{&cli.FindingsError{Count: 2}, 3},
-		{cli.SilentError, 1},
+		{cli.ErrSilent, 1},
 		{os.ErrNotExist, 1},
 	} {
 		if got := cli.ExitCode(tt.err); got != tt.want {
