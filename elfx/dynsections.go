@@ -200,7 +200,7 @@ func (f *File) sysvHashCount(off int64, avail uint64) (nsyms, size uint64) {
 	}
 	nb, nc := uint64(f.bo.Uint32(b)), uint64(f.bo.Uint32(b[4:]))
 	size = (2 + nb + nc) * 4
-	if nb == 0 || size > avail {
+	if size > avail { // nb 0 still counts the symbols (ld.so searches none: Searched)
 		return 0, 0
 	}
 	return nc, size
@@ -220,8 +220,11 @@ func (f *File) gnuHashCount(off int64, avail uint64) (nsyms, size uint64) {
 		word = 8
 	}
 	bucketsAt := 16 + bloom*word
-	if nb == 0 || bloom > avail/word || bucketsAt > avail || nb > (avail-bucketsAt)/4 {
+	if bloom > avail/word || bucketsAt > avail || nb > (avail-bucketsAt)/4 {
 		return 0, 0
+	}
+	if nb == 0 {
+		return symoff, bucketsAt // nothing hashed: the symbols are those before symoffset
 	}
 	buckets, err := f.readRange(off+int64(bucketsAt), nb*4, ".gnu.hash")
 	if err != nil {

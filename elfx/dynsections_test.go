@@ -457,3 +457,81 @@ func TestBloomWords(t *testing.T) {
 		}
 	}
 }
+
+// TestUnsearchedHashTable: ld.so looks symbols up only through the hash
+// table the dynamic section names (DT_GNU_HASH, else DT_HASH), and skips an
+// object whose table has no buckets or that has none (glibc's
+// do_lookup_x); such a library is read without error, binds nothing
+// (Searched, Binds), and still lists its definitions by name (Lookup).
+// symcheck's TestUnsearchedLibraryRealLoader runs the real loader on the
+// same edits.
+func TestUnsearchedHashTable(t *testing.T) {
+	// hashAt is the file offset of the first section of type typ.
+	hashAt := func(b []byte, typ elf.SectionType) int {
+		f, err := elf.NewFile(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := f.SectionByType(typ)
+		if s == nil {
+			t.Fatalf("no %v", typ)
+		}
+		return int(s.Offset)
+	}
+	for _, c := range []struct {
+		name, file, symbol string
+		edit               func(b []byte)
+		searched           bool
+	}{
+		{"GNU hash", "libfoo.so.1", "foo_sqrt", func([]byte) {}, true},
+		{"GNU hash without buckets", "libfoo.so.1", "foo_sqrt", func(b []byte) { binary.LittleEndian.PutUint32(b[hashAt(b, elf.SHT_GNU_HASH):], 0) }, false},
+		{"GNU hash without buckets or filter", "libfoo.so.1", "foo_sqrt", func(b []byte) {
+			binary.LittleEndian.PutUint32(b[hashAt(b, elf.SHT_GNU_HASH):], 0)
+			binary.LittleEndian.PutUint32(b[hashAt(b, elf.SHT_GNU_HASH)+8:], 0)
+		}, false},
+		{"no DT_GNU_HASH (its section still listed)", "libfoo.so.1", "foo_sqrt", func(b []byte) {
+			binary.LittleEndian.PutUint64(b[dynEntry(t, b, elf.DT_GNU_HASH):], uint64(elf.DT_DEBUG))
+		}, false},
+		{"SysV hash", "libsysv.so", "foo_sqrt", func([]byte) {}, true},
+		{"SysV hash without buckets", "libsysv.so", "foo_sqrt", func(b []byte) { binary.LittleEndian.PutUint32(b[hashAt(b, elf.SHT_HASH):], 0) }, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := patched(t, c.file, c.edit)
+			for _, open := range []func(string) (*elfx.File, error){elfx.Open, elfx.OpenSegments} {
+				f, err := open(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				tab, err := f.MappedSymbolTable()
+				if err != nil {
+					t.Fatalf("MappedSymbolTable: %v", err)
+				}
+				if got := tab.Searched(); got != c.searched {
+					t.Errorf("Searched = %v, want %v", got, c.searched)
+				}
+				k := elfx.NewKey(c.symbol)
+				if binds, defined := tab.Binds(&k, ""); binds != c.searched || defined != c.searched {
+					t.Errorf("Binds(%s) = %v, %v, want %v", c.symbol, binds, defined, c.searched)
+				}
+				if err := f.SectionHeaderError(); err != nil {
+					t.Errorf("SectionHeaderError: %v", err)
+				}
+			}
+			// Through the section headers the definition is still found by
+			// name, for messages that say why nothing binds to it.
+			f, err := elfx.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			tab, err := f.MappedSymbolTable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tab.Lookup(c.symbol)) == 0 {
+				t.Errorf("Lookup(%s) found nothing", c.symbol)
+			}
+		})
+	}
+}

@@ -237,16 +237,35 @@ func (f *File) symbolTableIn(m *mapping, span []byte, spanOff uint64) (t *Symbol
 	if err := t.readVersions(); err != nil {
 		return nil, err
 	}
-	if s := f.SymbolSection(elf.SHT_GNU_HASH); s != nil {
-		if t.gnu, err = t.readGNUHash(s); err != nil {
+	gnu, sysv := f.hashTables()
+	if gnu != nil {
+		if t.gnu, err = t.readGNUHash(gnu); err != nil {
 			return nil, err
 		}
-	} else if s := f.SymbolSection(elf.SHT_HASH); s != nil {
-		if t.sysv, err = t.readSysVHash(s); err != nil {
+	} else if sysv != nil {
+		if t.sysv, err = t.readSysVHash(sysv); err != nil {
 			return nil, err
 		}
 	}
 	return t, nil
+}
+
+// hashTables returns the symbol hash table sections ld.so would search
+// by: the dynamic section's tags decide (_dl_setup_hash reads DT_GNU_HASH
+// when there is one, else DT_HASH, else none), whatever the section
+// headers list; a file without a readable dynamic section keeps what the
+// headers list.
+func (f *File) hashTables() (gnu, sysv *elf.Section) {
+	gnu, sysv = f.SymbolSection(elf.SHT_GNU_HASH), f.SymbolSection(elf.SHT_HASH)
+	if d, err := f.Dynamic(); err == nil {
+		if _, ok := d.Value(elf.DT_GNU_HASH); !ok {
+			gnu = nil
+		}
+		if _, ok := d.Value(elf.DT_HASH); !ok {
+			sysv = nil
+		}
+	}
+	return gnu, sysv
 }
 
 // readVersions decodes .gnu.version_d and .gnu.version_r through the
@@ -335,7 +354,11 @@ func (t *SymbolTable) readGNUHash(s *elf.Section) (*gnuHash, error) {
 	}
 	bloomSize := uint64(h.bloomWords)
 	rest := uint64(len(b) - 16)
-	if bloomSize == 0 || h.nbuckets == 0 || bloomSize > rest/word || uint64(h.nbuckets) > (rest-bloomSize*word)/4 {
+	// No buckets: glibc's do_lookup_x skips the object ("If the hash
+	// table is empty there is nothing to do here"), without reading the
+	// filter, so only its count matters (the power-of-two assertion
+	// below, which 0 passes).
+	if bloomSize == 0 && h.nbuckets > 0 || bloomSize > rest/word || uint64(h.nbuckets) > (rest-bloomSize*word)/4 {
 		return nil, bad(fmt.Sprintf("%d bloom words and %d buckets do not fit in %d bytes", bloomSize, h.nbuckets, len(b)))
 	}
 	if h.bloomWords&(h.bloomWords-1) != 0 {
@@ -348,7 +371,9 @@ func (t *SymbolTable) readGNUHash(s *elf.Section) (*gnuHash, error) {
 		return nil, bad(fmt.Sprintf("%d bloom words, not a power of two: glibc's ld.so aborts every program that loads the library", bloomSize))
 	}
 	h.bloomMask = h.bloomWords - 1
-	h.bucketsM = fastmodM(h.nbuckets)
+	if h.nbuckets > 0 {
+		h.bucketsM = fastmodM(h.nbuckets)
+	}
 	off := 16 + bloomSize*word
 	h.bloom = b[16:off]
 	h.buckets = b[off : off+uint64(h.nbuckets)*4]
@@ -424,7 +449,7 @@ func (t *SymbolTable) readSysVHash(s *elf.Section) (*sysvHash, error) {
 		return nil, t.f.formatErr(int64(s.Offset), ".hash", fmt.Errorf("header truncated"))
 	}
 	nb, nc := uint64(t.f.bo.Uint32(b)), uint64(t.f.bo.Uint32(b[4:]))
-	if nb == 0 || nb+nc > uint64(len(b)-8)/4 {
+	if nb+nc > uint64(len(b)-8)/4 { // nb 0: ld.so skips the object (Searched)
 		return nil, t.f.formatErr(int64(s.Offset), ".hash", fmt.Errorf("%d buckets and %d chains do not fit", nb, nc))
 	}
 	return &sysvHash{nbuckets: uint32(nb), nchain: uint32(nc), buckets: b[8 : 8+4*nb], chain: b[8+4*nb : 8+4*(nb+nc)]}, nil
@@ -549,6 +574,20 @@ func (t *SymbolTable) HeapBytes() int {
 // HasVersions reports whether the table has .gnu.version.
 func (t *SymbolTable) HasVersions() bool { return t.versym != nil }
 
+// Searched reports whether ld.so looks symbols up in the object: it has a
+// hash table with buckets. glibc's _dl_setup_hash reads DT_GNU_HASH when
+// there is one (DT_HASH otherwise) and leaves the bucket count 0 without
+// either; do_lookup_x then skips the object, so none of its definitions
+// satisfies any reference, its own included ("symbol lookup error:
+// undefined symbol"). Binds follows; Lookup still finds definitions by
+// name, for the messages that say why.
+func (t *SymbolTable) Searched() bool {
+	if t.gnu != nil {
+		return t.gnu.nbuckets > 0
+	}
+	return t.sysv != nil && t.sysv.nbuckets > 0
+}
+
 // GNUHash is the DT_GNU_HASH hash of a symbol name (Bernstein's h*33+c
 // from 5381), as ld.so and the linkers compute it.
 func GNUHash[S string | []byte](name S) uint32 {
@@ -622,6 +661,9 @@ func (t *SymbolTable) LookupKey(dst []Symbol, k *Key) (out []Symbol) {
 // turned down). Nothing is collected: binding a scan's every reference
 // asks this of one table after another.
 func (t *SymbolTable) Binds(k *Key, version string) (binds, defined bool) {
+	if !t.Searched() {
+		return false, false
+	}
 	if t.m != nil {
 		if t.Err() != nil {
 			return false, false
@@ -694,7 +736,7 @@ func (t *SymbolTable) find(k *Key, match func(i int) bool) {
 	n := t.Len()
 	name := k.Name
 	switch {
-	case t.gnu != nil:
+	case t.gnu != nil && t.gnu.nbuckets > 0:
 		h := k.gnu
 		g := t.gnu
 		w := t.bloomWord((h >> g.bloomShift) & g.bloomMask)
@@ -720,7 +762,7 @@ func (t *SymbolTable) find(k *Key, match func(i int) bool) {
 				return
 			}
 		}
-	case t.sysv != nil:
+	case t.gnu == nil && t.sysv != nil && t.sysv.nbuckets > 0:
 		if !k.hasSysv {
 			k.sysv, k.hasSysv = SysVHash(k.Name), true
 		}
@@ -734,6 +776,8 @@ func (t *SymbolTable) find(k *Key, match func(i int) bool) {
 			seen++
 		}
 	default:
+		// No hash table to search (or one without buckets): by name, for
+		// Lookup's callers; Binds says ld.so finds nothing here.
 		t.byNameOnce.Do(func() {
 			t.byName = map[string][]int{}
 			for i := 1; i < n; i++ {

@@ -308,7 +308,7 @@ type DynamicResult struct {
 // Defined reports whether some object of the closure exports name.
 func (r *DynamicResult) Defined(name string) bool {
 	for _, t := range r.scope {
-		if len(t.definitions(name)) > 0 {
+		if t.tab.Searched() && len(t.definitions(name)) > 0 {
 			return true
 		}
 	}
@@ -546,6 +546,14 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 					f.Message += ", expected from " + u.Library
 				}
 				f.Fix = "link the library that defines it (see --index), or add it to NEEDED"
+				// Defined where ld.so does not look (no hash table).
+				for _, s := range scope {
+					if !s.tab.tab.Searched() && len(s.tab.definitionsKey(scratch[:0], &k)) > 0 {
+						f.Message += fmt.Sprintf("; %s defines it, but ld.so looks up no symbol there: its dynamic section has no hash table with buckets (DT_GNU_HASH or DT_HASH)", s.obj.Path)
+						f.Fix = fmt.Sprintf("relink %s (linkers always write a hash table: a tool removed or emptied it)", s.obj.Path)
+						break
+					}
+				}
 			}
 			out.Findings = append(out.Findings, f)
 			return true

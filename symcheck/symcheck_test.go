@@ -533,3 +533,99 @@ func TestBloomWordsNotPowerOfTwo(t *testing.T) {
 		t.Errorf("check errors %+v, want libfoo.so.1 and m reported", rep.Errors)
 	}
 }
+
+// TestUnsearchedLibraryRealLoader: ld.so looks symbols up only through
+// the hash table the dynamic section names (DT_GNU_HASH, else DT_HASH) and
+// skips a library whose table has no buckets, or that has none. A program
+// calling such a library's function fails with "undefined symbol"; the
+// binding must say the same (and, where the library still lists the
+// definition, why), and must still bind through DT_HASH when only
+// DT_GNU_HASH is gone.
+func TestUnsearchedLibraryRealLoader(t *testing.T) {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("runs x86-64 Linux programs")
+	}
+	// edit rewrites the built library in place.
+	type edit func(t *testing.T, b []byte, f *elf.File)
+	dynTag := func(tag elf.DynTag) edit { // the entry becomes DT_DEBUG
+		return func(t *testing.T, b []byte, f *elf.File) {
+			for _, p := range f.Progs {
+				for off := p.Off; p.Type == elf.PT_DYNAMIC && off+16 <= p.Off+p.Filesz; off += 16 {
+					if elf.DynTag(binary.LittleEndian.Uint64(b[off:])) == tag {
+						binary.LittleEndian.PutUint64(b[off:], uint64(elf.DT_DEBUG))
+						return
+					}
+				}
+			}
+			t.Fatalf("no %v", tag)
+		}
+	}
+	noBuckets := func(typ elf.SectionType) edit {
+		return func(t *testing.T, b []byte, f *elf.File) {
+			s := f.SectionByType(typ)
+			if s == nil {
+				t.Fatalf("no %v", typ)
+			}
+			binary.LittleEndian.PutUint32(b[s.Offset:], 0)
+		}
+	}
+	for _, c := range []struct {
+		name, style string
+		edit        edit
+		binds       bool
+		why         bool // the message names the library and its unsearched hash table
+	}{
+		{"intact", "gnu", nil, true, false},
+		{"no DT_GNU_HASH", "gnu", dynTag(elf.DT_GNU_HASH), false, true},
+		{"GNU hash without buckets", "gnu", noBuckets(elf.SHT_GNU_HASH), false, true},
+		{"SysV hash without buckets", "sysv", noBuckets(elf.SHT_HASH), false, true},
+		{"both, no DT_GNU_HASH: DT_HASH is searched", "both", dynTag(elf.DT_GNU_HASH), true, false},
+		{"both, no DT_HASH: DT_GNU_HASH is searched", "both", dynTag(elf.DT_HASH), true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, write, run := gccDir(t)
+			write("foo.c", "int foo(void) { return 42; }\n")
+			write("main.c", "int foo(void);\nint main(void) { return foo() == 42 ? 0 : 1; }\n")
+			run("-shared", "-fPIC", "-o", "libfoo.so.1", "foo.c", "-Wl,-soname,libfoo.so.1", "-Wl,--hash-style="+c.style)
+			run("-o", "app", "main.c", "libfoo.so.1", "-Wl,-rpath,$ORIGIN")
+			lib := filepath.Join(dir, "libfoo.so.1")
+			if c.edit != nil {
+				b, err := os.ReadFile(lib)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f, err := elf.NewFile(bytes.NewReader(b))
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.edit(t, b, f)
+				if err := os.WriteFile(lib, b, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			app := filepath.Join(dir, "app")
+			out, err := exec.Command(app).CombinedOutput()
+			if ran := err == nil; ran != c.binds {
+				t.Fatalf("oracle: the program ran = %v (%v %s), want %v", ran, err, out, c.binds)
+			}
+			if !c.binds && !strings.Contains(string(out), "undefined symbol: foo") {
+				t.Fatalf("oracle: %s", out)
+			}
+			rep := check(t, []string{app}, symcheck.SymbolsOptions{})
+			var undefined []string
+			for _, f := range rep.Findings {
+				undefined = append(undefined, f.Rule+":"+f.Symbol)
+				if f.Symbol == "foo" && strings.Contains(f.Message, "no hash table") != c.why {
+					t.Errorf("message %q: explains the hash table = %v, want %v", f.Message, !c.why, c.why)
+				}
+			}
+			var want []string
+			if !c.binds {
+				want = []string{symcheck.RuleUndefinedSymbol + ":foo"}
+			}
+			if !reflect.DeepEqual(undefined, want) {
+				t.Errorf("findings = %v, want %v", undefined, want)
+			}
+		})
+	}
+}
