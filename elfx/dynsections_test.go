@@ -492,6 +492,14 @@ func TestUnsearchedHashTable(t *testing.T) {
 		{"no DT_GNU_HASH (its section still listed)", "libfoo.so.1", "foo_sqrt", func(b []byte) {
 			binary.LittleEndian.PutUint64(b[dynEntry(t, b, elf.DT_GNU_HASH):], uint64(elf.DT_DEBUG))
 		}, false},
+		{"DT_GNU_HASH whose section header is not .gnu.hash (searched by name)", "libfoo.so.1", "foo_sqrt", func(b []byte) {
+			shoff, shnum := binary.LittleEndian.Uint64(b[40:]), binary.LittleEndian.Uint16(b[60:])
+			for i := range uint64(shnum) {
+				if h := b[shoff+i*64:]; elf.SectionType(binary.LittleEndian.Uint32(h[4:])) == elf.SHT_GNU_HASH {
+					binary.LittleEndian.PutUint32(h[4:], uint32(elf.SHT_PROGBITS))
+				}
+			}
+		}, true},
 		{"SysV hash", "libsysv.so", "foo_sqrt", func([]byte) {}, true},
 		{"SysV hash without buckets", "libsysv.so", "foo_sqrt", func(b []byte) { binary.LittleEndian.PutUint32(b[hashAt(b, elf.SHT_HASH):], 0) }, false},
 	} {

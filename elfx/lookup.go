@@ -40,8 +40,11 @@ type SymbolTable struct {
 	defs    []VersionDef
 	needs   []VersionNeed
 
-	gnu        *gnuHash
-	sysv       *sysvHash
+	gnu  *gnuHash
+	sysv *sysvHash
+	// noHash: the dynamic section names neither DT_GNU_HASH nor DT_HASH
+	// (ld.so searches nothing here; Searched).
+	noHash     bool
 	byNameOnce sync.Once // tables are shared by concurrent binders
 	byName     map[string][]int
 }
@@ -237,7 +240,8 @@ func (f *File) symbolTableIn(m *mapping, span []byte, spanOff uint64) (t *Symbol
 	if err := t.readVersions(); err != nil {
 		return nil, err
 	}
-	gnu, sysv := f.hashTables()
+	var gnu, sysv *elf.Section
+	gnu, sysv, t.noHash = f.hashTables()
 	if gnu != nil {
 		if t.gnu, err = t.readGNUHash(gnu); err != nil {
 			return nil, err
@@ -252,20 +256,24 @@ func (f *File) symbolTableIn(m *mapping, span []byte, spanOff uint64) (t *Symbol
 
 // hashTables returns the symbol hash table sections ld.so would search
 // by: the dynamic section's tags decide (_dl_setup_hash reads DT_GNU_HASH
-// when there is one, else DT_HASH, else none), whatever the section
-// headers list; a file without a readable dynamic section keeps what the
-// headers list.
-func (f *File) hashTables() (gnu, sysv *elf.Section) {
+// when there is one, else DT_HASH), whatever the section headers list; a
+// file without a readable dynamic section keeps what the headers list.
+// none says the dynamic section names neither table, so ld.so searches
+// nothing in the object.
+func (f *File) hashTables() (gnu, sysv *elf.Section, none bool) {
 	gnu, sysv = f.SymbolSection(elf.SHT_GNU_HASH), f.SymbolSection(elf.SHT_HASH)
 	if d, err := f.Dynamic(); err == nil {
-		if _, ok := d.Value(elf.DT_GNU_HASH); !ok {
+		_, hasGNU := d.Value(elf.DT_GNU_HASH)
+		_, hasSysV := d.Value(elf.DT_HASH)
+		if !hasGNU {
 			gnu = nil
 		}
-		if _, ok := d.Value(elf.DT_HASH); !ok {
+		if !hasSysV {
 			sysv = nil
 		}
+		none = !hasGNU && !hasSysV
 	}
-	return gnu, sysv
+	return gnu, sysv, none
 }
 
 // readVersions decodes .gnu.version_d and .gnu.version_r through the
@@ -574,18 +582,25 @@ func (t *SymbolTable) HeapBytes() int {
 // HasVersions reports whether the table has .gnu.version.
 func (t *SymbolTable) HasVersions() bool { return t.versym != nil }
 
-// Searched reports whether ld.so looks symbols up in the object: it has a
-// hash table with buckets. glibc's _dl_setup_hash reads DT_GNU_HASH when
-// there is one (DT_HASH otherwise) and leaves the bucket count 0 without
-// either; do_lookup_x then skips the object, so none of its definitions
-// satisfies any reference, its own included ("symbol lookup error:
-// undefined symbol"). Binds follows; Lookup still finds definitions by
-// name, for the messages that say why.
+// Searched reports whether ld.so looks symbols up in the object: its
+// dynamic section names a hash table, and that table has buckets. glibc's
+// _dl_setup_hash reads DT_GNU_HASH when there is one (DT_HASH otherwise)
+// and leaves the bucket count 0 without either; do_lookup_x then skips
+// the object, so none of its definitions satisfies any reference, its own
+// included ("symbol lookup error: undefined symbol"). Binds follows;
+// Lookup still finds definitions by name, for the messages that say why.
+// A table named by the dynamic section whose section headers do not list
+// it is searched by name.
 func (t *SymbolTable) Searched() bool {
-	if t.gnu != nil {
+	switch {
+	case t.noHash:
+		return false
+	case t.gnu != nil:
 		return t.gnu.nbuckets > 0
+	case t.sysv != nil:
+		return t.sysv.nbuckets > 0
 	}
-	return t.sysv != nil && t.sysv.nbuckets > 0
+	return true
 }
 
 // GNUHash is the DT_GNU_HASH hash of a symbol name (Bernstein's h*33+c

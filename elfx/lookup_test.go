@@ -131,7 +131,8 @@ func checkBindsName(t *elfx.SymbolTable, name string, defs []elfx.Symbol) error 
 	for _, v := range versions {
 		wantBinds, wantDefined := false, false
 		for _, s := range defs {
-			if elfx.Exportable(s) {
+			// ld.so does not search a table without buckets (or none).
+			if t.Searched() && elfx.Exportable(s) {
 				wantDefined = true
 				wantBinds = wantBinds || elfx.Accepts(s, v, t.HasVersions())
 			}
