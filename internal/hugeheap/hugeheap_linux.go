@@ -4,7 +4,6 @@ package hugeheap
 
 import (
 	"math"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -14,12 +13,21 @@ import (
 )
 
 // hugePageSize is the kernel's THP size (2 MiB on x86-64), 0 without THP.
+// The file is read with plain system calls: the os package's first open
+// sets up the runtime's network poller (epoll, an eventfd), which the
+// scheduler then polls for the rest of a run that never uses it.
 func hugePageSize() uintptr {
-	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size")
+	fd, err := syscall.Open("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return 0
 	}
-	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	var buf [32]byte
+	k, err := syscall.Read(fd, buf[:])
+	syscall.Close(fd)
+	if err != nil || k <= 0 {
+		return 0
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(string(buf[:k])), 10, 64)
 	if err != nil || n == 0 || n&(n-1) != 0 {
 		return 0
 	}
