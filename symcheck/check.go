@@ -769,6 +769,13 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, ff *fileFacts, needs
 		}
 		f.Close()
 	}
+	if t, ok := b.tables.get(keyOf(sc.id, c.path)); ok && ff.typ == elf.ET_DYN && !t.tab.Searched() {
+		if n := t.tab.Counts().Defined; n > 0 {
+			r, _ := LookupRule(RuleUnsearched)
+			out = append(out, Finding{Rule: RuleUnsearched, Severity: r.Severity, File: c.path, Fix: r.Fix,
+				Message: fmt.Sprintf("%s defines %d dynamic symbol(s), but ld.so looks up none of them: its dynamic section names no symbol hash table with buckets (DT_GNU_HASH or DT_HASH)", c.path, n)})
+		}
+	}
 	if c.walked && opts.Resolver.Files != nil {
 		opts.Resolver.Files.KnowNotLink(c.path)
 	}

@@ -56,6 +56,12 @@ so "$ct/lib/libfilename.so" libfilename.so 'int f(void){return 0;}' -Wl,--enable
 so "$ct/lib/librelative.so" librelative.so 'int f(void){return 0;}' -Wl,--enable-new-dtags,-rpath,../lib
 so "$ct/lib/librpath.so" librpath.so 'int f(void){return 0;}' -Wl,--disable-new-dtags,-rpath,'$ORIGIN'
 so "$ct/lib/libnosoname.so" "" 'int f(void){return 0;}'
+# RD1210: a library whose DT_GNU_HASH entry became DT_DEBUG (its section
+# header still lists .gnu.hash): ld.so searches none of its symbols.
+so "$ct/lib/libnohash.so" libnohash.so 'int f(void){return 0;}' -Wl,--hash-style=gnu
+dyn=$(readelf -lW "$ct/lib/libnohash.so" | awk '$1 == "DYNAMIC" { print $2 }')
+idx=$(readelf -dW "$ct/lib/libnohash.so" | awk '/^ *0x/ { if ($2 == "(GNU_HASH)") { print n; exit } n++ }')
+printf '\025\0\0\0\0\0\0\0' | dd of="$ct/lib/libnohash.so" bs=1 seek=$((dyn + 16 * idx)) conv=notrunc status=none
 # RD1206/RD1207 executable stack and TEXTREL.
 cp "$out/libexecstack.so" "$ct/lib/"
 # RD1208/RD1209 newer GLIBC/GLIBCXX than the tree's baseline.
