@@ -550,6 +550,15 @@ func (t *SymbolTable) entry(i int) (info, other byte, shndx elf.SectionIndex) {
 	return e[12], e[13], elf.SectionIndex(t.u16(e[14:]))
 }
 
+// value returns symbol i's st_value.
+func (t *SymbolTable) value(i int) uint64 {
+	e := t.syms[i*t.entsz:]
+	if t.is64 {
+		return t.u64(e[8:])
+	}
+	return uint64(t.u32(e[4:]))
+}
+
 // version returns symbol i's .gnu.version index and hidden bit (0 and
 // false without the section).
 func (t *SymbolTable) version(i int) (idx uint16, hidden bool) {
@@ -688,7 +697,7 @@ func (t *SymbolTable) Binds(k *Key, version string) (binds, defined bool) {
 	versioned := t.HasVersions()
 	t.find(k, func(i int) bool {
 		info, other, shndx := t.entry(i)
-		if !exportable(shndx, elf.ST_BIND(info), elf.ST_TYPE(info), elf.ST_VISIBILITY(other)) {
+		if !exportable(shndx, elf.ST_BIND(info), elf.ST_TYPE(info), elf.ST_VISIBILITY(other), t.value(i)) {
 			return true
 		}
 		defined = true
@@ -704,12 +713,26 @@ func (t *SymbolTable) Binds(k *Key, version string) (binds, defined bool) {
 }
 
 // Exportable reports whether the definition s can satisfy another
-// object's reference: defined (not SHN_UNDEF), not local, of default or
-// protected visibility, and of a type ld.so binds to.
-func Exportable(s Symbol) bool { return exportable(s.Section, s.Bind, s.Type, s.Visibility) }
+// object's reference, as glibc's do_lookup_x and check_match decide:
+// defined (not SHN_UNDEF), of a binding it accepts (global, weak or
+// STB_GNU_UNIQUE; local and the reserved values are skipped), of default
+// or protected visibility, with a value (st_value 0 is "no value" unless
+// the symbol is absolute or thread-local), and of a type ld.so binds to.
+func Exportable(s Symbol) bool {
+	return exportable(s.Section, s.Bind, s.Type, s.Visibility, s.Value)
+}
 
-func exportable(shndx elf.SectionIndex, bind elf.SymBind, typ elf.SymType, vis elf.SymVis) bool {
-	if shndx == elf.SHN_UNDEF || bind == elf.STB_LOCAL || vis == elf.STV_HIDDEN || vis == elf.STV_INTERNAL {
+// stbGNUUnique is STB_GNU_UNIQUE (debug/elf has no name for it).
+const stbGNUUnique elf.SymBind = 10
+
+func exportable(shndx elf.SectionIndex, bind elf.SymBind, typ elf.SymType, vis elf.SymVis, value uint64) bool {
+	if shndx == elf.SHN_UNDEF || vis == elf.STV_HIDDEN || vis == elf.STV_INTERNAL {
+		return false
+	}
+	if bind != elf.STB_GLOBAL && bind != elf.STB_WEAK && bind != stbGNUUnique {
+		return false
+	}
+	if value == 0 && shndx != elf.SHN_ABS && typ != elf.STT_TLS {
 		return false
 	}
 	switch typ {

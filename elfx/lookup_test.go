@@ -148,7 +148,7 @@ func checkBindsName(t *elfx.SymbolTable, name string, defs []elfx.Symbol) error 
 // reference, by the reference's version and the definition's.
 func TestAccepts(t *testing.T) {
 	def := func(idx uint16, version string, hidden bool) elfx.Symbol {
-		return elfx.Symbol{Name: "f", Section: 12, Bind: elf.STB_GLOBAL, Type: elf.STT_FUNC, VersionIndex: idx, Version: version, HiddenVersion: hidden}
+		return elfx.Symbol{Name: "f", Value: 0x1100, Section: 12, Bind: elf.STB_GLOBAL, Type: elf.STT_FUNC, VersionIndex: idx, Version: version, HiddenVersion: hidden}
 	}
 	for _, c := range []struct {
 		what      string
@@ -179,10 +179,17 @@ func TestAccepts(t *testing.T) {
 		{"undefined", elfx.Symbol{Section: elf.SHN_UNDEF, Bind: elf.STB_GLOBAL, Type: elf.STT_FUNC}, false},
 		{"local", elfx.Symbol{Section: 12, Bind: elf.STB_LOCAL, Type: elf.STT_FUNC}, false},
 		{"hidden", elfx.Symbol{Section: 12, Bind: elf.STB_GLOBAL, Type: elf.STT_FUNC, Visibility: elf.STV_HIDDEN}, false},
-		{"protected", elfx.Symbol{Section: 12, Bind: elf.STB_GLOBAL, Type: elf.STT_OBJECT, Visibility: elf.STV_PROTECTED}, true},
-		{"weak TLS", elfx.Symbol{Section: 12, Bind: elf.STB_WEAK, Type: elf.STT_TLS}, true},
-		{"section symbol", elfx.Symbol{Section: 12, Bind: elf.STB_GLOBAL, Type: elf.STT_SECTION}, false},
-		{"IFUNC", elfx.Symbol{Section: 12, Bind: elf.STB_GLOBAL, Type: elf.STT_GNU_IFUNC}, true},
+		{"protected", elfx.Symbol{Value: 0x4000, Section: 12, Bind: elf.STB_GLOBAL, Type: elf.STT_OBJECT, Visibility: elf.STV_PROTECTED}, true},
+		{"weak TLS at offset 0", elfx.Symbol{Section: 12, Bind: elf.STB_WEAK, Type: elf.STT_TLS}, true},
+		{"section symbol", elfx.Symbol{Value: 0x1000, Section: 12, Bind: elf.STB_GLOBAL, Type: elf.STT_SECTION}, false},
+		{"IFUNC", elfx.Symbol{Value: 0x1100, Section: 12, Bind: elf.STB_GLOBAL, Type: elf.STT_GNU_IFUNC}, true},
+		// check_match: st_value 0 is no value, unless absolute or TLS.
+		{"function at 0", elfx.Symbol{Section: 12, Bind: elf.STB_GLOBAL, Type: elf.STT_FUNC}, false},
+		{"absolute 0 (a version node's symbol)", elfx.Symbol{Section: elf.SHN_ABS, Bind: elf.STB_GLOBAL, Type: elf.STT_OBJECT}, true},
+		// do_lookup_x binds global, weak and unique symbols; the reserved
+		// bindings are skipped as local ones are.
+		{"unique", elfx.Symbol{Value: 0x4000, Section: 12, Bind: 10, Type: elf.STT_OBJECT}, true},
+		{"reserved binding", elfx.Symbol{Value: 0x1100, Section: 12, Bind: 3, Type: elf.STT_FUNC}, false},
 	} {
 		if got := elfx.Exportable(c.s); got != c.want {
 			t.Errorf("%s: Exportable = %v, want %v", c.what, got, c.want)

@@ -629,3 +629,77 @@ func TestUnsearchedLibraryRealLoader(t *testing.T) {
 		})
 	}
 }
+
+// TestDefinitionsLoaderSkipsRealLoader: glibc's do_lookup_x and
+// check_match pass over a definition whose st_value is 0 (not absolute,
+// not TLS) and one whose binding is not global, weak or STB_GNU_UNIQUE; a
+// program whose only definition of foo is such a symbol fails with
+// "undefined symbol: foo", and so must the binding. A unique definition
+// binds.
+func TestDefinitionsLoaderSkipsRealLoader(t *testing.T) {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		t.Skip("runs x86-64 Linux programs")
+	}
+	for _, c := range []struct {
+		name  string
+		edit  func(sym []byte) // foo's ELF64 .dynsym entry
+		binds bool
+	}{
+		{"intact", func([]byte) {}, true},
+		{"st_value 0", func(sym []byte) { binary.LittleEndian.PutUint64(sym[8:], 0) }, false},
+		{"reserved binding 3", func(sym []byte) { sym[4] = 3<<4 | byte(elf.STT_FUNC) }, false},
+		{"STB_GNU_UNIQUE", func(sym []byte) { sym[4] = 10<<4 | byte(elf.STT_FUNC) }, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, write, run := gccDir(t)
+			write("foo.c", "int foo(void) { return 42; }\n")
+			write("main.c", "int foo(void);\nint main(void) { return foo() == 42 ? 0 : 1; }\n")
+			run("-shared", "-fPIC", "-o", "libfoo.so.1", "foo.c", "-Wl,-soname,libfoo.so.1")
+			run("-o", "app", "main.c", "libfoo.so.1", "-Wl,-rpath,$ORIGIN")
+			lib := filepath.Join(dir, "libfoo.so.1")
+			b, err := os.ReadFile(lib)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := elf.NewFile(bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			syms, err := f.DynamicSymbols()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds := f.SectionByType(elf.SHT_DYNSYM)
+			found := false
+			for i, s := range syms { // syms[i] is entry i+1
+				if s.Name == "foo" {
+					c.edit(b[ds.Offset+uint64(i+1)*24:])
+					found = true
+				}
+			}
+			if !found {
+				t.Fatal("no foo in .dynsym")
+			}
+			if err := os.WriteFile(lib, b, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			app := filepath.Join(dir, "app")
+			out, err := exec.Command(app).CombinedOutput()
+			if ran := err == nil; ran != c.binds || !ran && !strings.Contains(string(out), "undefined symbol: foo") {
+				t.Fatalf("oracle: the program ran = %v (%v %s), want %v", ran, err, out, c.binds)
+			}
+			rep := check(t, []string{app}, symcheck.SymbolsOptions{})
+			var got []string
+			for _, f := range rep.Findings {
+				got = append(got, f.Rule+":"+f.Symbol)
+			}
+			var want []string
+			if !c.binds {
+				want = []string{symcheck.RuleUndefinedSymbol + ":foo"}
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("findings = %v, want %v", got, want)
+			}
+		})
+	}
+}
