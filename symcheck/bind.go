@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"path"
 	"runtime"
 	"sort"
 	"strings"
@@ -581,8 +582,12 @@ func missingLibrary(file string, d *rpath.Dep) Finding {
 		}
 		msg += "; rejected " + strings.Join(rej, "; ")
 	}
-	return Finding{Rule: RuleMissingLibrary, Severity: SeverityError, File: file, Library: d.Name, Message: msg,
-		Fix: "install " + d.Name + " or add its directory with --lib-dir / the RUNPATH"}
+	fix := "install " + d.Name + " or add its directory with --lib-dir / the RUNPATH"
+	if strings.Contains(d.Name, "/") {
+		// Opened as it is, never searched for (RD1211).
+		fix = "the NEEDED entry is a path, which ld.so opens as it is (a relative one against the working directory) instead of searching for it: give the library a SONAME and relink, or `rocmdoctor patchelf --replace-needed " + d.Name + " " + path.Base(d.Name) + "`"
+	}
+	return Finding{Rule: RuleMissingLibrary, Severity: SeverityError, File: file, Library: d.Name, Message: msg, Fix: fix}
 }
 
 // foldUnresolved sorts the symbols folded into a missing-library finding

@@ -944,7 +944,7 @@ func llvmFinding(path string, d *LLVMDiagnosis) []Finding {
 
 var soFile = lazyRegexp(`(^lib.*\.so(\.[0-9.]+)?$)|(\.so(\.[0-9]+)*$)`)
 
-// hygiene runs the file-level rules RD1201–RD1209.
+// hygiene runs the file-level rules RD1201–RD1209 and RD1211.
 func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), path string, opts *CheckOptions) ([]Finding, error) {
 	var out []Finding
 	add := func(rule, msg, sym, lib string) {
@@ -997,6 +997,18 @@ func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), pat
 	}
 	if library, _ := unnamed(ff.typ, ff.hasInterp, d, path); library {
 		add(RuleMissingSoname, fmt.Sprintf("%s: shared library without DT_SONAME", path), "", "")
+	}
+	for _, n := range d.Needed {
+		switch {
+		case !strings.Contains(n, "/"):
+		case rpath.OriginRelative(n):
+			// "$ORIGIN/../lib/libpython3.12.so.1.0": ld.so expands it
+			// (python-build-standalone links this way); relocatable.
+		case strings.HasPrefix(n, "/"):
+			add(RuleNeededPath, fmt.Sprintf("%s: NEEDED entry %q is a path: ld.so opens that file and no other, without searching RUNPATH, LD_LIBRARY_PATH or the cache", path, n), "", n)
+		default:
+			add(RuleNeededPath, fmt.Sprintf("%s: NEEDED entry %q is a relative path: ld.so opens it against the working directory of the process, without searching for it", path, n), "", n)
+		}
 	}
 	if d.TextRel {
 		add(RuleTextRel, fmt.Sprintf("%s: text relocations (DT_TEXTREL)", path), "", "")

@@ -1293,3 +1293,55 @@ func TestLLVMName(t *testing.T) {
 		}
 	}
 }
+
+// TestNeededPath: a NEEDED entry with a slash (a library linked by path
+// that had no SONAME) is RD1211, relative or absolute; one starting with
+// $ORIGIN is relocatable (ld.so expands it, as python-build-standalone's
+// binaries rely on) and is not, and the real loader runs a program through
+// it from another working directory.
+func TestNeededPath(t *testing.T) {
+	dir, write, run := gccDir(t)
+	write("dep.c", "int dep(void) { return 3; }\n")
+	write("use.c", "int dep(void);\nint use(void) { return dep(); }\n")
+	write("main.c", "int use(void);\nint main(void) { return use() == 3 ? 0 : 1; }\n")
+	run("-shared", "-fPIC", "-o", "libdep.so", "dep.c") // no SONAME
+	run("-shared", "-fPIC", "-o", "libabs.so", "use.c", filepath.Join(dir, "libdep.so"), "-Wl,-soname,libabs.so")
+	run("-shared", "-fPIC", "-o", "libdep2.so", "dep.c", "-Wl,-soname,$ORIGIN/libdep2.so")
+	run("-shared", "-fPIC", "-o", "libdst.so", "use.c", "libdep2.so", "-Wl,-soname,libdst.so")
+	// (GNU ld does not expand $ORIGIN in the NEEDED entries of what it
+	// links against: the program's link leaves them unchecked.)
+	run("-o", "app", "main.c", "libdst.so", "-Wl,-rpath,$ORIGIN", "-Wl,--allow-shlib-undefined")
+	for lib, want := range map[string]string{"libdst.so": "$ORIGIN/libdep2.so", "libabs.so": filepath.Join(dir, "libdep.so")} {
+		f, err := elfx.Open(filepath.Join(dir, lib))
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := f.Dynamic()
+		f.Close()
+		if err != nil || !slices.Contains(d.Needed, want) {
+			t.Fatalf("%s does not need %s: %v", lib, want, err)
+		}
+	}
+	cmd := exec.Command(filepath.Join(dir, "app"))
+	cmd.Dir = "/"
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("oracle: the loader does not run the program through $ORIGIN/libdep2.so: %v %s", err, out)
+	}
+	rep, err := symcheck.Check(context.Background(), []string{dir}, symcheck.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range rep.Findings {
+		if f.Rule == symcheck.RuleNeededPath || f.Rule == symcheck.RuleMissingLibrary || f.Rule == symcheck.RuleUndefinedSymbol {
+			got = append(got, filepath.Base(f.File)+" "+f.Rule+" "+f.Library)
+			if f.Rule == symcheck.RuleNeededPath && !strings.Contains(f.Message, "opens that file and no other") {
+				t.Errorf("absolute entry: %s", f.Message)
+			}
+		}
+	}
+	want := []string{"libabs.so needed-path " + filepath.Join(dir, "libdep.so")}
+	if !slices.Equal(got, want) {
+		t.Errorf("findings %q, want %q", got, want)
+	}
+}

@@ -62,6 +62,10 @@ so "$ct/lib/libnohash.so" libnohash.so 'int f(void){return 0;}' -Wl,--hash-style
 dyn=$(readelf -lW "$ct/lib/libnohash.so" | awk '$1 == "DYNAMIC" { print $2 }')
 idx=$(readelf -dW "$ct/lib/libnohash.so" | awk '/^ *0x/ { if ($2 == "(GNU_HASH)") { print n; exit } n++ }')
 printf '\025\0\0\0\0\0\0\0' | dd of="$ct/lib/libnohash.so" bs=1 seek=$((dyn + 16 * idx)) conv=notrunc status=none
+# RD1211 (and RD1004): linked by path against a library without a SONAME,
+# so its NEEDED entry is the relative path sub/libnosoname.so.
+mkdir -p sub && cp "$ct/lib/libnosoname.so" sub/
+so "$ct/lib/libneedpath.so" libneedpath.so 'int f(void){return 0;}' -Wl,--no-as-needed sub/libnosoname.so
 # RD1206/RD1207 executable stack and TEXTREL.
 cp "$out/libexecstack.so" "$ct/lib/"
 # RD1208/RD1209 newer GLIBC/GLIBCXX than the tree's baseline.
