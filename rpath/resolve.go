@@ -29,6 +29,7 @@ package rpath
 import (
 	"context"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -127,6 +128,9 @@ type Attempt struct {
 	Path   string `json:"path"`
 	Rule   Rule   `json:"rule"`
 	Result string `json:"result"` // "found", "absent", or the rejection reason
+	// Stops: the loader fails on this candidate instead of passing over
+	// it, and searches no further (glibc's open_verify errors).
+	Stops bool `json:"stops,omitempty"`
 }
 
 // Dep is one NEEDED entry of an object and how it resolved.
@@ -413,6 +417,9 @@ type parsed struct {
 	interp   string
 	static   bool // no dynamic section
 	pie      bool // DF_1_PIE
+	// head is the file's ELF header as it is (52 bytes of an ELF32 one),
+	// for glibc's open_verify (loaderVerdict).
+	head [64]byte
 }
 
 // FileCache holds what resolution reads from each file (header, dynamic
@@ -660,6 +667,9 @@ func (r *Resolver) parse(path string, st os.FileInfo) (*parsed, fileID, error) {
 
 func parseFile(f *elfx.File) (*parsed, error) {
 	p := &parsed{hdr: f.Header, needed: []string{}}
+	if n, err := f.ReaderAt().ReadAt(p.head[:], 0); n < 52 {
+		return nil, fmt.Errorf("%s: reading the ELF header: %w", f.Path, err)
+	}
 	var err error
 	if p.interp, err = f.Interp(); err != nil {
 		return nil, err
@@ -911,6 +921,9 @@ type step struct {
 	id          fileID
 	pf          *parsed // nil when not parsed (it was a loaded object)
 	reject      string  // why the loader would skip it ("" for one it takes)
+	// fatal: the loader does not skip it but fails, and searches no
+	// further (glibc's open_verify: "ELF file OS ABI invalid", …).
+	fatal bool
 }
 
 // searchKeyOf is the key of the search for name by obj, or false when
@@ -1069,17 +1082,18 @@ func (r *Resolver) try(res *Result, obj *Object, dep *Dep, p string, rule Rule, 
 		if loaded = loadedAs(res, s.id); loaded == nil {
 			pf, id, err := r.parse(p, st)
 			s.id = id
-			switch {
-			case err != nil:
-				s.reject = "skipped: " + err.Error()
-				if errors.Is(err, elfx.ErrNotELF) {
-					s.reject = "skipped: not an ELF file"
-				}
-			default:
+			var skip, fatal string
+			if err != nil {
+				skip, fatal = unparsedVerdict(res.Root.Header, p, err)
+			} else {
 				s.pf = pf
-				if reason := Incompatible(res.Root.Header, pf.hdr); reason != "" {
-					s.reject = "skipped: " + reason
-				}
+				skip, fatal = openVerify(res.Root.Header, pf)
+			}
+			switch {
+			case skip != "":
+				s.reject = "skipped: " + skip
+			case fatal != "":
+				s.reject, s.fatal = fatal, true
 			}
 		}
 	}
@@ -1130,9 +1144,13 @@ func (r *Resolver) applyTo(res *Result, obj *Object, dep *Dep, s step, o *Object
 		o.names = append(o.names, dep.Name)
 		dep.Path = o.Path
 	case s.reject != "":
-		a := Attempt{Path: s.path, Rule: s.rule, Result: s.reject}
+		a := Attempt{Path: s.path, Rule: s.rule, Result: s.reject, Stops: s.fatal}
 		dep.Tried = append(dep.Tried, a)
 		dep.Rejected = append(dep.Rejected, a)
+		if s.fatal {
+			dep.Rule = RuleMissing
+			return true, true
+		}
 		return false, true
 	case s.pf == nil:
 		return false, false
@@ -1174,6 +1192,112 @@ func Incompatible(want, have elfx.Header) string {
 		return fmt.Sprintf("%s, only ET_DYN and ET_EXEC can be loaded", have.TypeName())
 	}
 	return ""
+}
+
+// openVerify is glibc's open_verify for a candidate the search found
+// and parsed, loading for the root want (see loaderVerdict). A root or
+// candidate of another machine than a host's (AMDGPU code objects) keeps
+// Incompatible's rules, all of which pass a candidate over.
+func openVerify(want elfx.Header, pf *parsed) (skip, fatal string) {
+	if want.Machine == elf.EM_AMDGPU || pf.hdr.Machine == elf.EM_AMDGPU {
+		return Incompatible(want, pf.hdr), ""
+	}
+	if skip, fatal = loaderVerdict(want, pf.head[:]); skip == "" && fatal == "" {
+		// What loaderVerdict does not read (the type, where an ELF32
+		// header keeps it, is the same).
+		skip = Incompatible(want, pf.hdr)
+	}
+	return skip, fatal
+}
+
+// unparsedVerdict is openVerify for a candidate that could not be parsed
+// (err), from its first bytes: the loader fails on what it cannot load
+// ("file too short", "invalid ELF header": a linker script or a text file
+// where a library was expected stops the load) unless it passes the file
+// over first (another class or machine).
+func unparsedVerdict(want elfx.Header, path string, err error) (skip, fatal string) {
+	if want.Machine == elf.EM_AMDGPU {
+		if errors.Is(err, elfx.ErrNotELF) {
+			return "not an ELF file", ""
+		}
+		return err.Error(), ""
+	}
+	p, perr := elfx.OpenProbe(path)
+	if perr != nil {
+		return perr.Error(), "" // gone or unreadable: as the loader's open failing
+	}
+	defer p.Close()
+	if skip, fatal = loaderVerdict(want, p.Head); skip == "" && fatal == "" {
+		fatal = "cannot load it: " + err.Error()
+	}
+	return skip, fatal
+}
+
+// libcABIMax is glibc's LIBC_ABI_MAX (libc-abis: UNIQUE, IFUNC and
+// ABSOLUTE after the default): the EI_ABIVERSION values below it are
+// valid for ELFOSABI_GNU objects, 0 for ELFOSABI_SYSV ones (glibc 2.36).
+const libcABIMax = 4
+
+// loaderVerdict is glibc's open_verify on a candidate's ELF header head
+// (the file's first bytes), loading for the root want: skip says why the
+// loader passes over it and searches on (another class or machine), fatal
+// why it fails to load it and stops ("error while loading shared
+// libraries: … ELF file OS ABI invalid"), in glibc's words; both "" when
+// the header is one it loads. The checks run in glibc's order, so a
+// foreign class is passed over whatever else is wrong.
+func loaderVerdict(want elfx.Header, head []byte) (skip, fatal string) {
+	size := 64
+	if len(head) > elf.EI_CLASS && elf.Class(head[elf.EI_CLASS]) == elf.ELFCLASS32 {
+		size = 52
+	}
+	if len(head) < size {
+		return "", "file too short"
+	}
+	if string(head[:4]) != elf.ELFMAG {
+		return "", "invalid ELF header"
+	}
+	class, data := elf.Class(head[elf.EI_CLASS]), elf.Data(head[elf.EI_DATA])
+	var bo binary.ByteOrder = binary.LittleEndian
+	if data == elf.ELFDATA2MSB {
+		bo = binary.BigEndian
+	}
+	typ, machine := elf.Type(bo.Uint16(head[16:])), elf.Machine(bo.Uint16(head[18:]))
+	passOver := func() string { // as Incompatible says it
+		return fmt.Sprintf("%s %s, need %s %s", elfx.Header{Class: class}.ClassName(), elfx.MachineName(machine), want.ClassName(), want.MachineName())
+	}
+	if class != want.Class {
+		return passOver(), ""
+	}
+	if data != want.Data {
+		if want.Data == elf.ELFDATA2LSB {
+			return "", "ELF file data encoding not little-endian"
+		}
+		return "", "ELF file data encoding not big-endian"
+	}
+	osabi, abiVersion := elf.OSABI(head[elf.EI_OSABI]), head[elf.EI_ABIVERSION]
+	phentsize, wantPhentsize := bo.Uint16(head[54:]), uint16(56)
+	if class == elf.ELFCLASS32 {
+		phentsize, wantPhentsize = bo.Uint16(head[42:]), 32
+	}
+	switch {
+	case head[elf.EI_VERSION] != byte(elf.EV_CURRENT):
+		return "", "ELF file version ident does not match current one"
+	case osabi != elf.ELFOSABI_NONE && osabi != elf.ELFOSABI_LINUX:
+		return "", "ELF file OS ABI invalid"
+	case abiVersion != 0 && (osabi != elf.ELFOSABI_LINUX || abiVersion >= libcABIMax):
+		return "", "ELF file ABI version invalid"
+	case [elf.EI_NIDENT - elf.EI_PAD]byte(head[elf.EI_PAD:elf.EI_NIDENT]) != [elf.EI_NIDENT - elf.EI_PAD]byte{}:
+		return "", "nonzero padding in e_ident"
+	case bo.Uint32(head[20:]) != uint32(elf.EV_CURRENT):
+		return "", "ELF file version does not match current one"
+	case machine != want.Machine:
+		return passOver(), ""
+	case typ != elf.ET_DYN && typ != elf.ET_EXEC:
+		return "", "only ET_DYN and ET_EXEC can be loaded"
+	case phentsize != wantPhentsize:
+		return "", "ELF file's phentsize not the expected size"
+	}
+	return "", ""
 }
 
 // osabiGroup treats ELFOSABI_NONE and ELFOSABI_LINUX (GNU) as one, as glibc does.

@@ -1,6 +1,7 @@
 package rpath_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"os"
@@ -368,5 +369,80 @@ func TestDamagedSectionHeadersStillLoad(t *testing.T) {
 	d := depOf(t, resolve(t, hermetic(), exe), "libdep.so")
 	if d.Path != lib {
 		t.Errorf("libdep.so resolved to %q, want %s; tried %+v", d.Path, lib, d.Tried)
+	}
+}
+
+// TestLoaderStopsAtBadCandidate: glibc's open_verify passes over a
+// candidate of another class or machine, but fails on one whose header is
+// otherwise wrong (OS ABI, ABI version, e_ident padding or version,
+// e_version, type, e_phentsize, byte order, a file too short, a linker
+// script) and searches no further, even when a good copy comes later.
+// The resolver must stop there too, naming the loader's message; the real
+// loader is the oracle for each edit of the first copy.
+func TestLoaderStopsAtBadCandidate(t *testing.T) {
+	tr := newTree(t)
+	good := tr.lib("b/libdep.so.1", "libdep.so.1", libdep)
+	exe := tr.exe("exe", usesDep, "-L"+tr.path("b"), "-l:libdep.so.1",
+		"-Wl,--enable-new-dtags,-rpath,"+tr.path("a")+":"+tr.path("b"))
+	src, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As /usr/lib/x86_64-linux-gnu/libc.so is: a GNU ld script.
+	script := []byte("/* GNU ld script\n   Use the shared library, but some functions are only in\n   the static library, so try that secondarily.  */\nOUTPUT_FORMAT(elf64-x86-64)\nGROUP ( /lib/x86_64-linux-gnu/libc.so.6 /usr/lib/x86_64-linux-gnu/libc_nonshared.a )\n")
+	for _, c := range []struct {
+		name  string
+		edit  func(b []byte) []byte
+		stops string // the loader's message; "" when it loads the first copy or passes over it
+		loads bool   // the first copy is loaded
+	}{
+		{"intact", func(b []byte) []byte { return b }, "", true},
+		{"GNU OS ABI, ABI version 3", func(b []byte) []byte { b[7], b[8] = 3, 3; return b }, "", true},
+		{"FreeBSD OS ABI", func(b []byte) []byte { b[7] = 9; return b }, "ELF file OS ABI invalid", false},
+		{"SYSV OS ABI, ABI version 1", func(b []byte) []byte { b[8] = 1; return b }, "ELF file ABI version invalid", false},
+		{"GNU OS ABI, ABI version 4", func(b []byte) []byte { b[7], b[8] = 3, 4; return b }, "ELF file ABI version invalid", false},
+		{"padding", func(b []byte) []byte { b[9] = 1; return b }, "nonzero padding in e_ident", false},
+		{"EI_VERSION", func(b []byte) []byte { b[6] = 2; return b }, "ELF file version ident does not match current one", false},
+		{"e_version", func(b []byte) []byte { binary.LittleEndian.PutUint32(b[20:], 2); return b }, "ELF file version does not match current one", false},
+		{"ET_REL", func(b []byte) []byte { b[16] = 1; return b }, "only ET_DYN and ET_EXEC can be loaded", false},
+		{"e_phentsize 64", func(b []byte) []byte { binary.LittleEndian.PutUint16(b[54:], 64); return b }, "ELF file's phentsize not the expected size", false},
+		{"big-endian", func(b []byte) []byte { b[5] = 2; return b }, "ELF file data encoding not little-endian", false},
+		{"too short", func(b []byte) []byte { return b[:10] }, "file too short", false},
+		{"linker script", func([]byte) []byte { return script }, "invalid ELF header", false},
+		{"ELF32 (passed over)", func(b []byte) []byte { b[4] = 1; return b }, "", false},
+		{"EM_386 (passed over)", func(b []byte) []byte { b[18] = 3; return b }, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			bad := tr.path("a/libdep.so.1")
+			os.MkdirAll(filepath.Dir(bad), 0o755)
+			if err := os.WriteFile(bad, c.edit(bytes.Clone(src)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			out, err := exec.Command(exe).CombinedOutput()
+			switch {
+			case c.stops != "" && (err == nil || !strings.Contains(string(out), bad+": "+c.stops)):
+				t.Fatalf("oracle: want the loader to stop with %q, got %v %s", c.stops, err, out)
+			case c.stops == "" && err != nil:
+				t.Fatalf("oracle: the loader fails: %v %s", err, out)
+			}
+			d := depOf(t, resolve(t, hermetic(), exe), "libdep.so.1")
+			switch {
+			case c.stops != "":
+				if !d.Missing() || len(d.Rejected) != 1 || !d.Rejected[0].Stops || d.Rejected[0].Result != c.stops || d.Rejected[0].Path != bad {
+					t.Errorf("dep = %q (%s), rejected %+v; want a stop at %s: %s", d.Path, d.Rule, d.Rejected, bad, c.stops)
+				}
+				if len(d.Tried) != 1 {
+					t.Errorf("searched on after the stop: %+v", d.Tried)
+				}
+			case c.loads:
+				if d.Path != bad || len(d.Rejected) != 0 {
+					t.Errorf("dep = %q, rejected %+v; want %s", d.Path, d.Rejected, bad)
+				}
+			default:
+				if d.Path != good || len(d.Rejected) != 1 || d.Rejected[0].Stops {
+					t.Errorf("dep = %q, rejected %+v; want %s past the passed-over copy", d.Path, d.Rejected, good)
+				}
+			}
+		})
 	}
 }

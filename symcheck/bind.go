@@ -575,15 +575,27 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 
 func missingLibrary(file string, d *rpath.Dep) Finding {
 	msg := fmt.Sprintf("%s => not found (needed by %s)", d.Name, file)
-	if len(d.Rejected) > 0 {
-		var rej []string
-		for _, a := range d.Rejected {
-			rej = append(rej, a.Path+": "+strings.TrimPrefix(a.Result, "skipped: "))
+	var rej []string
+	var stop *rpath.Attempt
+	for i, a := range d.Rejected {
+		if a.Stops {
+			stop = &d.Rejected[i]
+			continue
 		}
+		rej = append(rej, a.Path+": "+strings.TrimPrefix(a.Result, "skipped: "))
+	}
+	if stop != nil {
+		// glibc's open_verify: an error, not a candidate passed over.
+		msg = fmt.Sprintf("%s => %s: %s (needed by %s): ld.so fails on it and searches no further", d.Name, stop.Path, stop.Result, file)
+	}
+	if len(rej) > 0 {
 		msg += "; rejected " + strings.Join(rej, "; ")
 	}
 	fix := "install " + d.Name + " or add its directory with --lib-dir / the RUNPATH"
-	if strings.Contains(d.Name, "/") {
+	switch {
+	case stop != nil:
+		fix = fmt.Sprintf("replace or remove %s: the loader stops at it, so a %s later in the search is never reached", stop.Path, d.Name)
+	case strings.Contains(d.Name, "/"):
 		// Opened as it is, never searched for (RD1211).
 		fix = "the NEEDED entry is a path, which ld.so opens as it is (a relative one against the working directory) instead of searching for it: give the library a SONAME and relink, or `rocmdoctor patchelf --replace-needed " + d.Name + " " + path.Base(d.Name) + "`"
 	}

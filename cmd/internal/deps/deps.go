@@ -215,6 +215,10 @@ func explainMissing(io *cli.IOStreams, d *rpath.Dep) {
 	w := io.ErrOut
 	fmt.Fprintf(w, "missing: %s\n", d.Name)
 	for _, a := range d.Tried {
-		fmt.Fprintf(w, "  tried %s (%s): %s\n", a.Path, a.Rule, a.Result)
+		stops := ""
+		if a.Stops {
+			stops = " — ld.so fails here and searches no further"
+		}
+		fmt.Fprintf(w, "  tried %s (%s): %s%s\n", a.Path, a.Rule, a.Result, stops)
 	}
 }
