@@ -425,6 +425,18 @@ func TestLoaderStopsAtBadCandidate(t *testing.T) {
 			case c.stops == "" && err != nil:
 				t.Fatalf("oracle: the loader fails: %v %s", err, out)
 			}
+			// Twice through one resolver: the second replays the search
+			// it remembers.
+			r := rpath.New(hermetic())
+			for range 2 {
+				res, err := r.Resolve(context.Background(), exe)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := depOf(t, res, "libdep.so.1"); d.Missing() != (c.stops != "") {
+					t.Fatalf("resolved to %q (%s), rejected %+v", d.Path, d.Rule, d.Rejected)
+				}
+			}
 			d := depOf(t, resolve(t, hermetic(), exe), "libdep.so.1")
 			switch {
 			case c.stops != "":
