@@ -534,6 +534,58 @@ func TestBloomWordsNotPowerOfTwo(t *testing.T) {
 	}
 }
 
+// fooApp builds libfoo.so.1 (int foo(void), linked with ldflags) and app,
+// which calls foo through it (RUNPATH $ORIGIN), lets edit rewrite the
+// library's bytes (parsed as f; nil leaves them), and returns app's path.
+func fooApp(t *testing.T, edit func(t *testing.T, b []byte, f *elf.File), ldflags ...string) string {
+	t.Helper()
+	dir, write, run := gccDir(t)
+	write("foo.c", "int foo(void) { return 42; }\n")
+	write("main.c", "int foo(void);\nint main(void) { return foo() == 42 ? 0 : 1; }\n")
+	run(append([]string{"-shared", "-fPIC", "-o", "libfoo.so.1", "foo.c", "-Wl,-soname,libfoo.so.1"}, ldflags...)...)
+	run("-o", "app", "main.c", "libfoo.so.1", "-Wl,-rpath,$ORIGIN")
+	if edit != nil {
+		lib := filepath.Join(dir, "libfoo.so.1")
+		b, err := os.ReadFile(lib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := elf.NewFile(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(t, b, f)
+		if err := os.WriteFile(lib, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "app")
+}
+
+// fooBinds runs app (fooApp's) under the real loader, which must run it
+// when binds is set and otherwise fail with "undefined symbol: foo", and
+// checks that binding it finds the same: nothing, or foo undefined. It
+// returns the findings.
+func fooBinds(t *testing.T, app string, binds bool) []symcheck.Finding {
+	t.Helper()
+	out, err := exec.Command(app).CombinedOutput()
+	if ran := err == nil; ran != binds || !ran && !strings.Contains(string(out), "undefined symbol: foo") {
+		t.Fatalf("oracle: the program ran = %v (%v %s), want %v", ran, err, out, binds)
+	}
+	rep := check(t, []string{app}, symcheck.SymbolsOptions{})
+	var got, want []string
+	for _, f := range rep.Findings {
+		got = append(got, f.Rule+":"+f.Symbol)
+	}
+	if !binds {
+		want = []string{symcheck.RuleUndefinedSymbol + ":foo"}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("findings = %v, want %v", got, want)
+	}
+	return rep.Findings
+}
+
 // TestUnsearchedLibraryRealLoader: ld.so looks symbols up only through
 // the hash table the dynamic section names (DT_GNU_HASH, else DT_HASH) and
 // skips a library whose table has no buckets, or that has none. A program
@@ -545,8 +597,7 @@ func TestUnsearchedLibraryRealLoader(t *testing.T) {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		t.Skip("runs x86-64 Linux programs")
 	}
-	// edit rewrites the built library in place.
-	type edit func(t *testing.T, b []byte, f *elf.File)
+	type edit = func(t *testing.T, b []byte, f *elf.File)
 	dynTag := func(tag elf.DynTag) edit { // the entry becomes DT_DEBUG
 		return func(t *testing.T, b []byte, f *elf.File) {
 			for _, p := range f.Progs {
@@ -573,58 +624,21 @@ func TestUnsearchedLibraryRealLoader(t *testing.T) {
 		name, style string
 		edit        edit
 		binds       bool
-		why         bool // the message names the library and its unsearched hash table
 	}{
-		{"intact", "gnu", nil, true, false},
-		{"no DT_GNU_HASH", "gnu", dynTag(elf.DT_GNU_HASH), false, true},
-		{"GNU hash without buckets", "gnu", noBuckets(elf.SHT_GNU_HASH), false, true},
-		{"SysV hash without buckets", "sysv", noBuckets(elf.SHT_HASH), false, true},
-		{"both, no DT_GNU_HASH: DT_HASH is searched", "both", dynTag(elf.DT_GNU_HASH), true, false},
-		{"both, no DT_HASH: DT_GNU_HASH is searched", "both", dynTag(elf.DT_HASH), true, false},
+		{"intact", "gnu", nil, true},
+		{"no DT_GNU_HASH", "gnu", dynTag(elf.DT_GNU_HASH), false},
+		{"GNU hash without buckets", "gnu", noBuckets(elf.SHT_GNU_HASH), false},
+		{"SysV hash without buckets", "sysv", noBuckets(elf.SHT_HASH), false},
+		{"both, no DT_GNU_HASH: DT_HASH is searched", "both", dynTag(elf.DT_GNU_HASH), true},
+		{"both, no DT_HASH: DT_GNU_HASH is searched", "both", dynTag(elf.DT_HASH), true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir, write, run := gccDir(t)
-			write("foo.c", "int foo(void) { return 42; }\n")
-			write("main.c", "int foo(void);\nint main(void) { return foo() == 42 ? 0 : 1; }\n")
-			run("-shared", "-fPIC", "-o", "libfoo.so.1", "foo.c", "-Wl,-soname,libfoo.so.1", "-Wl,--hash-style="+c.style)
-			run("-o", "app", "main.c", "libfoo.so.1", "-Wl,-rpath,$ORIGIN")
-			lib := filepath.Join(dir, "libfoo.so.1")
-			if c.edit != nil {
-				b, err := os.ReadFile(lib)
-				if err != nil {
-					t.Fatal(err)
+			for _, f := range fooBinds(t, fooApp(t, c.edit, "-Wl,--hash-style="+c.style), c.binds) {
+				// The library still lists foo: the message says why
+				// nothing binds to it.
+				if !strings.Contains(f.Message, "no hash table") {
+					t.Errorf("message %q does not explain the hash table", f.Message)
 				}
-				f, err := elf.NewFile(bytes.NewReader(b))
-				if err != nil {
-					t.Fatal(err)
-				}
-				c.edit(t, b, f)
-				if err := os.WriteFile(lib, b, 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
-			app := filepath.Join(dir, "app")
-			out, err := exec.Command(app).CombinedOutput()
-			if ran := err == nil; ran != c.binds {
-				t.Fatalf("oracle: the program ran = %v (%v %s), want %v", ran, err, out, c.binds)
-			}
-			if !c.binds && !strings.Contains(string(out), "undefined symbol: foo") {
-				t.Fatalf("oracle: %s", out)
-			}
-			rep := check(t, []string{app}, symcheck.SymbolsOptions{})
-			var undefined []string
-			for _, f := range rep.Findings {
-				undefined = append(undefined, f.Rule+":"+f.Symbol)
-				if f.Symbol == "foo" && strings.Contains(f.Message, "no hash table") != c.why {
-					t.Errorf("message %q: explains the hash table = %v, want %v", f.Message, !c.why, c.why)
-				}
-			}
-			var want []string
-			if !c.binds {
-				want = []string{symcheck.RuleUndefinedSymbol + ":foo"}
-			}
-			if !reflect.DeepEqual(undefined, want) {
-				t.Errorf("findings = %v, want %v", undefined, want)
 			}
 		})
 	}
@@ -651,55 +665,21 @@ func TestDefinitionsLoaderSkipsRealLoader(t *testing.T) {
 		{"STB_GNU_UNIQUE", func(sym []byte) { sym[4] = 10<<4 | byte(elf.STT_FUNC) }, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir, write, run := gccDir(t)
-			write("foo.c", "int foo(void) { return 42; }\n")
-			write("main.c", "int foo(void);\nint main(void) { return foo() == 42 ? 0 : 1; }\n")
-			run("-shared", "-fPIC", "-o", "libfoo.so.1", "foo.c", "-Wl,-soname,libfoo.so.1")
-			run("-o", "app", "main.c", "libfoo.so.1", "-Wl,-rpath,$ORIGIN")
-			lib := filepath.Join(dir, "libfoo.so.1")
-			b, err := os.ReadFile(lib)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := elf.NewFile(bytes.NewReader(b))
-			if err != nil {
-				t.Fatal(err)
-			}
-			syms, err := f.DynamicSymbols()
-			if err != nil {
-				t.Fatal(err)
-			}
-			ds := f.SectionByType(elf.SHT_DYNSYM)
-			found := false
-			for i, s := range syms { // syms[i] is entry i+1
-				if s.Name == "foo" {
-					c.edit(b[ds.Offset+uint64(i+1)*24:])
-					found = true
+			app := fooApp(t, func(t *testing.T, b []byte, f *elf.File) {
+				syms, err := f.DynamicSymbols()
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if !found {
+				ds := f.SectionByType(elf.SHT_DYNSYM)
+				for i, s := range syms { // syms[i] is entry i+1
+					if s.Name == "foo" {
+						c.edit(b[ds.Offset+uint64(i+1)*24:])
+						return
+					}
+				}
 				t.Fatal("no foo in .dynsym")
-			}
-			if err := os.WriteFile(lib, b, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			app := filepath.Join(dir, "app")
-			out, err := exec.Command(app).CombinedOutput()
-			if ran := err == nil; ran != c.binds || !ran && !strings.Contains(string(out), "undefined symbol: foo") {
-				t.Fatalf("oracle: the program ran = %v (%v %s), want %v", ran, err, out, c.binds)
-			}
-			rep := check(t, []string{app}, symcheck.SymbolsOptions{})
-			var got []string
-			for _, f := range rep.Findings {
-				got = append(got, f.Rule+":"+f.Symbol)
-			}
-			var want []string
-			if !c.binds {
-				want = []string{symcheck.RuleUndefinedSymbol + ":foo"}
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("findings = %v, want %v", got, want)
-			}
+			})
+			fooBinds(t, app, c.binds)
 		})
 	}
 }
