@@ -565,7 +565,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 			if gpu {
 				gf, sc.deviceCode = deviceCodeFindings(c.path, t.facts.code, nil, opts.gpuRequired)
 			}
-			sc.findings, sc.err = checkELF(ctx, b, nil, t.facts, needs, c, opts, &sc)
+			sc.findings, sc.err = checkELF(ctx, b, nil, t, t.facts, needs, c, opts, &sc)
 			sc.findings = append(sc.findings, gf...)
 			return sc
 		}
@@ -595,7 +595,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 			cos, notes := codeObjects(f, nil)
 			gf, sc.deviceCode = deviceCodeFindings(c.path, cos, notes, opts.gpuRequired)
 		}
-		sc.findings, sc.err = checkELF(ctx, b, f, factsOf(f), f.VersionNeeds, c, opts, &sc)
+		sc.findings, sc.err = checkELF(ctx, b, f, nil, factsOf(f), f.VersionNeeds, c, opts, &sc)
 		sc.findings = append(sc.findings, gf...)
 	case k == elfx.KindArchive || k == elfx.KindThinArchive:
 		sc.kind = "archive"
@@ -729,8 +729,8 @@ var scanParsed func(path string)
 // checkELF runs the hygiene rules and binds the dynamic symbols of the file
 // ff describes, whose version requirements needs reads. f is the open
 // file, which it closes, or nil when the file was parsed before (as a
-// dependency) and ff comes from its cached table.
-func checkELF(ctx context.Context, b *Binder, f *elfx.File, ff *fileFacts, needs func() ([]elfx.VersionNeed, error), c candidate, opts *CheckOptions, sc *scanned) ([]Finding, error) {
+// dependency) and ff comes from its cached table t.
+func checkELF(ctx context.Context, b *Binder, f *elfx.File, t *symtab, ff *fileFacts, needs func() ([]elfx.VersionNeed, error), c candidate, opts *CheckOptions, sc *scanned) ([]Finding, error) {
 	// The references to composable_kernel instances, for a CK install in
 	// the scan, are read now, from the open file and its table.
 	ckRefs := func(t *elfx.SymbolTable) {
@@ -762,14 +762,20 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, ff *fileFacts, needs
 	module, python := ModuleKind(ff.typ, ff.hasInterp, d, c.path)
 	if f != nil {
 		b.prime(f)
-		if t, ok := b.tables.get(fileKey(f)); ok {
+		var ok bool
+		if t, ok = b.tables.get(fileKey(f)); !ok {
+			// Dropped already under the cache's budget (or not
+			// readable, which binding reports).
+			t, _ = tableOf(f)
+		}
+		if t != nil {
 			ckRefs(t.tab)
 		} else {
 			ckRefs(nil)
 		}
 		f.Close()
 	}
-	if t, ok := b.tables.get(keyOf(sc.id, c.path)); ok && ff.typ == elf.ET_DYN && !t.tab.Searched() {
+	if t != nil && ff.typ == elf.ET_DYN && !t.tab.Searched() {
 		if n := t.tab.Counts().Defined; n > 0 {
 			r, _ := LookupRule(RuleUnsearched)
 			out = append(out, Finding{Rule: RuleUnsearched, Severity: r.Severity, File: c.path, Fix: r.Fix,
