@@ -1202,12 +1202,18 @@ func openVerify(want elfx.Header, pf *parsed) (skip, fatal string) {
 	if want.Machine == elf.EM_AMDGPU || pf.hdr.Machine == elf.EM_AMDGPU {
 		return Incompatible(want, pf.hdr), ""
 	}
-	if skip, fatal = loaderVerdict(want, pf.head[:]); skip == "" && fatal == "" {
-		// What loaderVerdict does not read (the type, where an ELF32
-		// header keeps it, is the same).
-		skip = Incompatible(want, pf.hdr)
+	if skip, fatal = loaderVerdict(want, pf.head[:]); skip != "" || fatal != "" {
+		return skip, fatal
 	}
-	return skip, fatal
+	// Past open_verify, _dl_map_object_from_fd refuses executables as
+	// dependencies (only the program itself is loaded as one).
+	switch {
+	case pf.hdr.Type == elf.ET_EXEC:
+		return "", "cannot dynamically load executable"
+	case pf.pie:
+		return "", "cannot dynamically load position-independent executable"
+	}
+	return Incompatible(want, pf.hdr), ""
 }
 
 // unparsedVerdict is openVerify for a candidate that could not be parsed
