@@ -417,6 +417,7 @@ type parsed struct {
 	interp   string
 	static   bool // no dynamic section
 	pie      bool // DF_1_PIE
+	noLoad   bool // no PT_LOAD
 	// head is the file's ELF header as it is (52 bytes of an ELF32 one),
 	// for glibc's open_verify (loaderVerdict).
 	head [64]byte
@@ -670,6 +671,7 @@ func parseFile(f *elfx.File) (*parsed, error) {
 	if n, err := f.ReaderAt().ReadAt(p.head[:], 0); n < 52 {
 		return nil, fmt.Errorf("%s: reading the ELF header: %w", f.Path, err)
 	}
+	p.noLoad = !slices.ContainsFunc(f.Progs(), func(pr elfx.Prog) bool { return pr.Type == elf.PT_LOAD })
 	var err error
 	if p.interp, err = f.Interp(); err != nil {
 		return nil, err
@@ -1205,15 +1207,29 @@ func openVerify(want elfx.Header, pf *parsed) (skip, fatal string) {
 	if skip, fatal = loaderVerdict(want, pf.head[:]); skip != "" || fatal != "" {
 		return skip, fatal
 	}
-	// Past open_verify, _dl_map_object_from_fd refuses executables as
-	// dependencies (only the program itself is loaded as one).
-	switch {
-	case pf.hdr.Type == elf.ET_EXEC:
-		return "", "cannot dynamically load executable"
-	case pf.pie:
-		return "", "cannot dynamically load position-independent executable"
+	if fatal = mapVerdict(pf.noLoad, pf.hdr.Type, pf.static, pf.pie); fatal != "" {
+		return "", fatal
 	}
 	return Incompatible(want, pf.hdr), ""
+}
+
+// mapVerdict is what glibc's _dl_map_object_from_fd refuses, past
+// open_verify, in its order: an object without loadable segments, an
+// executable (only the program itself is loaded as one), an object
+// without a dynamic section, a position-independent executable; "" for
+// none.
+func mapVerdict(noLoad bool, typ elf.Type, noDynamic, pie bool) string {
+	switch {
+	case noLoad:
+		return "object file has no loadable segments"
+	case typ == elf.ET_EXEC:
+		return "cannot dynamically load executable"
+	case noDynamic:
+		return "object file has no dynamic section"
+	case pie:
+		return "cannot dynamically load position-independent executable"
+	}
+	return ""
 }
 
 // unparsedVerdict is openVerify for a candidate that could not be parsed
@@ -1233,10 +1249,35 @@ func unparsedVerdict(want elfx.Header, path string, err error) (skip, fatal stri
 		return perr.Error(), "" // gone or unreadable: as the loader's open failing
 	}
 	defer p.Close()
-	if skip, fatal = loaderVerdict(want, p.Head); skip == "" && fatal == "" {
-		fatal = "cannot load it: " + err.Error()
+	if skip, fatal = loaderVerdict(want, p.Head); skip != "" || fatal != "" {
+		return skip, fatal
 	}
-	return skip, fatal
+	// The program headers, when the head holds them (as it does in what
+	// linkers write), say what the mapping would refuse.
+	head := p.Head
+	var bo binary.ByteOrder = binary.LittleEndian
+	if elf.Data(head[elf.EI_DATA]) == elf.ELFDATA2MSB {
+		bo = binary.BigEndian
+	}
+	phoff, phnum, entsz := bo.Uint64(head[32:]), uint64(bo.Uint16(head[56:])), uint64(56)
+	if elf.Class(head[elf.EI_CLASS]) == elf.ELFCLASS32 {
+		phoff, phnum, entsz = uint64(bo.Uint32(head[28:])), uint64(bo.Uint16(head[44:])), 32
+	}
+	if phoff <= uint64(len(head)) && phnum <= (uint64(len(head))-phoff)/entsz {
+		noLoad, noDynamic := true, true
+		for i := range phnum {
+			switch elf.ProgType(bo.Uint32(head[phoff+i*entsz:])) {
+			case elf.PT_LOAD:
+				noLoad = false
+			case elf.PT_DYNAMIC:
+				noDynamic = false
+			}
+		}
+		if fatal = mapVerdict(noLoad, elf.Type(bo.Uint16(head[16:])), noDynamic, false); fatal != "" {
+			return "", fatal
+		}
+	}
+	return "", "cannot load it: " + err.Error()
 }
 
 // libcABIMax is glibc's LIBC_ABI_MAX (libc-abis: UNIQUE, IFUNC and

@@ -3,6 +3,7 @@ package rpath_test
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"encoding/binary"
 	"os"
 	"os/exec"
@@ -417,6 +418,8 @@ func TestLoaderStopsAtBadCandidate(t *testing.T) {
 		{"big-endian", func(b []byte) []byte { b[5] = 2; return b }, "ELF file data encoding not little-endian", false},
 		{"too short", func(b []byte) []byte { return b[:10] }, "file too short", false},
 		{"linker script", func([]byte) []byte { return script }, "invalid ELF header", false},
+		{"no PT_LOAD", func(b []byte) []byte { return retype(b, elf.PT_LOAD, elf.PT_NULL) }, "object file has no loadable segments", false},
+		{"no PT_DYNAMIC", func(b []byte) []byte { return retype(b, elf.PT_DYNAMIC, elf.PT_NULL) }, "object file has no dynamic section", false},
 		{"PIE program", func([]byte) []byte { return program["-pie"] }, "cannot dynamically load position-independent executable", false},
 		{"ET_EXEC program", func([]byte) []byte { return program["-no-pie"] }, "cannot dynamically load executable", false},
 		{"ELF32 (passed over)", func(b []byte) []byte { b[4] = 1; return b }, "", false},
@@ -468,4 +471,16 @@ func TestLoaderStopsAtBadCandidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// retype changes the type of every program header of type from in the
+// ELF64 little-endian file b to to.
+func retype(b []byte, from, to elf.ProgType) []byte {
+	phoff, phnum := binary.LittleEndian.Uint64(b[32:]), binary.LittleEndian.Uint16(b[56:])
+	for i := range uint64(phnum) {
+		if h := b[phoff+i*56:]; elf.ProgType(binary.LittleEndian.Uint32(h)) == from {
+			binary.LittleEndian.PutUint32(h, uint32(to))
+		}
+	}
+	return b
 }
