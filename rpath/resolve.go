@@ -1207,10 +1207,7 @@ func openVerify(want elfx.Header, pf *parsed) (skip, fatal string) {
 	if skip, fatal = loaderVerdict(want, pf.head[:]); skip != "" || fatal != "" {
 		return skip, fatal
 	}
-	if fatal = mapVerdict(pf.noLoad, pf.hdr.Type, pf.static, pf.pie); fatal != "" {
-		return "", fatal
-	}
-	return Incompatible(want, pf.hdr), ""
+	return "", mapVerdict(pf.noLoad, pf.hdr.Type, pf.static, pf.pie)
 }
 
 // mapVerdict is what glibc's _dl_map_object_from_fd refuses, past
