@@ -1078,7 +1078,13 @@ func (r *Resolver) hostPath(raw string, o *Object) string {
 func (r *Resolver) try(res *Result, obj *Object, dep *Dep, p string, rule Rule, via, hwcaps string, legacy bool) bool {
 	s := step{path: p, rule: rule, via: via, hwcaps: hwcaps, legacy: legacy}
 	var loaded *Object
-	if st, err := r.files.stat(p); err == nil && st.Mode().IsRegular() {
+	st, err := r.files.stat(p)
+	if err == nil && st.IsDir() {
+		// open() takes a directory; open_verify's read of it fails and
+		// the load with it (EISDIR).
+		s.exists, s.reject, s.fatal = true, "cannot read file data: Is a directory", true
+	}
+	if err == nil && st.Mode().IsRegular() {
 		s.exists, s.id = true, elfx.IDOf(st)
 		// The same file as a loaded object (by device and inode) needs no parse.
 		if loaded = loadedAs(res, s.id); loaded == nil {

@@ -484,3 +484,24 @@ func retype(b []byte, from, to elf.ProgType) []byte {
 	}
 	return b
 }
+
+// TestLoaderStopsAtDirectory: a directory where the search looks for the
+// library is opened by ld.so like a file; reading it fails (EISDIR) and the
+// load with it, though a good copy comes later in the search.
+func TestLoaderStopsAtDirectory(t *testing.T) {
+	tr := newTree(t)
+	tr.lib("b/libdep.so.1", "libdep.so.1", libdep)
+	exe := tr.exe("exe", usesDep, "-L"+tr.path("b"), "-l:libdep.so.1",
+		"-Wl,--enable-new-dtags,-rpath,"+tr.path("a")+":"+tr.path("b"))
+	bad := tr.path("a/libdep.so.1")
+	if err := os.MkdirAll(bad, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(exe).CombinedOutput(); err == nil || !strings.Contains(string(out), bad+": cannot read file data") {
+		t.Fatalf("oracle: want the loader to fail on the directory, got %v %s", err, out)
+	}
+	d := depOf(t, resolve(t, hermetic(), exe), "libdep.so.1")
+	if !d.Missing() || len(d.Rejected) != 1 || !d.Rejected[0].Stops || d.Rejected[0].Path != bad {
+		t.Errorf("dep = %q (%s), rejected %+v; want a stop at %s", d.Path, d.Rule, d.Rejected, bad)
+	}
+}
