@@ -746,8 +746,10 @@ func exportable(shndx elf.SectionIndex, bind elf.SymBind, typ elf.SymType, vis e
 // with symbol versions or not (versioned), satisfies a reference
 // requiring version ("" for none), following glibc's check_match: an
 // unversioned object satisfies every reference; an unversioned reference
-// takes a global or default-version definition; a versioned one takes
-// its version, or a global definition that is not hidden.
+// takes a global definition, one of the first version node (index 2,
+// the oldest: hidden or not, as an old unversioned program expects) or a
+// default-version one; a versioned one takes its version, or a global
+// definition that is not hidden.
 func Accepts(s Symbol, version string, versioned bool) bool {
 	return accepts(s.VersionIndex, s.HiddenVersion, s.Version, version, versioned)
 }
@@ -760,7 +762,9 @@ func accepts(idx uint16, hidden bool, def, version string, versioned bool) bool 
 	case !versioned:
 		return true
 	case version == "":
-		return global || !hidden
+		// check_match accepts indexes below 3 outright; a higher one only
+		// when not hidden (num_versions: there is one default).
+		return idx <= 2 || !hidden
 	case def == version:
 		return true
 	}

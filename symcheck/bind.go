@@ -535,13 +535,21 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 			}
 			f := Finding{Rule: RuleUndefinedSymbol, Severity: SeverityError, File: l.obj.Path, Symbol: u.Name,
 				Demangled: Demangle(u.Name), Version: u.Version, Library: u.Library}
-			if len(others) > 0 {
+			switch {
+			case len(others) > 0 && u.Version == "":
+				// An unversioned reference and only non-default later
+				// versions: ld.so says "undefined symbol".
+				f.DefinedWith = others
+				f.Message = fmt.Sprintf("undefined symbol: %s (%s): defined only as %s, non-default versions an unversioned reference does not bind to",
+					u.Name, l.obj.Path, strings.Join(others, ", "))
+				f.Fix = fmt.Sprintf("rebuild %s against the library it runs with (the link records the version it needs), or provide a build that exports %s unversioned or as its default version", l.obj.Path, u.Name)
+			case len(others) > 0:
 				f.Rule = RuleVersionMismatch
 				f.DefinedWith = others
 				f.Message = fmt.Sprintf("symbol %s version %s not defined in file %s with link time reference (%s); defined as %s",
 					u.Name, u.Version, u.Library, l.obj.Path, strings.Join(others, ", "))
 				f.Fix = fmt.Sprintf("provide the %s that %s was linked against (it defines %s@%s)", u.Library, l.obj.Path, u.Name, u.Version)
-			} else {
+			default:
 				f.Message = fmt.Sprintf("undefined symbol: %s (%s)", u.VersionedName(), l.obj.Path)
 				if u.Library != "" {
 					f.Message += ", expected from " + u.Library

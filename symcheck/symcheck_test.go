@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -680,6 +681,57 @@ func TestDefinitionsLoaderSkipsRealLoader(t *testing.T) {
 				t.Fatal("no foo in .dynsym")
 			})
 			fooBinds(t, app, c.binds)
+		})
+	}
+}
+
+// TestUnversionedReferenceRealLoader: a program linked against an
+// unversioned libv.so.1 runs with a versioned build whose only foo is a
+// non-default (hidden) version of the first version node, index 2
+// (glibc's check_match takes indexes below 3 for unversioned references,
+// as an old program expects the oldest version), and fails with
+// "undefined symbol: foo" when that version is a later node. The binding
+// must agree, and say the second as an undefined symbol (RD1001) with the
+// versions it found, not as a version mismatch of an empty version.
+func TestUnversionedReferenceRealLoader(t *testing.T) {
+	dir, write, run := gccDir(t)
+	write("plain.c", "int foo(void) { return 1; }\n")
+	write("main.c", "int foo(void);\nint main(void) { return foo() - 1; }\n")
+	run("-shared", "-fPIC", "-o", "libv.so.1", "plain.c", "-Wl,-soname,libv.so.1")
+	run("-o", "app", "main.c", "libv.so.1", "-Wl,-rpath,$ORIGIN")
+	app := filepath.Join(dir, "app")
+	for _, c := range []struct {
+		name, versions string // the version script; foo is foo_impl@V2 (hidden) or @V1
+		node           string
+		binds          bool
+	}{
+		{"first node (index 2)", "V1 { global: foo_impl; };", "V1", true},
+		{"later node (index 3)", "V1 { global: x; };\nV2 { global: foo_impl; } V1;", "V2", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			write("v.c", "int x(void) { return 0; }\nint foo_impl(void) { return 1; }\n__asm__(\".symver foo_impl,foo@"+c.node+"\");\n")
+			write("v.map", c.versions+"\n")
+			run("-shared", "-fPIC", "-o", "libv.so.1", "v.c", "-Wl,-soname,libv.so.1", "-Wl,--version-script=v.map")
+			out, err := exec.Command(app).CombinedOutput()
+			if ran := err == nil; ran != c.binds || !ran && !strings.Contains(string(out), "undefined symbol: foo") {
+				t.Fatalf("oracle: the program ran = %v (%v %s), want %v", ran, err, out, c.binds)
+			}
+			rep := check(t, []string{app}, symcheck.SymbolsOptions{})
+			if c.binds {
+				if len(rep.Findings) != 0 {
+					t.Errorf("findings %+v, want none", rep.Findings)
+				}
+				return
+			}
+			if len(rep.Findings) != 1 {
+				t.Fatalf("findings %+v, want one", rep.Findings)
+			}
+			f := rep.Findings[0]
+			want := "V2 in " + filepath.Join(dir, "libv.so.1")
+			if f.Rule != symcheck.RuleUndefinedSymbol || f.Symbol != "foo" || !slices.Equal(f.DefinedWith, []string{want}) ||
+				!strings.HasPrefix(f.Message, "undefined symbol: foo ("+app+")") {
+				t.Errorf("finding %s %s %q defined with %q", f.Rule, f.Symbol, f.Message, f.DefinedWith)
+			}
 		})
 	}
 }
