@@ -735,3 +735,43 @@ func TestUnversionedReferenceRealLoader(t *testing.T) {
 		})
 	}
 }
+
+// TestMissingLibraryAtLoaderStop: when the search reaches a copy the
+// loader fails on (here an OS ABI it refuses) before a good one, the
+// library is missing, and the finding quotes the loader's error for that
+// file and says to replace or remove it, as the real loader's failure
+// does.
+func TestMissingLibraryAtLoaderStop(t *testing.T) {
+	dir, write, run := gccDir(t)
+	write("foo.c", "int foo(void) { return 42; }\n")
+	write("main.c", "int foo(void);\nint main(void) { return foo() == 42 ? 0 : 1; }\n")
+	if err := os.MkdirAll(filepath.Join(dir, "bad"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run("-shared", "-fPIC", "-o", "libfoo.so.1", "foo.c", "-Wl,-soname,libfoo.so.1")
+	run("-o", "app", "main.c", "libfoo.so.1", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/bad:$ORIGIN")
+	b, err := os.ReadFile(filepath.Join(dir, "libfoo.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[elf.EI_OSABI] = byte(elf.ELFOSABI_FREEBSD)
+	bad := filepath.Join(dir, "bad", "libfoo.so.1")
+	if err := os.WriteFile(bad, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	app := filepath.Join(dir, "app")
+	if out, err := exec.Command(app).CombinedOutput(); err == nil || !strings.Contains(string(out), bad+": ELF file OS ABI invalid") {
+		t.Fatalf("oracle: %v %s", err, out)
+	}
+	rep := check(t, []string{app}, symcheck.SymbolsOptions{})
+	var lib *symcheck.Finding
+	for i, f := range rep.Findings {
+		if f.Rule == symcheck.RuleMissingLibrary {
+			lib = &rep.Findings[i]
+		}
+	}
+	if lib == nil || !strings.Contains(lib.Message, bad+": ELF file OS ABI invalid") || !strings.Contains(lib.Message, "searches no further") ||
+		!strings.HasPrefix(lib.Fix, "replace or remove "+bad) {
+		t.Errorf("missing-library finding %+v", lib)
+	}
+}
