@@ -737,33 +737,26 @@ func TestUnversionedReferenceRealLoader(t *testing.T) {
 }
 
 // TestMissingLibraryAtLoaderStop: when the search reaches a copy the
-// loader fails on (here an OS ABI it refuses) before a good one, the
-// library is missing, and the finding quotes the loader's error for that
-// file and says to replace or remove it, as the real loader's failure
-// does.
+// loader fails on (here an OS ABI it refuses, in LD_LIBRARY_PATH, which is
+// searched before the RUNPATH that holds the good one), the library is
+// missing, and the finding quotes the loader's error for that file and
+// says to replace or remove it, as the real loader's failure does.
 func TestMissingLibraryAtLoaderStop(t *testing.T) {
-	dir, write, run := gccDir(t)
-	write("foo.c", "int foo(void) { return 42; }\n")
-	write("main.c", "int foo(void);\nint main(void) { return foo() == 42 ? 0 : 1; }\n")
-	if err := os.MkdirAll(filepath.Join(dir, "bad"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	run("-shared", "-fPIC", "-o", "libfoo.so.1", "foo.c", "-Wl,-soname,libfoo.so.1")
-	run("-o", "app", "main.c", "libfoo.so.1", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/bad:$ORIGIN")
-	b, err := os.ReadFile(filepath.Join(dir, "libfoo.so.1"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[elf.EI_OSABI] = byte(elf.ELFOSABI_FREEBSD)
-	bad := filepath.Join(dir, "bad", "libfoo.so.1")
-	if err := os.WriteFile(bad, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	app := filepath.Join(dir, "app")
-	if out, err := exec.Command(app).CombinedOutput(); err == nil || !strings.Contains(string(out), bad+": ELF file OS ABI invalid") {
+	var bad string
+	app := fooApp(t, func(t *testing.T, b []byte, _ *elf.File) {
+		b = bytes.Clone(b)
+		b[elf.EI_OSABI] = byte(elf.ELFOSABI_FREEBSD)
+		bad = filepath.Join(t.TempDir(), "libfoo.so.1")
+		if err := os.WriteFile(bad, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	})
+	cmd := exec.Command(app)
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Dir(bad))
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), bad+": ELF file OS ABI invalid") {
 		t.Fatalf("oracle: %v %s", err, out)
 	}
-	rep := check(t, []string{app}, symcheck.SymbolsOptions{})
+	rep := check(t, []string{app}, symcheck.SymbolsOptions{Resolver: rpath.Options{LDLibraryPath: []string{filepath.Dir(bad)}}})
 	var lib *symcheck.Finding
 	for i, f := range rep.Findings {
 		if f.Rule == symcheck.RuleMissingLibrary {
