@@ -13,8 +13,10 @@ import (
 // TestCorpusAgreesWithLdd is the CI tier's differential against the real
 // loader: for every dynamic ELF file under /usr/lib/x86_64-linux-gnu (which
 // holds Debian's libamdhip64, libhsa-runtime64, librocsparse, libamd_comgr,
-// librocm_smi64, libLLVM-15, libunwind and libunwind8 in CI), the resolver
-// must bind each library to the path ldd reports, in ldd's order.
+// librocm_smi64, libLLVM-15, libunwind and libunwind8 in CI), and for the
+// 32-bit libraries of /usr/lib32 (gcc-multilib's, which ldd hands to the
+// 32-bit loader), the resolver must bind each library to the path ldd
+// reports, in ldd's order.
 func TestCorpusAgreesWithLdd(t *testing.T) {
 	testenv.Corpus(t)
 	testenv.Tool(t, "ldd", "libc-bin")
@@ -27,24 +29,31 @@ func TestCorpusAgreesWithLdd(t *testing.T) {
 		"/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1":       "libllvm15",
 		"/usr/lib/llvm-15/lib/libunwind.so.1":             "libunwind-15",
 		"/usr/lib/x86_64-linux-gnu/libunwind.so.8":        "libunwind8",
+		"/usr/lib32/libstdc++.so.6":                       "gcc-multilib",
 	} {
 		testenv.File(t, p, pkg)
 	}
 	var files []string
-	for _, p := range append(testenv.ELFFiles(t, "/usr/lib/x86_64-linux-gnu"), "/usr/lib/llvm-15/lib/libunwind.so.1", "/usr/lib/librocm_smi64.so.1") {
-		f, err := elfx.Open(p)
-		if err != nil {
-			continue
-		}
-		_, derr := f.Dynamic()
-		ok := derr == nil && f.Machine == elf.EM_X86_64 && (f.Type == elf.ET_DYN || f.Type == elf.ET_EXEC)
-		f.Close()
-		if ok {
-			files = append(files, p)
+	is32 := map[string]bool{}
+	add := func(paths []string, machine elf.Machine) {
+		for _, p := range paths {
+			f, err := elfx.Open(p)
+			if err != nil {
+				continue
+			}
+			_, derr := f.Dynamic()
+			ok := derr == nil && f.Machine == machine && (f.Type == elf.ET_DYN || f.Type == elf.ET_EXEC)
+			f.Close()
+			if ok {
+				files = append(files, p)
+				is32[p] = machine == elf.EM_386
+			}
 		}
 	}
+	add(append(testenv.ELFFiles(t, "/usr/lib/x86_64-linux-gnu"), "/usr/lib/llvm-15/lib/libunwind.so.1", "/usr/lib/librocm_smi64.so.1"), elf.EM_X86_64)
+	add(testenv.ELFFiles(t, "/usr/lib32"), elf.EM_386)
 	var mu sync.Mutex
-	agree, skipped := 0, 0
+	agree, agree32, skipped := 0, 0, 0
 	ch := make(chan string)
 	var wg sync.WaitGroup
 	for i := 0; i < 4; i++ {
@@ -67,6 +76,9 @@ func TestCorpusAgreesWithLdd(t *testing.T) {
 					t.Errorf("%s: %v", p, err)
 				} else {
 					agree++
+					if is32[p] {
+						agree32++
+					}
 				}
 				mu.Unlock()
 			}
@@ -77,8 +89,8 @@ func TestCorpusAgreesWithLdd(t *testing.T) {
 	}
 	close(ch)
 	wg.Wait()
-	t.Logf("rpath agrees with ldd on %d of %d dynamic ELF files (%d without ldd output)", agree, len(files)-skipped, skipped)
-	if agree < 100 {
-		t.Errorf("only %d files compared; the corpus is not installed?", agree)
+	t.Logf("rpath agrees with ldd on %d of %d dynamic ELF files, %d of them 32-bit (%d without ldd output)", agree, len(files)-skipped, agree32, skipped)
+	if agree < 100 || agree32 < 20 {
+		t.Errorf("only %d files compared, %d of them 32-bit; the corpus is not installed?", agree, agree32)
 	}
 }

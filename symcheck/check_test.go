@@ -118,14 +118,27 @@ func TestCorpusCheckGPUTargetsAgreeWithGPUs(t *testing.T) {
 	}
 }
 
-// TestCorpusCheckSystemLibs: check over /usr/lib/x86_64-linux-gnu completes,
-// is deterministic across two runs, and its missing-library and
-// undefined-symbol findings (RD1001, and RD1006 for loadable modules) for
-// each file are exactly ldd -r's for it.
+// TestCorpusCheckSystemLibs: check over /usr/lib/x86_64-linux-gnu, and
+// over the 32-bit libraries of /usr/lib32 (gcc-multilib's, which the
+// 32-bit loader runs), completes, is deterministic across two runs, and
+// its missing-library and undefined-symbol findings (RD1001, and RD1006
+// for loadable modules) for each file are exactly ldd -r's for it.
 func TestCorpusCheckSystemLibs(t *testing.T) {
 	testenv.Corpus(t)
 	testenv.Tool(t, "ldd", "libc-bin")
-	root := "/usr/lib/x86_64-linux-gnu"
+	for _, c := range []struct{ root, lib, pkg string }{
+		{"/usr/lib/x86_64-linux-gnu", "libc.so.6", "libc6"},
+		{"/usr/lib32", "libstdc++.so.6", "gcc-multilib"},
+	} {
+		t.Run(filepath.Base(c.root), func(t *testing.T) {
+			testenv.File(t, filepath.Join(c.root, c.lib), c.pkg)
+			checkAgreesWithLddR(t, c.root)
+		})
+	}
+}
+
+// checkAgreesWithLddR is TestCorpusCheckSystemLibs for one root.
+func checkAgreesWithLddR(t *testing.T, root string) {
 	run := func() (*symcheck.CheckReport, string) {
 		rep, err := symcheck.Check(context.Background(), []string{root}, symcheck.CheckOptions{Workers: 2})
 		if err != nil {
@@ -202,6 +215,9 @@ func TestCorpusCheckSystemLibs(t *testing.T) {
 		}
 	}
 	t.Logf("check over %s: %d files, %d findings, deterministic; RD1001/RD1006/RD1004 (with the %d symbols listed in RD1004s) agree with ldd -r on %d files", root, len(rep.Files), len(rep.Findings), folded, compared)
+	if compared < 20 {
+		t.Errorf("only %d files of %s compared with ldd -r", compared, root)
+	}
 }
 
 // TestCheckHardLinksOnce: an inode reached by two paths is checked and

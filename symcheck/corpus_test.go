@@ -86,12 +86,31 @@ func dedup(xs []string) []string {
 // whole closure equal what ldd -r reports. Documented difference: ldd -r
 // only sees references that have relocations, so an undefined .dynsym entry
 // without one is reported by rocmdoctor alone; such entries are counted,
-// not failed.
+// not failed. The same over the 32-bit libraries of /usr/lib32
+// (gcc-multilib's), bound for EM_386 and run by the 32-bit loader.
 func TestCorpusAgreesWithLddR(t *testing.T) {
 	testenv.Corpus(t)
 	testenv.Tool(t, "ldd", "libc-bin")
+	for _, c := range []struct {
+		root, lib, pkg string
+		machine        elf.Machine
+		least          int
+	}{
+		{"/usr/lib/x86_64-linux-gnu", "libc.so.6", "libc6", elf.EM_X86_64, 100},
+		{"/usr/lib32", "libstdc++.so.6", "gcc-multilib", elf.EM_386, 20},
+	} {
+		t.Run(filepath.Base(c.root), func(t *testing.T) {
+			testenv.File(t, filepath.Join(c.root, c.lib), c.pkg)
+			bindingAgreesWithLddR(t, c.root, c.machine, c.least)
+		})
+	}
+}
+
+// bindingAgreesWithLddR is TestCorpusAgreesWithLddR for the files of one
+// machine under root; at least least of them must be compared.
+func bindingAgreesWithLddR(t *testing.T, root string, machine elf.Machine, least int) {
 	b := symcheck.NewBinder(rpath.New(rpath.Options{}))
-	files := testenv.ELFFiles(t, "/usr/lib/x86_64-linux-gnu")
+	files := testenv.ELFFiles(t, root)
 	agree, compared, extra := 0, 0, 0
 	for _, p := range files {
 		f, err := elfx.Open(p)
@@ -99,7 +118,7 @@ func TestCorpusAgreesWithLddR(t *testing.T) {
 			continue
 		}
 		_, derr := f.Dynamic()
-		ok := derr == nil && f.Machine == elf.EM_X86_64 && (f.Type == elf.ET_DYN || f.Type == elf.ET_EXEC)
+		ok := derr == nil && f.Machine == machine && (f.Type == elf.ET_DYN || f.Type == elf.ET_EXEC)
 		f.Close()
 		if !ok {
 			continue
@@ -141,9 +160,9 @@ func TestCorpusAgreesWithLddR(t *testing.T) {
 		}
 		agree++
 	}
-	t.Logf("symbols agrees with ldd -r on %d of %d files (libthread_db, libunwind-ptrace and libunwind-coredump among them have real findings) (%d with extra unrelocated references)", agree, compared, extra)
-	if compared < 100 {
-		t.Errorf("only %d files compared", compared)
+	t.Logf("symbols agrees with ldd -r on %d of %d files under %s (libthread_db, and in x86_64-linux-gnu libunwind-ptrace and libunwind-coredump, have real findings) (%d with extra unrelocated references)", agree, compared, root, extra)
+	if compared < least {
+		t.Errorf("only %d files of %s compared", compared, root)
 	}
 }
 
