@@ -27,7 +27,9 @@ import (
 // rocmdoctor does not is reported (0.14.3 fails on all of them: the
 // combined call leaves a wrong RUNPATH, NixOS/patchelf#193). A third copy
 // of each, stripped of its section headers (as sstrip leaves a file),
-// gets the same edits and must load too.
+// gets the same edits and must load too. The 32-bit libraries of
+// /usr/lib32 (gcc-multilib's) go through the same, loaded by a 32-bit
+// harness: the Elf32 layout is written by the same code.
 func TestCorpusEditsKeepLibrariesLoadable(t *testing.T) {
 	testenv.Corpus(t)
 	gcc := testenv.Tool(t, "gcc", "gcc")
@@ -36,27 +38,40 @@ func TestCorpusEditsKeepLibrariesLoadable(t *testing.T) {
 	for p, pkg := range map[string]string{"/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1": "libllvm15", "/usr/lib/x86_64-linux-gnu/libamdhip64.so.5": "libamdhip64-5"} {
 		testenv.File(t, p, pkg)
 	}
+	testenv.File(t, "/usr/lib32/libstdc++.so.6", "gcc-multilib")
 	dir := t.TempDir()
-	harness := filepath.Join(dir, "dl")
-	os.WriteFile(harness+".c", []byte("#include <dlfcn.h>\n#include <stdio.h>\nint main(int c,char**v){void*h=dlopen(v[1],RTLD_LAZY|RTLD_LOCAL);if(!h){fprintf(stderr,\"%s\\n\",dlerror());return 1;}return 0;}\n"), 0o644)
-	if out, err := exec.Command(gcc, "-o", harness, harness+".c", "-ldl").CombinedOutput(); err != nil {
-		t.Fatalf("harness: %v %s", err, out)
-	}
-	var libs []string
-	for _, p := range testenv.ELFFiles(t, "/usr/lib/x86_64-linux-gnu") {
-		f, err := elfx.Open(p)
-		if err != nil {
-			continue
+	// A dlopen harness for each class.
+	harnessFor := func(name string, flags ...string) string {
+		h := filepath.Join(dir, name)
+		os.WriteFile(h+".c", []byte("#include <dlfcn.h>\n#include <stdio.h>\nint main(int c,char**v){void*h=dlopen(v[1],RTLD_LAZY|RTLD_LOCAL);if(!h){fprintf(stderr,\"%s\\n\",dlerror());return 1;}return 0;}\n"), 0o644)
+		if out, err := exec.Command(gcc, append(flags, "-o", h, h+".c", "-ldl")...).CombinedOutput(); err != nil {
+			t.Fatalf("harness %s: %v %s", name, err, out)
 		}
-		interp, _ := f.Interp()
-		d, derr := f.Dynamic()
-		ok := derr == nil && f.Type == elf.ET_DYN && f.Machine == elf.EM_X86_64 && interp == "" && len(d.Needed) > 0 &&
-			strings.Contains(filepath.Base(p), ".so")
-		f.Close()
-		// The loader itself, libc and plugins that need a host program
-		// cannot be dlopened in isolation.
-		if ok && exec.Command(harness, p).Run() == nil {
-			libs = append(libs, p)
+		return h
+	}
+	harness := map[elf.Machine]string{elf.EM_X86_64: harnessFor("dl"), elf.EM_386: harnessFor("dl32", "-m32")}
+	libs := map[string]string{} // library → the harness that loads it
+	n32 := 0
+	for _, root := range []string{"/usr/lib/x86_64-linux-gnu", "/usr/lib32"} {
+		for _, p := range testenv.ELFFiles(t, root) {
+			f, err := elfx.Open(p)
+			if err != nil {
+				continue
+			}
+			interp, _ := f.Interp()
+			d, derr := f.Dynamic()
+			h := harness[f.Machine]
+			ok := derr == nil && f.Type == elf.ET_DYN && h != "" && interp == "" && len(d.Needed) > 0 &&
+				strings.Contains(filepath.Base(p), ".so")
+			f.Close()
+			// The loader itself, libc and plugins that need a host program
+			// cannot be dlopened in isolation.
+			if ok && exec.Command(h, p).Run() == nil {
+				libs[p] = h
+				if h == harness[elf.EM_386] {
+					n32++
+				}
+			}
 		}
 	}
 	type result struct {
@@ -71,16 +86,17 @@ func TestCorpusEditsKeepLibrariesLoadable(t *testing.T) {
 		go func(w int) {
 			defer wg.Done()
 			for p := range ch {
-				r := result{ours: editOne(p, filepath.Join(dir, fmt.Sprintf("ours-%d", w)), harness, readelf, ""),
-					theirs:   editOne(p, filepath.Join(dir, fmt.Sprintf("theirs-%d", w)), harness, readelf, pe),
-					stripped: editOne(p, filepath.Join(dir, fmt.Sprintf("stripped-%d", w)), harness, readelf, stripSections)}
+				h := libs[p]
+				r := result{ours: editOne(p, filepath.Join(dir, fmt.Sprintf("ours-%d", w)), h, readelf, ""),
+					theirs:   editOne(p, filepath.Join(dir, fmt.Sprintf("theirs-%d", w)), h, readelf, pe),
+					stripped: editOne(p, filepath.Join(dir, fmt.Sprintf("stripped-%d", w)), h, readelf, stripSections)}
 				mu.Lock()
 				res[p] = r
 				mu.Unlock()
 			}
 		}(w)
 	}
-	for _, p := range libs {
+	for _, p := range slices.Sorted(maps.Keys(libs)) {
 		ch <- p
 	}
 	close(ch)
@@ -105,9 +121,9 @@ func TestCorpusEditsKeepLibrariesLoadable(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("edited %d of %d loadable libraries, with and without section headers: readelf clean and loadable after the edits; Debian's patchelf failed on %d of them", passed, len(res), theirFails)
-	if len(res) < 100 {
-		t.Errorf("only %d libraries in the corpus", len(res))
+	t.Logf("edited %d of %d loadable libraries (%d of them 32-bit), with and without section headers: readelf clean and loadable after the edits; Debian's patchelf failed on %d of them", passed, len(res), n32, theirFails)
+	if len(res) < 100 || n32 < 15 {
+		t.Errorf("only %d libraries in the corpus, %d of them 32-bit", len(res), n32)
 	}
 }
 
