@@ -7,6 +7,8 @@ package elfx_test
 import (
 	"debug/elf"
 	"fmt"
+	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -272,12 +274,27 @@ func TestCorpusAgreesWithBinutils(t *testing.T) {
 	for p, pkg := range corpusRequired {
 		testenv.File(t, p, pkg)
 	}
-	files := testenv.ELFFiles(t, sysLib)
-	fails := parallel(files, compareELF)
-	for p, err := range fails {
-		t.Errorf("%s: %v", p, err)
+	// And the 32-bit libraries, objects and programs of /usr/lib32.
+	lib32 := filepath.Dir(testenv.File(t, "/usr/lib32/libstdc++.so.6", "gcc-multilib"))
+	for _, dir := range []string{sysLib, lib32} {
+		files := testenv.ELFFiles(t, dir)
+		fails := parallel(files, compareELF)
+		for p, err := range fails {
+			t.Errorf("%s: %v", p, err)
+		}
+		t.Logf("elfx agrees with readelf -d, readelf -V and nm -D on %d of %d ELF files under %s", len(files)-len(fails), len(files), dir)
 	}
-	t.Logf("elfx agrees with readelf -d, readelf -V and nm -D on %d of %d ELF files under %s", len(files)-len(fails), len(files), sysLib)
+}
+
+// readHead reads the first len(b) bytes of path into b.
+func readHead(path string, b []byte) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	_, err = io.ReadFull(f, b)
+	return err == nil
 }
 
 // nmArchive returns member → sorted "name state" of external symbols.
@@ -352,13 +369,28 @@ func TestCorpusArchivesAgreeWithNm(t *testing.T) {
 	testenv.Corpus(t)
 	testenv.Tool(t, "nm", "binutils")
 	testenv.Tool(t, "ar", "binutils")
-	dir := filepath.Dir(testenv.File(t, "/usr/lib/llvm-15/lib/libLLVMX86CodeGen.a", "llvm-15-dev"))
-	archives, _ := filepath.Glob(filepath.Join(dir, "*.a"))
-	fails := parallel(archives, compareArchive)
-	for p, err := range fails {
-		t.Errorf("%s: %v", p, err)
+	// LLVM's, and the 32-bit C library's and GCC's of /usr/lib32.
+	for _, dir := range []string{
+		filepath.Dir(testenv.File(t, "/usr/lib/llvm-15/lib/libLLVMX86CodeGen.a", "llvm-15-dev")),
+		filepath.Dir(testenv.File(t, "/usr/lib32/libc.a", "gcc-multilib")),
+	} {
+		var archives []string
+		all, _ := filepath.Glob(filepath.Join(dir, "*.a"))
+		for _, p := range all {
+			// glibc's libmcheck.a is an ELF object under an archive's name.
+			if b := make([]byte, 8); readHead(p, b) && (string(b) == "!<arch>\n" || string(b) == "!<thin>\n") {
+				archives = append(archives, p)
+			}
+		}
+		fails := parallel(archives, compareArchive)
+		for p, err := range fails {
+			t.Errorf("%s: %v", p, err)
+		}
+		t.Logf("elfx agrees with ar t and nm -A -g on %d of %d archives under %s", len(archives)-len(fails), len(archives), dir)
+		if len(archives) < 10 {
+			t.Errorf("only %d archives under %s", len(archives), dir)
+		}
 	}
-	t.Logf("elfx agrees with ar t and nm -A -g on %d of %d archives under %s", len(archives)-len(fails), len(archives), dir)
 }
 
 // TestCorpusLLVMInitializers pins the DOMAIN facts: which LLVM archive
