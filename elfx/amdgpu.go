@@ -1,10 +1,15 @@
 package elfx
 
 import (
+	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
 )
 
 // AMDGPU e_flags fields (LLVM's BinaryFormat/ELF.h).
@@ -89,7 +94,8 @@ type AMDGPUTarget struct {
 	Processor string // "gfx90a"; "unknown-0xNN" for values not in the table
 	Xnack     Feature
 	SRAMECC   Feature
-	// CodeObjectVersion is 2…6 for ELFOSABI_AMDGPU_HSA, 0 when unknown.
+	// CodeObjectVersion is 2…6 for ELFOSABI_AMDGPU_HSA (1 for the HSA
+	// finalizer's v1 objects, which say so in a note), 0 when unknown.
 	CodeObjectVersion int
 	// GenericVersion is the generic-target version (code object v6), 0 otherwise.
 	GenericVersion int
@@ -101,7 +107,8 @@ func DecodeAMDGPU(flags uint32, osabi elf.OSABI, abiVersion uint8) AMDGPUTarget 
 	if name, ok := amdgpuMach[t.Mach]; ok {
 		t.Processor = name
 	} else if t.Mach == 0 {
-		// EF_AMDGPU_MACH_NONE: code object v2 names its ISA in a note.
+		// EF_AMDGPU_MACH_NONE: code objects v1 and v2 name their ISA in a
+		// note (readNotes).
 		t.Processor = "none"
 	} else {
 		t.Processor = fmt.Sprintf("unknown-0x%02x", t.Mach)
@@ -210,4 +217,122 @@ func (t TargetID) String() string {
 		id += ":xnack" + s
 	}
 	return id
+}
+
+// Notes of AMDGPU code objects v1 and v2 (owner "AMD"), whose e_flags
+// carry no processor (EF_AMDGPU_MACH_NONE).
+const (
+	ntAMDHSACodeObjectVersion = 1  // major, minor (uint32 each)
+	ntAMDHSAISAVersion        = 3  // name sizes (uint16 each), major, minor, stepping (uint32 each), names
+	ntAMDHSAISAName           = 11 // "amdgcn-amd-amdhsa--gfx906+xnack", where emitted
+)
+
+// maxHSANotes bounds what is read of a code object's notes (the v1/v2
+// ones are a few hundred bytes), and maxHSASections its section headers.
+const (
+	maxHSANotes    = 64 << 10
+	maxHSASections = 256
+)
+
+// readNotes names the processor of a code object v1/v2 (EF_AMDGPU_MACH_NONE)
+// from its notes (see hsaNoteTarget), and takes its code object version
+// from them; t is left as it is for other objects or without such notes.
+func (t *AMDGPUTarget) readNotes(r io.ReaderAt, base, limit int64, h []byte) {
+	if t.Mach != 0 || len(h) < 64 || elf.Class(h[elf.EI_CLASS]) != elf.ELFCLASS64 || elf.Data(h[elf.EI_DATA]) != elf.ELFDATA2LSB {
+		return
+	}
+	if proc, cov, ok := hsaNoteTarget(r, base, limit, h); ok {
+		t.Processor = proc
+		if cov != 0 {
+			t.CodeObjectVersion = cov
+		}
+	}
+}
+
+// hsaNoteTarget reads the processor and code object version of a v1/v2
+// AMDGPU code object from its notes: the ISA name where one is given,
+// else gfx followed by the ISA version's major, minor and stepping (as
+// LLVM names them: 9.0.10 is gfx90a). h is the code object's ELF64 LSB
+// header, at base in r, the object ending by limit. ok is false when no
+// AMD ISA note is found.
+func hsaNoteTarget(r io.ReaderAt, base, limit int64, h []byte) (proc string, cov int, ok bool) {
+	bo := binary.LittleEndian
+	var spans [][2]uint64 // note offsets and sizes, relative to base
+	shoff, shent, shnum := bo.Uint64(h[40:]), uint64(bo.Uint16(h[58:])), uint64(bo.Uint16(h[60:]))
+	size := uint64(limit - base)
+	if shoff != 0 && shoff < size && shent == 64 && shnum > 0 && shnum <= maxHSASections {
+		if sh, err := saferio.ReadAt(r, limit, base+int64(shoff), int64(shnum*64), 0); err == nil {
+			for i := uint64(0); i < shnum; i++ {
+				s := sh[i*64:]
+				if elf.SectionType(bo.Uint32(s[4:])) == elf.SHT_NOTE {
+					spans = append(spans, [2]uint64{bo.Uint64(s[24:]), bo.Uint64(s[32:])})
+				}
+			}
+		}
+	}
+	phoff, phent, phnum := bo.Uint64(h[32:]), uint64(bo.Uint16(h[54:])), uint64(bo.Uint16(h[56:]))
+	if len(spans) == 0 && phoff != 0 && phoff < size && phent == 56 && phnum > 0 && phnum <= maxHSASections {
+		if ph, err := saferio.ReadAt(r, limit, base+int64(phoff), int64(phnum*56), 0); err == nil {
+			for i := uint64(0); i < phnum; i++ {
+				p := ph[i*56:]
+				if elf.ProgType(bo.Uint32(p)) == elf.PT_NOTE {
+					spans = append(spans, [2]uint64{bo.Uint64(p[8:]), bo.Uint64(p[32:])})
+				}
+			}
+		}
+	}
+	var name string
+	for _, sp := range spans {
+		if sp[0] >= size || sp[1] == 0 {
+			continue
+		}
+		b, err := saferio.ReadAt(r, limit, base+int64(sp[0]), int64(min(sp[1], maxHSANotes, size-sp[0])), 0)
+		if err != nil {
+			continue
+		}
+		for len(b) >= 12 {
+			namesz, descsz, typ := uint64(bo.Uint32(b)), uint64(bo.Uint32(b[4:])), bo.Uint32(b[8:])
+			nameEnd := 12 + (namesz+3)&^3
+			descEnd := nameEnd + (descsz+3)&^3
+			if namesz > uint64(len(b)) || descsz > uint64(len(b)) || descEnd > uint64(len(b)) {
+				break
+			}
+			owner, desc := string(bytes.TrimRight(b[12:12+namesz], "\x00")), b[nameEnd:nameEnd+descsz]
+			b = b[descEnd:]
+			if owner != "AMD" {
+				continue
+			}
+			switch typ {
+			case ntAMDHSACodeObjectVersion:
+				if len(desc) >= 8 {
+					if v := bo.Uint32(desc); v >= 1 && v <= 2 {
+						cov = int(v)
+					}
+				}
+			case ntAMDHSAISAVersion:
+				if len(desc) >= 16 && proc == "" {
+					major, minor, step := bo.Uint32(desc[4:]), bo.Uint32(desc[8:]), bo.Uint32(desc[12:])
+					if major >= 6 && major <= 99 && minor <= 9 && step <= 15 {
+						proc = fmt.Sprintf("gfx%d%d%x", major, minor, step)
+					}
+				}
+			case ntAMDHSAISAName:
+				// The processor follows the triple's empty environment.
+				s := string(bytes.TrimRight(desc, "\x00"))
+				if i := strings.LastIndex(s, "--"); i >= 0 {
+					s = s[i+2:]
+				}
+				if j := strings.IndexAny(s, "+:"); j >= 0 {
+					s = s[:j]
+				}
+				if strings.HasPrefix(s, "gfx") && len(s) > 3 {
+					name = s
+				}
+			}
+		}
+	}
+	if name != "" {
+		proc = name
+	}
+	return proc, cov, proc != ""
 }

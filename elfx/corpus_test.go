@@ -466,4 +466,19 @@ func TestCorpusRocsparseTargets(t *testing.T) {
 	if err != nil || len(raw) != 29 {
 		t.Errorf("libhsa-runtime64: %d raw images (%v), want 29", len(raw), err)
 	}
+	// Three of them are the finalizer's code object v1 blit kernels, whose
+	// e_flags name no processor: their ISA notes say 7.0.0, 8.0.0, 9.0.0.
+	var v1 []string
+	for _, c := range raw {
+		if c.Target == nil || c.Target.Processor == "none" {
+			t.Errorf("libhsa-runtime64: raw image at 0x%x has no processor (%+v)", c.Offset, c.Target)
+			continue
+		}
+		if c.Target.CodeObjectVersion == 1 {
+			v1 = append(v1, c.TargetID)
+		}
+	}
+	if sort.Strings(v1); strings.Join(v1, " ") != "gfx700 gfx800 gfx900" {
+		t.Errorf("libhsa-runtime64: code object v1 images %v, want gfx700 gfx800 gfx900", v1)
+	}
 }

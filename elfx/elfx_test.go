@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -272,6 +273,9 @@ func TestGPUCodeObjects(t *testing.T) {
 		{"libgpu.so", "offload-bundle", []string{"gfx1030", "gfx906:sramecc+:xnack-", "gfx90a:xnack-"}},
 		{"libraw.so", "raw-image", []string{"gfx1030"}},
 		{"k-gfx90a_xnackoff.co", "file", []string{"gfx90a:xnack-"}},
+		// Code object v2 without a processor in e_flags: from its note.
+		{"k-gfx803-v2.co", "file", []string{"gfx803"}},
+		{"libraw-v2.so", "raw-image", []string{"gfx803"}},
 		{"libfoo.so.1", "", nil},
 	}
 	for _, tt := range tests {
@@ -643,5 +647,45 @@ func TestArchiveMemberReads(t *testing.T) {
 			}
 			a.Close()
 		}
+	}
+}
+
+// TestCodeObjectV2Note: a code object v2 whose e_flags name no processor
+// (EF_AMDGPU_MACH_NONE, as LLVM before 7 and the HSA runtime's finalizer
+// wrote them; libhsa-runtime64 embeds three) is named by its
+// NT_AMD_HSA_ISA_VERSION note, found through the section headers or, when
+// they are gone, the PT_NOTE segment, and its version by
+// NT_AMD_HSA_CODE_OBJECT_VERSION; without the notes it stays "none".
+func TestCodeObjectV2Note(t *testing.T) {
+	b := readFixture(t, "k-gfx803-v2.co")
+	noNotes := slices.Clone(b)
+	if i := bytes.Index(noNotes, []byte("AMD\x00")); i < 0 {
+		t.Fatal("no AMD note in the fixture")
+	} else {
+		for j := i; j+4 <= len(noNotes); j++ {
+			if string(noNotes[j:j+4]) == "AMD\x00" {
+				copy(noNotes[j:], "XYZ\x00") // another owner's notes
+			}
+		}
+	}
+	for _, tt := range []struct {
+		name    string
+		b       []byte
+		want    string
+		version int
+	}{
+		{"section headers", b, "gfx803", 2},
+		{"program headers only", testenv.StripSectionHeaders(slices.Clone(b)), "gfx803", 2},
+		{"no AMD notes", noNotes, "none", 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := elfx.NewFileSize(bytes.NewReader(tt.b), int64(len(tt.b)), "k-gfx803-v2.co")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.AMDGPU == nil || f.AMDGPU.Processor != tt.want || f.AMDGPU.CodeObjectVersion != tt.version {
+				t.Fatalf("target %+v, want %s (code object v%d)", f.AMDGPU, tt.want, tt.version)
+			}
+		})
 	}
 }

@@ -336,6 +336,7 @@ func newFile(r io.ReaderAt, size int64, path string) (f *File, err error) {
 	}
 	if f.Machine == elf.EM_AMDGPU {
 		t := DecodeAMDGPU(f.Flags, f.OSABI, f.ABIVersion)
+		t.readNotes(r, 0, size, hdr)
 		f.AMDGPU = &t
 	}
 	sr := io.NewSectionReader(r, 0, size)

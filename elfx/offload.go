@@ -601,6 +601,7 @@ func readAMDGPUHeader(r io.ReaderAt, off, limit int64) (AMDGPUTarget, int64, err
 		return AMDGPUTarget{}, 0, fmt.Errorf("ELF at 0x%x is %s, not EM_AMDGPU", off, MachineName(elf.Machine(bo.Uint16(h[18:]))))
 	}
 	t := DecodeAMDGPU(bo.Uint32(h[48:]), elf.OSABI(h[elf.EI_OSABI]), h[elf.EI_ABIVERSION])
+	t.readNotes(r, off, limit, h)
 	phEnd := bo.Uint64(h[32:]) + uint64(bo.Uint16(h[54:]))*uint64(bo.Uint16(h[56:]))
 	shEnd := bo.Uint64(h[40:]) + uint64(bo.Uint16(h[58:]))*uint64(bo.Uint16(h[60:]))
 	ext := max(uint64(64), phEnd, shEnd)

@@ -70,6 +70,16 @@ gcc -shared -o "$out/libgpu.so" gpu_host.o -Wl,-soname,libgpu.so
 } > raw.s
 gcc -c -o raw.o raw.s
 gcc -shared -o "$out/libraw.so" raw.o -Wl,-soname,libraw.so
+# Code object v2 as LLVM before 7 and the HSA runtime's finalizer wrote it:
+# e_flags cleared (EF_AMDGPU_MACH_NONE), the ISA only in an AMD note; on its
+# own and embedded in a host library as libhsa-runtime64 embeds its v1 blit
+# kernels.
+clang-15 -x assembler -target amdgcn-amdhsa -mcpu=gfx803 -mcode-object-version=2 -c -o k-v2.o "$src/k-v2.s"
+ld.lld-15 -shared -o "$out/k-gfx803-v2.co" k-v2.o
+printf '\0\0\0\0' | dd of="$out/k-gfx803-v2.co" bs=1 seek=48 conv=notrunc status=none
+sed "s|$tmp/k-gfx1030.co|$out/k-gfx803-v2.co|" raw.s > raw-v2.s
+gcc -c -o raw-v2.o raw-v2.s
+gcc -shared -o "$out/libraw-v2.so" raw-v2.o -Wl,-soname,libraw-v2.so
 # The LLVMInitialize* seed case: librockCompiler.a (a member calling the
 # AMDGPU and X86 initialisers plus members defining only the AMDGPU ones),
 # libMIOpen.so linked from it with --whole-archive, and a fake LLVM tree
