@@ -222,9 +222,8 @@ func (t TargetID) String() string {
 // Notes of AMDGPU code objects v1 and v2 (owner "AMD"), whose e_flags
 // carry no processor (EF_AMDGPU_MACH_NONE).
 const (
-	ntAMDHSACodeObjectVersion = 1  // major, minor (uint32 each)
-	ntAMDHSAISAVersion        = 3  // name sizes (uint16 each), major, minor, stepping (uint32 each), names
-	ntAMDHSAISAName           = 11 // "amdgcn-amd-amdhsa--gfx906+xnack", where emitted
+	ntAMDHSACodeObjectVersion = 1 // major, minor (uint32 each)
+	ntAMDHSAISAVersion        = 3 // name sizes (uint16 each), major, minor, stepping (uint32 each), names
 )
 
 // maxHSANotes bounds what is read of a code object's notes (the v1/v2
@@ -250,9 +249,9 @@ func (t *AMDGPUTarget) readNotes(r io.ReaderAt, base, limit int64, h []byte) {
 }
 
 // hsaNoteTarget reads the processor and code object version of a v1/v2
-// AMDGPU code object from its notes: the ISA name where one is given,
-// else gfx followed by the ISA version's major, minor and stepping (as
-// LLVM names them: 9.0.10 is gfx90a). h is the code object's ELF64 LSB
+// AMDGPU code object from its notes: gfx followed by the ISA version's
+// major, minor and stepping (as LLVM names them: 9.0.10 is gfx90a). (The
+// NT_AMD_HSA_ISA_NAME note came with LLVM 7, which also set e_flags.) h is the code object's ELF64 LSB
 // header, at base in r, the object ending by limit. ok is false when no
 // AMD ISA note is found.
 func hsaNoteTarget(r io.ReaderAt, base, limit int64, h []byte) (proc string, cov int, ok bool) {
@@ -281,7 +280,6 @@ func hsaNoteTarget(r io.ReaderAt, base, limit int64, h []byte) (proc string, cov
 			}
 		}
 	}
-	var name string
 	for _, sp := range spans {
 		if sp[0] >= size || sp[1] == 0 {
 			continue
@@ -316,23 +314,8 @@ func hsaNoteTarget(r io.ReaderAt, base, limit int64, h []byte) (proc string, cov
 						proc = fmt.Sprintf("gfx%d%d%x", major, minor, step)
 					}
 				}
-			case ntAMDHSAISAName:
-				// The processor follows the triple's empty environment.
-				s := string(bytes.TrimRight(desc, "\x00"))
-				if i := strings.LastIndex(s, "--"); i >= 0 {
-					s = s[i+2:]
-				}
-				if j := strings.IndexAny(s, "+:"); j >= 0 {
-					s = s[:j]
-				}
-				if strings.HasPrefix(s, "gfx") && len(s) > 3 {
-					name = s
-				}
 			}
 		}
-	}
-	if name != "" {
-		proc = name
 	}
 	return proc, cov, proc != ""
 }
