@@ -123,9 +123,11 @@ func DecodeAMDGPU(flags uint32, osabi elf.OSABI, abiVersion uint8) AMDGPUTarget 
 	case t.CodeObjectVersion >= 4:
 		t.Xnack = Feature((flags & EF_AMDGPU_FEATURE_XNACK_V4) >> 8)
 		t.SRAMECC = Feature((flags & EF_AMDGPU_FEATURE_SRAMECC_V4) >> 10)
-	case t.CodeObjectVersion == 3:
+	case t.CodeObjectVersion == 2 && t.Mach != 0, t.CodeObjectVersion == 3:
 		// v3 has only on/off bits; a clear bit means "off" where the processor
-		// supports the feature.
+		// supports the feature. LLVM 7 and later write v2 the same way (as
+		// llvm-readobj reads it); before, e_flags recorded neither the
+		// processor nor the features.
 		t.Xnack = v3Feature(flags&EF_AMDGPU_FEATURE_XNACK_V3 != 0, xnackProcs[t.Processor])
 		t.SRAMECC = v3Feature(flags&EF_AMDGPU_FEATURE_SRAMECC_V3 != 0, srameccProcs[t.Processor])
 	}

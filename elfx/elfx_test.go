@@ -367,6 +367,8 @@ func TestDecodeAMDGPU(t *testing.T) {
 		{0x4c | 0x300 | 0xc00, 3, "gfx942:sramecc+:xnack+", 5}, // MI300
 		{0x80, 2, "unknown-0x80", 4},                           // unknown mach
 		{0x00, 0, "none", 2},                                   // v2, ISA in a note
+		{0x2c | 0x100, 0, "gfx900:xnack+", 2},                  // v2 as LLVM 7+ writes it: v3 bits
+		{0x2c, 0, "gfx900:xnack-", 2},
 		{0x41, 2, "gfx1100", 4},
 	} {
 		t.Run(tt.want, func(t *testing.T) {
