@@ -184,6 +184,10 @@ type Result struct {
 	// Interp is the dynamic loader (the root's PT_INTERP, or the machine's
 	// default loader for a library); it joins Objects when first needed.
 	Interp *Object
+	// InterpProblem says why the kernel would refuse to start the root
+	// with its PT_INTERP ("not found", "not an ELF file", another
+	// machine, …); "" when it has none or it will do.
+	InterpProblem string
 	// Objects are in load order (breadth-first, like ld.so).
 	Objects []*Object
 }
@@ -203,6 +207,9 @@ func (r *Result) Missing() []*Dep {
 
 // Open opens the object's file for reading its symbols or sections.
 func (o *Object) Open() (*elfx.File, error) { return elfx.Open(o.Path) }
+
+// Interpreter is the object's PT_INTERP, "" when it has none.
+func (o *Object) Interpreter() string { return o.interp }
 
 // ID is the object's file identity (device and inode; zero where the
 // system has none): one file reached through several paths has one ID.
@@ -309,7 +316,7 @@ func (r *Resolver) Resolve(ctx context.Context, path string) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Root: root, Objects: []*Object{root}}
-	res.Interp = r.loadInterp(root)
+	res.Interp, res.InterpProblem = r.loadInterp(root)
 	if err := r.closure(ctx, res, 0); err != nil {
 		return nil, err
 	}
@@ -733,26 +740,75 @@ func (r *Resolver) originOf(path string) string {
 }
 
 // loadInterp opens the dynamic loader that ld.so itself is: the root's
-// PT_INTERP, or the machine's default loader when the root has none.
-func (r *Resolver) loadInterp(root *Object) *Object {
+// PT_INTERP, or the machine's default loader when the root has none. When
+// the root names one that the kernel would refuse to run the program
+// with, problem says why (and the object is nil).
+func (r *Resolver) loadInterp(root *Object) (o *Object, problem string) {
 	p := root.interp
 	if p == "" {
 		p = defaultInterp(root.Header)
 	}
 	if p == "" {
-		return nil
+		return nil, ""
 	}
-	pf, id, err := r.parse(r.inRoot(p), nil)
-	if err != nil || Incompatible(root.Header, pf.hdr) != "" {
-		return nil
+	pf, id, problem := r.interpreter(root.Header, p)
+	if pf == nil {
+		if root.interp == "" {
+			problem = "" // no PT_INTERP: nothing is run with the default
+		}
+		return nil, problem
 	}
-	o := r.newObject(pf, id, r.inRoot(p), nil)
+	o = r.newObject(pf, id, r.inRoot(p), nil)
 	o.names = []string{p}
 	if o.Soname != "" {
 		o.names = append(o.names, o.Soname)
 	}
-	return o
+	return o, ""
 }
+
+// interpreter reads the program interpreter p of a program with header
+// want as the kernel's execve checks it (fs/binfmt_elf.c: open_exec, then
+// the ELF magic, the machine and the type), or says why it would refuse
+// to start the program with it.
+func (r *Resolver) interpreter(want elfx.Header, p string) (*parsed, fileID, string) {
+	if !filepath.IsAbs(p) {
+		return nil, fileID{}, "a relative path, which the kernel opens against the working directory of whoever runs the program"
+	}
+	path := r.inRoot(p)
+	st, err := r.files.stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fileID{}, "not found"
+	case err != nil:
+		return nil, fileID{}, err.Error()
+	case st.IsDir():
+		return nil, fileID{}, "a directory"
+	case !st.Mode().IsRegular():
+		return nil, fileID{}, "not a regular file"
+	case st.Mode().Perm()&0o111 == 0:
+		return nil, fileID{}, "not executable (no x permission)"
+	}
+	pf, id, err := r.parse(path, st)
+	switch {
+	case errors.Is(err, elfx.ErrNotELF):
+		return nil, fileID{}, "not an ELF file"
+	case err != nil:
+		return nil, fileID{}, err.Error()
+	case pf.hdr.Machine != want.Machine:
+		return nil, fileID{}, Incompatible(want, pf.hdr)
+	case pf.hdr.Type != elf.ET_DYN && pf.hdr.Type != elf.ET_EXEC:
+		return nil, fileID{}, fmt.Sprintf("%s, not a program or shared object", pf.hdr.Type)
+	case Incompatible(want, pf.hdr) != "":
+		// The kernel checks the machine; ld.so itself must match the
+		// program's class and byte order to load it.
+		return nil, fileID{}, Incompatible(want, pf.hdr)
+	}
+	return pf, id, ""
+}
+
+// DefaultInterp is the usual program interpreter (PT_INTERP) of programs
+// with header h on Linux, "" for machines it does not know.
+func DefaultInterp(h elfx.Header) string { return defaultInterp(h) }
 
 func defaultInterp(h elfx.Header) string {
 	switch {

@@ -417,6 +417,9 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		if l.obj == res.Root && res.InterpProblem != "" {
+			out.Findings = append(out.Findings, missingInterpreter(l.obj, res.InterpProblem))
+		}
 		// The missing-library findings of this object, by index: the
 		// symbols it expects from such a library are folded into them.
 		missing := missingIdx[:0]
@@ -579,6 +582,24 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 		}
 	}
 	return out, nil
+}
+
+// missingInterpreter is the finding for a program whose PT_INTERP the
+// kernel will not start it with (rpath.Result.InterpProblem).
+func missingInterpreter(o *rpath.Object, problem string) Finding {
+	interp := o.Interpreter()
+	msg := fmt.Sprintf("program interpreter %s: %s; the kernel refuses to start %s", interp, problem, o.Path)
+	if problem == "not found" {
+		// What the shell then says names the program, not the loader.
+		msg += ` (the shell says "cannot execute: required file not found" or "no such file or directory" about the program itself)`
+	}
+	fix := "set PT_INTERP to the system's dynamic loader"
+	if d := rpath.DefaultInterp(o.Header); d != "" && d != interp {
+		fix = fmt.Sprintf("point it at the system's loader: rocmdoctor patchelf --set-interpreter %s %s", d, o.Path)
+	} else if d == interp {
+		fix = "install the C library's dynamic loader at " + d
+	}
+	return Finding{Rule: RuleMissingInterpreter, Severity: SeverityError, File: o.Path, Library: interp, Message: msg, Fix: fix}
 }
 
 func missingLibrary(file string, d *rpath.Dep) Finding {

@@ -965,6 +965,9 @@ func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), pat
 	if ff.interpErr != nil {
 		return nil, ff.interpErr
 	}
+	if ff.interp != "" && isBuildDir(ff.interp, opts.WorkDir) {
+		add(RuleBuildDirInterp, fmt.Sprintf("%s: program interpreter %q lies in a build or temporary directory", path, ff.interp), "", ff.interp)
+	}
 	d, err := ff.dyn, ff.dynErr
 	if err != nil && !errors.Is(err, elfx.ErrNoDynamic) {
 		return nil, err
@@ -1051,7 +1054,8 @@ func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), pat
 type fileFacts struct {
 	typ       elf.Type
 	machine   elf.Machine
-	hasInterp bool // a PT_INTERP (a program or PIE, not a plain library)
+	hasInterp bool   // a PT_INTERP (a program or PIE, not a plain library)
+	interp    string // its path
 	interpErr error
 	dyn       *elfx.Dynamic
 	dynErr    error
@@ -1067,7 +1071,7 @@ func factsOf(f *elfx.File) *fileFacts {
 	for _, p := range f.ELF().Progs {
 		ff.hasInterp = ff.hasInterp || p.Type == elf.PT_INTERP
 	}
-	_, ff.interpErr = f.Interp()
+	ff.interp, ff.interpErr = f.Interp()
 	ff.dyn, ff.dynErr = f.Dynamic()
 	if ff.dyn != nil {
 		// The facts outlive the file in the table cache, by the thousand:

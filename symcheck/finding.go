@@ -44,21 +44,22 @@ func CountAtLeast(findings []Finding, threshold string) int {
 
 // Rule identifiers of the findings this package produces.
 const (
-	RuleMissingLibrary    = "missing-library"
-	RuleUndefinedSymbol   = "undefined-symbol"
-	RuleModuleUndefined   = "module-undefined-symbol"
-	RuleVersionMismatch   = "symbol-version-mismatch"
-	RuleMissingVersion    = "missing-version-node"
-	RuleUnresolvedStatic  = "unresolved-in-inputs"
-	RuleIncompatibleInput = "incompatible-link-input"
-	RuleMultipleUnwinders = "multiple-unwinders"
-	RuleUnwinderFlavour   = "unwinder-flavour-mismatch"
-	RuleUnwinderMachine   = "unwinder-wrong-machine"
-	RuleExportsUnwinder   = "exports-unwinder"
-	RuleGPUTargetMissing  = "gpu-target-missing"
-	RuleTensileMissing    = "tensile-kernels-missing"
-	RuleDeviceCodeUnread  = "device-code-unreadable"
-	RuleGPUTargetsDiffer  = "gpu-targets-differ"
+	RuleMissingLibrary     = "missing-library"
+	RuleMissingInterpreter = "missing-interpreter"
+	RuleUndefinedSymbol    = "undefined-symbol"
+	RuleModuleUndefined    = "module-undefined-symbol"
+	RuleVersionMismatch    = "symbol-version-mismatch"
+	RuleMissingVersion     = "missing-version-node"
+	RuleUnresolvedStatic   = "unresolved-in-inputs"
+	RuleIncompatibleInput  = "incompatible-link-input"
+	RuleMultipleUnwinders  = "multiple-unwinders"
+	RuleUnwinderFlavour    = "unwinder-flavour-mismatch"
+	RuleUnwinderMachine    = "unwinder-wrong-machine"
+	RuleExportsUnwinder    = "exports-unwinder"
+	RuleGPUTargetMissing   = "gpu-target-missing"
+	RuleTensileMissing     = "tensile-kernels-missing"
+	RuleDeviceCodeUnread   = "device-code-unreadable"
+	RuleGPUTargetsDiffer   = "gpu-targets-differ"
 )
 
 // Finding is one problem with the evidence and the fix.

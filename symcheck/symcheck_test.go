@@ -5,7 +5,9 @@ import (
 	"context"
 	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -766,5 +768,29 @@ func TestMissingLibraryAtLoaderStop(t *testing.T) {
 	if lib == nil || !strings.Contains(lib.Message, bad+": ELF file OS ABI invalid") || !strings.Contains(lib.Message, "searches no further") ||
 		!strings.HasPrefix(lib.Fix, "replace or remove "+bad) {
 		t.Errorf("missing-library finding %+v", lib)
+	}
+}
+
+// TestMissingInterpreter: a program whose PT_INTERP does not exist (the
+// check fixture's, a glibc build tree's loader) has one missing-interpreter
+// finding naming the loader, saying the shell's words are about the
+// program, and giving the patchelf call with the system's loader; the
+// kernel, as the oracle, refuses to execute it.
+func TestMissingInterpreter(t *testing.T) {
+	prog := testenv.Testdata("checktree/bin/buildinterp")
+	const interp = "/build/glibc-2.36/lib/ld-linux-x86-64.so.2"
+	var pe *fs.PathError
+	if err := exec.Command(prog).Run(); !errors.As(err, &pe) {
+		t.Fatalf("oracle: execve of %s gave %v, want a path error", prog, err)
+	}
+	rep := check(t, []string{prog}, symcheck.SymbolsOptions{})
+	if len(rep.Findings) != 1 {
+		t.Fatalf("findings %+v, want one", rep.Findings)
+	}
+	f := rep.Findings[0]
+	if f.Rule != symcheck.RuleMissingInterpreter || f.Library != interp || f.Severity != symcheck.SeverityError ||
+		!strings.Contains(f.Message, interp+": not found") || !strings.Contains(f.Message, "required file not found") ||
+		f.Fix != "point it at the system's loader: rocmdoctor patchelf --set-interpreter /lib64/ld-linux-x86-64.so.2 "+prog {
+		t.Errorf("finding %+v", f)
 	}
 }

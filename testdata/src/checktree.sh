@@ -66,6 +66,11 @@ printf '\025\0\0\0\0\0\0\0' | dd of="$ct/lib/libnohash.so" bs=1 seek=$((dyn + 16
 # so its NEEDED entry is the relative path sub/libnosoname.so.
 mkdir -p sub && cp "$ct/lib/libnosoname.so" sub/
 so "$ct/lib/libneedpath.so" libneedpath.so 'int f(void){return 0;}' -Wl,--no-as-needed sub/libnosoname.so
+# RD1007 and RD1212: a program whose interpreter is the loader of a glibc
+# in its build tree, which does not exist here (nor on a user's machine).
+mkdir -p "$ct/bin"
+printf 'void _start(void){ for (;;); }\n' > start.c
+gcc -O1 -nostdlib -o "$ct/bin/buildinterp" start.c -Wl,--dynamic-linker=/build/glibc-2.36/lib/ld-linux-x86-64.so.2
 # RD1206/RD1207 executable stack and TEXTREL.
 cp "$out/libexecstack.so" "$ct/lib/"
 # RD1208/RD1209 newer GLIBC/GLIBCXX than the tree's baseline.

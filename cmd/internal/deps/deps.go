@@ -83,6 +83,9 @@ type File struct {
 	Flat    []rpath.FlatEntry `json:"flat,omitempty"`
 	Objects []*rpath.Object   `json:"objects,omitempty"`
 	Missing []*rpath.Dep      `json:"missing,omitempty"`
+	// InterpreterProblem says why the kernel will not start the file with
+	// its PT_INTERP (rpath.Result.InterpProblem).
+	InterpreterProblem string `json:"interpreter_problem,omitempty"`
 }
 
 // Run resolves every path and renders the result.
@@ -103,8 +106,11 @@ func Run(ctx context.Context, opts *Options) error {
 			doc.Files = append(doc.Files, File{Path: p, Error: err.Error()})
 			continue
 		}
-		f := File{Path: p, Flat: res.Flat(), Objects: res.Objects, Missing: res.Missing()}
+		f := File{Path: p, Flat: res.Flat(), Objects: res.Objects, Missing: res.Missing(), InterpreterProblem: res.InterpProblem}
 		missing += len(f.Missing)
+		if f.InterpreterProblem != "" {
+			missing++
+		}
 		doc.Files = append(doc.Files, f)
 		if !opts.JSON {
 			if err := render(opts, res); err != nil {
@@ -159,6 +165,9 @@ func render(opts *Options, res *rpath.Result) error {
 	}
 	for _, d := range res.Missing() {
 		explainMissing(io, d)
+	}
+	if res.InterpProblem != "" {
+		fmt.Fprintf(io.ErrOut, "missing: program interpreter %s: %s; the kernel will not start %s with it\n", res.Root.Interpreter(), res.InterpProblem, res.Root.Path)
 	}
 	return nil
 }

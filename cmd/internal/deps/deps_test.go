@@ -168,3 +168,20 @@ func TestDepsNothingLoaded(t *testing.T) {
 		t.Errorf("json: %s", out)
 	}
 }
+
+// A program whose interpreter does not exist: exit 3, the reason on
+// stderr and in the JSON.
+func TestDepsMissingInterpreter(t *testing.T) {
+	prog := td + "checktree/bin/buildinterp"
+	code, out, errOut := clitest.Run("deps", prog)
+	if code != cli.ExitFindings || !strings.Contains(errOut, "missing: program interpreter /build/glibc-2.36/lib/ld-linux-x86-64.so.2: not found; the kernel will not start "+prog) {
+		t.Errorf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	_, out, _ = clitest.Run("deps", "--json", prog)
+	if !strings.Contains(out, `"interpreter_problem": "not found"`) {
+		t.Errorf("json:\n%s", out)
+	}
+	if code, _, _ := clitest.Run("deps", "--fail-on", "never", prog); code != 0 {
+		t.Errorf("--fail-on never: exit %d", code)
+	}
+}

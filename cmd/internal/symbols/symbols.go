@@ -153,7 +153,8 @@ func render(opts *Options, rep *symcheck.Report) error {
 			return err
 		}
 		for _, f := range rep.Findings {
-			if f.Rule == symcheck.RuleMissingVersion || f.Rule == symcheck.RuleVersionMismatch || f.Rule == symcheck.RuleMissingLibrary {
+			switch f.Rule {
+			case symcheck.RuleMissingVersion, symcheck.RuleVersionMismatch, symcheck.RuleMissingLibrary, symcheck.RuleMissingInterpreter:
 				fmt.Fprintf(w, "%s %s\n  fix: %s\n", c.Yellow("•"), f.Message, f.Fix)
 			}
 		}
