@@ -97,3 +97,79 @@ func TestNoInterpreterNoProblem(t *testing.T) {
 		t.Errorf("library: interpreter %q, problem %q", res.Root.Interpreter(), res.InterpProblem)
 	}
 }
+
+// TestSysrootSymlinks: under a sysroot, symbolic links are followed inside
+// it, as for a process chrooted there: an absolute target starts again at
+// the root. The program's interpreter (/lib64/ld-test.so.2, an absolute
+// link as Debian's /lib64/ld-linux-x86-64.so.2 is) and a library reached
+// through an absolute link are found inside the root; a link to a path
+// that exists only on this machine (/usr/lib/x86_64-linux-gnu/libm.so.6)
+// finds nothing, where os.Stat would have taken the machine's file.
+func TestSysrootSymlinks(t *testing.T) {
+	loader := testenv.File(t, "/lib64/ld-linux-x86-64.so.2", "libc6")
+	hostLibm := testenv.File(t, "/usr/lib/x86_64-linux-gnu/libm.so.6", "libc6")
+	root := t.TempDir()
+	put := func(p, src string) {
+		t.Helper()
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(root, p), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(p, target string) {
+		t.Helper()
+		os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755)
+		if err := os.Symlink(target, filepath.Join(root, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("usr/bin/hello", testenv.Testdata("hello"))
+	if _, err := patchelf.EditFile(filepath.Join(root, "usr/bin/hello"), []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: "/lib64/ld-test.so.2"}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	put("opt/glibc/ld-linux-x86-64.so.2", loader)
+	link("lib64/ld-test.so.2", "/opt/glibc/../glibc/ld-linux-x86-64.so.2")
+	put("opt/foo/libfoo.so.1", testenv.Testdata("libfoo.so.1"))
+	link("usr/bin/libfoo.so.1", "/opt/foo/libfoo.so.1") // hello's RPATH is $ORIGIN
+	put("opt/glibc/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6")
+	link("opt/glibc/libm.so.6", hostLibm) // exists on this machine, not in the root
+	link("opt/glibc/libloop.so", "/opt/glibc/libloop.so")
+
+	opts := rpath.Options{Root: root, NoCache: true, DefaultDirs: []string{"/opt/glibc"}, HWCaps: []string{}, LegacyHWCaps: []string{}}
+	res := resolve(t, opts, filepath.Join(root, "usr/bin/hello"))
+	if res.InterpProblem != "" || res.Interp == nil || res.Interp.FilePath() != filepath.Join(root, "opt/glibc/ld-linux-x86-64.so.2") {
+		t.Errorf("interpreter %+v (problem %q), want the root's loader through the absolute link", res.Interp, res.InterpProblem)
+	}
+	foo := depOf(t, res, "libfoo.so.1")
+	if foo.Object == nil || foo.Path != filepath.Join(root, "usr/bin/libfoo.so.1") || foo.Object.FilePath() != filepath.Join(root, "opt/foo/libfoo.so.1") {
+		t.Errorf("libfoo.so.1: %+v, want found at usr/bin/libfoo.so.1, read from opt/foo", foo)
+	}
+	if m := depOf(t, res, "libm.so.6"); !m.Missing() {
+		t.Errorf("libm.so.6 resolved to %s through a link to this machine's file, want missing", m.Path)
+	}
+	// ".." stops at the root, in the path and in a link's target; a link
+	// to itself fails as the kernel's lookup does (ELOOP).
+	link("opt/glibc/ld-up.so", "../../../../../../../../opt/glibc/ld-linux-x86-64.so.2")
+	for interp, want := range map[string]string{
+		"/../../../../../../lib64/ld-test.so.2": "",
+		"/opt/glibc/ld-up.so":                   "",
+		"/opt/glibc/libloop.so":                 "too many levels of symbolic links",
+	} {
+		prog := filepath.Join(root, "usr/bin/hello-"+filepath.Base(interp))
+		put("usr/bin/hello-"+filepath.Base(interp), testenv.Testdata("hello"))
+		if _, err := patchelf.EditFile(prog, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: interp}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		res := resolve(t, opts, prog)
+		switch {
+		case want == "" && (res.InterpProblem != "" || res.Interp == nil || res.Interp.FilePath() != filepath.Join(root, "opt/glibc/ld-linux-x86-64.so.2")):
+			t.Errorf("interpreter %s: %+v (problem %q), want the root's loader", interp, res.Interp, res.InterpProblem)
+		case !strings.Contains(res.InterpProblem, want):
+			t.Errorf("interpreter %s: problem %q, want %q", interp, res.InterpProblem, want)
+		}
+	}
+}

@@ -39,6 +39,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
@@ -176,6 +177,9 @@ type Object struct {
 	id     fileID
 	loaded bool // for the interpreter: joined the closure
 	interp string
+	// real is the file to open under a sysroot, where Path's symbolic
+	// links lead inside the root ("" when that is Path itself).
+	real string
 }
 
 // Result is a resolved closure.
@@ -206,7 +210,19 @@ func (r *Result) Missing() []*Dep {
 }
 
 // Open opens the object's file for reading its symbols or sections.
-func (o *Object) Open() (*elfx.File, error) { return elfx.Open(o.Path) }
+func (o *Object) Open() (*elfx.File, error) { return elfx.Open(o.FilePath()) }
+
+// FilePath is the path of the object's file on this machine: Path, or,
+// under a sysroot (Options.Root), the file that Path's symbolic links
+// lead to inside the root (an absolute link target is taken inside it,
+// as for a process chrooted there: /lib64/ld-linux-x86-64.so.2 ->
+// /lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 in a Debian root).
+func (o *Object) FilePath() string {
+	if o.real != "" {
+		return o.real
+	}
+	return o.Path
+}
 
 // Interpreter is the object's PT_INTERP, "" when it has none.
 func (o *Object) Interpreter() string { return o.interp }
@@ -291,7 +307,92 @@ func (r *Resolver) inRoot(p string) string {
 	if r.opts.Root == "" || !filepath.IsAbs(p) {
 		return p
 	}
-	return filepath.Join(r.opts.Root, p)
+	// Cleaned first, as an absolute path: "/../x" is "/x" in the root too.
+	return filepath.Join(r.opts.Root, filepath.Clean(p))
+}
+
+// real is the file a path inside the sysroot names when its symbolic
+// links are followed inside the root (rootReal); p itself without one.
+func (r *Resolver) real(p string) (string, error) {
+	if r.opts.Root == "" || !filepath.IsAbs(p) {
+		return p, nil
+	}
+	return r.files.rootReal(r.opts.Root, p)
+}
+
+// maxLinks is how many symbolic links a path may lead through (Linux's
+// MAXSYMLINKS), beyond which the lookup fails with ELOOP.
+const maxLinks = 40
+
+// rootReal resolves the symbolic links of p, a path inside root, as the
+// kernel does for a process chrooted at root: an absolute target starts
+// again at root, and ".." stops there. Where a component does not exist,
+// the rest is appended unresolved (a stat of the result then fails as the
+// lookup would). Remembered by path.
+func (c *FileCache) rootReal(root, p string) (string, error) {
+	root = filepath.Clean(root)
+	if root == "/" {
+		return p, nil
+	}
+	rest, ok := strings.CutPrefix(p, root)
+	if !ok || rest != "" && rest[0] != '/' {
+		return p, nil
+	}
+	c.mu.Lock()
+	got, ok := c.reals[p]
+	c.mu.Unlock()
+	if ok {
+		return got.path, got.err
+	}
+	var res realResult
+	cur, todo, links := root, strings.Split(rest, "/"), 0
+	for len(todo) > 0 {
+		name := todo[0]
+		todo = todo[1:]
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			if cur != root {
+				cur = filepath.Dir(cur)
+			}
+			continue
+		}
+		next := cur + "/" + name
+		fi, err := os.Lstat(next)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			cur = next
+			if err != nil {
+				cur = filepath.Join(append([]string{cur}, todo...)...)
+				todo = nil
+			}
+			continue
+		}
+		target, err := os.Readlink(next)
+		if links++; err != nil || links > maxLinks {
+			res.err = &fs.PathError{Op: "stat", Path: p, Err: syscall.ELOOP}
+			if err != nil {
+				res.err = err
+			}
+			break
+		}
+		if filepath.IsAbs(target) {
+			cur = root
+		}
+		todo = append(strings.Split(target, "/"), todo...)
+	}
+	if res.err == nil {
+		res.path = cur
+	}
+	c.mu.Lock()
+	c.reals[p] = res
+	c.mu.Unlock()
+	return res.path, res.err
+}
+
+type realResult struct {
+	path string
+	err  error
 }
 
 // FileInRoot maps a file named on a command line into the sysroot root:
@@ -443,6 +544,7 @@ type FileCache struct {
 	m     map[fileID]*parsed
 	busy  map[fileID]chan struct{} // parses in flight
 	stats map[string]statResult
+	reals map[string]realResult // rootReal
 	dirs  map[string]string
 	// notLinks are paths known not to be symbolic links (KnowNotLink).
 	notLinks map[string]struct{}
@@ -484,7 +586,7 @@ type statResult struct {
 // NewFileCache returns an empty cache.
 func NewFileCache() *FileCache {
 	return &FileCache{m: map[fileID]*parsed{}, busy: map[fileID]chan struct{}{},
-		stats: map[string]statResult{}, dirs: map[string]string{}, notLinks: map[string]struct{}{}, once: map[onceKey]*onceValue{}}
+		stats: map[string]statResult{}, reals: map[string]realResult{}, dirs: map[string]string{}, notLinks: map[string]struct{}{}, once: map[onceKey]*onceValue{}}
 }
 
 // KnowNotLink records that path is not a symbolic link, as a directory
@@ -751,7 +853,7 @@ func (r *Resolver) loadInterp(root *Object) (o *Object, problem string) {
 	if p == "" {
 		return nil, ""
 	}
-	pf, id, problem := r.interpreter(root.Header, p)
+	pf, id, real, problem := r.interpreter(root.Header, p)
 	if pf == nil {
 		if root.interp == "" {
 			problem = "" // no PT_INTERP: nothing is run with the default
@@ -759,6 +861,9 @@ func (r *Resolver) loadInterp(root *Object) (o *Object, problem string) {
 		return nil, problem
 	}
 	o = r.newObject(pf, id, r.inRoot(p), nil)
+	if real != o.Path {
+		o.real = real
+	}
 	o.names = []string{p}
 	if o.Soname != "" {
 		o.names = append(o.names, o.Soname)
@@ -770,40 +875,43 @@ func (r *Resolver) loadInterp(root *Object) (o *Object, problem string) {
 // want as the kernel's execve checks it (fs/binfmt_elf.c: open_exec, then
 // the ELF magic, the machine and the type), or says why it would refuse
 // to start the program with it.
-func (r *Resolver) interpreter(want elfx.Header, p string) (*parsed, fileID, string) {
+func (r *Resolver) interpreter(want elfx.Header, p string) (pf *parsed, id fileID, file, problem string) {
 	if !filepath.IsAbs(p) {
-		return nil, fileID{}, "a relative path, which the kernel opens against the working directory of whoever runs the program"
+		return nil, id, "", "a relative path, which the kernel opens against the working directory of whoever runs the program"
 	}
-	path := r.inRoot(p)
-	st, err := r.files.stat(path)
+	file, err := r.real(r.inRoot(p))
+	var st os.FileInfo
+	if err == nil {
+		st, err = r.files.stat(file)
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fileID{}, "not found"
+		return nil, id, "", "not found"
 	case err != nil:
-		return nil, fileID{}, err.Error()
+		return nil, id, "", err.Error()
 	case st.IsDir():
-		return nil, fileID{}, "a directory"
+		return nil, id, "", "a directory"
 	case !st.Mode().IsRegular():
-		return nil, fileID{}, "not a regular file"
+		return nil, id, "", "not a regular file"
 	case st.Mode().Perm()&0o111 == 0:
-		return nil, fileID{}, "not executable (no x permission)"
+		return nil, id, "", "not executable (no x permission)"
 	}
-	pf, id, err := r.parse(path, st)
+	pf, id, err = r.parse(file, st)
 	switch {
 	case errors.Is(err, elfx.ErrNotELF):
-		return nil, fileID{}, "not an ELF file"
+		return nil, id, "", "not an ELF file"
 	case err != nil:
-		return nil, fileID{}, err.Error()
+		return nil, id, "", err.Error()
 	case pf.hdr.Machine != want.Machine:
-		return nil, fileID{}, Incompatible(want, pf.hdr)
+		return nil, id, "", Incompatible(want, pf.hdr)
 	case pf.hdr.Type != elf.ET_DYN && pf.hdr.Type != elf.ET_EXEC:
-		return nil, fileID{}, fmt.Sprintf("%s, not a program or shared object", pf.hdr.Type)
+		return nil, id, "", fmt.Sprintf("%s, not a program or shared object", pf.hdr.Type)
 	case Incompatible(want, pf.hdr) != "":
 		// The kernel checks the machine; ld.so itself must match the
 		// program's class and byte order to load it.
-		return nil, fileID{}, Incompatible(want, pf.hdr)
+		return nil, id, "", Incompatible(want, pf.hdr)
 	}
-	return pf, id, ""
+	return pf, id, file, ""
 }
 
 // DefaultInterp is the usual program interpreter (PT_INTERP) of programs
@@ -972,6 +1080,7 @@ const maxSearches = 1 << 16
 // step is one candidate a search tried, with what try found out about it.
 type step struct {
 	path        string
+	real        string // the file opened for path under a sysroot ("" for path)
 	rule        Rule
 	via, hwcaps string
 	legacy      bool // a legacy hwcaps subdirectory
@@ -1095,7 +1204,10 @@ func (r *Resolver) hwcapDirs(h elfx.Header) (glibcHW, legacy []string, caps Lega
 // libc.so.6 in the default directories for h (inside the sysroot), or -1.
 func (r *Resolver) findGlibcMinor(h elfx.Header) int {
 	for _, d := range r.defaultDirs(h) {
-		p := filepath.Join(r.inRoot(d), "libc.so.6")
+		p, err := r.real(filepath.Join(r.inRoot(d), "libc.so.6"))
+		if err != nil {
+			continue
+		}
 		if v := r.files.remember(onceKey{"glibc", p}, func() any { return GlibcMinor(p) }).(int); v >= 0 {
 			return v
 		}
@@ -1134,7 +1246,14 @@ func (r *Resolver) hostPath(raw string, o *Object) string {
 func (r *Resolver) try(res *Result, obj *Object, dep *Dep, p string, rule Rule, via, hwcaps string, legacy bool) bool {
 	s := step{path: p, rule: rule, via: via, hwcaps: hwcaps, legacy: legacy}
 	var loaded *Object
-	st, err := r.files.stat(p)
+	file, err := r.real(p)
+	var st os.FileInfo
+	if err == nil {
+		if file != p {
+			s.real = file
+		}
+		st, err = r.files.stat(file)
+	}
 	if err == nil && st.IsDir() {
 		// open() takes a directory; open_verify's read of it fails and
 		// the load with it (EISDIR).
@@ -1144,11 +1263,11 @@ func (r *Resolver) try(res *Result, obj *Object, dep *Dep, p string, rule Rule, 
 		s.exists, s.id = true, elfx.IDOf(st)
 		// The same file as a loaded object (by device and inode) needs no parse.
 		if loaded = loadedAs(res, s.id); loaded == nil {
-			pf, id, err := r.parse(p, st)
+			pf, id, err := r.parse(file, st)
 			s.id = id
 			var skip, fatal string
 			if err != nil {
-				skip, fatal = unparsedVerdict(res.Root.Header, p, err)
+				skip, fatal = unparsedVerdict(res.Root.Header, file, err)
 			} else {
 				s.pf = pf
 				skip, fatal = openVerify(res.Root.Header, pf)
@@ -1220,6 +1339,7 @@ func (r *Resolver) applyTo(res *Result, obj *Object, dep *Dep, s step, o *Object
 		return false, false
 	default:
 		o = r.newObject(s.pf, s.id, s.path, obj)
+		o.real = s.real
 		o.names = append(o.names, dep.Name)
 		if o.Soname != "" && o.Soname != dep.Name {
 			o.names = append(o.names, o.Soname)

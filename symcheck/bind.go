@@ -192,7 +192,7 @@ func (b *Binder) table(o *rpath.Object) (*symtab, error) {
 	if t, ok := b.tables.get(k); ok {
 		return t, nil
 	}
-	t, err := readTable(o.Path)
+	t, err := readTable(o.FilePath())
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +254,7 @@ func (b *Binder) loadTables(objs []*rpath.Object) ([]*symtab, error) {
 		sem <- struct{}{}
 		go func(i int) {
 			defer func() { <-sem }()
-			t, err := readTable(objs[i].Path)
+			t, err := readTable(objs[i].FilePath())
 			ch <- result{i, t, err}
 		}(i)
 	}
