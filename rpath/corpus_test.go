@@ -5,7 +5,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 )
@@ -33,25 +32,13 @@ func TestCorpusAgreesWithLdd(t *testing.T) {
 	} {
 		testenv.File(t, p, pkg)
 	}
-	var files []string
+	files := testenv.DynamicFiles(t, "/usr/lib/x86_64-linux-gnu", elf.EM_X86_64)
+	files = append(files, "/usr/lib/llvm-15/lib/libunwind.so.1", "/usr/lib/librocm_smi64.so.1")
 	is32 := map[string]bool{}
-	add := func(paths []string, machine elf.Machine) {
-		for _, p := range paths {
-			f, err := elfx.Open(p)
-			if err != nil {
-				continue
-			}
-			_, derr := f.Dynamic()
-			ok := derr == nil && f.Machine == machine && (f.Type == elf.ET_DYN || f.Type == elf.ET_EXEC)
-			f.Close()
-			if ok {
-				files = append(files, p)
-				is32[p] = machine == elf.EM_386
-			}
-		}
+	for _, p := range testenv.DynamicFiles(t, "/usr/lib32", elf.EM_386) {
+		files = append(files, p)
+		is32[p] = true
 	}
-	add(append(testenv.ELFFiles(t, "/usr/lib/x86_64-linux-gnu"), "/usr/lib/llvm-15/lib/libunwind.so.1", "/usr/lib/librocm_smi64.so.1"), elf.EM_X86_64)
-	add(testenv.ELFFiles(t, "/usr/lib32"), elf.EM_386)
 	var mu sync.Mutex
 	agree, agree32, skipped := 0, 0, 0
 	ch := make(chan string)

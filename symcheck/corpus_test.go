@@ -110,19 +110,8 @@ func TestCorpusAgreesWithLddR(t *testing.T) {
 // machine under root; at least least of them must be compared.
 func bindingAgreesWithLddR(t *testing.T, root string, machine elf.Machine, least int) {
 	b := symcheck.NewBinder(rpath.New(rpath.Options{}))
-	files := testenv.ELFFiles(t, root)
 	agree, compared, extra := 0, 0, 0
-	for _, p := range files {
-		f, err := elfx.Open(p)
-		if err != nil {
-			continue
-		}
-		_, derr := f.Dynamic()
-		ok := derr == nil && f.Machine == machine && (f.Type == elf.ET_DYN || f.Type == elf.ET_EXEC)
-		f.Close()
-		if !ok {
-			continue
-		}
+	for _, p := range testenv.DynamicFiles(t, root, machine) {
 		want, err := lddR(p)
 		if err != nil {
 			continue

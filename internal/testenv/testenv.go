@@ -154,6 +154,30 @@ func ELFFiles(t testing.TB, root string) []string {
 	return out
 }
 
+// DynamicFiles returns the ELF files under root (ELFFiles) that the
+// loader loads for machine: executables and shared objects with a
+// dynamic segment.
+func DynamicFiles(t testing.TB, root string, machine elf.Machine) []string {
+	t.Helper()
+	var out []string
+	for _, p := range ELFFiles(t, root) {
+		f, err := elf.Open(p)
+		if err != nil {
+			continue
+		}
+		ok := f.Machine == machine && (f.Type == elf.ET_DYN || f.Type == elf.ET_EXEC)
+		dynamic := false
+		for _, ph := range f.Progs {
+			dynamic = dynamic || ph.Type == elf.PT_DYNAMIC
+		}
+		f.Close()
+		if ok && dynamic {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // EmptyFiles creates empty files at the slash-separated paths under root,
 // with their directories.
 func EmptyFiles(t testing.TB, root string, paths ...string) {
