@@ -918,6 +918,20 @@ func (r *Resolver) interpreter(want elfx.Header, p string) (pf *parsed, id fileI
 // with header h on Linux, "" for machines it does not know.
 func DefaultInterp(h elfx.Header) string { return defaultInterp(h) }
 
+// UsableDefaultInterp is DefaultInterp(h) when that loader is there (in
+// the sysroot) and the kernel would start a program with header h with
+// it; "" otherwise (NixOS has no /lib64/ld-linux-x86-64.so.2).
+func (r *Resolver) UsableDefaultInterp(h elfx.Header) string {
+	p := defaultInterp(h)
+	if p == "" {
+		return ""
+	}
+	if pf, _, _, _ := r.interpreter(h, p); pf == nil {
+		return ""
+	}
+	return p
+}
+
 func defaultInterp(h elfx.Header) string {
 	switch {
 	case h.Machine == elf.EM_X86_64 && h.Class == elf.ELFCLASS64:

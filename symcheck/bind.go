@@ -418,7 +418,7 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 			return nil, err
 		}
 		if l.obj == res.Root && res.InterpProblem != "" {
-			out.Findings = append(out.Findings, missingInterpreter(l.obj, res.InterpProblem))
+			out.Findings = append(out.Findings, missingInterpreter(l.obj, res.InterpProblem, b.resolver.UsableDefaultInterp(l.obj.Header)))
 		}
 		// The missing-library findings of this object, by index: the
 		// symbols it expects from such a library are folded into them.
@@ -585,19 +585,22 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 }
 
 // missingInterpreter is the finding for a program whose PT_INTERP the
-// kernel will not start it with (rpath.Result.InterpProblem).
-func missingInterpreter(o *rpath.Object, problem string) Finding {
+// kernel will not start it with (rpath.Result.InterpProblem); loader is
+// the machine's usual loader where it is usable here, else "".
+func missingInterpreter(o *rpath.Object, problem, loader string) Finding {
 	interp := o.Interpreter()
 	msg := fmt.Sprintf("program interpreter %s: %s; the kernel refuses to start %s", interp, problem, o.Path)
 	if problem == "not found" {
 		// What the shell then says names the program, not the loader.
 		msg += ` (the shell says "cannot execute: required file not found" or "no such file or directory" about the program itself)`
 	}
-	fix := "set PT_INTERP to the system's dynamic loader"
-	if d := rpath.DefaultInterp(o.Header); d != "" && d != interp {
-		fix = fmt.Sprintf("point it at the system's loader: rocmdoctor patchelf --set-interpreter %s %s", d, o.Path)
-	} else if d == interp {
-		fix = "install the C library's dynamic loader at " + d
+	fix := fmt.Sprintf("point it at the system's loader: rocmdoctor patchelf --set-interpreter %s %s", loader, o.Path)
+	if loader == "" {
+		// No usable loader at the usual path (NixOS has none there).
+		fix = fmt.Sprintf("point it at the dynamic loader of the C library it is to run with: rocmdoctor patchelf --set-interpreter LOADER %s (on NixOS, the file $NIX_CC/nix-support/dynamic-linker names it)", o.Path)
+		if d := rpath.DefaultInterp(o.Header); d == interp {
+			fix += ", or install a loader at " + d
+		}
 	}
 	return Finding{Rule: RuleMissingInterpreter, Severity: SeverityError, File: o.Path, Library: interp, Message: msg, Fix: fix}
 }

@@ -774,8 +774,9 @@ func TestMissingLibraryAtLoaderStop(t *testing.T) {
 // TestMissingInterpreter: a program whose PT_INTERP does not exist (the
 // check fixture's, a glibc build tree's loader) has one missing-interpreter
 // finding naming the loader, saying the shell's words are about the
-// program, and giving the patchelf call with the system's loader; the
-// kernel, as the oracle, refuses to execute it.
+// program, and giving the patchelf call with the system's loader (or, in
+// a root without one, the C library's); the kernel, as the oracle,
+// refuses to execute it.
 func TestMissingInterpreter(t *testing.T) {
 	prog := testenv.Testdata("checktree/bin/buildinterp")
 	const interp = "/build/glibc-2.36/lib/ld-linux-x86-64.so.2"
@@ -792,5 +793,22 @@ func TestMissingInterpreter(t *testing.T) {
 		!strings.Contains(f.Message, interp+": not found") || !strings.Contains(f.Message, "required file not found") ||
 		f.Fix != "point it at the system's loader: rocmdoctor patchelf --set-interpreter /lib64/ld-linux-x86-64.so.2 "+prog {
 		t.Errorf("finding %+v", f)
+	}
+	// In a root without the usual loader (as NixOS is), the fix names no
+	// path that is not there; a program asking for the usual path may
+	// also have a loader installed there.
+	empty := rpath.Options{Root: t.TempDir(), NoCache: true}
+	for p, tail := range map[string]string{prog: "dynamic-linker names it)", testenv.Testdata("hello"): ", or install a loader at /lib64/ld-linux-x86-64.so.2"} {
+		rep := check(t, []string{p}, symcheck.SymbolsOptions{Resolver: empty})
+		var f *symcheck.Finding
+		for i := range rep.Findings {
+			if rep.Findings[i].Rule == symcheck.RuleMissingInterpreter {
+				f = &rep.Findings[i]
+			}
+		}
+		if f == nil || !strings.HasPrefix(f.Fix, "point it at the dynamic loader of the C library it is to run with: rocmdoctor patchelf --set-interpreter LOADER "+p) ||
+			!strings.HasSuffix(f.Fix, tail) {
+			t.Errorf("%s in an empty root: %+v", p, f)
+		}
 	}
 }
