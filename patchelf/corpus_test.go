@@ -39,6 +39,7 @@ func TestCorpusEditsKeepLibrariesLoadable(t *testing.T) {
 		testenv.File(t, p, pkg)
 	}
 	testenv.File(t, "/usr/lib32/libstdc++.so.6", "gcc-multilib")
+	testenv.GCC32(t) // the 32-bit harness
 	dir := t.TempDir()
 	// A dlopen harness for each class.
 	harnessFor := func(name string, flags ...string) string {

@@ -24,36 +24,28 @@ import (
 func TestInterpreterProblems(t *testing.T) {
 	loader := testenv.File(t, "/lib64/ld-linux-x86-64.so.2", "libc6")
 	dir := t.TempDir()
-	put := func(name, src string, data []byte, mode os.FileMode) string {
-		t.Helper()
-		if src != "" {
-			b, err := os.ReadFile(src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			data = b
-		}
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, data, mode); err != nil {
-			t.Fatal(err)
-		}
-		return p
+	put := func(name, src string, mode os.FileMode) string {
+		return copyFile(t, src, filepath.Join(dir, name), mode)
 	}
-	put("libfoo.so.1", testenv.Testdata("libfoo.so.1"), nil, 0o755) // hello's RPATH is $ORIGIN
+	put("libfoo.so.1", testenv.Testdata("libfoo.so.1"), 0o755) // hello's RPATH is $ORIGIN
+	text := filepath.Join(dir, "ld-text.so")
+	if err := os.WriteFile(text, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name, interp, want string
 	}{
 		{"the system loader", loader, ""},
 		{"missing", filepath.Join(dir, "no/such/ld-linux-x86-64.so.2"), "not found"},
 		{"a directory", dir, "a directory"},
-		{"not executable", put("ld-noexec.so", loader, nil, 0o644), "not executable"},
-		{"not ELF", put("ld-text.so", "", []byte("#!/bin/sh\nexit 0\n"), 0o755), "not an ELF file"},
-		{"another machine", put("ld-i386.so", testenv.Testdata("libi386.so"), nil, 0o755), "EM_386"},
-		{"a relocatable object", put("ld-object.o", testenv.Testdata("archive_a.o"), nil, 0o755), "ET_REL"},
+		{"not executable", put("ld-noexec.so", loader, 0o644), "not executable"},
+		{"not ELF", text, "not an ELF file"},
+		{"another machine", put("ld-i386.so", testenv.Testdata("libi386.so"), 0o755), "EM_386"},
+		{"a relocatable object", put("ld-object.o", testenv.Testdata("archive_a.o"), 0o755), "ET_REL"},
 		{"a relative path", "ld-linux-x86-64.so.2", "a relative path"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			prog := put("hello-"+strings.ReplaceAll(tt.name, " ", "-"), testenv.Testdata("hello"), nil, 0o755)
+			prog := put("hello-"+strings.ReplaceAll(tt.name, " ", "-"), testenv.Testdata("hello"), 0o755)
 			if _, err := patchelf.EditFile(prog, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: tt.interp}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
 				t.Fatal(err)
 			}
@@ -109,17 +101,7 @@ func TestSysrootSymlinks(t *testing.T) {
 	loader := testenv.File(t, "/lib64/ld-linux-x86-64.so.2", "libc6")
 	hostLibm := testenv.File(t, "/usr/lib/x86_64-linux-gnu/libm.so.6", "libc6")
 	root := t.TempDir()
-	put := func(p, src string) {
-		t.Helper()
-		b, err := os.ReadFile(src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755)
-		if err := os.WriteFile(filepath.Join(root, p), b, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	put := func(p, src string) { copyFile(t, src, filepath.Join(root, p), 0o755) }
 	link := func(p, target string) {
 		t.Helper()
 		os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755)
@@ -172,4 +154,19 @@ func TestSysrootSymlinks(t *testing.T) {
 			t.Errorf("interpreter %s: problem %q, want %q", interp, res.InterpProblem, want)
 		}
 	}
+}
+
+// copyFile copies src to dst (making its directory) with mode and
+// returns dst.
+func copyFile(t *testing.T, src, dst string, mode os.FileMode) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Dir(dst), 0o755)
+	if err := os.WriteFile(dst, b, mode); err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }
