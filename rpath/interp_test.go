@@ -133,6 +133,12 @@ func TestSysrootSymlinks(t *testing.T) {
 	if m := depOf(t, res, "libm.so.6"); !m.Missing() {
 		t.Errorf("libm.so.6 resolved to %s through a link to this machine's file, want missing", m.Path)
 	}
+	// The program itself named through an absolute link inside the root.
+	link("usr/local/bin/hello", "/usr/bin/hello")
+	res = resolve(t, opts, filepath.Join(root, "usr/local/bin/hello"))
+	if res.Root.FilePath() != filepath.Join(root, "usr/bin/hello") || res.InterpProblem != "" || findDep(res, "libfoo.so.1").Missing() {
+		t.Errorf("program through a link: file %s, interpreter problem %q, deps %v", res.Root.FilePath(), res.InterpProblem, res.Missing())
+	}
 	// ".." stops at the root, in the path and in a link's target; a link
 	// to itself fails as the kernel's lookup does (ELOOP).
 	link("opt/glibc/ld-up.so", "../../../../../../../../opt/glibc/ld-linux-x86-64.so.2")
@@ -169,4 +175,58 @@ func copyFile(t *testing.T, src, dst string, mode os.FileMode) string {
 		t.Fatal(err)
 	}
 	return dst
+}
+
+// TestRealInRoot: symbolic links inside a sysroot are followed as the
+// kernel follows them for a process chrooted there.
+func TestRealInRoot(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"opt/rocm-6.2.0/lib", "etc/alternatives", "usr/lib"} {
+		os.MkdirAll(filepath.Join(root, d), 0o755)
+	}
+	for link, target := range map[string]string{
+		"opt/rocm":              "/etc/alternatives/rocm", // absolute, twice: ROCm's alternatives
+		"etc/alternatives/rocm": "/opt/rocm-6.2.0",
+		"lib":                   "usr/lib",
+		"usr/lib/up":            "../../../../../../opt/rocm-6.2.0", // '..' stops at the root
+		"usr/lib/loop":          "/usr/lib/loop",
+		"usr/lib/host":          "/etc", // exists on this machine, not in the root
+		"usr/lib/viamissing":    "nothere" + strings.Repeat("/..", 30) + "/etc/passwd",
+	} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		in, want string
+		err      bool
+	}{
+		{"/opt/rocm/lib", "/opt/rocm-6.2.0/lib", false},
+		{"/lib/up/lib", "/opt/rocm-6.2.0/lib", false},
+		{"/opt/rocm/../rocm/lib/libamdhip64.so.6", "/opt/rocm-6.2.0/lib/libamdhip64.so.6", false},
+		{"/usr/lib/loop/x", "", true},
+	} {
+		got, err := rpath.RealInRoot(root, filepath.Join(root, tt.in))
+		switch {
+		case tt.err != (err != nil):
+			t.Errorf("%s: error %v", tt.in, err)
+		case !tt.err && got != filepath.Join(root, tt.want):
+			t.Errorf("%s: %s, want %s", tt.in, got, filepath.Join(root, tt.want))
+		}
+	}
+	// Paths that do not lead to a file of the root do not lead to one of
+	// this machine either: a link to /etc, and ".." after a missing name.
+	for _, in := range []string{"/usr/lib/host/passwd", "/usr/lib/viamissing", "/usr/lib/missing" + strings.Repeat("/..", 30) + "/etc/passwd"} {
+		got, err := rpath.RealInRoot(root, root+in)
+		if _, serr := os.Stat(got); err == nil && serr == nil {
+			t.Errorf("%s: %s names a file", in, got)
+		}
+	}
+	// Outside the root, or with root "/", a path is left as it is.
+	if got, _ := rpath.RealInRoot(root, "/etc/passwd"); got != "/etc/passwd" {
+		t.Errorf("outside the root: %s", got)
+	}
+	if got, _ := rpath.RealInRoot("/", "/lib64/ld-linux-x86-64.so.2"); got != "/lib64/ld-linux-x86-64.so.2" {
+		t.Errorf("root /: %s", got)
+	}
 }

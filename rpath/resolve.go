@@ -324,12 +324,30 @@ func (r *Resolver) real(p string) (string, error) {
 // MAXSYMLINKS), beyond which the lookup fails with ELOOP.
 const maxLinks = 40
 
-// rootReal resolves the symbolic links of p, a path inside root, as the
-// kernel does for a process chrooted at root: an absolute target starts
-// again at root, and ".." stops there. Where a component does not exist,
-// the rest is appended unresolved (a stat of the result then fails as the
-// lookup would). Remembered by path.
+// rootReal is RealInRoot, remembered by path.
 func (c *FileCache) rootReal(root, p string) (string, error) {
+	c.mu.Lock()
+	got, ok := c.reals[p]
+	c.mu.Unlock()
+	if ok {
+		return got.path, got.err
+	}
+	var res realResult
+	res.path, res.err = RealInRoot(root, p)
+	c.mu.Lock()
+	c.reals[p] = res
+	c.mu.Unlock()
+	return res.path, res.err
+}
+
+// RealInRoot resolves the symbolic links of p, a path inside the sysroot
+// root, as the kernel does for a process chrooted at root: an absolute
+// target starts again at root, and ".." stops there (a link to
+// /opt/rocm-6.2.0 in the root leads to root/opt/rocm-6.2.0, never to
+// this machine's). Where a component does not exist, the rest is appended
+// unresolved (a stat of the result then fails as the lookup would). A
+// path outside root, or root "/", is returned as it is.
+func RealInRoot(root, p string) (string, error) {
 	root = filepath.Clean(root)
 	if root == "/" {
 		return p, nil
@@ -338,13 +356,6 @@ func (c *FileCache) rootReal(root, p string) (string, error) {
 	if !ok || rest != "" && rest[0] != '/' {
 		return p, nil
 	}
-	c.mu.Lock()
-	got, ok := c.reals[p]
-	c.mu.Unlock()
-	if ok {
-		return got.path, got.err
-	}
-	var res realResult
 	cur, todo, links := root, strings.Split(rest, "/"), 0
 	for len(todo) > 0 {
 		name := todo[0]
@@ -360,34 +371,28 @@ func (c *FileCache) rootReal(root, p string) (string, error) {
 		}
 		next := cur + "/" + name
 		fi, err := os.Lstat(next)
-		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		if err != nil {
+			// Not cleaned: a ".." after the missing component must not
+			// lift the path out of the root (the lookup fails there).
+			return strings.Join(append([]string{next}, todo...), "/"), nil
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
 			cur = next
-			if err != nil {
-				cur = filepath.Join(append([]string{cur}, todo...)...)
-				todo = nil
-			}
 			continue
 		}
 		target, err := os.Readlink(next)
-		if links++; err != nil || links > maxLinks {
-			res.err = &fs.PathError{Op: "stat", Path: p, Err: syscall.ELOOP}
-			if err != nil {
-				res.err = err
-			}
-			break
+		if err != nil {
+			return "", err
+		}
+		if links++; links > maxLinks {
+			return "", &fs.PathError{Op: "stat", Path: p, Err: syscall.ELOOP}
 		}
 		if filepath.IsAbs(target) {
 			cur = root
 		}
 		todo = append(strings.Split(target, "/"), todo...)
 	}
-	if res.err == nil {
-		res.path = cur
-	}
-	c.mu.Lock()
-	c.reals[p] = res
-	c.mu.Unlock()
-	return res.path, res.err
+	return cur, nil
 }
 
 type realResult struct {
@@ -460,12 +465,19 @@ func (r *Resolver) ResolveIn(ctx context.Context, host *Result, path string) (re
 // topObject is the object for a file loaded by name (the program, or a
 // dlopen()ed module): no loader, its real directory as $ORIGIN.
 func (r *Resolver) topObject(path string) (*Object, error) {
-	pf, id, err := r.parse(path, nil)
+	file, err := r.real(path)
+	if err != nil {
+		return nil, err
+	}
+	pf, id, err := r.parse(file, nil)
 	if err != nil {
 		return nil, err
 	}
 	o := r.newObject(pf, id, path, nil)
-	if dir, err := r.files.realDir(path); err == nil {
+	if file != path {
+		o.real = file
+	}
+	if dir, err := r.files.realDir(file); err == nil {
 		o.origin = dir
 	}
 	if abs, err := filepath.Abs(o.origin); err == nil {

@@ -167,7 +167,7 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 		}
 		opts.gpuRequired = append(opts.gpuRequired, id)
 	}
-	cands, dirs, bad, err := collect(ctx, roots)
+	cands, dirs, bad, err := collect(ctx, roots, opts.Resolver.Root)
 	if err != nil && ctx.Err() == nil {
 		return nil, err
 	}
@@ -402,13 +402,25 @@ func statID(path string) elfx.FileID {
 
 // collect lists the regular files under roots in walk order (lexical per
 // directory); what each holds is for the workers to find out. dirs are the
-// roots that are directories.
+// roots that are directories. Under a sysroot, the roots' symbolic links
+// are followed inside it (rpath.RealInRoot).
 //
 // A root that does not exist or is neither a directory nor a regular file
 // is one of the errors returned beside the list, so the other roots are
 // still checked (as a file that turns out unreadable is).
-func collect(ctx context.Context, roots []string) (out []candidate, dirs []string, bad []FileError, err error) {
+func collect(ctx context.Context, roots []string, sysroot string) (out []candidate, dirs []string, bad []FileError, err error) {
 	for _, root := range roots {
+		if sysroot != "" {
+			// Inside a sysroot, a root's symbolic links lead inside it
+			// (/opt/rocm -> /etc/alternatives/rocm -> /opt/rocm-6.2.0 in
+			// a ROCm image), not to this machine's files.
+			real, err := rpath.RealInRoot(sysroot, root)
+			if err != nil {
+				bad = append(bad, pathError(root, err))
+				continue
+			}
+			root = real
+		}
 		st, err := os.Stat(root)
 		if err != nil {
 			bad = append(bad, pathError(root, err))

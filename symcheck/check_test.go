@@ -23,6 +23,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
+	"github.com/rocmdoctor/rocmdoctor/rpath"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
@@ -1359,5 +1360,45 @@ func TestNeededPath(t *testing.T) {
 	want := []string{"libabs.so needed-path " + filepath.Join(dir, "libdep.so")}
 	if !slices.Equal(got, want) {
 		t.Errorf("findings %q, want %q", got, want)
+	}
+}
+
+// TestCheckSysrootLinks: under a sysroot, a root named through an absolute
+// symbolic link (/opt/rocm -> /opt/rocm-6.2.0, as a ROCm image has it) is
+// walked inside the sysroot, and a file named through one is resolved
+// there too; this machine has no /opt/rocm-6.2.0 to be read instead.
+func TestCheckSysrootLinks(t *testing.T) {
+	if _, err := os.Stat("/opt/rocm-6.2.0"); err == nil {
+		t.Skip("this machine has /opt/rocm-6.2.0: the test needs a path only the sysroot has")
+	}
+	sys := t.TempDir()
+	lib := filepath.Join(sys, "opt/rocm-6.2.0/lib")
+	os.MkdirAll(lib, 0o755)
+	src, err := os.ReadFile(testenv.Testdata("checktree/lib/libundef.so"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lib, "libundef.so"), src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/opt/rocm-6.2.0", filepath.Join(sys, "opt/rocm")); err != nil {
+		t.Fatal(err)
+	}
+	opts := symcheck.CheckOptions{Resolver: rpath.Options{Root: sys, NoCache: true}}
+	for _, root := range []string{filepath.Join(sys, "opt/rocm"), filepath.Join(sys, "opt/rocm/lib/libundef.so")} {
+		rep, err := symcheck.Check(context.Background(), []string{root}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Errors) > 0 || len(rep.Files) != 1 || rep.Files[0] != filepath.Join(lib, "libundef.so") {
+			t.Errorf("%s: files %v, errors %v", root, rep.Files, rep.Errors)
+		}
+		found := false
+		for _, f := range rep.Findings {
+			found = found || f.ID == "RD1001" && f.Symbol == "nothere"
+		}
+		if !found {
+			t.Errorf("%s: no RD1001 for nothere in %+v", root, rep.Findings)
+		}
 	}
 }
