@@ -46,9 +46,7 @@ func TestInterpreterProblems(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			prog := put("hello-"+strings.ReplaceAll(tt.name, " ", "-"), testenv.Testdata("hello"), 0o755)
-			if _, err := patchelf.EditFile(prog, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: tt.interp}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			setInterpreter(t, prog, tt.interp)
 			res := resolve(t, rpath.Options{}, prog)
 			switch {
 			case tt.want == "" && res.InterpProblem != "":
@@ -110,9 +108,7 @@ func TestSysrootSymlinks(t *testing.T) {
 		}
 	}
 	put("usr/bin/hello", testenv.Testdata("hello"))
-	if _, err := patchelf.EditFile(filepath.Join(root, "usr/bin/hello"), []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: "/lib64/ld-test.so.2"}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	setInterpreter(t, filepath.Join(root, "usr/bin/hello"), "/lib64/ld-test.so.2")
 	put("opt/glibc/ld-linux-x86-64.so.2", loader)
 	link("lib64/ld-test.so.2", "/opt/glibc/../glibc/ld-linux-x86-64.so.2")
 	put("opt/foo/libfoo.so.1", testenv.Testdata("libfoo.so.1"))
@@ -149,9 +145,7 @@ func TestSysrootSymlinks(t *testing.T) {
 	} {
 		prog := filepath.Join(root, "usr/bin/hello-"+filepath.Base(interp))
 		put("usr/bin/hello-"+filepath.Base(interp), testenv.Testdata("hello"))
-		if _, err := patchelf.EditFile(prog, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: interp}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		setInterpreter(t, prog, interp)
 		res := resolve(t, opts, prog)
 		switch {
 		case want == "" && (res.InterpProblem != "" || res.Interp == nil || res.Interp.FilePath() != filepath.Join(root, "opt/glibc/ld-linux-x86-64.so.2")):
@@ -228,5 +222,13 @@ func TestRealInRoot(t *testing.T) {
 	}
 	if got, _ := rpath.RealInRoot("/", "/lib64/ld-linux-x86-64.so.2"); got != "/lib64/ld-linux-x86-64.so.2" {
 		t.Errorf("root /: %s", got)
+	}
+}
+
+// setInterpreter sets the PT_INTERP of the program at path.
+func setInterpreter(t *testing.T, path, interp string) {
+	t.Helper()
+	if _, err := patchelf.EditFile(path, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: interp}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
