@@ -20,6 +20,7 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
+	"github.com/rocmdoctor/rocmdoctor/internal/record"
 	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
 )
@@ -611,5 +612,5 @@ func (p *prediction) staged() {
 		clear(b)
 		p.add(pl, p.hashed, b)
 	}
-	dg.sum, dg.size, dg.crc = digest(p.h.Sum(nil)), p.hashed, p.c.Sum32()
+	dg.sum, dg.size, dg.crc = record.Digest(p.h.Sum(nil)), p.hashed, p.c.Sum32()
 }

@@ -11,10 +11,7 @@ import (
 	"archive/zip"
 	"cmp"
 	"context"
-	"crypto/sha256"
 	"debug/elf"
-	"encoding/base64"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -33,6 +30,7 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
+	"github.com/rocmdoctor/rocmdoctor/internal/record"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/walk"
 	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
@@ -420,10 +418,10 @@ func stage(input, work string, early func(*dist) error, skip func(string) bool) 
 			return nil, err
 		}
 		for _, r := range rec {
-			if !safeRel(r.path) {
+			if !safeRel(r.Path) {
 				continue
 			}
-			if err := stageFile(d.source(r.path), work, r.path, d, skip); err != nil {
+			if err := stageFile(d.source(r.Path), work, r.Path, d, skip); err != nil {
 				return nil, err
 			}
 		}
@@ -1178,65 +1176,10 @@ func stillInWheel(d *dist, fp *FilePlan, res *rpath.Result) []symcheck.Finding {
 	return out
 }
 
-// Record is one RECORD line.
-type Record struct {
-	path, hash, size string
-}
-
-func readRecord(p string) ([]Record, error) {
+func readRecord(p string) ([]record.Entry, error) {
 	b, err := regfile.ReadFile(p)
 	if err != nil {
 		return nil, err
 	}
-	return parseRecord(string(b)), nil
-}
-
-func parseRecord(s string) []Record {
-	// CSV as Python's csv module writes it: a path with a comma or a quote
-	// is quoted, with quotes doubled inside. Quotes out of place are taken
-	// as they are (LazyQuotes): an installed distribution's RECORD is
-	// rewritten from what is read here, and no line may be lost.
-	r := csv.NewReader(strings.NewReader(s))
-	r.FieldsPerRecord = -1
-	r.LazyQuotes = true
-	var out []Record
-	for {
-		parts, err := r.Read()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			continue
-		}
-		if len(parts) == 0 || len(parts) == 1 && parts[0] == "" {
-			continue
-		}
-		for len(parts) < 3 {
-			parts = append(parts, "")
-		}
-		out = append(out, Record{parts[0], parts[1], parts[2]})
-	}
-}
-
-// RecordHash is the RECORD spelling of a file's digest.
-func RecordHash(data []byte) string {
-	sum := sha256.Sum256(data)
-	return digest(sum[:])
-}
-
-// digest spells a SHA-256 sum the way RECORD does: urlsafe base64 without
-// padding.
-func digest(sum []byte) string {
-	return "sha256=" + base64.RawURLEncoding.EncodeToString(sum)
-}
-
-func recordLine(path, hash string, size int64) string {
-	p := path
-	if strings.ContainsAny(p, ",\"") {
-		p = `"` + strings.ReplaceAll(p, `"`, `""`) + `"`
-	}
-	if hash == "" {
-		return p + ",,"
-	}
-	return fmt.Sprintf("%s,%s,%d", p, hash, size)
+	return record.Parse(string(b)), nil
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/dcopy"
+	"github.com/rocmdoctor/rocmdoctor/internal/record"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
@@ -121,7 +122,7 @@ func writeWheel(t testing.TB, path string, order []string, files map[string][]by
 	var rec strings.Builder
 	last := order[len(order)-1]
 	for _, n := range order[:len(order)-1] {
-		rec.WriteString(n + "," + wheel.RecordHash(files[n]) + "," + strconv.Itoa(len(files[n])) + "\n")
+		rec.WriteString(n + "," + record.Hash(files[n]) + "," + strconv.Itoa(len(files[n])) + "\n")
 	}
 	rec.WriteString(last + ",,\n")
 	files[last] = []byte(rec.String())
@@ -542,7 +543,7 @@ func verifyRecord(t *testing.T, z map[string]*zip.File) {
 			continue
 		}
 		data := content(t, z[parts[0]])
-		if parts[1] != wheel.RecordHash(data) || parts[2] != strconv.Itoa(len(data)) {
+		if parts[1] != record.Hash(data) || parts[2] != strconv.Itoa(len(data)) {
 			t.Errorf("RECORD line %q does not match the entry", l)
 		}
 	}
@@ -683,7 +684,7 @@ func TestCorpusOnnxruntimeNode(t *testing.T) {
 	w, _ := zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Deflate})
 	w.Write(lib)
 	w, _ = zw.Create("onnxruntime_node-1.0.0.dist-info/RECORD")
-	w.Write([]byte(name + "," + wheel.RecordHash(lib) + "," + strconv.Itoa(len(lib)) + "\nonnxruntime_node-1.0.0.dist-info/RECORD,,\n"))
+	w.Write([]byte(name + "," + record.Hash(lib) + "," + strconv.Itoa(len(lib)) + "\nonnxruntime_node-1.0.0.dist-info/RECORD,,\n"))
 	zw.Close()
 	out.Close()
 	p, err := wheel.Relink(context.Background(), whl, wheel.Options{LibDirs: []string{"/usr/lib/x86_64-linux-gnu"}, Output: filepath.Join(dir, "out")})
@@ -1075,7 +1076,7 @@ func TestRelinkDirectoryUpdatesRecord(t *testing.T) {
 			t.Errorf("RECORD lists %s: %v", parts[0], err)
 			continue
 		}
-		if parts[1] != wheel.RecordHash(data) || parts[2] != strconv.Itoa(len(data)) {
+		if parts[1] != record.Hash(data) || parts[2] != strconv.Itoa(len(data)) {
 			t.Errorf("RECORD line %q does not match the file", l)
 		}
 		seen++

@@ -18,6 +18,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/internal/dcopy"
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/pflate"
+	"github.com/rocmdoctor/rocmdoctor/internal/record"
 	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
 	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
 )
@@ -38,8 +39,8 @@ type wheelOutput struct {
 	out    *wheelOut
 	dst    string
 	zw     *zip.Writer
-	old    map[string]Record // the input's RECORD by path
-	order  []int             // input index of each entry written, in write order
+	old    map[string]record.Entry // the input's RECORD by path
+	order  []int                   // input index of each entry written, in write order
 	record map[int]string
 	copied chan error  // copyUnchanged's result
 	stop   atomic.Bool // set by discard: copyUnchanged gives up
@@ -91,7 +92,7 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 	if err != nil {
 		return nil, err
 	}
-	w := &wheelOutput{d: d, raw: raw, zr: zr, dst: dst, old: map[string]Record{}, record: map[int]string{}}
+	w := &wheelOutput{d: d, raw: raw, zr: zr, dst: dst, old: map[string]record.Entry{}, record: map[int]string{}}
 	if d.record != "" {
 		for _, zf := range zr.File {
 			if zf.Name != d.record {
@@ -112,8 +113,8 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 				raw.Close()
 				return nil, d.errAt(zf.Name, err)
 			}
-			for _, r := range parseRecord(string(b)) {
-				w.old[r.path] = r
+			for _, r := range record.Parse(string(b)) {
+				w.old[r.Path] = r
 			}
 		}
 	}
@@ -237,8 +238,8 @@ func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
 	if zf.FileInfo().IsDir() {
 		return nil
 	}
-	if r, ok := w.old[zf.Name]; ok && r.hash != "" {
-		line := recordLine(zf.Name, r.hash, atoi(r.size))
+	if r, ok := w.old[zf.Name]; ok && r.Hash != "" {
+		line := record.Line(zf.Name, r.Hash, atoi(r.Size))
 		w.record[i] = line
 		return nil
 	}
@@ -252,7 +253,7 @@ func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
 	if err != nil {
 		return w.d.errAt(zf.Name, err)
 	}
-	line := recordLine(zf.Name, sum, n)
+	line := record.Line(zf.Name, sum, n)
 	w.record[i] = line
 	return nil
 }
@@ -333,7 +334,7 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 		for _, i := range idx {
 			b.WriteString(w.record[i] + "\n")
 		}
-		b.WriteString(recordLine(w.d.record, "", 0) + "\n")
+		b.WriteString(record.Line(w.d.record, "", 0) + "\n")
 		h := recordHeader
 		h.CompressedSize64, h.UncompressedSize64, h.CRC32 = 0, 0, 0
 		out, err := w.zw.CreateHeader(&h)

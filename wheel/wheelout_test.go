@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/dcopy"
+	"github.com/rocmdoctor/rocmdoctor/internal/record"
 )
 
 // TestSortCentralDirectory: records written in one order come back in the
@@ -93,7 +94,7 @@ func TestFileDigest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := recordLine("pkg/lib.so", RecordHash(data), int64(len(data))); line != want {
+	if want := record.Line("pkg/lib.so", record.Hash(data), int64(len(data))); line != want {
 		t.Fatalf("line %q, want %q", line, want)
 	}
 	if _, err := startDigest(path).line("pkg/lib.so", int64(len(data))+1); err == nil || !strings.Contains(err.Error(), "changed while it was written") {
@@ -230,36 +231,6 @@ func TestReusedHeader(t *testing.T) {
 		if got := reusedHeader(big); got.Flags&dataDescriptorFlag == 0 {
 			t.Errorf("%d/%d bytes: no data descriptor", big.CompressedSize64, big.UncompressedSize64)
 		}
-	}
-}
-
-// RECORD is CSV: paths with commas or quotes are quoted, quotes doubled;
-// what recordLine writes parseRecord reads back, CRLF line ends included.
-func TestParseRecord(t *testing.T) {
-	paths := []string{"pkg/lib.so", `pkg/a,b.so`, `pkg/say "hi".so`, `pkg/"q",x`}
-	var b strings.Builder
-	for i, p := range paths {
-		b.WriteString(recordLine(p, "sha256=abc"+strconv.Itoa(i), int64(i+1)) + "\r\n")
-	}
-	b.WriteString(recordLine("pkg-1.0.dist-info/RECORD", "", 0) + "\n\n")
-	// Written by hand, not by csv: a bare quote is kept, not a reason to
-	// stop reading.
-	b.WriteString(`pkg/bare"quote.so,sha256=zz,9` + "\n")
-	got := parseRecord(b.String())
-	if len(got) != len(paths)+2 || got[len(paths)+1] != (Record{`pkg/bare"quote.so`, "sha256=zz", "9"}) {
-		t.Fatalf("a bare quote: %+v", got)
-	}
-	got = got[:len(paths)+1]
-	if len(got) != len(paths)+1 {
-		t.Fatalf("%d records, want %d: %+v", len(got), len(paths)+1, got)
-	}
-	for i, p := range paths {
-		if want := (Record{p, "sha256=abc" + strconv.Itoa(i), strconv.Itoa(i + 1)}); got[i] != want {
-			t.Errorf("record %d = %+v, want %+v", i, got[i], want)
-		}
-	}
-	if last := got[len(paths)]; last != (Record{"pkg-1.0.dist-info/RECORD", "", ""}) {
-		t.Errorf("RECORD's own line = %+v", last)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/mapfile"
+	"github.com/rocmdoctor/rocmdoctor/internal/record"
 	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
 )
 
@@ -44,7 +45,7 @@ func writeFiles(d *dist, p *Plan) error {
 		if err != nil {
 			return err
 		}
-		lines[rel] = recordLine(rel, sum, n)
+		lines[rel] = record.Line(rel, sum, n)
 	}
 	for rel := range dropped {
 		if err := os.Remove(d.source(rel)); err != nil && !os.IsNotExist(err) {
@@ -63,14 +64,14 @@ func writeFiles(d *dist, p *Plan) error {
 	var b strings.Builder
 	for _, r := range recs {
 		switch {
-		case dropped[r.path]:
+		case dropped[r.Path]:
 			continue
-		case r.path == d.record:
-			b.WriteString(recordLine(r.path, "", 0) + "\n")
-		case changed[r.path]:
-			b.WriteString(lines[r.path] + "\n")
+		case r.Path == d.record:
+			b.WriteString(record.Line(r.Path, "", 0) + "\n")
+		case changed[r.Path]:
+			b.WriteString(lines[r.Path] + "\n")
 		default:
-			b.WriteString(recordLine(r.path, r.hash, atoi(r.size)) + "\n")
+			b.WriteString(record.Line(r.Path, r.Hash, atoi(r.Size)) + "\n")
 		}
 	}
 	tmp := recPath + ".rocmdoctor-tmp"
@@ -131,7 +132,7 @@ func hashStream(r io.Reader) (string, int64, error) {
 	if err != nil {
 		return "", 0, err
 	}
-	return digest(sum.Sum(nil)), n, nil
+	return record.Digest(sum.Sum(nil)), n, nil
 }
 
 // writeChanged streams a rewritten file into the archive under the original
@@ -293,7 +294,7 @@ func startDigest(path string) *fileDigest {
 			return nil
 		})
 		if dg.err == nil {
-			dg.sum = digest(s.Sum(nil))
+			dg.sum = record.Digest(s.Sum(nil))
 		}
 	}()
 	return dg
@@ -309,7 +310,7 @@ func (dg *fileDigest) line(name string, n int64) (string, error) {
 	if dg.size != n {
 		return "", fmt.Errorf("%s: changed while it was written (%d bytes hashed, %d written)", dg.path, dg.size, n)
 	}
-	return recordLine(name, dg.sum, n), nil
+	return record.Line(name, dg.sum, n), nil
 }
 
 // lineChecked is line for a file whose CRC-32 the caller computed as it
@@ -328,7 +329,7 @@ func (dg *fileDigest) lineChecked(name string, n int64, crc uint32) (string, err
 		return startDigest(dg.path).line(name, n)
 	}
 	predictionsUsed.Add(1)
-	return recordLine(name, dg.sum, n), nil
+	return record.Line(name, dg.sum, n), nil
 }
 
 // cancel stops the digest and waits for its goroutine.
