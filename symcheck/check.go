@@ -1128,33 +1128,69 @@ func checkWheel(p *elfx.Probe, opts *CheckOptions) (out []Finding, deviceCode bo
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %w", path, err)
 	}
+	rec, err := newWheelRecord(path, zr, p)
+	if err != nil {
+		return nil, false, err
+	}
 	gpu := len(opts.gpuRequired) > 0
 	tensile := newTensileLayout()
 	members := map[string]*zip.File{}
-	for _, zf := range zr.File {
+	hashes := newHashPool(p)
+	failed, failedAt := error(nil), len(zr.File)
+	for i, zf := range zr.File {
 		if zf.FileInfo().IsDir() {
 			continue
 		}
 		name := zipx.MemberPath(path, zf.Name)
+		// Every byte of the member goes to v (nil: nothing to check it
+		// against): on the way when it is extracted for the rules,
+		// through the pool otherwise.
+		v := rec.verifier(zf)
+		var fs []Finding
+		var dc, teed bool
+		switch {
+		case gpu && tensile.add(name), zf.UncompressedSize64 < 64:
+			// One architecture's kernels (judged with the directory), or
+			// too short to be anything checked: only hashed.
+		case v == nil: // not a nil *Verifier in a non-nil io.Writer
+			fs, dc, _, err = checkWheelMember(zf, p, name, opts, nil)
+		default:
+			fs, dc, teed, err = checkWheelMember(zf, p, name, opts, v)
+		}
 		if gpu {
 			members[filepath.Clean(name)] = zf // as the Tensile layout's paths are
-			if tensile.add(name) {
-				continue // one architecture's kernels: judged with the directory
-			}
 		}
-		if zf.UncompressedSize64 < 64 {
-			continue
-		}
-		fs, dc, err := checkWheelMember(zf, p, name, opts)
 		out = append(out, fs...)
 		deviceCode = deviceCode || dc
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), name+": ") { // the ELF reader's errors name it
-				err = fmt.Errorf("%s: %w", name, err)
-			}
-			return out, deviceCode, err
+			failed, failedAt = err, i
+			break
+		}
+		switch {
+		case teed:
+			rec.verified(zf, v)
+		case v != nil:
+			hashes.add(i, zf, v)
 		}
 	}
+	// The first member that cannot be read, in the wheel's order, is the
+	// wheel's error.
+	for _, j := range hashes.wait() {
+		if j.err != nil && j.at < failedAt {
+			failed, failedAt = j.err, j.at
+		}
+		if j.err == nil {
+			rec.verified(j.zf, j.v)
+		}
+	}
+	if failed != nil {
+		name := zipx.MemberPath(path, zr.File[failedAt].Name)
+		if !strings.HasPrefix(failed.Error(), name+": ") { // the ELF reader's errors name it
+			failed = fmt.Errorf("%s: %w", name, failed)
+		}
+		return append(out, rec.out...), deviceCode, failed
+	}
+	out = append(out, rec.finish()...)
 	if gpu {
 		reports, tf := tensile.check(opts.gpuRequired, func(kernel, arch string) bool {
 			zf := members[filepath.Clean(kernel)]
@@ -1169,42 +1205,45 @@ func checkWheel(p *elfx.Probe, opts *CheckOptions) (out []Finding, deviceCode bo
 }
 
 // checkWheelMember runs the file-level rules on one member if it is ELF;
-// raw is the wheel.
-func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOptions) ([]Finding, bool, error) {
+// raw is the wheel. When tee is not nil and the rules extract the member,
+// all of it is written to tee on the way (for RECORD's hash), and teed
+// says so.
+func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOptions, tee io.Writer) (fs []Finding, dc, teed bool, err error) {
 	// Only what the host's loader loads has file-level rules: AMDGPU code
 	// objects (thousands in PyTorch's wheels) are not extracted, unless
 	// their device code is asked about.
 	head, err := zipx.Head(zf, elfx.HostHeaderLen)
 	if err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
 	if !elfx.HostLoadable(head) {
 		if len(opts.gpuRequired) == 0 {
-			return nil, false, nil
+			return nil, false, false, nil
 		}
 		lib, ok, err := gpuMember(name, zf, raw, head)
 		if err != nil || !ok || len(lib.Code) == 0 && len(lib.Notes) == 0 {
-			return nil, false, err
+			return nil, false, false, err
 		}
-		return lib.deviceFindings(opts.gpuRequired), true, nil
+		return lib.deviceFindings(opts.gpuRequired), true, false, nil
 	}
-	r, done, err := memberReader(zf, raw)
+	r, done, err := memberReader(zf, raw, tee)
 	if err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
+	teed = tee != nil
 	defer done()
 	f, err := elfx.NewFileSize(r, int64(zf.UncompressedSize64), name)
 	if err != nil {
-		return nil, false, err
+		return nil, false, teed, err
 	}
 	defer f.Close()
 	out, err := hygiene(factsOf(f), f.VersionNeeds, name, opts)
 	if len(opts.gpuRequired) == 0 || err != nil {
-		return out, false, err
+		return out, false, teed, err
 	}
 	cos, notes := codeObjects(f, nil)
 	gf, dc := deviceCodeFindings(name, cos, notes, opts.gpuRequired)
-	return append(out, gf...), dc, nil
+	return append(out, gf...), dc, teed, nil
 }
 
 // memberReader extracts wheel member zf (raw is the wheel) for reading:
@@ -1214,7 +1253,8 @@ func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOpt
 // are checked. done releases what it took. The declared size bounds what
 // the extraction lets through, and it is bounded here (maxWheelMember), so
 // a wheel cannot make a scan fill the memory or the temporary directory.
-func memberReader(zf *zip.File, raw io.ReaderAt) (r io.ReaderAt, done func(), err error) {
+// What is extracted is written to tee as well, when it is not nil.
+func memberReader(zf *zip.File, raw io.ReaderAt, tee io.Writer) (r io.ReaderAt, done func(), err error) {
 	if size := zf.UncompressedSize64; size > maxWheelMember {
 		return nil, nil, fmt.Errorf("declares %d bytes, more than rocmdoctor extracts (%d)", size, uint64(maxWheelMember))
 	}
@@ -1223,7 +1263,17 @@ func memberReader(zf *zip.File, raw io.ReaderAt) (r io.ReaderAt, done func(), er
 		if _, err := zipx.Extract(buf, raw, zf); err != nil {
 			return nil, nil, err
 		}
-		return bytes.NewReader(buf.Bytes()), func() {}, nil
+		done = func() {}
+		if tee != nil {
+			// Hashed on another core while the rules read it.
+			hashed := make(chan struct{})
+			go func() {
+				tee.Write(buf.Bytes())
+				close(hashed)
+			}()
+			done = func() { <-hashed }
+		}
+		return bytes.NewReader(buf.Bytes()), done, nil
 	}
 	tmp, err := os.CreateTemp("", "rocmdoctor-wheel-*.so")
 	if err != nil {
@@ -1233,7 +1283,17 @@ func memberReader(zf *zip.File, raw io.ReaderAt) (r io.ReaderAt, done func(), er
 		tmp.Close()
 		os.Remove(tmp.Name())
 	}
-	if _, err := zipx.Extract(tmp, raw, zf); err != nil {
+	var w io.Writer = tmp
+	if tee != nil {
+		bg := newBGWriter(tee) // hashed on another core while it is inflated
+		w = io.MultiWriter(tmp, bg)
+		remove := done
+		done = func() {
+			bg.Close()
+			remove()
+		}
+	}
+	if _, err := zipx.Extract(w, raw, zf); err != nil {
 		done()
 		return nil, nil, err
 	}

@@ -455,7 +455,7 @@ func TestCheckWheelMembers(t *testing.T) {
 	}
 	// A member compressed with bzip2 (method 12): named, with the method.
 	p = filepath.Join(t.TempDir(), "pkg-1.0-py3-none-linux_x86_64.whl")
-	os.WriteFile(p, testenv.ZipMember("pkg/libbz.so", exec, 12), 0o644)
+	os.WriteFile(p, testenv.WheelMember("pkg-1.0", "pkg/libbz.so", exec, 12), 0o644)
 	if rep, err = symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -476,23 +476,13 @@ func TestCheckWheelSkipsDeviceCode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	zw := zip.NewWriter(&buf)
 	// check stops at a wheel's first error: the code objects come first.
-	for _, m := range []struct {
-		name string
-		data []byte
-	}{
-		{"torch/lib/rocblas/library/Kernels.so-000-gfx90a.hsaco", co},
-		{"torch/lib/rocblas/library/damaged-gfx90a.co", append(co[:64:64], bytes.Repeat([]byte{0xff}, 200)...)},
-		{"torch/lib/libdamaged.so", append(lib[:64:64], bytes.Repeat([]byte{0xff}, 200)...)},
-	} {
-		w, _ := zw.CreateHeader(&zip.FileHeader{Name: m.name, Method: zip.Deflate})
-		w.Write(m.data)
-	}
-	zw.Close()
 	p := filepath.Join(t.TempDir(), "torch-2.5.1-cp311-cp311-linux_x86_64.whl")
-	os.WriteFile(p, buf.Bytes(), 0o644)
+	writeWheel(t, p, [][2]string{
+		{"torch/lib/rocblas/library/Kernels.so-000-gfx90a.hsaco", string(co)},
+		{"torch/lib/rocblas/library/damaged-gfx90a.co", string(co[:64]) + strings.Repeat("\xff", 200)},
+		{"torch/lib/libdamaged.so", string(lib[:64]) + strings.Repeat("\xff", 200)},
+	}, nil)
 	rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/record"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
@@ -427,6 +428,10 @@ func writeWheel(t testing.TB, path string, members [][2]string, stored map[strin
 		t.Fatal(err)
 	}
 	zw := zip.NewWriter(fh)
+	// RECORD, as the wheel's file name names its .dist-info directory.
+	parts := strings.SplitN(filepath.Base(path), "-", 3)
+	rec := parts[0] + "-" + parts[1] + ".dist-info/RECORD"
+	var lines strings.Builder
 	for _, m := range members {
 		data := []byte(m[1])
 		if name, ok := strings.CutPrefix(m[1], "@"); ok {
@@ -443,7 +448,13 @@ func writeWheel(t testing.TB, path string, members [][2]string, stored map[strin
 			t.Fatal(err)
 		}
 		w.Write(data)
+		lines.WriteString(record.Line(m[0], record.Hash(data), int64(len(data))) + "\n")
 	}
+	w, err := zw.Create(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write([]byte(lines.String() + record.Line(rec, "", 0) + "\n"))
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}

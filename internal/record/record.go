@@ -74,6 +74,15 @@ func Hash(data []byte) string {
 	return Digest(sum[:])
 }
 
+// UncheckedError is NewVerifier's error for a hash this package cannot
+// compute: the algorithm may be a permitted one, but the content cannot
+// be checked against it.
+type UncheckedError struct{ Alg string }
+
+func (e *UncheckedError) Error() string {
+	return fmt.Sprintf("is hashed with %q in RECORD, which rocmdoctor cannot check (sha256, sha384, sha512)", e.Alg)
+}
+
 // Verifier checks content against one entry's hash and size.
 type Verifier struct {
 	e    Entry
@@ -106,13 +115,16 @@ func NewVerifier(e Entry) (*Verifier, error) {
 	case "md5", "sha1":
 		return nil, fmt.Errorf("is hashed with %s in RECORD, which wheels may not use (sha256 or better)", alg)
 	default:
-		return nil, fmt.Errorf("is hashed with %q in RECORD, which rocmdoctor cannot check (sha256, sha384, sha512)", alg)
+		return nil, &UncheckedError{alg}
 	}
-	// Padding is tolerated here: some writers keep it; the digest is what
-	// counts.
 	want, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(val, "="))
 	if err != nil || len(want) != h.Size() {
 		return nil, fmt.Errorf("has a malformed %s digest in RECORD (%q)", alg, val)
+	}
+	// Installers compare the text (installer) or split the field at "="
+	// (wheel): a padded digest fails both, even when it is right.
+	if strings.HasSuffix(val, "=") {
+		return nil, fmt.Errorf("has a %s digest padded with '=' in RECORD, which installers do not accept (urlsafe base64 without padding)", alg)
 	}
 	return &Verifier{e: e, alg: strings.ToLower(alg), want: want, h: h}, nil
 }

@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/mapfile"
+	"github.com/rocmdoctor/rocmdoctor/internal/record"
 )
 
 // RequireAll reports whether missing tools and data must fail tests.
@@ -214,15 +215,19 @@ func StripSectionHeaders(b []byte) []byte {
 	return b
 }
 
-// ZipMember is a zip archive holding data as member name, recorded as
-// compressed with method but stored as it is (for readers that must
-// refuse a method they do not support, such as bzip2's 12).
-func ZipMember(name string, data []byte, method uint16) []byte {
+// WheelMember is a wheel of distribution dist ("pkg-1.0", as its file
+// name begins) holding data as member name, recorded as compressed with
+// method but stored as it is (for readers that must refuse a method they
+// do not support, such as bzip2's 12), and the RECORD that lists it.
+func WheelMember(dist, name string, data []byte, method uint16) []byte {
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	zw.RegisterCompressor(method, func(w io.Writer) (io.WriteCloser, error) { return nopCloser{w}, nil })
 	w, _ := zw.CreateHeader(&zip.FileHeader{Name: name, Method: method})
 	w.Write(data)
+	rec := dist + ".dist-info/RECORD"
+	w, _ = zw.Create(rec)
+	w.Write([]byte(record.Line(name, record.Hash(data), int64(len(data))) + "\n" + record.Line(rec, "", 0) + "\n"))
 	zw.Close()
 	return buf.Bytes()
 }

@@ -337,7 +337,7 @@ func TestCheckFilesThatCannotBeChecked(t *testing.T) {
 	}
 	// A wheel member's error names the member under the wheel's path once.
 	whl := filepath.Join(dir, "pkg-1.0-py3-none-linux_x86_64.whl")
-	os.WriteFile(whl, testenv.ZipMember("pkg/libbz.so", b, 12), 0o644)
+	os.WriteFile(whl, testenv.WheelMember("pkg-1.0", "pkg/libbz.so", b, 12), 0o644)
 	code, _, errOut = run(t, "check", "--format", "plain", whl)
 	if want := "rocmdoctor: " + whl + "!/pkg/libbz.so: compressed with bzip2 (method 12)"; code != 1 || !strings.Contains(errOut, want) {
 		t.Errorf("bzip2 member: exit %d, stderr %q, want %q", code, errOut, want)
