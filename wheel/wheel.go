@@ -204,6 +204,9 @@ type dist struct {
 	edited map[string][][2]int64
 	// RECORD digests of the patched files, begun as each is patched.
 	digests map[string]*fileDigest
+	// checks are the digests of the staged ELF files left as they are,
+	// which their RECORD lines must match (begun before writing).
+	checks map[string]*fileDigest
 	// deferred are ELF files left unstaged (a wheel's unextracted):
 	// copies that the relink is to drop (see droppable).
 	deferred []string
@@ -282,6 +285,9 @@ func Relink(ctx context.Context, input string, o Options) (rep *Plan, err error)
 		for _, dg := range d.digests {
 			dg.cancel()
 		}
+		for _, dg := range d.checks {
+			dg.cancel()
+		}
 	}()
 	p := &Plan{SchemaVersion: 1, Input: input, Kind: d.kind, TargetDirs: dirs, Findings: []symcheck.Finding{}}
 	if err := plan(ctx, d, targets, o, p); err != nil {
@@ -335,6 +341,22 @@ func Relink(ctx context.Context, input string, o Options) (rep *Plan, err error)
 	}
 	if o.DryRun {
 		return p, nil
+	}
+	// The libraries left as they are keep their RECORD lines only if the
+	// lines are right (a library patched by hand after unpacking, zipped
+	// again without a new RECORD, left as it is now, would keep a line
+	// installers refuse): each is hashed from its staged copy on a
+	// goroutine of its own while the rest is written.
+	changed, dropped := p.changes()
+	for _, rel := range d.elfs {
+		if d.record == "" {
+			break // no lines to check
+		}
+		path := filepath.Join(d.root, filepath.FromSlash(rel))
+		if changed[rel] || dropped[rel] || pred != nil && pred.rel == rel && pred.holed || !regularFile(path) {
+			continue // new lines, no lines, a copy with a hole, or not staged
+		}
+		d.checks[rel] = startDigest(path)
 	}
 	if d.kind == "wheel" {
 		w := out
@@ -403,7 +425,7 @@ func stage(input, work string, early func(*dist) error, skip func(string) bool) 
 	if err != nil {
 		return nil, err
 	}
-	d := &dist{root: work, input: input, index: map[string]*inflate.Index{}, edited: map[string][][2]int64{}, digests: map[string]*fileDigest{}}
+	d := &dist{root: work, input: input, index: map[string]*inflate.Index{}, edited: map[string][][2]int64{}, digests: map[string]*fileDigest{}, checks: map[string]*fileDigest{}}
 	switch {
 	case !st.IsDir() && strings.HasSuffix(input, ".whl"):
 		d.kind = "wheel"

@@ -1926,3 +1926,116 @@ func TestRelinkKeepsRunPathWithoutTarget(t *testing.T) {
 		t.Errorf("new run path %q, want %q (old %q)", got, want, p.Files[0].OldRunPath)
 	}
 }
+
+// staleRecord is RECORD text rec as hand edits leave it: the line of the
+// library shared (which a relink leaves as it is) with another file's hash
+// (its bytes edited after RECORD was made), METADATA's size off by one,
+// top_level.txt not listed.
+func staleRecord(t *testing.T, rec string) string {
+	t.Helper()
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(rec), "\n") {
+		parts := strings.Split(l, ",")
+		switch parts[0] {
+		case shared:
+			l = parts[0] + "," + record.Hash([]byte("the library as it was")) + "," + parts[2]
+		case distInfo + "/METADATA":
+			n, _ := strconv.Atoi(parts[2])
+			l = parts[0] + "," + parts[1] + "," + strconv.Itoa(n+1)
+		case distInfo + "/top_level.txt":
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n") + "\n"
+}
+
+// A wheel whose RECORD was left stale by hand edits comes out of a relink
+// with a RECORD that matches every entry (check, which fails the input
+// with RD1501, passes the output), and the plan says which lines were
+// written anew: the library relink leaves as it is is hashed from its
+// staged copy, an entry whose size differs from its line and one RECORD
+// does not list are hashed from the wheel. Before, the stale lines were
+// copied into the new RECORD. The same for an unpacked tree patched in
+// place.
+func TestRelinkRewritesStaleRecordLines(t *testing.T) {
+	fx := build(t)
+	// The wheel again, with the stale RECORD.
+	in := readZipList(t, fx.wheel)
+	z := readZip(t, fx.wheel)
+	stale := filepath.Join(fx.dir, "stale", wheelName)
+	os.MkdirAll(filepath.Dir(stale), 0o755)
+	fh, err := os.Create(stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(fh)
+	for _, n := range in {
+		b := content(t, z[n])
+		if n == distInfo+"/RECORD" {
+			b = []byte(staleRecord(t, string(b)))
+		}
+		w, _ := zw.CreateHeader(&zip.FileHeader{Name: n, Method: zip.Deflate})
+		w.Write(b)
+	}
+	zw.Close()
+	fh.Close()
+	rd1501 := func(path string) []string {
+		rep, err := symcheck.Check(context.Background(), []string{path}, symcheck.CheckOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range rep.Findings {
+			if f.ID == "RD1501" {
+				got = append(got, strings.TrimPrefix(f.File, path+"!/"))
+			}
+		}
+		slices.Sort(got)
+		return got
+	}
+	if got, want := rd1501(stale), []string{shared, distInfo + "/METADATA", distInfo + "/top_level.txt"}; !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+		t.Fatalf("check on the stale wheel: RD1501 on %q, want %q", got, want)
+	}
+	out := filepath.Join(fx.dir, "out")
+	p, err := wheel.Relink(context.Background(), stale, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, DropBundled: true, Output: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verifyRecord(t, readZip(t, p.Output))
+	if got := rd1501(p.Output); len(got) != 0 {
+		t.Errorf("check on the relinked wheel: RD1501 on %q", got)
+	}
+	notes := strings.Join(p.Notes, "\n")
+	for _, want := range []string{"RECORD's line for " + shared + " (", "RECORD's line for " + distInfo + "/METADATA (", distInfo + "/top_level.txt was not listed in RECORD: added"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("no note %q in\n%s", want, notes)
+		}
+	}
+
+	// An unpacked tree: the library's line is written from the file.
+	dir := filepath.Join(fx.dir, "unpacked")
+	for name, f := range z {
+		b := content(t, f)
+		if name == distInfo+"/RECORD" {
+			b = []byte(staleRecord(t, string(b)))
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(dst), 0o755)
+		if err := os.WriteFile(dst, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err = wheel.Relink(context.Background(), dir, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, DropBundled: true, InPlace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := os.ReadFile(filepath.Join(dir, distInfo, "RECORD"))
+	lib, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(shared)))
+	if want := record.Line(shared, record.Hash(lib), int64(len(lib))); !strings.Contains(string(rec), want+"\n") {
+		t.Errorf("RECORD of the tree has no line %q:\n%s", want, rec)
+	}
+	if !strings.Contains(strings.Join(p.Notes, "\n"), "RECORD's line for "+shared+" (") {
+		t.Errorf("tree: no note on the library's line: %q", p.Notes)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -42,6 +43,9 @@ type wheelOutput struct {
 	old    map[string]record.Entry // the input's RECORD by path
 	order  []int                   // input index of each entry written, in write order
 	record map[int]string
+	// fixed says, by input index, why an entry's line is not the input's
+	// (for the plan's notes).
+	fixed  map[int]string
 	copied chan error  // copyUnchanged's result
 	stop   atomic.Bool // set by discard: copyUnchanged gives up
 	// flushed is closed when the early fsync of the copied entries (see
@@ -92,7 +96,7 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 	if err != nil {
 		return nil, err
 	}
-	w := &wheelOutput{d: d, raw: raw, zr: zr, dst: dst, old: map[string]record.Entry{}, record: map[int]string{}}
+	w := &wheelOutput{d: d, raw: raw, zr: zr, dst: dst, old: map[string]record.Entry{}, record: map[int]string{}, fixed: map[int]string{}}
 	if d.record != "" {
 		for _, zf := range zr.File {
 			if zf.Name != d.record {
@@ -238,12 +242,32 @@ func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
 	if zf.FileInfo().IsDir() {
 		return nil
 	}
-	if r, ok := w.old[zf.Name]; ok && r.Hash != "" {
+	r, listed := w.old[zf.Name]
+	if dg := w.d.checks[zf.Name]; dg != nil {
+		// A library left as it is: the line comes from its staged copy.
+		line, err := dg.line(zf.Name, int64(zf.UncompressedSize64))
+		if err != nil {
+			return w.d.errAt(zf.Name, err)
+		}
+		if listed && line != record.Line(zf.Name, r.Hash, atoi(r.Size)) {
+			w.fixed[i] = staleLine(zf.Name, r)
+		}
+		w.record[i] = line
+		return nil
+	}
+	// Any other entry keeps its line, unless the line's size is not the
+	// entry's (its hash is only checked by reading it all).
+	if listed && r.Hash != "" && r.Size == strconv.FormatUint(zf.UncompressedSize64, 10) {
 		line := record.Line(zf.Name, r.Hash, atoi(r.Size))
 		w.record[i] = line
 		return nil
 	}
-	// Not in RECORD: hashed now, from its data.
+	if listed {
+		w.fixed[i] = staleLine(zf.Name, r)
+	} else {
+		w.fixed[i] = zf.Name + " was not listed in RECORD: added"
+	}
+	// Hashed now, from its data.
 	rd, err := zipx.Open(zf)
 	if err != nil {
 		return w.d.errAt(zf.Name, err)
@@ -333,6 +357,9 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 		sort.Ints(idx)
 		for _, i := range idx {
 			b.WriteString(w.record[i] + "\n")
+			if why := w.fixed[i]; why != "" {
+				p.Notes = append(p.Notes, why)
+			}
 		}
 		b.WriteString(record.Line(w.d.record, "", 0) + "\n")
 		h := recordHeader

@@ -70,6 +70,18 @@ func writeFiles(d *dist, p *Plan) error {
 			b.WriteString(record.Line(r.Path, "", 0) + "\n")
 		case changed[r.Path]:
 			b.WriteString(lines[r.Path] + "\n")
+		case d.checks[r.Path] != nil:
+			// A library left as it is: the line comes from the file.
+			dg := d.checks[r.Path]
+			<-dg.done
+			if dg.err != nil {
+				return d.fileErr(r.Path, dg.err)
+			}
+			line := record.Line(r.Path, dg.sum, dg.size)
+			if line != record.Line(r.Path, r.Hash, atoi(r.Size)) {
+				p.Notes = append(p.Notes, staleLine(r.Path, r))
+			}
+			b.WriteString(line + "\n")
 		default:
 			b.WriteString(record.Line(r.Path, r.Hash, atoi(r.Size)) + "\n")
 		}
@@ -79,6 +91,12 @@ func writeFiles(d *dist, p *Plan) error {
 		return err
 	}
 	return os.Rename(tmp, recPath)
+}
+
+// staleLine is the plan's note for an entry whose RECORD line r did not
+// match it and was written anew.
+func staleLine(name string, r record.Entry) string {
+	return fmt.Sprintf("RECORD's line for %s (%s, %s bytes) did not match it: written from the file (it was changed after RECORD was made; installers refuse such a line)", name, r.Hash, r.Size)
 }
 
 func atoi(s string) int64 {
