@@ -6,6 +6,7 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"hash/crc32"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -309,5 +310,71 @@ func TestCheckWheelRecordHashErrors(t *testing.T) {
 		if len(rep.Errors) != 1 || !strings.HasPrefix(rep.Errors[0].Error, p+"!/"+order[0]+": ") || !strings.Contains(rep.Errors[0].Error, "checksum") {
 			t.Errorf("order %q: errors %+v", order, rep.Errors)
 		}
+	}
+}
+
+// Debian's own wheels (python3-pip-whl: pip and setuptools, rebuilt by
+// Debian) pass check and `wheel unpack` alike; one of them with a Python
+// file edited and zipped again, RECORD left as it was, fails both, and
+// check names the file.
+func TestRealWheelsRecord(t *testing.T) {
+	testenv.File(t, "/usr/share/python-wheels", "python3-pip-whl")
+	py := pythonWheel(t)
+	wheels, _ := filepath.Glob("/usr/share/python-wheels/*.whl")
+	if len(wheels) == 0 {
+		testenv.Missing(t, "wheels in /usr/share/python-wheels", "apt-get install python3-pip-whl")
+	}
+	unpacks := func(p string) bool {
+		return exec.Command(py, "-m", "wheel", "unpack", "-d", t.TempDir(), p).Run() == nil
+	}
+	rd1501 := func(p string) []symcheck.Finding {
+		rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{})
+		if err != nil || len(rep.Errors) != 0 {
+			t.Fatalf("%s: %v %+v", p, err, rep.Errors)
+		}
+		var out []symcheck.Finding
+		for _, f := range rep.Findings {
+			if f.ID == "RD1501" {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	for _, w := range wheels {
+		if fs := rd1501(w); len(fs) != 0 || !unpacks(w) {
+			t.Errorf("%s: RD1501 %+v; wheel unpack accepts it: %v", w, fs, unpacks(w))
+		}
+	}
+	// The first wheel again, its first Python file edited.
+	zr, err := zip.OpenReader(wheels[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	edited := filepath.Join(t.TempDir(), filepath.Base(wheels[0]))
+	fh, err := os.Create(edited)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(fh)
+	changed := ""
+	for _, zf := range zr.File {
+		rc, err := zf.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(rc)
+		rc.Close()
+		if changed == "" && strings.HasSuffix(zf.Name, ".py") {
+			changed, b = zf.Name, append(b, "# edited by hand\n"...)
+		}
+		w, _ := zw.CreateHeader(&zip.FileHeader{Name: zf.Name, Method: zip.Deflate})
+		w.Write(b)
+	}
+	zw.Close()
+	fh.Close()
+	fs := rd1501(edited)
+	if len(fs) != 1 || fs[0].File != edited+"!/"+changed || fs[0].Severity != symcheck.SeverityError || unpacks(edited) {
+		t.Errorf("%s with %s edited: RD1501 %+v; wheel unpack accepts it: %v", edited, changed, fs, unpacks(edited))
 	}
 }
