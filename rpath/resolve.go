@@ -302,13 +302,57 @@ func New(opts Options) *Resolver {
 	return r
 }
 
-// inRoot maps an absolute path into the sysroot.
+// inRoot maps an absolute path into the sysroot. It is not cleaned: a
+// ".." is resolved where the lookup reaches it (by RealInRoot, which stops
+// it at the root), after the links before it, as the kernel resolves it.
 func (r *Resolver) inRoot(p string) string {
 	if r.opts.Root == "" || !filepath.IsAbs(p) {
 		return p
 	}
-	// Cleaned first, as an absolute path: "/../x" is "/x" in the root too.
-	return filepath.Join(r.opts.Root, filepath.Clean(p))
+	return strings.TrimRight(r.opts.Root, "/") + p
+}
+
+// searchJoin is the path ld.so opens for name in search directory dir:
+// dir without its trailing slashes (but "/"), a slash, name. Nothing is
+// cleaned: "dir/link/../lib" is passed to open() as it is, and the kernel
+// takes ".." from where the link leads, not lexically (filepath.Join's
+// cleaning found nothing where the loader found the library).
+func searchJoin(dir, name string) string {
+	for len(dir) > 1 && dir[len(dir)-1] == '/' {
+		dir = dir[:len(dir)-1]
+	}
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
+
+// rawDir is path up to its last slash, as glibc takes an object's $ORIGIN
+// from the name it was opened by (the slash kept when it is the only one,
+// "." when there is none); nothing is cleaned.
+func rawDir(path string) string {
+	switch i := strings.LastIndexByte(path, '/'); {
+	case i < 0:
+		return "."
+	case i == 0:
+		return "/"
+	default:
+		return path[:i]
+	}
+}
+
+// absolute makes a relative path absolute as the kernel resolves it: from
+// the working directory's physical path (getcwd), not $PWD, and without
+// cleaning. Absolute paths are returned as they are.
+func absolute(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	wd, err := syscall.Getwd()
+	if err != nil {
+		return p
+	}
+	return searchJoin(wd, p)
 }
 
 // real is the file a path inside the sysroot names when its symbolic
@@ -837,10 +881,7 @@ func (r *Resolver) originOf(path string) string {
 	if o, ok := r.origins[path]; ok {
 		return o
 	}
-	o := ""
-	if abs, err := filepath.Abs(path); err == nil {
-		o = filepath.Dir(abs)
-	}
+	o := rawDir(absolute(path))
 	if !filepath.IsAbs(path) {
 		return o // relative to a working directory that may change
 	}
@@ -1105,7 +1146,8 @@ const maxSearches = 1 << 16
 
 // step is one candidate a search tried, with what try found out about it.
 type step struct {
-	path        string
+	path        string // as ld.so opens it (see searchJoin)
+	show        string // path as reported: cleaned unless that names another file
 	real        string // the file opened for path under a sysroot ("" for path)
 	rule        Rule
 	via, hwcaps string
@@ -1178,16 +1220,18 @@ func (r *Resolver) searchDirs(res *Result, obj *Object, dep *Dep, dirs []string,
 		// Subdirectories that do not exist are passed over once per
 		// directory rather than tried per name, as ld.so does.
 		for _, h := range glibcHW {
-			if r.isDir(filepath.Join(d, "glibc-hwcaps", h)) && r.try(res, obj, dep, filepath.Join(d, "glibc-hwcaps", h, name), rule, viaPath, h, false) {
+			sub := searchJoin(d, "glibc-hwcaps/"+h)
+			if r.isDir(sub) && r.try(res, obj, dep, searchJoin(sub, name), rule, viaPath, h, false) {
 				return true
 			}
 		}
 		for _, l := range legacy {
-			if r.isDir(filepath.Join(d, l)) && r.try(res, obj, dep, filepath.Join(d, l, name), rule, viaPath, l, true) {
+			sub := searchJoin(d, l)
+			if r.isDir(sub) && r.try(res, obj, dep, searchJoin(sub, name), rule, viaPath, l, true) {
 				return true
 			}
 		}
-		if r.try(res, obj, dep, filepath.Join(d, name), rule, viaPath, "", false) {
+		if r.try(res, obj, dep, searchJoin(d, name), rule, viaPath, "", false) {
 			return true
 		}
 	}
@@ -1195,7 +1239,11 @@ func (r *Resolver) searchDirs(res *Result, obj *Object, dep *Dep, dirs []string,
 }
 
 func (r *Resolver) isDir(p string) bool {
-	st, err := r.files.stat(p)
+	file, err := r.real(p)
+	if err != nil {
+		return false
+	}
+	st, err := r.files.stat(file)
 	return err == nil && st.IsDir()
 }
 
@@ -1253,18 +1301,12 @@ func (r *Resolver) hostPath(raw string, o *Object) string {
 		p = r.expand(raw, o)
 	}
 	if p == "" {
-		p = "."
+		p = "." // an empty entry: the working directory
 	}
-	switch {
-	case filepath.IsAbs(raw):
+	if filepath.IsAbs(raw) {
 		return r.inRoot(p)
-	case filepath.IsAbs(p):
-		return p
 	}
-	if abs, err := filepath.Abs(p); err == nil {
-		return abs
-	}
-	return p
+	return absolute(p)
 }
 
 // try opens p as a candidate; on success the dependency is bound to it.
@@ -1306,11 +1348,36 @@ func (r *Resolver) try(res *Result, obj *Object, dep *Dep, p string, rule Rule, 
 			}
 		}
 	}
+	s.show = r.shown(p, s.exists, s.id)
 	if r.steps != nil {
 		r.steps = append(r.steps, s)
 	}
 	done, _ := r.applyTo(res, obj, dep, s, loaded)
 	return done
+}
+
+// shown is how candidate p (found: exists, as file id) is reported: p
+// cleaned, "/opt/rocm/lib/../lib64/x" as "/opt/rocm/lib64/x", where that
+// names what p names (the same file, or nothing in both cases), which is
+// so unless a symbolic link comes before a ".."; p as it is otherwise, as
+// ldd prints it.
+func (r *Resolver) shown(p string, exists bool, id fileID) string {
+	c := filepath.Clean(p)
+	if c == p {
+		return p
+	}
+	file, err := r.real(c)
+	var st os.FileInfo
+	if err == nil {
+		st, err = r.files.stat(file)
+	}
+	switch {
+	case err != nil && !exists:
+		return c
+	case err == nil && exists && st.Mode().IsRegular() && elfx.IDOf(st) == id && id != (fileID{}):
+		return c
+	}
+	return p
 }
 
 // loadedAs is the loaded object that is the file id, or nil (also for the
@@ -1344,7 +1411,7 @@ func (r *Resolver) applyTo(res *Result, obj *Object, dep *Dep, s step, o *Object
 	if !s.exists {
 		// Absent candidates under glibc-hwcaps are not worth listing.
 		if s.hwcaps == "" || s.rule == RuleCache {
-			dep.Tried = append(dep.Tried, Attempt{Path: s.path, Rule: s.rule, Result: "absent"})
+			dep.Tried = append(dep.Tried, Attempt{Path: s.show, Rule: s.rule, Result: "absent"})
 		}
 		return false, true
 	}
@@ -1353,7 +1420,7 @@ func (r *Resolver) applyTo(res *Result, obj *Object, dep *Dep, s step, o *Object
 		o.names = append(o.names, dep.Name)
 		dep.Path = o.Path
 	case s.reject != "":
-		a := Attempt{Path: s.path, Rule: s.rule, Result: s.reject, Stops: s.fatal}
+		a := Attempt{Path: s.show, Rule: s.rule, Result: s.reject, Stops: s.fatal}
 		dep.Tried = append(dep.Tried, a)
 		dep.Rejected = append(dep.Rejected, a)
 		if s.fatal {
@@ -1364,16 +1431,17 @@ func (r *Resolver) applyTo(res *Result, obj *Object, dep *Dep, s step, o *Object
 	case s.pf == nil:
 		return false, false
 	default:
+		// $ORIGIN comes from the path opened, not from the one shown.
 		o = r.newObject(s.pf, s.id, s.path, obj)
-		o.real = s.real
+		o.Path, o.real = s.show, s.real
 		o.names = append(o.names, dep.Name)
 		if o.Soname != "" && o.Soname != dep.Name {
 			o.names = append(o.names, o.Soname)
 		}
 		res.Objects = append(res.Objects, o)
-		dep.Path = s.path
+		dep.Path = o.Path
 	}
-	dep.Tried = append(dep.Tried, Attempt{Path: s.path, Rule: s.rule, Result: "found"})
+	dep.Tried = append(dep.Tried, Attempt{Path: s.show, Rule: s.rule, Result: "found"})
 	dep.Object, dep.Rule, dep.Via, dep.HWCaps = o, s.rule, s.via, s.hwcaps
 	dep.LegacyHWCaps = dep.LegacyHWCaps || s.legacy
 	return true, true
