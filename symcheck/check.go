@@ -143,6 +143,9 @@ type candidate struct {
 	// walked: listed by a directory walk as a regular file, so not a
 	// symbolic link (a path named on the command line may be one).
 	walked bool
+	// notExec says why the file could not be executed (its permissions),
+	// "" when it could or that is not known; set when it is opened.
+	notExec string
 }
 
 // Check scans roots (files or directories) with every applicable check and
@@ -449,7 +452,7 @@ func newCandidate(p, root string, walked bool) candidate {
 	if filepath.Base(p) == "composable_kernelConfig.cmake" {
 		kind = "ck"
 	}
-	return candidate{p, root, kind, walked}
+	return candidate{path: p, root: root, kind: kind, walked: walked}
 }
 
 // walkParallel lists the regular files under root in filepath.WalkDir's
@@ -549,6 +552,9 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		return sc
 	}
 	sc.id = elfx.IDOf(p.Info)
+	if m := p.Info.Mode(); m.IsRegular() && m.Perm()&0o111 == 0 {
+		c.notExec = "its mode is " + m.Perm().String()
+	}
 	gpu := len(opts.gpuRequired) > 0
 	if gpu && c.walked {
 		if arch := tensileCodeObject(c.path); arch != "" {
@@ -755,7 +761,7 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, t *symtab, ff *fileF
 			f.Close()
 		}
 	}
-	out, err := hygiene(ff, needs, c.path, opts)
+	out, err := hygiene(ff, needs, c.path, c.notExec, opts)
 	if err != nil {
 		closeFile()
 		return out, err
@@ -963,7 +969,7 @@ func llvmFinding(path string, d *LLVMDiagnosis) []Finding {
 var soFile = lazyRegexp(`(^lib.*\.so(\.[0-9.]+)?$)|(\.so(\.[0-9]+)*$)`)
 
 // hygiene runs the file-level rules RD1201–RD1209 and RD1211.
-func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), path string, opts *CheckOptions) ([]Finding, error) {
+func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), path, notExec string, opts *CheckOptions) ([]Finding, error) {
 	var out []Finding
 	add := func(rule, msg, sym, lib string) {
 		r, _ := LookupRule(rule)
@@ -979,6 +985,9 @@ func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), pat
 	}
 	if ff.interp != "" && isBuildDir(ff.interp, opts.WorkDir) {
 		add(RuleBuildDirInterp, fmt.Sprintf("%s: program interpreter %q lies in a build or temporary directory", path, ff.interp), "", ff.interp)
+	}
+	if notExec != "" && ff.program() {
+		add(RuleProgramNotExec, fmt.Sprintf("%s is a program, but %s: running it fails with \"Permission denied\"", path, notExec), "", "")
 	}
 	d, err := ff.dyn, ff.dynErr
 	if err != nil && !errors.Is(err, elfx.ErrNoDynamic) {
@@ -1068,6 +1077,7 @@ type fileFacts struct {
 	machine   elf.Machine
 	hasInterp bool   // a PT_INTERP (a program or PIE, not a plain library)
 	interp    string // its path
+	hasText   bool   // an executable PT_LOAD with bytes in the file
 	interpErr error
 	dyn       *elfx.Dynamic
 	dynErr    error
@@ -1078,10 +1088,44 @@ type fileFacts struct {
 	codeRead bool
 }
 
+// program reports whether the file is one to run rather than to load: an
+// ET_EXEC file, or a position-independent executable (ET_DYN marked
+// DF_1_PIE, as linkers have marked PIEs since binutils 2.26, and without
+// a SONAME). A program interpreter alone does not make one: glibc's
+// libc.so.6 and libcap's pam_cap.so have one so that they print something
+// when run, and are loaded, not run. A file without code in its
+// executable segments (a separate debug file, /usr/lib/debug/…) is none.
+func (ff *fileFacts) program() bool {
+	switch {
+	case !ff.hasText:
+		return false
+	case ff.typ == elf.ET_EXEC:
+		return true
+	}
+	return ff.typ == elf.ET_DYN && ff.dyn != nil && !ff.dyn.HasSoname && ff.dyn.Flags1&elf.DF_1_PIE != 0
+}
+
+// memberNotExec says why wheel member zf would not be executable once pip
+// installs it ("" when it would): pip sets the execute bits of what it
+// extracts only for an entry whose Unix mode (the high half of the
+// external attributes) is a regular file with one of them.
+func memberNotExec(zf *zip.File) string {
+	mode := zf.ExternalAttrs >> 16
+	switch {
+	case mode == 0:
+		return "its zip entry carries no Unix mode, so pip installs it without execute permission"
+	case mode&0o170000 != 0o100000 || mode&0o111 == 0: // S_IFMT, S_IFREG
+
+		return fmt.Sprintf("its zip entry's mode (%#o) is not that of an executable regular file, so pip installs it without execute permission", mode)
+	}
+	return ""
+}
+
 func factsOf(f *elfx.File) *fileFacts {
 	ff := &fileFacts{typ: f.Type, machine: f.Machine, stack: f.GNUStack()}
 	for _, p := range f.ELF().Progs {
 		ff.hasInterp = ff.hasInterp || p.Type == elf.PT_INTERP
+		ff.hasText = ff.hasText || p.Type == elf.PT_LOAD && p.Flags&elf.PF_X != 0 && p.Filesz > 0
 	}
 	ff.interp, ff.interpErr = f.Interp()
 	ff.dyn, ff.dynErr = f.Dynamic()
@@ -1237,7 +1281,7 @@ func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOpt
 		return nil, false, teed, err
 	}
 	defer f.Close()
-	out, err := hygiene(factsOf(f), f.VersionNeeds, name, opts)
+	out, err := hygiene(factsOf(f), f.VersionNeeds, name, memberNotExec(zf), opts)
 	if len(opts.gpuRequired) == 0 || err != nil {
 		return out, false, teed, err
 	}

@@ -71,6 +71,10 @@ so "$ct/lib/libneedpath.so" libneedpath.so 'int f(void){return 0;}' -Wl,--no-as-
 mkdir -p "$ct/bin"
 printf 'void _start(void){ for (;;); }\n' > start.c
 gcc -O1 -nostdlib -o "$ct/bin/buildinterp" start.c -Wl,--dynamic-linker=/build/glibc-2.36/lib/ld-linux-x86-64.so.2
+# RD1213: a program installed without execute permission (CMake's
+# install(FILES) where install(PROGRAMS) was meant).
+gcc -O1 -nostdlib -o "$ct/bin/noexec" start.c
+chmod 644 "$ct/bin/noexec"
 # RD1206/RD1207 executable stack and TEXTREL.
 cp "$out/libexecstack.so" "$ct/lib/"
 # RD1208/RD1209 newer GLIBC/GLIBCXX than the tree's baseline.
