@@ -44,3 +44,14 @@ func CheckLinkInputsOnly(ctx context.Context, paths []string, only string) (*Sta
 // LLVMName is llvmName: whether a run of NUL-terminated index names holds
 // one LLVM or MLIR code defines.
 var LLVMName = llvmName
+
+// WatchHashing counts the wheel members hashed at once, until the returned
+// function, which reports the most at a time, is called.
+func WatchHashing() (peak func() int) {
+	hashSlots.peak.Store(0)
+	hashSlots.watch = true
+	return func() int {
+		hashSlots.watch = false
+		return int(hashSlots.peak.Load())
+	}
+}

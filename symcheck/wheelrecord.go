@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/record"
 	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
@@ -198,7 +199,9 @@ func (h *hashPool) add(at int, zf *zip.File, v *record.Verifier) {
 			go func() {
 				defer h.wg.Done()
 				for j := range h.jobs {
+					hashSlots.acquire()
 					_, j.err = zipx.Extract(j.v, h.raw, j.zf)
+					hashSlots.release()
 				}
 			}()
 		}
@@ -206,6 +209,38 @@ func (h *hashPool) add(at int, zf *zip.File, v *record.Verifier) {
 	j := &hashJob{at: at, zf: zf, v: v}
 	h.all = append(h.all, j)
 	h.jobs <- j
+}
+
+// hashSlots bounds the members being hashed at once in the whole process
+// to one per core: a scan checks several wheels at a time (two per core),
+// each with a pool of its own, and every extraction holds a decoder's
+// buffers (MBs).
+var hashSlots slots
+
+type slots struct {
+	once sync.Once
+	c    chan struct{}
+	// held counts the slots in use when a test watches (peak records
+	// the most at once).
+	held, peak atomic.Int64
+	watch      bool
+}
+
+func (s *slots) acquire() {
+	s.once.Do(func() { s.c = make(chan struct{}, runtime.GOMAXPROCS(0)) })
+	s.c <- struct{}{}
+	if s.watch {
+		n := s.held.Add(1)
+		for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
+		}
+	}
+}
+
+func (s *slots) release() {
+	if s.watch {
+		s.held.Add(-1)
+	}
+	<-s.c
 }
 
 // wait returns the queued jobs, in the order they were added, once all

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -376,5 +377,29 @@ func TestRealWheelsRecord(t *testing.T) {
 	fs := rd1501(edited)
 	if len(fs) != 1 || fs[0].File != edited+"!/"+changed || fs[0].Severity != symcheck.SeverityError || unpacks(edited) {
 		t.Errorf("%s with %s edited: RD1501 %+v; wheel unpack accepts it: %v", edited, changed, fs, unpacks(edited))
+	}
+}
+
+// However many wheels a scan checks at once (two per core), no more
+// members are hashed at a time than there are cores: each extraction
+// holds a decoder's buffers.
+func TestWheelHashingBounded(t *testing.T) {
+	dir := t.TempDir()
+	var members [][2]string
+	for i := range 12 {
+		members = append(members, [2]string{"pkg/data" + strconv.Itoa(i) + ".bin", strings.Repeat("rocm data "+strconv.Itoa(i), 40000)})
+	}
+	for i := range 8 {
+		recordWheel(t, filepath.Join(dir, "pkg"+strconv.Itoa(i)+"-1.0-py3-none-any.whl"), members, "pkg"+strconv.Itoa(i)+"-1.0.dist-info/RECORD",
+			strings.ReplaceAll(recordOf(members, "pkg-1.0.dist-info/RECORD"), "pkg-1.0.dist-info", "pkg"+strconv.Itoa(i)+"-1.0.dist-info"))
+	}
+	peak := symcheck.WatchHashing()
+	rep, err := symcheck.Check(context.Background(), []string{dir}, symcheck.CheckOptions{Workers: 8})
+	most := peak()
+	if err != nil || len(rep.Errors) != 0 || len(rep.Findings) != 0 {
+		t.Fatalf("%v %+v %+v", err, rep.Errors, rep.Findings)
+	}
+	if most < 1 || most > runtime.GOMAXPROCS(0) {
+		t.Errorf("%d members hashed at once, %d cores", most, runtime.GOMAXPROCS(0))
 	}
 }
