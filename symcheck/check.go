@@ -968,7 +968,8 @@ func llvmFinding(path string, d *LLVMDiagnosis) []Finding {
 
 var soFile = lazyRegexp(`(^lib.*\.so(\.[0-9.]+)?$)|(\.so(\.[0-9]+)*$)`)
 
-// hygiene runs the file-level rules RD1201–RD1209 and RD1211.
+// hygiene runs the file-level rules RD1201–RD1209 and RD1211–RD1213;
+// notExec says why the file cannot be executed ("" when it can).
 func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), path, notExec string, opts *CheckOptions) ([]Finding, error) {
 	var out []Finding
 	add := func(rule, msg, sym, lib string) {
@@ -1115,7 +1116,6 @@ func memberNotExec(zf *zip.File) string {
 	case mode == 0:
 		return "its zip entry carries no Unix mode, so pip installs it without execute permission"
 	case mode&0o170000 != 0o100000 || mode&0o111 == 0: // S_IFMT, S_IFREG
-
 		return fmt.Sprintf("its zip entry's mode (%#o) is not that of an executable regular file, so pip installs it without execute permission", mode)
 	}
 	return ""
