@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -858,7 +857,10 @@ func (m *model) shrink(rp string, allowed []string) string {
 			if found[n] {
 				continue
 			}
-			f, err := elfx.Open(filepath.Join(dir, n))
+			// Not filepath.Join: "dir/link/../lib" is opened as it is,
+			// ".." taken from where the link leads, as ld.so and patchelf
+			// take it.
+			f, err := elfx.Open(strings.TrimRight(dir, "/") + "/" + n)
 			if err != nil {
 				continue
 			}
