@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/rawpath"
 	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
 )
 
@@ -860,7 +861,7 @@ func (m *model) shrink(rp string, allowed []string) string {
 			// Not filepath.Join: "dir/link/../lib" is opened as it is,
 			// ".." taken from where the link leads, as ld.so and patchelf
 			// take it.
-			f, err := elfx.Open(strings.TrimRight(dir, "/") + "/" + n)
+			f, err := elfx.Open(rawpath.Join(dir, n))
 			if err != nil {
 				continue
 			}

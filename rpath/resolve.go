@@ -42,6 +42,7 @@ import (
 	"syscall"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/rawpath"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 )
 
@@ -312,35 +313,6 @@ func (r *Resolver) inRoot(p string) string {
 	return strings.TrimRight(r.opts.Root, "/") + p
 }
 
-// searchJoin is the path ld.so opens for name in search directory dir:
-// dir without its trailing slashes (but "/"), a slash, name. Nothing is
-// cleaned: "dir/link/../lib" is passed to open() as it is, and the kernel
-// takes ".." from where the link leads, not lexically (filepath.Join's
-// cleaning found nothing where the loader found the library).
-func searchJoin(dir, name string) string {
-	for len(dir) > 1 && dir[len(dir)-1] == '/' {
-		dir = dir[:len(dir)-1]
-	}
-	if dir == "/" {
-		return "/" + name
-	}
-	return dir + "/" + name
-}
-
-// rawDir is path up to its last slash, as glibc takes an object's $ORIGIN
-// from the name it was opened by (the slash kept when it is the only one,
-// "." when there is none); nothing is cleaned.
-func rawDir(path string) string {
-	switch i := strings.LastIndexByte(path, '/'); {
-	case i < 0:
-		return "."
-	case i == 0:
-		return "/"
-	default:
-		return path[:i]
-	}
-}
-
 // absolute makes a relative path absolute as the kernel resolves it: from
 // the working directory's physical path (getcwd), not $PWD, and without
 // cleaning. Absolute paths are returned as they are.
@@ -352,7 +324,7 @@ func absolute(p string) string {
 	if err != nil {
 		return p
 	}
-	return searchJoin(wd, p)
+	return rawpath.Join(wd, p)
 }
 
 // real is the file a path inside the sysroot names when its symbolic
@@ -881,7 +853,7 @@ func (r *Resolver) originOf(path string) string {
 	if o, ok := r.origins[path]; ok {
 		return o
 	}
-	o := rawDir(absolute(path))
+	o := rawpath.Dir(absolute(path))
 	if !filepath.IsAbs(path) {
 		return o // relative to a working directory that may change
 	}
@@ -1220,18 +1192,18 @@ func (r *Resolver) searchDirs(res *Result, obj *Object, dep *Dep, dirs []string,
 		// Subdirectories that do not exist are passed over once per
 		// directory rather than tried per name, as ld.so does.
 		for _, h := range glibcHW {
-			sub := searchJoin(d, "glibc-hwcaps/"+h)
-			if r.isDir(sub) && r.try(res, obj, dep, searchJoin(sub, name), rule, viaPath, h, false) {
+			sub := rawpath.Join(d, "glibc-hwcaps/"+h)
+			if r.isDir(sub) && r.try(res, obj, dep, rawpath.Join(sub, name), rule, viaPath, h, false) {
 				return true
 			}
 		}
 		for _, l := range legacy {
-			sub := searchJoin(d, l)
-			if r.isDir(sub) && r.try(res, obj, dep, searchJoin(sub, name), rule, viaPath, l, true) {
+			sub := rawpath.Join(d, l)
+			if r.isDir(sub) && r.try(res, obj, dep, rawpath.Join(sub, name), rule, viaPath, l, true) {
 				return true
 			}
 		}
-		if r.try(res, obj, dep, searchJoin(d, name), rule, viaPath, "", false) {
+		if r.try(res, obj, dep, rawpath.Join(d, name), rule, viaPath, "", false) {
 			return true
 		}
 	}

@@ -67,4 +67,17 @@ func TestLinkInputsFollowLinkerScripts(t *testing.T) {
 	if err != nil || rep.Mode != "link-inputs" || len(rep.Findings) != 1 || rep.Findings[0].Symbol != "puts" {
 		t.Errorf("symbols with a script: %v, %+v", err, rep)
 	}
+	// A script reached as <dir>/link/../x/liby.so, link -> sub/deeper:
+	// its directory is where the link leads, <dir>/sub/x, not <dir>/x
+	// (which does not exist), so -lgnu is found beside it there.
+	os.MkdirAll(filepath.Join(dir, "sub", "deeper"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "sub", "x"), 0o755)
+	os.Symlink("sub/deeper", filepath.Join(dir, "link"))
+	b, _ := os.ReadFile(filepath.Join(dir, "libgnu.a"))
+	os.WriteFile(filepath.Join(dir, "sub", "x", "libgnu.a"), b, 0o644)
+	os.WriteFile(filepath.Join(dir, "sub", "x", "liby.so"), []byte("GROUP ( -lgnu )"), 0o644)
+	through := filepath.Join(dir, "link") + "/../x/liby.so"
+	if got, err := symcheck.CheckLinkInputs(context.Background(), []string{obj, through}); err != nil || got.Objects != want.Objects || len(got.Unresolved) != 1 || got.Unresolved["puts"] == nil {
+		t.Errorf("a script through a link and '..': %v, %+v", err, got)
+	}
 }

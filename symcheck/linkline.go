@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/rawpath"
 )
 
 // Link-line checking: parse compiler-driver or linker arguments the way lld
@@ -397,7 +398,7 @@ func (ll *LinkLine) resolve(arg, lib string, exact, static bool) LinkInput {
 	}
 	for _, d := range ll.dirs() {
 		for _, n := range names {
-			p := filepath.Join(d, n)
+			p := rawpath.Join(d, n) // as GNU ld and lld build it: ".." after a link leads where the link leads
 			if st, err := os.Stat(p); err != nil || st.IsDir() {
 				continue
 			}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/rawpath"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 )
 
@@ -277,15 +278,15 @@ func scriptInputs(p string, depth int) ([]string, error) {
 // -lNAME as libNAME.so, then libNAME.a, beside the script (the linker
 // searches its library path, which here is the script's directory).
 func scriptInput(script, name string) (string, error) {
-	dir := filepath.Dir(script)
+	dir := rawpath.Dir(script) // uncleaned, as the linker joins it
 	var try []string
 	switch {
 	case strings.HasPrefix(name, "-l"):
-		try = []string{filepath.Join(dir, "lib"+name[2:]+".so"), filepath.Join(dir, "lib"+name[2:]+".a")}
+		try = []string{rawpath.Join(dir, "lib"+name[2:]+".so"), rawpath.Join(dir, "lib"+name[2:]+".a")}
 	case filepath.IsAbs(name):
 		try = []string{name}
 	default:
-		try = []string{name, filepath.Join(dir, name)}
+		try = []string{name, rawpath.Join(dir, name)}
 	}
 	try = slices.Compact(try) // the script in the current directory
 	for _, p := range try {

@@ -380,3 +380,35 @@ func FuzzParseLinkLine(f *testing.F) {
 		}
 	})
 }
+
+// GNU ld and lld try dir + "/" + name for a -L directory, uncleaned, so a
+// ".." after a symbolic link leads where the link leads: with link ->
+// real/bin, -L<dir>/link/../lib finds real/lib/libunwind.so, while
+// <dir>/lib (what filepath.Join made of it, where -lunwind was "missing")
+// holds an i386 decoy. ld.lld is the oracle: it names the same file as
+// incompatible.
+func TestLinkLineDotDotAfterSymlink(t *testing.T) {
+	dir := t.TempDir()
+	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(dir, "real", "lib", "libunwind.so"))
+	copyFile(t, testenv.Testdata("libi386.so"), filepath.Join(dir, "lib", "libunwind.so"))
+	os.MkdirAll(filepath.Join(dir, "real", "bin"), 0o755)
+	if err := os.Symlink("real/bin", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	ldir := filepath.Join(dir, "link") + "/../lib"
+	args := []string{testenv.Testdata("k-gfx803.o"), "-L" + ldir, "-lunwind", "-o", filepath.Join(dir, "out")}
+	ll, err := symcheck.ParseLinkLine(append([]string{"ld.lld"}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := symcheck.LinkFindings(ll)
+	want := ldir + "/libunwind.so"
+	if len(fs) != 1 || fs[0].File != want || !strings.Contains(fs[0].Message, "(ELF64 EM_X86_64), but the link is for EM_AMDGPU gfx803") {
+		t.Errorf("findings %+v, want one naming %s as ELF64 EM_X86_64", fs, want)
+	}
+	lld := testenv.Tool(t, "ld.lld-15", "lld-15")
+	out, _ := exec.Command(lld, args...).CombinedOutput()
+	if !strings.Contains(string(out), want+" is incompatible") {
+		t.Errorf("ld.lld says %s; want %s incompatible", out, want)
+	}
+}
