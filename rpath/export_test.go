@@ -19,3 +19,6 @@ func SetBannerChunk(n int) (restore func()) {
 	bannerChunk = n
 	return func() { bannerChunk = old }
 }
+
+// SystemDirs is systemDirs, for tests.
+var SystemDirs = systemDirs

@@ -195,6 +195,15 @@ type Result struct {
 	InterpProblem string
 	// Objects are in load order (breadth-first, like ld.so).
 	Objects []*Object
+	// setup is Interp's trusted directories and cache (nil: not a glibc
+	// loader rocmdoctor can read, or none: the machine's usual ones).
+	setup *loaderSetup
+}
+
+// loaderSetup is a LoaderSetup and the loader file it is of.
+type loaderSetup struct {
+	LoaderSetup
+	file string
 }
 
 // Missing returns the unresolved dependencies in load order.
@@ -269,9 +278,8 @@ type fileID = elfx.FileID
 type Resolver struct {
 	opts     Options
 	files    *FileCache
-	cache    *Cache
+	caches   map[string]*Cache // by path (loaders read different ones)
 	cacheErr error
-	cacheOK  bool
 	defaults []string
 	hwcaps   []string
 	isa      uint32
@@ -439,6 +447,7 @@ func (r *Resolver) Resolve(ctx context.Context, path string) (*Result, error) {
 	}
 	res := &Result{Root: root, Objects: []*Object{root}}
 	res.Interp, res.InterpProblem = r.loadInterp(root)
+	res.setup = r.setupOf(res.Interp)
 	if err := r.closure(ctx, res, 0); err != nil {
 		return nil, err
 	}
@@ -467,7 +476,7 @@ func (r *Resolver) ResolveIn(ctx context.Context, host *Result, path string) (re
 		}
 	}
 	module = len(host.Objects)
-	res = &Result{Root: host.Root, Interp: host.Interp, Objects: append(host.Objects[:module:module], o)}
+	res = &Result{Root: host.Root, Interp: host.Interp, setup: host.setup, Objects: append(host.Objects[:module:module], o)}
 	if in := host.Interp; in != nil && !in.loaded {
 		cp := *in // resolveOne marks the loader loaded when it is needed
 		res.Interp = &cp
@@ -1060,7 +1069,7 @@ func (r *Resolver) search(res *Result, obj *Object, dep *Dep, name string) {
 	}
 	if !obj.NoDefLib {
 		// 6. ld.so.cache.
-		if c := r.loadCache(); c != nil {
+		if c := r.loadCache(res); c != nil {
 			glibcHW, _, legacy := r.hwcapDirs(res.Root.Header)
 			if e, ok := c.Lookup(name, cacheFlags(res.Root.Header), glibcHW, r.isa, legacy); ok {
 				if r.try(res, obj, dep, r.inRoot(e.Path), RuleCache, "", e.HWCaps, false) {
@@ -1069,7 +1078,7 @@ func (r *Resolver) search(res *Result, obj *Object, dep *Dep, name string) {
 			}
 		}
 		// 7. Trusted directories.
-		if r.searchDirs(res, obj, dep, r.defaultDirs(res.Root.Header), nil, RuleDefault, name) {
+		if r.searchDirs(res, obj, dep, r.trustedDirs(res), nil, RuleDefault, name) {
 			return
 		}
 	}
@@ -1093,6 +1102,7 @@ type searchKey struct {
 	objABI          abiKey
 	nodefLib        bool
 	root            abiKey // hwcaps, cache flags, default directories, compatibility
+	loader          string // the loader whose trusted directories and cache are searched ("": none read)
 }
 
 type abiKey struct {
@@ -1137,6 +1147,9 @@ type step struct {
 // the search depends on more (the DT_RPATH chain).
 func (r *Resolver) searchKeyOf(res *Result, obj *Object, name string) (searchKey, bool) {
 	k := searchKey{name: name, nodefLib: obj.NoDefLib, root: abiOf(res.Root.Header)}
+	if res.setup != nil {
+		k.loader = res.setup.file
+	}
 	switch len(obj.RunPath) {
 	case 0:
 		for l := obj; l != nil; l = l.Loader {
@@ -1743,14 +1756,23 @@ func cacheFlags(h elfx.Header) uint32 {
 	return flagELFLibc6
 }
 
-func (r *Resolver) loadCache() *Cache {
-	if r.cacheOK || r.opts.NoCache {
-		return r.cache
+// loadCache is the ld.so.cache that res's loader reads: Options.CachePath,
+// else the one its setup names, else <root>/etc/ld.so.cache.
+func (r *Resolver) loadCache(res *Result) *Cache {
+	if r.opts.NoCache {
+		return nil
 	}
-	r.cacheOK = true
+	std := r.inRoot("/etc/ld.so.cache")
 	p := r.opts.CachePath
-	if p == "" {
-		p = r.inRoot("/etc/ld.so.cache")
+	switch {
+	case p != "":
+	case res.setup != nil && res.setup.Cache != "":
+		p = r.inRoot(res.setup.Cache)
+	default:
+		p = std
+	}
+	if c, ok := r.caches[p]; ok {
+		return c
 	}
 	type read struct {
 		c   *Cache
@@ -1763,20 +1785,59 @@ func (r *Resolver) loadCache() *Cache {
 		}
 		return read{c, err}
 	}).(read)
-	r.cache, r.cacheErr = got.c, got.err
-	if r.cacheErr != nil {
-		r.cache = nil
-		// Without a cache, ld.so.conf's directories stand in for it (as
-		// ldconfig would have put them there).
-		if dirs := ReadConf(r.inRoot("/etc/ld.so.conf"), r.opts.Root); len(dirs) > 0 {
-			r.defaults = append(dirs, r.defaults...)
+	c := got.c
+	if got.err != nil {
+		c = nil
+		if p == std || p == r.opts.CachePath {
+			r.cacheErr = got.err
+			// Without a cache, ld.so.conf's directories stand in for it
+			// (as ldconfig would have put them there). Not for a loader
+			// with a cache of its own (Nix's glibc reads its store
+			// path's, which does not exist): it has no ld.so.conf either.
+			if dirs := ReadConf(r.inRoot("/etc/ld.so.conf"), r.opts.Root); len(dirs) > 0 {
+				r.defaults = append(dirs, r.defaults...)
+			}
 		}
 	}
-	return r.cache
+	if r.caches == nil {
+		r.caches = map[string]*Cache{}
+	}
+	r.caches[p] = c
+	return c
 }
 
 // CacheError is the error reading the cache, if any (after Resolve).
 func (r *Resolver) CacheError() error { return r.cacheErr }
+
+// setupOf reads the trusted directories and cache of loader o (nil: none),
+// once per file.
+func (r *Resolver) setupOf(o *Object) *loaderSetup {
+	if o == nil {
+		return nil
+	}
+	file := o.FilePath()
+	inRoot := file
+	if root := filepath.Clean(r.opts.Root); r.opts.Root != "" && root != "/" {
+		inRoot = strings.TrimPrefix(file, root)
+	}
+	return r.files.remember(onceKey{"loader setup", file}, func() any {
+		s, ok := readLoaderSetup(file, filepath.Dir(inRoot))
+		if !ok {
+			return (*loaderSetup)(nil)
+		}
+		return &loaderSetup{s, file}
+	}).(*loaderSetup)
+}
+
+// trustedDirs are the directories ld.so searches last for res: its
+// loader's (see LoaderSetup), unless Options.DefaultDirs overrides them or
+// the loader's cannot be read, then the usual ones for the root's machine.
+func (r *Resolver) trustedDirs(res *Result) []string {
+	if r.opts.DefaultDirs != nil || res.setup == nil {
+		return r.defaultDirs(res.Root.Header)
+	}
+	return append(r.defaults[:len(r.defaults):len(r.defaults)], res.setup.Dirs...)
+}
 
 func (r *Resolver) defaultDirs(h elfx.Header) []string {
 	if r.opts.DefaultDirs != nil {

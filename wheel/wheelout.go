@@ -243,7 +243,13 @@ func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
 		return nil
 	}
 	r, listed := w.old[zf.Name]
-	if dg := w.d.checks[zf.Name]; dg != nil {
+	var dg *fileDigest
+	if w.late(zf) {
+		// Only finish copies these, once Relink has begun their digests:
+		// copyUnchanged, running meanwhile, must not read the map.
+		dg = w.d.checks[zf.Name]
+	}
+	if dg != nil {
 		// A library left as it is: the line comes from its staged copy.
 		line, err := dg.line(zf.Name, int64(zf.UncompressedSize64))
 		if err != nil {
