@@ -1128,7 +1128,7 @@ const maxSearches = 1 << 16
 
 // step is one candidate a search tried, with what try found out about it.
 type step struct {
-	path        string // as ld.so opens it (see searchJoin)
+	path        string // as ld.so opens it (see rawpath.Join)
 	show        string // path as reported: cleaned unless that names another file
 	real        string // the file opened for path under a sysroot ("" for path)
 	rule        Rule
