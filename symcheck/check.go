@@ -1090,20 +1090,33 @@ type fileFacts struct {
 }
 
 // program reports whether the file is one to run rather than to load: an
-// ET_EXEC file, or a position-independent executable (ET_DYN marked
-// DF_1_PIE, as linkers have marked PIEs since binutils 2.26, and without
-// a SONAME). A program interpreter alone does not make one: glibc's
-// libc.so.6 and libcap's pam_cap.so have one so that they print something
-// when run, and are loaded, not run. A file without code in its
-// executable segments (a separate debug file, /usr/lib/debug/…) is none.
+// ET_EXEC file with a program interpreter, or a static one for this
+// machine (firmware images in /usr/lib/firmware are static ET_EXEC files
+// for the devices' processors, installed without execute permission), or
+// a position-independent executable (ET_DYN marked DF_1_PIE, as linkers
+// have marked PIEs since binutils 2.26, and without a SONAME). A program
+// interpreter alone does not make one: glibc's libc.so.6 and libcap's
+// pam_cap.so have one so that they print something when run, and are
+// loaded, not run. A file without code in its executable segments (a
+// separate debug file, /usr/lib/debug/…) is none.
 func (ff *fileFacts) program() bool {
 	switch {
 	case !ff.hasText:
 		return false
 	case ff.typ == elf.ET_EXEC:
-		return true
+		return ff.hasInterp || slices.Contains(hostMachines[runtime.GOARCH], ff.machine)
 	}
 	return ff.typ == elf.ET_DYN && ff.dyn != nil && !ff.dyn.HasSoname && ff.dyn.Flags1&elf.DF_1_PIE != 0
+}
+
+// hostMachines are the ELF machines whose static programs this machine
+// runs, by GOARCH.
+var hostMachines = map[string][]elf.Machine{
+	"amd64": {elf.EM_X86_64, elf.EM_386}, "386": {elf.EM_386},
+	"arm64": {elf.EM_AARCH64, elf.EM_ARM}, "arm": {elf.EM_ARM},
+	"ppc64le": {elf.EM_PPC64}, "ppc64": {elf.EM_PPC64}, "s390x": {elf.EM_S390},
+	"riscv64": {elf.EM_RISCV}, "loong64": {elf.EM_LOONGARCH},
+	"mips64le": {elf.EM_MIPS}, "mips64": {elf.EM_MIPS}, "mipsle": {elf.EM_MIPS}, "mips": {elf.EM_MIPS},
 }
 
 // memberNotExec says why wheel member zf would not be executable once pip

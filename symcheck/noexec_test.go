@@ -3,10 +3,13 @@ package symcheck_test
 import (
 	"archive/zip"
 	"context"
+	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -83,6 +86,17 @@ func TestProgramNotExecutable(t *testing.T) {
 	}
 	os.Remove(filepath.Join(dir, "pie-debug"))
 	os.Chmod(filepath.Join(dir, "pie.debug"), 0o644)
+	// Firmware: a static ET_EXEC for another processor (a copy of the
+	// static program with e_machine set to EM_RISCV, or to EM_X86_64 on a
+	// RISC-V machine), installed 644 as linux-firmware's are: not a
+	// program for this machine.
+	fw, _ := os.ReadFile(filepath.Join(dir, "static-644"))
+	other := uint16(elf.EM_RISCV)
+	if runtime.GOARCH == "riscv64" {
+		other = uint16(elf.EM_X86_64)
+	}
+	binary.LittleEndian.PutUint16(fw[18:], other)
+	os.WriteFile(filepath.Join(dir, "firmware.elf"), fw, 0o644)
 	want := []string{"pie-600", "pie-644", "static-644"}
 	if got := rd1213(t, dir); !slices.Equal(got, want) {
 		t.Errorf("RD1213 on %q, want %q", got, want)
