@@ -278,7 +278,7 @@ type fileID = elfx.FileID
 type Resolver struct {
 	opts     Options
 	files    *FileCache
-	caches   map[string]*Cache // by path (loaders read different ones)
+	caches   map[*loaderSetup]*Cache // by the loader that reads it (nil: the usual one)
 	cacheErr error
 	defaults []string
 	hwcaps   []string
@@ -1101,8 +1101,8 @@ type searchKey struct {
 	runpath, origin string
 	objABI          abiKey
 	nodefLib        bool
-	root            abiKey // hwcaps, cache flags, default directories, compatibility
-	loader          string // the loader whose trusted directories and cache are searched ("": none read)
+	root            abiKey       // hwcaps, cache flags, default directories, compatibility
+	loader          *loaderSetup // whose trusted directories and cache are searched (nil: none read); one per loader file and FileCache
 }
 
 type abiKey struct {
@@ -1147,9 +1147,7 @@ type step struct {
 // the search depends on more (the DT_RPATH chain).
 func (r *Resolver) searchKeyOf(res *Result, obj *Object, name string) (searchKey, bool) {
 	k := searchKey{name: name, nodefLib: obj.NoDefLib, root: abiOf(res.Root.Header)}
-	if res.setup != nil {
-		k.loader = res.setup.file
-	}
+	k.loader = res.setup
 	switch len(obj.RunPath) {
 	case 0:
 		for l := obj; l != nil; l = l.Loader {
@@ -1762,6 +1760,9 @@ func (r *Resolver) loadCache(res *Result) *Cache {
 	if r.opts.NoCache {
 		return nil
 	}
+	if c, ok := r.caches[res.setup]; ok {
+		return c
+	}
 	std := r.inRoot("/etc/ld.so.cache")
 	p := r.opts.CachePath
 	switch {
@@ -1770,9 +1771,6 @@ func (r *Resolver) loadCache(res *Result) *Cache {
 		p = r.inRoot(res.setup.Cache)
 	default:
 		p = std
-	}
-	if c, ok := r.caches[p]; ok {
-		return c
 	}
 	type read struct {
 		c   *Cache
@@ -1800,9 +1798,9 @@ func (r *Resolver) loadCache(res *Result) *Cache {
 		}
 	}
 	if r.caches == nil {
-		r.caches = map[string]*Cache{}
+		r.caches = map[*loaderSetup]*Cache{}
 	}
-	r.caches[p] = c
+	r.caches[res.setup] = c
 	return c
 }
 

@@ -143,9 +143,10 @@ type candidate struct {
 	// walked: listed by a directory walk as a regular file, so not a
 	// symbolic link (a path named on the command line may be one).
 	walked bool
-	// notExec says why the file could not be executed (its permissions),
-	// "" when it could or that is not known; set when it is opened.
-	notExec string
+	// perm is the file's permission bits, set when it is opened (for
+	// RD1213; permKnown says it was).
+	perm      fs.FileMode
+	permKnown bool
 }
 
 // Check scans roots (files or directories) with every applicable check and
@@ -552,8 +553,8 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		return sc
 	}
 	sc.id = elfx.IDOf(p.Info)
-	if m := p.Info.Mode(); m.IsRegular() && m.Perm()&0o111 == 0 {
-		c.notExec = "its mode is " + m.Perm().String()
+	if m := p.Info.Mode(); m.IsRegular() {
+		c.perm, c.permKnown = m.Perm(), true
 	}
 	gpu := len(opts.gpuRequired) > 0
 	if gpu && c.walked {
@@ -761,7 +762,11 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, t *symtab, ff *fileF
 			f.Close()
 		}
 	}
-	out, err := hygiene(ff, needs, c.path, c.notExec, opts)
+	notExec := ""
+	if c.permKnown && c.perm&0o111 == 0 && ff.program() {
+		notExec = "its mode is " + c.perm.String()
+	}
+	out, err := hygiene(ff, needs, c.path, notExec, opts)
 	if err != nil {
 		closeFile()
 		return out, err
