@@ -131,6 +131,14 @@ func (f *File) readDynamic() (*Dynamic, error) {
 	if !found {
 		return nil, fmt.Errorf("%s: %w", nameOr(f.Path), ErrNoDynamic)
 	}
+	if size == 0 && dynSec == nil {
+		// A PT_DYNAMIC without bytes in the file, and no SHT_DYNAMIC
+		// section: a separate debug file (objcopy --only-keep-debug keeps
+		// the program headers; .dynamic is NOBITS). readelf says "There is
+		// no dynamic section in this file", and its offset may lie past
+		// the end of the smaller file.
+		return nil, fmt.Errorf("%s: %w (the dynamic segment has no bytes in the file: a separate debug file?)", nameOr(f.Path), ErrNoDynamic)
+	}
 	d := &Dynamic{Offset: int64(off), EntrySize: 16}
 	if f.Class == elf.ELFCLASS32 {
 		d.EntrySize = 8

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -689,5 +690,30 @@ func TestCodeObjectV2Note(t *testing.T) {
 				t.Fatalf("target %+v, want %s (code object v%d)", f.AMDGPU, tt.want, tt.version)
 			}
 		})
+	}
+}
+
+// A separate debug file (objcopy --only-keep-debug) keeps the program's
+// headers with a PT_DYNAMIC that has no bytes in the file, at an offset
+// that for a small program lies past the end of the smaller file. It has
+// no dynamic section (readelf: "There is no dynamic section in this
+// file"), not a malformed one: check reported such files as malformed,
+// failing a gate over a tree with a -dbg package's /usr/lib/debug.
+func TestDebugFileHasNoDynamic(t *testing.T) {
+	objcopy := testenv.Tool(t, "objcopy", "binutils")
+	for _, name := range []string{"hello", "libfoo.so.1"} {
+		p := filepath.Join(t.TempDir(), name+".debug")
+		if out, err := exec.Command(objcopy, "--only-keep-debug", testenv.Testdata(name), p).CombinedOutput(); err != nil {
+			t.Fatalf("objcopy: %v\n%s", err, out)
+		}
+		f, err := elfx.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = f.Dynamic()
+		f.Close()
+		if !errors.Is(err, elfx.ErrNoDynamic) {
+			t.Errorf("%s: Dynamic() = %v, want ErrNoDynamic", name, err)
+		}
 	}
 }

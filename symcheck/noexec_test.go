@@ -28,6 +28,17 @@ func rd1213(t *testing.T, root string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(rep.Errors) != 0 {
+		t.Errorf("errors: %+v", rep.Errors)
+	}
+	t.Cleanup(func() {
+		if t.Failed() { // what else the scan said, to tell a flake from a rule
+			t.Logf("files %q", rep.Files)
+			for _, f := range rep.Findings {
+				t.Logf("%s %s %s", f.ID, f.File, f.Message)
+			}
+		}
+	})
 	var got []string
 	for _, f := range rep.Findings {
 		if f.ID == "RD1213" {
