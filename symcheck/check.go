@@ -1109,20 +1109,28 @@ func (ff *fileFacts) program() bool {
 	case !ff.hasText:
 		return false
 	case ff.typ == elf.ET_EXEC:
-		return ff.hasInterp || slices.Contains(hostMachines[runtime.GOARCH], ff.machine)
+		return ff.hasInterp || slices.Contains(hostMachines(), ff.machine)
 	}
 	return ff.typ == elf.ET_DYN && ff.dyn != nil && !ff.dyn.HasSoname && ff.dyn.Flags1&elf.DF_1_PIE != 0
 }
 
 // hostMachines are the ELF machines whose static programs this machine
-// runs, by GOARCH.
-var hostMachines = map[string][]elf.Machine{
-	"amd64": {elf.EM_X86_64, elf.EM_386}, "386": {elf.EM_386},
-	"arm64": {elf.EM_AARCH64, elf.EM_ARM}, "arm": {elf.EM_ARM},
-	"ppc64le": {elf.EM_PPC64}, "ppc64": {elf.EM_PPC64}, "s390x": {elf.EM_S390},
-	"riscv64": {elf.EM_RISCV}, "loong64": {elf.EM_LOONGARCH},
-	"mips64le": {elf.EM_MIPS}, "mips64": {elf.EM_MIPS}, "mipsle": {elf.EM_MIPS}, "mips": {elf.EM_MIPS},
-}
+// runs: by the kernel's machine (uname), else by the build's GOARCH.
+var hostMachines = sync.OnceValue(func() []elf.Machine {
+	byKernel := map[string][]elf.Machine{
+		"x86_64": {elf.EM_X86_64, elf.EM_386}, "i386": {elf.EM_386}, "i486": {elf.EM_386}, "i586": {elf.EM_386}, "i686": {elf.EM_386},
+		"aarch64": {elf.EM_AARCH64, elf.EM_ARM}, "armv7l": {elf.EM_ARM}, "armv8l": {elf.EM_ARM},
+		"ppc64le": {elf.EM_PPC64}, "ppc64": {elf.EM_PPC64}, "s390x": {elf.EM_S390},
+		"riscv64": {elf.EM_RISCV}, "loongarch64": {elf.EM_LOONGARCH}, "mips64": {elf.EM_MIPS}, "mips": {elf.EM_MIPS},
+	}
+	byGOARCH := map[string]string{"amd64": "x86_64", "386": "i686", "arm64": "aarch64", "arm": "armv7l",
+		"ppc64le": "ppc64le", "ppc64": "ppc64", "s390x": "s390x", "riscv64": "riscv64", "loong64": "loongarch64",
+		"mips64le": "mips64", "mips64": "mips64", "mipsle": "mips", "mips": "mips"}
+	if m, ok := byKernel[kernelMachine()]; ok {
+		return m
+	}
+	return byKernel[byGOARCH[runtime.GOARCH]]
+})
 
 // memberNotExec says why wheel member zf would not be executable once pip
 // installs it ("" when it would): pip sets the execute bits of what it

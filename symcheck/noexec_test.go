@@ -32,7 +32,7 @@ func rd1213(t *testing.T, root string) []string {
 		t.Errorf("errors: %+v", rep.Errors)
 	}
 	t.Cleanup(func() {
-		if t.Failed() { // what else the scan said, to tell a flake from a rule
+		if t.Failed() { // what else the scan said
 			t.Logf("files %q", rep.Files)
 			for _, f := range rep.Findings {
 				t.Logf("%s %s %s", f.ID, f.File, f.Message)
