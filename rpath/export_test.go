@@ -8,8 +8,7 @@ func RememberedSearches(r *Resolver) int { return len(r.searches) }
 // GlibcMinorFor is the minor version of the target's glibc that r uses
 // for objects with header h (-1: unknown), reading it if it has not yet.
 func GlibcMinorFor(r *Resolver, h elfx.Header) int {
-	r.hwcapDirs(h)
-	return r.glibcMinor
+	return r.glibcMinorOf(&Result{Root: &Object{Header: h}})
 }
 
 // SetBannerChunk makes GlibcMinor read .rodata n bytes at a time until

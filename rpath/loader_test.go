@@ -172,3 +172,43 @@ func TestSystemDirsLayouts(t *testing.T) {
 		}
 	}
 }
+
+// The glibc-hwcaps subdirectories are searched by the program's own
+// loader's rules: its glibc version comes from the banner ld.so carries
+// ("stable release version 2.36"), not from this machine's libc. A copy of
+// the loader whose banner says 2.31 (before glibc-hwcaps) makes the
+// resolver take the plain directory's library; the copy as it is, the
+// x86-64-v2 one. (The patched copy still behaves as 2.36 when run: only
+// what rocmdoctor reads is changed, so this is no loader oracle.)
+func TestHWCapsFollowProgramsLoader(t *testing.T) {
+	if !slices.Contains(rpath.HostHWCaps(), "x86-64-v2") {
+		t.Skip("this CPU has no x86-64-v2")
+	}
+	ld := testenv.File(t, "/lib64/ld-linux-x86-64.so.2", "libc6")
+	real, _ := filepath.EvalSymlinks(ld)
+	orig, err := os.ReadFile(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const banner = "stable release version 2.36."
+	if !bytes.Contains(orig, []byte(banner)) {
+		t.Skipf("%s is not glibc 2.36's loader: not patched", real)
+	}
+	tr := newTree(t)
+	for _, sub := range []string{"lib/glibc-hwcaps/x86-64-v2", "lib"} {
+		tr.lib(filepath.Join(sub, "libq.so"), "libq.so", "int q(void){return 0;}")
+	}
+	for _, c := range []struct{ name, version, want string }{
+		{"ld-236.so", "2.36", "lib/glibc-hwcaps/x86-64-v2/libq.so"},
+		{"ld-231.so", "2.31", "lib/libq.so"},
+	} {
+		loader := tr.path(c.name)
+		patched := bytes.Replace(orig, []byte(banner), []byte("stable release version "+c.version+"."), 1)
+		os.WriteFile(loader, patched, 0o755)
+		prog := tr.exe("prog-"+c.version, `extern int q(void); int main(void){return q();}`,
+			"-L"+tr.path("lib"), "-lq", "-Wl,--enable-new-dtags,-rpath,"+tr.path("lib"), "-Wl,--dynamic-linker="+loader)
+		if d := depOf(t, resolve(t, rpath.Options{}, prog), "libq.so"); d.Path != tr.path(c.want) {
+			t.Errorf("loader of glibc %s: %s, want %s", c.version, d.Path, tr.path(c.want))
+		}
+	}
+}

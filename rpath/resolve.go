@@ -1070,7 +1070,7 @@ func (r *Resolver) search(res *Result, obj *Object, dep *Dep, name string) {
 	if !obj.NoDefLib {
 		// 6. ld.so.cache.
 		if c := r.loadCache(res); c != nil {
-			glibcHW, _, legacy := r.hwcapDirs(res.Root.Header)
+			glibcHW, _, legacy := r.hwcapDirs(res)
 			if e, ok := c.Lookup(name, cacheFlags(res.Root.Header), glibcHW, r.isa, legacy); ok {
 				if r.try(res, obj, dep, r.inRoot(e.Path), RuleCache, "", e.HWCaps, false) {
 					return
@@ -1189,7 +1189,7 @@ func (r *Resolver) replay(res *Result, obj *Object, dep *Dep, steps []step) bool
 // searchDirs tries name in each directory (and its glibc-hwcaps
 // subdirectories). via is the object whose path list this is, for $ORIGIN.
 func (r *Resolver) searchDirs(res *Result, obj *Object, dep *Dep, dirs []string, via *Object, rule Rule, name string) bool {
-	glibcHW, legacy, _ := r.hwcapDirs(res.Root.Header)
+	glibcHW, legacy, _ := r.hwcapDirs(res)
 	for _, d := range dirs {
 		if via != nil {
 			d = r.hostPath(d, via)
@@ -1234,27 +1234,41 @@ func (r *Resolver) isDir(p string) bool {
 // that the target's loader searches in every directory for a process whose
 // main object has header h (see Options.HWCaps and LegacyHWCaps).
 // caps says which legacy entries of ld.so.cache the loader uses.
-func (r *Resolver) hwcapDirs(h elfx.Header) (glibcHW, legacy []string, caps LegacyCaps) {
-	r.glibcOnce.Do(func() {
-		r.glibcMinor = -1
-		if r.opts.HWCaps == nil || r.opts.LegacyHWCaps == nil {
-			r.glibcMinor = r.findGlibcMinor(h)
-		}
-		r.optsLegacy = LegacyCapsOf(r.opts.LegacyHWCaps)
-	})
-	old := r.glibcMinor >= 0
+func (r *Resolver) hwcapDirs(res *Result) (glibcHW, legacy []string, caps LegacyCaps) {
+	minor := r.glibcMinorOf(res)
+	old := minor >= 0
 	glibcHW = r.hwcaps
-	if r.opts.HWCaps == nil && old && r.glibcMinor < 33 {
+	if r.opts.HWCaps == nil && old && minor < 33 {
 		glibcHW = nil
 	}
 	if r.opts.LegacyHWCaps != nil {
 		return glibcHW, r.opts.LegacyHWCaps, r.optsLegacy
 	}
-	if old && r.glibcMinor < 37 && h.Machine == elf.EM_X86_64 {
+	if old && minor < 37 && res.Root.Header.Machine == elf.EM_X86_64 {
 		legacy = hostLegacy()
 		caps = hostLegacyCaps()
 	}
 	return glibcHW, legacy, caps
+}
+
+// glibcMinorOf is the minor version of the glibc that loads res: its own
+// loader's, from the banner ld.so carries ("stable release version 2.36"),
+// else the libc.so.6 in the usual directories; -1 when unknown or not
+// needed (both hwcaps lists given).
+func (r *Resolver) glibcMinorOf(res *Result) int {
+	r.glibcOnce.Do(func() {
+		r.glibcMinor = -1
+		if r.opts.HWCaps == nil || r.opts.LegacyHWCaps == nil {
+			r.glibcMinor = r.findGlibcMinor(res.Root.Header)
+		}
+		r.optsLegacy = LegacyCapsOf(r.opts.LegacyHWCaps)
+	})
+	if s := res.setup; s != nil && (r.opts.HWCaps == nil || r.opts.LegacyHWCaps == nil) {
+		if v := r.files.remember(onceKey{"glibc", s.file}, func() any { return GlibcMinor(s.file) }).(int); v >= 0 {
+			return v
+		}
+	}
+	return r.glibcMinor
 }
 
 // findGlibcMinor reads N from the "release version 2.N" banner of the
