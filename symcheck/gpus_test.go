@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
-	"github.com/rocmdoctor/rocmdoctor/internal/record"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
@@ -420,7 +419,8 @@ func TestGPUsReportOrder(t *testing.T) {
 }
 
 // writeWheel writes a zip of the given members, in order: content from a
-// testdata file ("@name") or literal, deflated unless stored is set.
+// testdata file ("@name") or literal, deflated unless stored is set, and
+// the RECORD that lists them all (recordOf).
 func writeWheel(t testing.TB, path string, members [][2]string, stored map[string]bool) {
 	t.Helper()
 	fh, err := os.Create(path)
@@ -431,7 +431,7 @@ func writeWheel(t testing.TB, path string, members [][2]string, stored map[strin
 	// RECORD, as the wheel's file name names its .dist-info directory.
 	parts := strings.SplitN(filepath.Base(path), "-", 3)
 	rec := parts[0] + "-" + parts[1] + ".dist-info/RECORD"
-	var lines strings.Builder
+	var written [][2]string // as written, for RECORD
 	for _, m := range members {
 		data := []byte(m[1])
 		if name, ok := strings.CutPrefix(m[1], "@"); ok {
@@ -448,13 +448,13 @@ func writeWheel(t testing.TB, path string, members [][2]string, stored map[strin
 			t.Fatal(err)
 		}
 		w.Write(data)
-		lines.WriteString(record.Line(m[0], record.Hash(data), int64(len(data))) + "\n")
+		written = append(written, [2]string{m[0], string(data)})
 	}
 	w, err := zw.Create(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Write([]byte(lines.String() + record.Line(rec, "", 0) + "\n"))
+	w.Write([]byte(recordOf(written, rec)))
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
