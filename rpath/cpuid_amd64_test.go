@@ -2,6 +2,7 @@ package rpath
 
 import (
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -9,7 +10,11 @@ import (
 
 // TestCPUIDAgreesWithProcCPUInfo: what readHostCPU asks the processor is
 // what the kernel says in /proc/cpuinfo (vendor_id, flags) for every
-// feature the loader's choices depend on.
+// feature the loader's choices depend on. A kernel may leave a flag out of
+// its list that the processor reports (Linux 6.18 under Firecracker prints
+// no "abm" on an EPYC whose CPUID has LZCNT): there the loader decides —
+// the glibc-hwcaps levels its --help calls supported must be the ones
+// the CPUID flags give.
 func TestCPUIDAgreesWithProcCPUInfo(t *testing.T) {
 	b, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {
@@ -40,8 +45,12 @@ func TestCPUIDAgreesWithProcCPUInfo(t *testing.T) {
 	for _, l := range x86Levels {
 		names = append(names, l.flags...)
 	}
+	var unlisted []string
 	for _, n := range names {
-		if cpu.flags[n] != flags[n] {
+		switch {
+		case cpu.flags[n] && !flags[n]:
+			unlisted = append(unlisted, n)
+		case cpu.flags[n] != flags[n]:
 			t.Errorf("%s: CPUID %v, /proc/cpuinfo %v", n, cpu.flags[n], flags[n])
 		}
 	}
@@ -50,5 +59,42 @@ func TestCPUIDAgreesWithProcCPUInfo(t *testing.T) {
 			t.Errorf("CPUID names %q, which nothing uses", n)
 		}
 	}
-	t.Logf("%s, levels %v", vendor, HWCapsForFlags(cpu.flags))
+	levels := HWCapsForFlags(cpu.flags)
+	t.Logf("%s, levels %v", vendor, levels)
+	loader, ok := loaderHWCapsLevels(t)
+	switch {
+	case ok && !slices.Equal(levels, loader):
+		t.Errorf("glibc-hwcaps levels from CPUID %v, the loader's supported ones %v", levels, loader)
+	case !ok && len(unlisted) > 0:
+		t.Errorf("CPUID has %v, which /proc/cpuinfo does not list, and there is no loader to decide", unlisted)
+	case len(unlisted) > 0:
+		t.Logf("/proc/cpuinfo leaves out %v, which CPUID has; the loader agrees with CPUID", unlisted)
+	}
+}
+
+// loaderHWCapsLevels is the glibc-hwcaps levels the host's x86-64 loader
+// says are supported (its --help, glibc 2.33 and later).
+func loaderHWCapsLevels(t *testing.T) ([]string, bool) {
+	out, err := exec.Command("/lib64/ld-linux-x86-64.so.2", "--help").Output()
+	if err != nil {
+		if os.Getenv("ROCMDOCTOR_REQUIRE_ALL") != "" {
+			t.Errorf("the x86-64 loader's --help: %v", err)
+		}
+		return nil, false
+	}
+	_, list, ok := strings.Cut(string(out), "Subdirectories of glibc-hwcaps directories, in priority order:\n")
+	if !ok {
+		return nil, false
+	}
+	var levels []string
+	for line := range strings.Lines(list) {
+		name, state, ok := strings.Cut(strings.TrimSpace(line), " (")
+		if !ok || !strings.HasPrefix(line, "  ") {
+			break
+		}
+		if strings.HasPrefix(state, "supported") {
+			levels = append(levels, name)
+		}
+	}
+	return levels, true
 }
