@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 )
 
 // TestCPUIDAgreesWithProcCPUInfo: what readHostCPU asks the processor is
@@ -77,7 +79,7 @@ func TestCPUIDAgreesWithProcCPUInfo(t *testing.T) {
 func loaderHWCapsLevels(t *testing.T) ([]string, bool) {
 	out, err := exec.Command("/lib64/ld-linux-x86-64.so.2", "--help").Output()
 	if err != nil {
-		if os.Getenv("ROCMDOCTOR_REQUIRE_ALL") != "" {
+		if testenv.RequireAll() {
 			t.Errorf("the x86-64 loader's --help: %v", err)
 		}
 		return nil, false
