@@ -46,3 +46,14 @@ func (t *SymbolTable) ViewsWindow(f *File) bool {
 func NewArchiveMembers(r io.ReaderAt, size int64, name string) (*Archive, error) {
 	return newArchive(newBlockReader(r, size), size, name, false)
 }
+
+// SmallDlopenWindow makes DlopenNames read sections n bytes at a time,
+// until restore is called.
+func SmallDlopenWindow(n int64) (restore func()) {
+	old := dlopenWindow
+	dlopenWindow = n
+	return func() { dlopenWindow = old }
+}
+
+// ParseDlopenNote is parseDlopenNote.
+func ParseDlopenNote(desc []byte) ([]DlopenDep, error) { return parseDlopenNote(desc, 0) }

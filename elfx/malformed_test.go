@@ -53,6 +53,8 @@ func exercise(f *elfx.File) {
 	f.VersionDefs()
 	f.VersionNeeds()
 	f.GPUCodeObjects()
+	f.DlopenNotes()
+	f.DlopenNames()
 	elfx.InspectELF(f)
 	if t, err := f.DynamicSymbolTable(); err == nil {
 		t.Lookup("foo_api")

@@ -221,15 +221,7 @@ func TestCheckWheelRecord(t *testing.T) {
 // pythonWheel finds a python3 that has the wheel package (Debian's
 // python3-wheel), whose WheelFile checks every member it reads against
 // RECORD, as `wheel unpack` does.
-func pythonWheel(t *testing.T) string {
-	for _, py := range []string{"python3", "/usr/bin/python3"} {
-		if p, err := exec.LookPath(py); err == nil && exec.Command(p, "-c", "import wheel.wheelfile").Run() == nil {
-			return p
-		}
-	}
-	testenv.Missing(t, "a python3 with the wheel package", "apt-get install python3-wheel")
-	return ""
-}
+func pythonWheel(t *testing.T) string { return testenv.Python(t, "wheel.wheelfile", "python3-wheel") }
 
 // TestWheelRecordAgreesWithWheelUnpack: over TestCheckWheelRecord's wheels,
 // check fails (an RD1501 error) exactly those `python -m wheel unpack`

@@ -49,6 +49,20 @@ func Tool(t testing.TB, name, pkg string) string {
 	return p
 }
 
+// Python returns a python3 that imports module (the first python3 on PATH,
+// else the system's /usr/bin/python3, where Debian's python3-* packages
+// install), or skips/fails naming pkg.
+func Python(t testing.TB, module, pkg string) string {
+	t.Helper()
+	for _, py := range []string{"python3", "/usr/bin/python3"} {
+		if p, err := exec.LookPath(py); err == nil && exec.Command(p, "-c", "import "+module).Run() == nil {
+			return p
+		}
+	}
+	Missing(t, "a python3 with the "+module+" module", "apt-get install "+pkg)
+	return ""
+}
+
 // GCC32 returns gcc's path when it links 32-bit x86 programs, or
 // skips/fails: gcc -m32 needs the 32-bit C library and libgcc, which a
 // machine with gcc alone lacks (Debian's gcc-multilib brings them).

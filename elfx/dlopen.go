@@ -1,0 +1,304 @@
+package elfx
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
+)
+
+// The ELF dlopen metadata (systemd's specification, adopted by the UAPI
+// group): notes of owner "FDO" and this type, in a section .note.dlopen,
+// each holding a NUL-terminated JSON array of objects naming the
+// libraries the file loads with dlopen() ("soname": an array of
+// alternatives, most preferred first), and optionally the feature they
+// provide, a description and a priority. rpm's and debhelper's dependency
+// generators (package-notes' dlopen-notes.py) turn them into Requires,
+// Recommends and Suggests.
+const (
+	NoteDlopenType  = 0x407c0c0a
+	NoteDlopenOwner = "FDO"
+)
+
+// Priorities of a dlopen dependency; a declaration without one is
+// DlopenRecommended.
+const (
+	DlopenRequired    = "required"
+	DlopenRecommended = "recommended"
+	DlopenSuggested   = "suggested"
+)
+
+// maxNoteBytes bounds what is read of one note segment or section: notes
+// are a few hundred bytes (systemd's libsystemd-shared carries ~3 KB of
+// dlopen notes); a size field beyond it is treated as malformed.
+const maxNoteBytes = 1 << 20
+
+// DlopenDep is one library a file declares it loads with dlopen().
+type DlopenDep struct {
+	// Sonames are the names it passes to dlopen(), alternatives in the
+	// order it tries them (any one will do).
+	Sonames     []string `json:"soname"`
+	Feature     string   `json:"feature,omitempty"`
+	Description string   `json:"description,omitempty"`
+	// Priority is DlopenRequired, DlopenRecommended or DlopenSuggested
+	// (DlopenRecommended when the declaration has none).
+	Priority string `json:"priority"`
+	// Offset is the file offset of the note that declares it.
+	Offset int64 `json:"offset"`
+}
+
+// DlopenNotes returns the libraries the file declares in ELF dlopen
+// metadata notes, read from its PT_NOTE segments (from its SHT_NOTE
+// sections when it has no program headers: an object file), in file
+// order. A note that does not follow the specification (a desc that is
+// not NUL-terminated UTF-8 JSON, not an array of objects, an object
+// without a "soname" array of names, an unknown priority) is reported in
+// the error, a *FormatError at the note's offset; the declarations of the
+// other notes are still returned. The packaging tools fail on such a file.
+func (f *File) DlopenNotes() ([]DlopenDep, error) {
+	type span struct{ off, size, align uint64 }
+	var spans []span
+	for _, p := range f.ef.Progs {
+		if p.Type == elf.PT_NOTE {
+			spans = append(spans, span{p.Off, p.Filesz, p.Align})
+		}
+	}
+	if len(f.ef.Progs) == 0 {
+		for _, s := range f.ef.Sections {
+			if s.Type == elf.SHT_NOTE {
+				spans = append(spans, span{s.Offset, s.FileSize, s.Addralign})
+			}
+		}
+	}
+	var out []DlopenDep
+	var first error
+	fail := func(err error) {
+		if first == nil {
+			first = err
+		}
+	}
+	for _, sp := range spans {
+		if sp.size == 0 {
+			continue
+		}
+		if sp.size > maxNoteBytes || sp.off > uint64(f.Size) {
+			fail(f.formatErr(int64(min(sp.off, uint64(f.Size))), "note segment", fmt.Errorf("%d bytes at offset 0x%x: beyond the file or the %d-byte limit", sp.size, sp.off, maxNoteBytes)))
+			continue
+		}
+		b, err := saferio.ReadAt(f.r, f.Size, int64(sp.off), int64(sp.size), maxNoteBytes)
+		if err != nil {
+			fail(f.formatErr(int64(sp.off), "note segment", err))
+			continue
+		}
+		err = walkNotes(b, f.bo, sp.align, func(n note) {
+			if n.typ != NoteDlopenType || n.owner != NoteDlopenOwner {
+				return
+			}
+			off := int64(sp.off) + int64(n.off)
+			deps, err := parseDlopenNote(n.desc, off)
+			out = append(out, deps...)
+			if err != nil {
+				fail(f.formatErr(off, "dlopen metadata note (FDO 0x407c0c0a)", err))
+			}
+		})
+		if err != nil {
+			fail(f.formatErr(int64(sp.off), "note segment", err))
+		}
+	}
+	return out, first
+}
+
+// note is one ELF note: its owner (the name without its NUL), type and
+// descriptor, at offset off of the bytes walkNotes was given.
+type note struct {
+	owner string
+	typ   uint32
+	desc  []byte
+	off   int
+}
+
+// walkNotes calls fn for each note in b, a note segment or section whose
+// alignment is align (8 for the 8-byte aligned notes of
+// .note.gnu.property, else 4): the descriptor starts, and the next note
+// begins, at that alignment. An error says where a note runs past the end;
+// fn has seen the notes before it. Padding at the end (fewer bytes than a
+// note header) is not an error.
+func walkNotes(b []byte, bo binary.ByteOrder, align uint64, fn func(note)) error {
+	a := uint64(4)
+	if align == 8 {
+		a = 8
+	}
+	up := func(x uint64) uint64 { return (x + a - 1) &^ (a - 1) }
+	for off := uint64(0); uint64(len(b))-off >= 12; {
+		h := b[off:]
+		namesz, descsz, typ := uint64(bo.Uint32(h)), uint64(bo.Uint32(h[4:])), bo.Uint32(h[8:])
+		descOff := up(12 + namesz)
+		end := descOff + descsz
+		if namesz > uint64(len(h)) || descsz > uint64(len(h)) || end > uint64(len(h)) {
+			return fmt.Errorf("note at offset 0x%x: name of %d and descriptor of %d bytes run past the end (%d bytes left)", off, namesz, descsz, len(h))
+		}
+		fn(note{owner: string(bytes.TrimRight(h[12:12+namesz], "\x00")), typ: typ, desc: h[descOff:end], off: int(off)})
+		off += min(up(end), uint64(len(h)))
+	}
+	return nil
+}
+
+// parseDlopenNote reads the JSON of one dlopen metadata note at offset off.
+func parseDlopenNote(desc []byte, off int64) ([]DlopenDep, error) {
+	text := bytes.TrimRight(desc, "\x00")
+	if !utf8.Valid(text) {
+		return nil, errors.New("its text is not UTF-8")
+	}
+	var objs []map[string]json.RawMessage
+	if err := json.Unmarshal(text, &objs); err != nil || len(bytes.TrimSpace(text)) == 0 || bytes.TrimSpace(text)[0] != '[' {
+		var top any
+		if json.Unmarshal(text, &top) == nil {
+			return nil, fmt.Errorf("its JSON is a %s, not an array of objects: %.120q", jsonKind(top), text)
+		}
+		return nil, fmt.Errorf("its text is not JSON (%v): %.120q", err, text)
+	}
+	var out []DlopenDep
+	for i, o := range objs {
+		d := DlopenDep{Priority: DlopenRecommended, Offset: off}
+		raw, ok := o["soname"]
+		if !ok {
+			return out, fmt.Errorf("object %d has no \"soname\"", i)
+		}
+		if err := json.Unmarshal(raw, &d.Sonames); err != nil || len(d.Sonames) == 0 {
+			return out, fmt.Errorf("object %d: \"soname\" is %s, not an array of library names", i, raw)
+		}
+		for _, s := range d.Sonames {
+			if s == "" {
+				return out, fmt.Errorf("object %d: \"soname\" has an empty name", i)
+			}
+		}
+		for _, kv := range []struct {
+			key string
+			dst *string
+		}{{"feature", &d.Feature}, {"description", &d.Description}, {"priority", &d.Priority}} {
+			if raw, ok := o[kv.key]; ok {
+				if err := json.Unmarshal(raw, kv.dst); err != nil {
+					return out, fmt.Errorf("object %d: %q is %s, not a string", i, kv.key, raw)
+				}
+			}
+		}
+		switch d.Priority {
+		case DlopenRequired, DlopenRecommended, DlopenSuggested:
+		default:
+			return out, fmt.Errorf("object %d: priority %q is none of required, recommended, suggested", i, d.Priority)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case map[string]any:
+		return "single object"
+	case []any:
+		return "array holding something other than objects"
+	case string:
+		return "string"
+	case nil:
+		return "null"
+	}
+	return "scalar"
+}
+
+// DlopenNames returns the library names that appear as strings in the
+// file's read-only data (its allocated, non-writable, non-executable
+// PROGBITS sections: .rodata and the like), in file order, each once:
+// NUL-terminated file names of the form lib….so or lib….so.N… (after a
+// '/' too, as a path's last element or a literal the linker merged into
+// the tail of a longer one). For a file that calls dlopen() they are what
+// it may pass to it, which no ELF structure records. It reads the section
+// headers: a file opened without them (OpenSegments) has no names.
+func (f *File) DlopenNames() ([]string, error) {
+	const context = maxLibName + 1
+	window := dlopenWindow
+	var out []string
+	seen := map[string]bool{}
+	var buf []byte
+	for _, s := range f.ef.Sections {
+		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_ALLOC == 0 || s.Flags&(elf.SHF_WRITE|elf.SHF_EXECINSTR) != 0 || s.Size == 0 {
+			continue
+		}
+		if err := saferio.Check(f.Size, int64(s.Offset), int64(s.Size)); err != nil {
+			return out, f.formatErr(int64(s.Offset), "section "+s.Name, err)
+		}
+		size := int64(s.Size)
+		for pos := int64(0); pos < size; pos += window {
+			lo, hi := max(0, pos-context), min(size, pos+window+context)
+			if cap(buf) < int(hi-lo) {
+				buf = make([]byte, min(size, window+2*context))
+			}
+			b := buf[:hi-lo]
+			if err := saferio.ReadFull(f.r, b, int64(s.Offset)+lo); err != nil {
+				return out, f.formatErr(int64(s.Offset)+lo, "section "+s.Name, err)
+			}
+			for i := 0; ; {
+				j := bytes.Index(b[i:], []byte(".so"))
+				if j < 0 {
+					break
+				}
+				at := i + j
+				i = at + 3
+				if p := lo + int64(at); p < pos || p >= pos+window {
+					continue // the neighbouring window's
+				}
+				if name, ok := libNameAt(b, at, lo == 0); ok && !seen[name] {
+					seen[name] = true
+					out = append(out, name)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// dlopenWindow is how much of a section DlopenNames reads at a time.
+var dlopenWindow int64 = 1 << 20
+
+// maxLibName bounds a library name DlopenNames takes (NAME_MAX).
+const maxLibName = 255
+
+// libNameAt reads the name around the ".so" at b[at:]: name characters back
+// to a NUL or '/' (or b's start, when atStart says it is the section's),
+// then ".so", any ".N" version parts, and a NUL.
+func libNameAt(b []byte, at int, atStart bool) (string, bool) {
+	end := at + 3
+	for end < len(b) && b[end] == '.' {
+		k := end + 1
+		for k < len(b) && b[k] >= '0' && b[k] <= '9' {
+			k++
+		}
+		if k == end+1 {
+			return "", false
+		}
+		end = k
+	}
+	if end >= len(b) || b[end] != 0 {
+		return "", false
+	}
+	start := at
+	for start > 0 && nameByte(b[start-1]) {
+		start--
+	}
+	switch {
+	case start == 0 && !atStart, start > 0 && b[start-1] != 0 && b[start-1] != '/':
+		return "", false
+	case end-start > maxLibName || at-start <= 3 || string(b[start:start+3]) != "lib":
+		return "", false
+	}
+	return string(b[start:end]), true
+}
+
+func nameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '+' || c == '-' || c == '.'
+}
