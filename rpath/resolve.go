@@ -487,6 +487,26 @@ func (r *Resolver) ResolveIn(ctx context.Context, host *Result, path string) (re
 	return res, module, nil
 }
 
+// Lookup finds name as the process res describes would load it for obj,
+// one of its objects: as a NEEDED entry of obj, or as dlopen(name) called
+// from code in obj (glibc maps both with the same search: an object
+// already loaded under that name, else obj's DT_RPATH chain unless it has
+// a DT_RUNPATH, LD_LIBRARY_PATH, obj's DT_RUNPATH, the cache and the
+// trusted directories). The returned Dep says where it was found or, when
+// missing, what was rejected; what it finds does not join res, which is
+// not changed.
+func (r *Resolver) Lookup(res *Result, obj *Object, name string) *Dep {
+	cp := *res
+	cp.Objects = res.Objects[:len(res.Objects):len(res.Objects)]
+	if in := res.Interp; in != nil && !in.loaded {
+		c := *in // resolveOne marks the loader loaded when it is the one
+		cp.Interp = &c
+	}
+	dep := &Dep{}
+	r.resolveOne(&cp, obj, dep, name)
+	return dep
+}
+
 // topObject is the object for a file loaded by name (the program, or a
 // dlopen()ed module): no loader, its real directory as $ORIGIN.
 func (r *Resolver) topObject(path string) (*Object, error) {

@@ -72,6 +72,11 @@ type CheckOptions struct {
 	// one RD1402, and no device code in the whole scan RD1401. Empty: the
 	// device code is not read.
 	GPUTargets []string
+	// DlopenStrings enables RD1010: the library names in the read-only
+	// data of each file that calls dlopen() are looked up as dlopen()
+	// from it would. It reads those files' sections (libLLVM-15.so.1 has
+	// 35 MB of .rodata), so it is not on by default.
+	DlopenStrings bool
 
 	wantCK      bool // a CK config is in the scan: workers read CK references
 	gpuRequired []elfx.TargetID
@@ -574,7 +579,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		// dependency (same device and inode) is not parsed again: its
 		// table holds what the file-level rules need, and its device code
 		// when the scan has GPU targets.
-		if t, ok := b.tables.get(keyOf(sc.id, c.path)); ok && t.facts != nil && !opts.wantCK && (!gpu || t.facts.codeRead) {
+		if t, ok := b.tables.get(keyOf(sc.id, c.path)); ok && t.facts != nil && !opts.wantCK && !opts.DlopenStrings && (!gpu || t.facts.codeRead) {
 			p.Close()
 			if opts.Resolver.Files != nil {
 				opts.Resolver.Files.KnowStat(c.path, p.Info)
@@ -596,7 +601,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		// allocated (the dynamic symbol tables are found through the
 		// dynamic segment, as ld.so finds them).
 		open := p.ELFSegments
-		if gpu || opts.wantCK {
+		if gpu || opts.wantCK || opts.DlopenStrings {
 			open = p.ELF
 		}
 		f, err := open()
@@ -796,6 +801,14 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, t *symtab, ff *fileF
 		} else {
 			ckRefs(nil)
 		}
+		if opts.DlopenStrings && t != nil && callsDlopen(t.tab) {
+			names, err := f.DlopenNames()
+			if err != nil {
+				f.Close()
+				return out, err
+			}
+			ff.dlopen.names = names
+		}
 		f.Close()
 	}
 	if t != nil && ff.typ == elf.ET_DYN && !t.tab.Searched() {
@@ -826,6 +839,7 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, t *symtab, ff *fileF
 		out = append(out, fd)
 	}
 	out = append(out, llvmFinding(c.path, DiagnoseLLVM(unresolved, dr.Defined, nil))...)
+	out = append(out, dlopenFindings(b.resolver, dr.Closure, c.path, &ff.dlopen)...)
 	uw, err := b.unwindFindings(dr.Closure, c.path, false)
 	if err != nil {
 		return out, err
@@ -1092,6 +1106,9 @@ type fileFacts struct {
 	// GPU targets.
 	code     []elfx.CodeObject
 	codeRead bool
+	// dlopen: the file's dlopen metadata notes (and, with
+	// CheckOptions.DlopenStrings, the library names it holds).
+	dlopen dlopenFacts
 }
 
 // program reports whether the file is one to run rather than to load: an
@@ -1155,6 +1172,7 @@ func factsOf(f *elfx.File) *fileFacts {
 	}
 	ff.interp, ff.interpErr = f.Interp()
 	ff.dyn, ff.dynErr = f.Dynamic()
+	ff.dlopen.notes, ff.dlopen.notesErr = f.DlopenNotes()
 	if ff.dyn != nil {
 		// The facts outlive the file in the table cache, by the thousand:
 		// they must not keep its parsed headers and sections (debug/elf's

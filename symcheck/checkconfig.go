@@ -48,6 +48,7 @@ func FindConfig(start string) string {
 //	glibc = "2.28"            # baseline for RD1208
 //	glibcxx = "3.4.25"        # baseline for RD1209
 //	expect_runpath = true     # enable RD1204
+//	dlopen_strings = true     # enable RD1010
 //	gpu_targets = ["gfx90a", "gfx1100"]   # enable RD1401/RD1402 (or "gfx90a;gfx1100")
 //	baseline = "rocmdoctor-baseline.json"   # relative to the file
 //	[severity]                # per rule ID or name: error, warning, note, off
@@ -94,10 +95,12 @@ func LoadConfig(path string, opts *CheckOptions) (baseline string, err error) {
 			baseline = filepath.Join(filepath.Dir(path), v)
 		}
 	}
-	if v, ok, err := doc.Root.Bool("expect_runpath"); err != nil {
-		return "", bad(err)
-	} else if ok && v {
-		opts.ExpectRunpath = true
+	for k, dst := range map[string]*bool{"expect_runpath": &opts.ExpectRunpath, "dlopen_strings": &opts.DlopenStrings} {
+		if v, ok, err := doc.Root.Bool(k); err != nil {
+			return "", bad(err)
+		} else if ok && v {
+			*dst = true
+		}
 	}
 	if v, ok := doc.Root["gpu_targets"]; ok && len(opts.GPUTargets) == 0 {
 		var ts []string
@@ -118,7 +121,7 @@ func LoadConfig(path string, opts *CheckOptions) (baseline string, err error) {
 	}
 	for k := range doc.Root {
 		switch k {
-		case "glibc", "glibcxx", "baseline", "expect_runpath", "gpu_targets":
+		case "glibc", "glibcxx", "baseline", "expect_runpath", "dlopen_strings", "gpu_targets":
 		default:
 			return "", bad(fmt.Errorf("unknown setting %q", k))
 		}

@@ -93,11 +93,28 @@ so "$ct/lib/librocblas.so.4" librocblas.so.4 'int rocblas_create_handle(void){re
 mkdir -p "$ct/lib/rocblas/library"
 cp k-gfx90a_xnackoff.co "$ct/lib/rocblas/library/Kernels.so-000-gfx90a.hsaco"
 printf 'x' > "$ct/lib/rocblas/library/TensileLibrary_lazy_gfx90a.dat"
+# RD1008/RD1010: a library that dlopen()s what the tree lacks: libdlwanted.so.1,
+# declared required in its .note.dlopen, and libdlname.so.3, only a string in
+# its .rodata; libv.so.1 (declared and named) is found through $ORIGIN; its own
+# name is passed over. dlopen comes from a stub libfakedl.
+so "$ct/lib/libfakedl.so.1" libfakedl.so.1 'void *dlopen(const char *f, int m){ (void)f; (void)m; return 0; }'
+so "$ct/lib/libdlopener.so" libdlopener.so '#include "dlopen_note.h"
+extern void *dlopen(const char *, int);
+DLOPEN_NOTE(want, "[{\"feature\":\"wanted\",\"description\":\"the wanted backend\",\"priority\":\"required\",\"soname\":[\"libdlwanted.so.1\"]}]");
+DLOPEN_NOTE(have, "[{\"feature\":\"v\",\"soname\":[\"libv.so.2\",\"libv.so.1\"]}]");
+static const char *const names[] = { "libdlname.so.3", "libv.so.1", "libdlopener.so" };
+void *f(int i){ return dlopen(names[i], 2); }' \
+  -I"$src" $L -l:libfakedl.so.1 -Wl,--enable-new-dtags,-rpath,'$ORIGIN'
+# RD1009: a .note.dlopen whose priority is none of the specification's.
+so "$ct/lib/libdlbadnote.so" libdlbadnote.so '#include "dlopen_note.h"
+DLOPEN_NOTE(bad, "[{\"feature\":\"x\",\"priority\":\"mandatory\",\"soname\":[\"libx.so.1\"]}]");
+int f(void){ return 0; }' -I"$src"
 cat > "$ct/.rocmdoctor.toml" <<'TOML'
 # Settings for the check fixture tree (see rocmdoctor check --help).
 glibc = "2.28"
 glibcxx = "3.4.25"
 expect_runpath = true
+dlopen_strings = true
 gpu_targets = ["gfx90a", "gfx1100"]
 TOML
 # composable_kernel: the miniature CK install (testdata/ck) with one instance

@@ -36,6 +36,7 @@ type Options struct {
 	Glibc         string
 	Glibcxx       string
 	ExpectRunpath bool
+	DlopenStrings bool
 	AllowEmpty    bool
 	GPUTargets    []string
 	Version       string
@@ -115,6 +116,7 @@ when findings at or above --fail-on remain; Ctrl-C stops with a partial report.`
 	f.StringVar(&opts.Glibc, "glibc", "", "fail on files needing a GLIBC_ version newer than `VERSION` (e.g. 2.28)")
 	f.StringVar(&opts.Glibcxx, "glibcxx", "", "fail on files needing a GLIBCXX_ version newer than `VERSION` (e.g. 3.4.25)")
 	f.BoolVar(&opts.ExpectRunpath, "expect-runpath", false, "report DT_RPATH where DT_RUNPATH is expected (RD1204)")
+	f.BoolVar(&opts.DlopenStrings, "dlopen-strings", false, "look up the library names in the read-only data of files that call dlopen(), as dlopen() from them would (RD1010; reads those files' sections)")
 	f.StringArrayVar(&opts.GPUTargets, "gpu-targets", nil, "GPU target IDs the build must run on, comma-separated (repeatable), e.g. gfx90a,gfx1100: enables RD1401/RD1402")
 	f.BoolVar(&opts.AllowEmpty, "allow-empty", false, "accept a directory with nothing to check in it (by default an error: the gate would pass an empty install)")
 	opts.Resolver.Register(f)
@@ -143,6 +145,7 @@ func Run(ctx context.Context, opts *Options) error {
 	opts.Paths = cli.InRoot(root, opts.Paths)
 	co := &opts.check
 	co.Glibc, co.Glibcxx, co.ExpectRunpath, co.Workers = opts.Glibc, opts.Glibcxx, opts.ExpectRunpath, opts.Workers
+	co.DlopenStrings = opts.DlopenStrings
 	co.AllowEmpty = opts.AllowEmpty
 	co.GPUTargets = cli.CommaList(opts.GPUTargets)
 	cfg := opts.Config

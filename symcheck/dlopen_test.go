@@ -1,0 +1,136 @@
+package symcheck_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
+)
+
+// TestDlopenRealLoader: a library declares (.note.dlopen) and names
+// (.rodata) four libraries it dlopen()s: one in a directory on its own
+// RUNPATH, one nowhere, one only on the RUNPATH of the program that loads
+// it (which dlopen() from the library does not search: a DT_RUNPATH
+// applies to the object's own loads), and libm.so.6 through the cache.
+// The program calls dlopen() in the library for each, and the ones the
+// real loader fails to open are exactly the ones check reports — by note
+// (RD1008, with the note's priority as severity) and by string (RD1010).
+func TestDlopenRealLoader(t *testing.T) {
+	dir, write, run := gccDir(t)
+	for _, d := range []string{"lib", "plugins", "other", "bin"} {
+		os.MkdirAll(filepath.Join(dir, d), 0o755)
+	}
+	write("caller.c", `#include <dlfcn.h>
+#include "dlopen_note.h"
+DLOPEN_NOTE(plug, "[{\"feature\":\"plug\",\"priority\":\"required\",\"soname\":[\"libplug.so.1\"]}]");
+DLOPEN_NOTE(opt, "[{\"feature\":\"opt\",\"priority\":\"suggested\",\"soname\":[\"libopt.so.2\"]}]");
+DLOPEN_NOTE(other, "[{\"feature\":\"other\",\"soname\":[\"libother.so.1\"]}]");
+DLOPEN_NOTE(m, "[{\"priority\":\"required\",\"soname\":[\"libm.so.6\"]}]");
+static const char *const names[] = { "libplug.so.1", "libopt.so.2", "libother.so.1", "libm.so.6" };
+int try_load(int i) { return dlopen(names[i], RTLD_NOW) != 0; }
+const char *name_of(int i) { return names[i]; }
+`)
+	write("plug.c", "int plug(void){return 1;}\n")
+	write("prog.c", `#include <stdio.h>
+int try_load(int); const char *name_of(int);
+int main(void){ for (int i = 0; i < 4; i++) printf("%s %d\n", name_of(i), try_load(i)); return 0; }
+`)
+	run("-O1", "-fPIC", "-shared", "-I"+testenv.Testdata("src"), "-o", "lib/libcaller.so", "caller.c",
+		"-Wl,-soname,libcaller.so", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../plugins")
+	run("-O1", "-fPIC", "-shared", "-o", "plugins/libplug.so.1", "plug.c", "-Wl,-soname,libplug.so.1")
+	run("-O1", "-fPIC", "-shared", "-o", "other/libother.so.1", "plug.c", "-Wl,-soname,libother.so.1")
+	run("-O1", "-o", "bin/prog", "prog.c", "lib/libcaller.so", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib:$ORIGIN/../other")
+
+	out, err := exec.Command(filepath.Join(dir, "bin", "prog")).Output()
+	if err != nil {
+		t.Fatalf("prog: %v", err)
+	}
+	var failed []string
+	for line := range strings.Lines(string(out)) {
+		if name, ok := strings.CutSuffix(strings.TrimSpace(line), " 0"); ok {
+			failed = append(failed, name)
+		}
+	}
+	if want := []string{"libopt.so.2", "libother.so.1"}; !slices.Equal(failed, want) {
+		t.Fatalf("the loader failed to open %q, the test expects %q:\n%s", failed, want, out)
+	}
+
+	rep, err := symcheck.Check(context.Background(), []string{filepath.Join(dir, "lib")}, symcheck.CheckOptions{DlopenStrings: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRule := map[string][]string{}
+	sev := map[string]symcheck.Severity{}
+	for _, f := range rep.Findings {
+		if f.ID == "RD1008" || f.ID == "RD1010" {
+			byRule[f.ID] = append(byRule[f.ID], f.Library)
+			if f.ID == "RD1008" {
+				sev[f.Library] = f.Severity
+			}
+			continue
+		}
+		t.Errorf("unexpected finding %s %s", f.ID, f.Message)
+	}
+	for _, id := range []string{"RD1008", "RD1010"} {
+		got := slices.Sorted(slices.Values(byRule[id]))
+		if !slices.Equal(got, failed) {
+			t.Errorf("%s names %q; the loader failed on %q", id, got, failed)
+		}
+	}
+	if sev["libopt.so.2"] != symcheck.SeverityNote || sev["libother.so.1"] != symcheck.SeverityWarning {
+		t.Errorf("severities %v: want the notes' priorities (suggested: note, none: warning)", sev)
+	}
+
+	// Without --dlopen-strings, the notes only.
+	rep, err = symcheck.Check(context.Background(), []string{filepath.Join(dir, "lib")}, symcheck.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, f := range rep.Findings {
+		if f.ID == "RD1010" {
+			t.Errorf("RD1010 without DlopenStrings: %s", f.Message)
+		}
+		if f.ID == "RD1008" {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d RD1008 findings without DlopenStrings, want 2", n)
+	}
+}
+
+// TestDlopenConfig: dlopen_strings in the config turns RD1010 on, and an
+// ignore by soname drops one library's findings.
+func TestDlopenConfig(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), ".rocmdoctor.toml")
+	os.WriteFile(cfg, []byte("dlopen_strings = true\n[[ignore]]\nsoname = \"libdlwanted.so.*\"\n"), 0o644)
+	var opts symcheck.CheckOptions
+	if _, err := symcheck.LoadConfig(cfg, &opts); err != nil {
+		t.Fatal(err)
+	}
+	if !opts.DlopenStrings {
+		t.Fatal("dlopen_strings = true did not set DlopenStrings")
+	}
+	rep, err := symcheck.Check(context.Background(), []string{testenv.Testdata("checktree", "lib", "libdlopener.so")}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, f := range rep.Findings {
+		ids = append(ids, f.ID+" "+f.Library)
+	}
+	if want := []string{"RD1010 libdlname.so.3"}; !slices.Equal(ids, want) {
+		t.Errorf("findings %q, want %q (RD1008 for libdlwanted.so.1 ignored)", ids, want)
+	}
+	os.WriteFile(cfg, []byte("dlopen_strings = \"yes\"\n"), 0o644)
+	if _, err := symcheck.LoadConfig(cfg, &symcheck.CheckOptions{}); err == nil {
+		t.Error("dlopen_strings = \"yes\" accepted")
+	}
+}
