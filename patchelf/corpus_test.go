@@ -123,8 +123,11 @@ func TestCorpusEditsKeepLibrariesLoadable(t *testing.T) {
 		}
 	}
 	t.Logf("edited %d of %d loadable libraries (%d of them 32-bit), with and without section headers: readelf clean and loadable after the edits; Debian's patchelf failed on %d of them", passed, len(res), n32, theirFails)
-	if len(res) < 100 || n32 < 15 {
+	switch {
+	case len(res) < 100 || (n32 < 15 && testenv.Runs32()):
 		t.Errorf("only %d libraries in the corpus, %d of them 32-bit", len(res), n32)
+	case !testenv.Runs32():
+		t.Log("this kernel does not execute 32-bit x86 programs (no IA32 emulation): no 32-bit library can be loaded to check the edits, so none is counted")
 	}
 }
 

@@ -77,7 +77,10 @@ func TestCorpusAgreesWithLdd(t *testing.T) {
 	close(ch)
 	wg.Wait()
 	t.Logf("rpath agrees with ldd on %d of %d dynamic ELF files, %d of them 32-bit (%d without ldd output)", agree, len(files)-skipped, agree32, skipped)
-	if agree < 100 || agree32 < 20 {
+	switch {
+	case agree < 100 || (agree32 < 20 && testenv.Runs32()):
 		t.Errorf("only %d files compared, %d of them 32-bit; the corpus is not installed?", agree, agree32)
+	case !testenv.Runs32():
+		t.Log("this kernel does not execute 32-bit x86 programs (no IA32 emulation), so ldd has nothing to say about the 32-bit files: they are not compared")
 	}
 }

@@ -127,12 +127,19 @@ func TestCorpusCheckGPUTargetsAgreeWithGPUs(t *testing.T) {
 func TestCorpusCheckSystemLibs(t *testing.T) {
 	testenv.Corpus(t)
 	testenv.Tool(t, "ldd", "libc-bin")
-	for _, c := range []struct{ root, lib, pkg string }{
-		{"/usr/lib/x86_64-linux-gnu", "libc.so.6", "libc6"},
-		{"/usr/lib32", "libstdc++.so.6", "gcc-multilib"},
+	for _, c := range []struct {
+		root, lib, pkg string
+		i386           bool
+	}{
+		{"/usr/lib/x86_64-linux-gnu", "libc.so.6", "libc6", false},
+		{"/usr/lib32", "libstdc++.so.6", "gcc-multilib", true},
 	} {
 		t.Run(filepath.Base(c.root), func(t *testing.T) {
 			testenv.File(t, filepath.Join(c.root, c.lib), c.pkg)
+			if c.i386 && !testenv.Runs32() {
+				// Nothing apt installs changes that: the oracle cannot run.
+				t.Skip("this kernel does not execute 32-bit x86 programs (no IA32 emulation): ldd -r cannot load the 32-bit files")
+			}
 			checkAgreesWithLddR(t, c.root)
 		})
 	}
