@@ -302,3 +302,7 @@ func libNameAt(b []byte, at int, atStart bool) (string, bool) {
 func nameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '+' || c == '-' || c == '.'
 }
+
+// CallsDlopen reports whether the table's file references dlopen or
+// dlmopen: code that loads libraries by name at run time.
+func (t *SymbolTable) CallsDlopen() bool { return len(t.UndefinedNamed("dlopen", "dlmopen")) > 0 }

@@ -18,7 +18,8 @@ import (
 
 func FuzzNewFile(f *testing.F) {
 	for _, n := range []string{"libfoo.so.1", "hello", "libi386.so", "libbe.so", "be.o", "i386.o",
-		"k-gfx803.o", "k-gfx90a_xnackoff.co", "k-gfx803-v2.co", "libgpu.so", "libraw.so", "libraw-v2.so", "libexecstack.so", "libsysv.so", "libMIOpen.so"} {
+		"k-gfx803.o", "k-gfx90a_xnackoff.co", "k-gfx803-v2.co", "libgpu.so", "libraw.so", "libraw-v2.so", "libexecstack.so", "libsysv.so", "libMIOpen.so",
+		"checktree/lib/libdlopener.so", "checktree/lib/libdlbadnote.so"} {
 		f.Add(readFixture(f, n))
 	}
 	for _, n := range []string{"libfoo.so.1", "libi386.so", "libbe.so", "libsysv.so", "k-gfx803-v2.co"} {

@@ -801,7 +801,7 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, t *symtab, ff *fileF
 		} else {
 			ckRefs(nil)
 		}
-		if opts.DlopenStrings && t != nil && callsDlopen(t.tab) {
+		if opts.DlopenStrings && t != nil && t.tab.CallsDlopen() {
 			names, err := f.DlopenNames()
 			if err != nil {
 				f.Close()

@@ -2,7 +2,6 @@ package symcheck
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
@@ -19,11 +18,6 @@ type dlopenFacts struct {
 	names    []string // nil unless read (CheckOptions.DlopenStrings)
 }
 
-// callsDlopen reports whether t's file references dlopen or dlmopen.
-func callsDlopen(t *elfx.SymbolTable) bool {
-	return t != nil && len(t.UndefinedNamed("dlopen", "dlmopen")) > 0
-}
-
 // dlopenFindings are the dlopen() rules for the file at path, the root of
 // res: RD1009 for a note that is not valid, RD1008 for a declared library
 // dlopen() from the file would not find (severity by the note's priority),
@@ -35,77 +29,34 @@ func dlopenFindings(r *rpath.Resolver, res *rpath.Result, path string, df *dlope
 		out = append(out, Finding{Rule: RuleDlopenNoteInvalid, Severity: info.Severity, File: path, Fix: info.Fix,
 			Message: df.notesErr.Error() + "; package-notes' dlopen-notes.py (rpm's and debhelper's dependency generator) fails on the file or drops the note"})
 	}
-	info, _ := LookupRule(RuleDlopenMissing)
-	for _, d := range df.notes {
-		first, found := lookupAny(r, res, d.Sonames)
-		if found {
+	for _, l := range r.LookupDlopen(res, res.Root, df.notes, df.names) {
+		if !l.Missing() {
 			continue
 		}
-		sev := map[string]Severity{elfx.DlopenRequired: SeverityError, elfx.DlopenRecommended: SeverityWarning, elfx.DlopenSuggested: SeverityNote}[d.Priority]
-		what := fmt.Sprintf("%s priority", d.Priority)
-		if d.Feature != "" {
-			what = fmt.Sprintf("feature %q, %s", d.Feature, what)
+		var msg string
+		info, _ := LookupRule(RuleDlopenNameMissing)
+		sev := info.Severity
+		if l.Source == "note" {
+			// The rule's default severity is a recommended library's.
+			info, _ = LookupRule(RuleDlopenMissing)
+			sev = info.Severity
+			if s, ok := map[string]Severity{elfx.DlopenRequired: SeverityError, elfx.DlopenSuggested: SeverityNote}[l.Priority]; ok {
+				sev = s
+			}
+			what := fmt.Sprintf("%s priority", l.Priority)
+			if l.Feature != "" {
+				what = fmt.Sprintf("feature %q, %s", l.Feature, what)
+			}
+			msg = fmt.Sprintf("%s declares in its .note.dlopen (at offset 0x%x; %s) that it loads %s with dlopen(), and dlopen() from it would find %s",
+				path, l.Offset, what, orList(l.Names), noneOf(l.Names))
+		} else {
+			msg = fmt.Sprintf("%s calls dlopen() and names %s in its read-only data; dlopen() from it would find %s",
+				path, andList(l.Names), noneOf(l.Names))
 		}
-		msg := fmt.Sprintf("%s declares in its .note.dlopen (at offset 0x%x; %s) that it loads %s with dlopen(), and dlopen() from it would find %s",
-			path, d.Offset, what, orList(d.Sonames), noneOf(d.Sonames))
-		out = append(out, Finding{Rule: RuleDlopenMissing, Severity: sev, File: path, Library: d.Sonames[0],
-			Message: msg + rejectedText(first), Fix: info.Fix})
-	}
-	if len(df.names) == 0 {
-		return out
-	}
-	info, _ = LookupRule(RuleDlopenNameMissing)
-	own := map[string]bool{libStem(filepath.Base(path)): true}
-	if s := res.Root.Soname; s != "" {
-		own[libStem(s)] = true
-	}
-	var stems []string
-	byStem := map[string][]string{}
-	for _, n := range df.names {
-		s := libStem(n)
-		if own[s] {
-			continue
-		}
-		if _, ok := byStem[s]; !ok {
-			stems = append(stems, s)
-		}
-		byStem[s] = append(byStem[s], n)
-	}
-	for _, s := range stems {
-		names := byStem[s]
-		first, found := lookupAny(r, res, names)
-		if found {
-			continue
-		}
-		msg := fmt.Sprintf("%s calls dlopen() and names %s in its read-only data; dlopen() from it would find %s",
-			path, andList(names), noneOf(names))
-		out = append(out, Finding{Rule: RuleDlopenNameMissing, Severity: info.Severity, File: path, Library: names[0],
-			Message: msg + rejectedText(first), Fix: info.Fix})
+		out = append(out, Finding{Rule: info.Name, Severity: sev, File: path, Library: l.Names[0],
+			Message: msg + rejectedText(l.Dep), Fix: info.Fix})
 	}
 	return out
-}
-
-// lookupAny looks names up, in order, as dlopen() from res's root would;
-// found says one was found, first is the first one's search otherwise.
-func lookupAny(r *rpath.Resolver, res *rpath.Result, names []string) (first *rpath.Dep, found bool) {
-	for _, n := range names {
-		d := r.Lookup(res, res.Root, n)
-		if !d.Missing() {
-			return nil, true
-		}
-		if first == nil {
-			first = d
-		}
-	}
-	return first, false
-}
-
-// libStem is a library name up to ".so": libcrypto for libcrypto.so.3.
-func libStem(name string) string {
-	if i := strings.Index(name, ".so"); i > 0 {
-		return name[:i]
-	}
-	return name
 }
 
 func orList(names []string) string {

@@ -20,6 +20,7 @@ type Options struct {
 	JSON     bool
 	Flat     bool
 	Why      string
+	Dlopen   bool
 	FailOn   string
 	Resolver cli.ResolverFlags
 	resolver rpath.Options
@@ -38,11 +39,18 @@ anything. Every library shows the rule that found it; a missing library shows
 every path tried and every candidate rejected with the reason (wrong class,
 machine, data encoding or OS ABI).
 
+With --dlopen, the libraries each file loads with dlopen() — which no
+NEEDED entry records — are looked up as dlopen() called from it would find
+them: those it declares in ELF dlopen metadata (.note.dlopen) and, when it
+calls dlopen(), the lib*.so names in its read-only data (how libamdhip64.so.5
+loads libamd_comgr.so.2). They do not change the exit status.
+
 Nothing is read from the environment unless --env is given.
 Exit status 3 when a NEEDED library is missing (see --fail-on).`,
 		Example: `  rocmdoctor deps /usr/lib/x86_64-linux-gnu/libamd_comgr.so.2
   rocmdoctor deps --flat --lib-dir /opt/rocm/lib libMIOpen.so
   rocmdoctor deps --why libLLVM-15.so.1 libamd_comgr.so.2
+  rocmdoctor deps --dlopen /usr/lib/x86_64-linux-gnu/libamdhip64.so.5
   rocmdoctor deps --root /sysroot --hwcaps x86-64-v3 usr/bin/app`,
 		Args: cli.MinArgs(1, "FILE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -62,6 +70,7 @@ Exit status 3 when a NEEDED library is missing (see --fail-on).`,
 	f.BoolVar(&opts.JSON, "json", false, "print the closure as JSON")
 	f.BoolVar(&opts.Flat, "flat", false, "print a flat list like ldd instead of a tree")
 	f.StringVar(&opts.Why, "why", "", "print the chains of objects that pull in `SONAME`")
+	f.BoolVar(&opts.Dlopen, "dlopen", false, "also resolve what each file loads with dlopen(): its .note.dlopen declarations and the library names in its read-only data")
 	cli.FailOnVar(f, &opts.FailOn, "exit 3 on missing libraries unless this is never (error, warning, note or never)")
 	opts.Resolver.Register(f)
 	return cmd
@@ -86,6 +95,9 @@ type File struct {
 	// InterpreterProblem says why the kernel will not start the file with
 	// its PT_INTERP (rpath.Result.InterpProblem).
 	InterpreterProblem string `json:"interpreter_problem,omitempty"`
+	// Dlopen (--dlopen) is what the file loads with dlopen() and where
+	// dlopen() from it finds each.
+	Dlopen []rpath.DlopenLoad `json:"dlopen,omitempty"`
 }
 
 // Run resolves every path and renders the result.
@@ -111,9 +123,16 @@ func Run(ctx context.Context, opts *Options) error {
 		if f.InterpreterProblem != "" {
 			missing++
 		}
+		if opts.Dlopen {
+			var err error
+			if f.Dlopen, err = r.DlopenLoads(res, true); err != nil {
+				// A note that is not valid: the others are still shown.
+				fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %v\n", err)
+			}
+		}
 		doc.Files = append(doc.Files, f)
 		if !opts.JSON {
-			if err := render(opts, res); err != nil {
+			if err := render(opts, res, f.Dlopen); err != nil {
 				return err
 			}
 		}
@@ -132,7 +151,7 @@ func Run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-func render(opts *Options, res *rpath.Result) error {
+func render(opts *Options, res *rpath.Result, dl []rpath.DlopenLoad) error {
 	io := opts.IO
 	c := io.Colors()
 	w := io.Out
@@ -156,15 +175,28 @@ func render(opts *Options, res *rpath.Result) error {
 				fmt.Fprintf(w, "\t%s => %s (%s)\n", e.Name, e.Path, e.Rule)
 			}
 		}
+		for _, l := range dl {
+			if l.Missing() {
+				fmt.Fprintf(w, "\t%s => %s [dlopen]\n", strings.Join(l.Names, " | "), c.Red("not found"))
+			} else {
+				fmt.Fprintf(w, "\t%s => %s (%s) [dlopen]\n", l.Dep.Name, l.Dep.Path, l.Dep.Rule)
+			}
+		}
 	default:
 		fmt.Fprintln(w, c.Bold(res.Root.Path))
 		if s := nothingLoaded(res.Root); s != "" {
 			fmt.Fprintf(w, "    %s\n", c.Dim("("+s+")"))
 		}
 		printTree(io, res.Root, "", map[*rpath.Object]bool{res.Root: true})
+		printDlopen(io, res.Root, dl)
 	}
 	for _, d := range res.Missing() {
-		explainMissing(io, d)
+		explainMissing(io, d, "missing")
+	}
+	for _, l := range dl {
+		if l.Missing() && opts.Why == "" {
+			explainMissing(io, l.Dep, "missing (dlopen from "+res.Root.Path+")")
+		}
 	}
 	if res.InterpProblem != "" {
 		fmt.Fprintf(io.ErrOut, "missing: program interpreter %s: %s; the kernel will not start %s with it\n", res.Root.Interpreter(), res.InterpProblem, res.Root.Path)
@@ -220,9 +252,37 @@ func printTree(io *cli.IOStreams, o *rpath.Object, indent string, seen map[*rpat
 	}
 }
 
-func explainMissing(io *cli.IOStreams, d *rpath.Dep) {
+// printDlopen lists what the root loads with dlopen(), as a second tree.
+func printDlopen(io *cli.IOStreams, root *rpath.Object, dl []rpath.DlopenLoad) {
+	if len(dl) == 0 {
+		return
+	}
+	c := io.Colors()
+	fmt.Fprintln(io.Out, c.Bold("dlopen() from "+root.Path+":"))
+	for i, l := range dl {
+		branch := "├── "
+		if i == len(dl)-1 {
+			branch = "└── "
+		}
+		why := "named in its read-only data"
+		if l.Source == "note" {
+			why = "declared in its .note.dlopen, " + l.Priority
+			if l.Feature != "" {
+				why = fmt.Sprintf("declared in its .note.dlopen, feature %q, %s", l.Feature, l.Priority)
+			}
+		}
+		if l.Missing() {
+			fmt.Fprintf(io.Out, "%s%s %s %s\n", branch, strings.Join(l.Names, " | "), c.Red("not found"), c.Dim("("+why+")"))
+			continue
+		}
+		fmt.Fprintf(io.Out, "%s%s => %s %s\n", branch, l.Dep.Name, l.Dep.Path, c.Dim("["+string(l.Dep.Rule)+"] ("+why+")"))
+	}
+}
+
+// explainMissing prints, after what, the name and every path tried.
+func explainMissing(io *cli.IOStreams, d *rpath.Dep, what string) {
 	w := io.ErrOut
-	fmt.Fprintf(w, "missing: %s\n", d.Name)
+	fmt.Fprintf(w, "%s: %s\n", what, d.Name)
 	for _, a := range d.Tried {
 		stops := ""
 		if a.Stops {

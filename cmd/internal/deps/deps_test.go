@@ -185,3 +185,66 @@ func TestDepsMissingInterpreter(t *testing.T) {
 		t.Errorf("--fail-on never: exit %d", code)
 	}
 }
+
+// TestDepsDlopen: --dlopen lists what the file declares in its
+// .note.dlopen and the library names in its read-only data, each as
+// dlopen() from it finds it, in the tree, the flat list and the JSON;
+// missing ones are explained on stderr and leave the exit status alone.
+func TestDepsDlopen(t *testing.T) {
+	lib := td + "checktree/lib/libdlopener.so"
+	dir, err := filepath.Abs(filepath.Dir(lib))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := clitest.Run("deps", "--dlopen", lib)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0 (dlopen() loads do not count)\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"dlopen() from " + lib + ":",
+		"├── libv.so.1 => " + dir + "/libv.so.1 [runpath] (declared in its .note.dlopen, feature \"v\", recommended)",
+		"├── libdlwanted.so.1 not found (declared in its .note.dlopen, feature \"wanted\", required)",
+		"└── libdlname.so.3 not found (named in its read-only data)",
+	} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("tree lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "libv.so.1 =>") != 1 || strings.Contains(out, "libdlopener.so =>") {
+		t.Errorf("a declared name or the file's own is listed again:\n%s", out)
+	}
+	if !strings.Contains(errOut, "missing (dlopen from "+lib+"): libdlwanted.so.1\n  tried ") {
+		t.Errorf("stderr does not explain the missing dlopen() library:\n%s", errOut)
+	}
+	if _, out, _ := clitest.Run("deps", lib); strings.Contains(out, "dlopen()") {
+		t.Errorf("without --dlopen:\n%s", out)
+	}
+	_, out, _ = clitest.Run("deps", "--dlopen", "--flat", lib)
+	if !strings.Contains(out, "\tlibdlwanted.so.1 => not found [dlopen]\n") || !strings.Contains(out, "/libv.so.1 (runpath) [dlopen]\n") {
+		t.Errorf("flat:\n%s", out)
+	}
+	_, out, _ = clitest.Run("deps", "--dlopen", "--json", lib)
+	var doc struct {
+		Files []struct {
+			Dlopen []struct {
+				Names            []string
+				Source, Priority string
+				Dep              struct{ Path, Rule string }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range doc.Files[0].Dlopen {
+		got = append(got, strings.Join(l.Names, "|")+" "+l.Source+" "+l.Priority+" "+l.Dep.Rule)
+	}
+	if want := "libv.so.2|libv.so.1 note recommended runpath, libdlwanted.so.1 note required missing, libdlname.so.3 string  missing"; strings.Join(got, ", ") != want {
+		t.Errorf("json dlopen:\n got %s\nwant %s", strings.Join(got, ", "), want)
+	}
+	code, _, errOut = clitest.Run("deps", "--dlopen", td+"checktree/lib/libdlbadnote.so")
+	if code != 0 || !strings.Contains(errOut, `priority "mandatory"`) {
+		t.Errorf("a note that is not valid: exit %d, stderr %s", code, errOut)
+	}
+}
