@@ -54,6 +54,13 @@ type ELFReport struct {
 	// unknown compression method); GPUTargets then counts what was read
 	// before it. The rest of the report does not depend on it.
 	DeviceCodeError string `json:"device_code_error,omitempty"`
+	// CallsDlopen: the file references dlopen or dlmopen, so it loads
+	// libraries that no NEEDED entry names. Dlopen is what its ELF
+	// dlopen metadata notes declare; DlopenError says why a note is not
+	// valid.
+	CallsDlopen bool        `json:"calls_dlopen,omitempty"`
+	Dlopen      []DlopenDep `json:"dlopen,omitempty"`
+	DlopenError string      `json:"dlopen_error,omitempty"`
 }
 
 // AMDGPUReport is the decoded AMDGPU header of a code object.
@@ -232,6 +239,10 @@ func InspectELF(f *File) (*ELFReport, error) {
 		return nil, err
 	}
 	r.Symbols = SymbolCounts{Defined: c.Defined, Undefined: c.Undefined, WeakUndefined: c.Weak}
+	r.CallsDlopen = c.Undefined > 0 && tab.CallsDlopen()
+	if r.Dlopen, err = f.DlopenNotes(); err != nil {
+		r.DlopenError = err.Error()
+	}
 	defs, err := f.VersionDefs()
 	if err != nil {
 		return nil, err

@@ -95,11 +95,14 @@ func LoadConfig(path string, opts *CheckOptions) (baseline string, err error) {
 			baseline = filepath.Join(filepath.Dir(path), v)
 		}
 	}
-	for k, dst := range map[string]*bool{"expect_runpath": &opts.ExpectRunpath, "dlopen_strings": &opts.DlopenStrings} {
-		if v, ok, err := doc.Root.Bool(k); err != nil {
+	for _, b := range []struct {
+		key string
+		dst *bool
+	}{{"expect_runpath", &opts.ExpectRunpath}, {"dlopen_strings", &opts.DlopenStrings}} {
+		if v, ok, err := doc.Root.Bool(b.key); err != nil {
 			return "", bad(err)
 		} else if ok && v {
-			*dst = true
+			*b.dst = true
 		}
 	}
 	if v, ok := doc.Root["gpu_targets"]; ok && len(opts.GPUTargets) == 0 {

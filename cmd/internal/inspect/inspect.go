@@ -175,6 +175,19 @@ func elfRows(c cli.Colors, e *elfx.ELFReport) [][2]string {
 	}
 	kv = append(kv, [2]string{"dynamic symbols", fmt.Sprintf("%d defined, %d undefined (%d weak)",
 		e.Symbols.Defined, e.Symbols.Undefined, e.Symbols.WeakUndefined)})
+	if e.CallsDlopen {
+		kv = append(kv, [2]string{"dlopen", "called: loads libraries no NEEDED entry names (rocmdoctor deps --dlopen)"})
+	}
+	for _, d := range e.Dlopen {
+		what := d.Priority
+		if d.Feature != "" {
+			what = d.Feature + ", " + what
+		}
+		kv = append(kv, [2]string{"dlopen declared", strings.Join(d.Sonames, " | ") + " (" + what + ")"})
+	}
+	if e.DlopenError != "" {
+		kv = append(kv, [2]string{"dlopen declared", c.Red(e.DlopenError)})
+	}
 	for _, vn := range e.VersionNeeds {
 		names := make([]string, len(vn.Versions))
 		for i, v := range vn.Versions {

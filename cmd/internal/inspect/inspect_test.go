@@ -30,6 +30,7 @@ func TestInspectGolden(t *testing.T) {
 		{"archives", []string{"libgnu.a", "libthin.a", "libbsd.a"}},
 		{"gpu", []string{"libgpu.so", "libraw.so", "k-gfx803.o", "k-gfx90a_xnackoff.co"}},
 		{"odd", []string{"libbe.so", "i386.o", "libexecstack.so"}},
+		{"dlopen", []string{"checktree/lib/libdlopener.so", "checktree/lib/libdlbadnote.so"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			args := []string{"inspect"}
