@@ -214,9 +214,10 @@ func jsonKind(v any) string {
 // DlopenNames returns the library names that appear as strings in the
 // file's read-only data (its allocated, non-writable, non-executable
 // PROGBITS sections: .rodata and the like), in file order, each once:
-// NUL-terminated file names of the form lib….so or lib….so.N… (after a
-// '/' too, as a path's last element or a literal the linker merged into
-// the tail of a longer one). For a file that calls dlopen() they are what
+// NUL-terminated file names of the form lib….so or lib….so.N…; absolute
+// paths to such names as they are (dlopen() opens them without searching),
+// and after a '/' in other strings the last element (a literal the linker
+// merged into the tail of a longer one). For a file that calls dlopen() they are what
 // it may pass to it, which no ELF structure records. It reads the section
 // headers: a file opened without them (OpenSegments) has no names.
 func (f *File) DlopenNames() ([]string, error) {
@@ -270,7 +271,9 @@ const maxLibName = 255
 
 // libNameAt reads the name around the ".so" at b[at:]: name characters back
 // to a NUL or '/' (or b's start, when atStart says it is the section's),
-// then ".so", any ".N" version parts, and a NUL.
+// then ".so", any ".N" version parts, and a NUL. After a '/', the whole
+// string when it is an absolute path (a Nix build patches
+// dlopen("libamd_comgr.so.2") into the store path), else the last element.
 func libNameAt(b []byte, at int, atStart bool) (string, bool) {
 	end := at + 3
 	for end < len(b) && b[end] == '.' {
@@ -295,6 +298,15 @@ func libNameAt(b []byte, at int, atStart bool) (string, bool) {
 		return "", false
 	case end-start > maxLibName || at-start <= 3 || string(b[start:start+3]) != "lib":
 		return "", false
+	}
+	if start > 0 && b[start-1] == '/' {
+		p := start - 1
+		for p > 0 && (nameByte(b[p-1]) || b[p-1] == '/') {
+			p--
+		}
+		if b[p] == '/' && (p > 0 && b[p-1] == 0 || p == 0 && atStart) && end-p <= maxLibName {
+			return string(b[p:end]), true // an absolute path, which dlopen() opens as it is
+		}
 	}
 	return string(b[start:end]), true
 }

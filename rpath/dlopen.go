@@ -52,7 +52,7 @@ func (r *Resolver) LookupDlopen(res *Result, obj *Object, notes []elfx.DlopenDep
 	var stems []string
 	byStem := map[string][]string{}
 	for _, n := range names {
-		s := LibStem(n)
+		s := LibStem(filepath.Base(n)) // an absolute path is an alternative to its name
 		if own[s] || declared[n] {
 			continue
 		}
