@@ -33,6 +33,14 @@ bench() {
   printf '%s: rocmdoctor check %ss (%d MB) | find -exec ldd -r %ss (ratio %s) | scanelf -R -n -r %ss, %d MB (ratio %s; median of 9 alternating pairs %s)\n' \
     "$*" "$ours" $((ours_rss/1024)) "$ldd_t" "$(ratio "$ours" "$ldd_t")" "$scan_t" $((scan_rss/1024)) "$(ratio "$ours" "$scan_t")" "$median"
   awk "BEGIN{exit !($ours * 10 <= $ldd_t)}" || { echo "FAIL: not 10x faster than the ldd loop over $*"; exit 1; }
+  # Whether check is no slower than scanelf depends on what system calls
+  # cost on the machine (scanelf maps every file; check binds every
+  # symbol): said, not gated.
+  if awk "BEGIN{exit !($median <= 1)}"; then
+    echo "scanelf target met over $*: median of the pairs ${median}x"
+  else
+    echo "note: slower than scanelf over $*: median of the pairs ${median}x (see issue 9)"
+  fi
 }
 
 if [ $# -gt 0 ]; then
