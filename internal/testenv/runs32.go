@@ -2,32 +2,37 @@ package testenv
 
 import (
 	"encoding/binary"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"sync"
+	"syscall"
 )
 
 // Runs32 reports whether this machine executes 32-bit x86 programs: an
 // x86-64 kernel built without IA32 emulation (as some VM kernels are)
 // refuses them with ENOEXEC, and then no 32-bit loader, program or Go test
 // binary runs, whatever apt installs. It runs a minimal static i386
-// program that exits 0.
+// program that exits 0; only the kernel's ENOEXEC counts as "no": any
+// other failure (a temporary directory mounted noexec) says yes, so that
+// the tests which need 32-bit programs run and fail loudly rather than
+// skip.
 var Runs32 = sync.OnceValue(func() bool {
 	if runtime.GOOS != "linux" || (runtime.GOARCH != "amd64" && runtime.GOARCH != "386") {
 		return false
 	}
 	dir, err := os.MkdirTemp("", "rocmdoctor-runs32-")
 	if err != nil {
-		return false
+		return true
 	}
 	defer os.RemoveAll(dir)
 	p := filepath.Join(dir, "exit0")
 	if err := os.WriteFile(p, exit0i386(), 0o755); err != nil {
-		return false
+		return true
 	}
-	return exec.Command(p).Run() == nil
+	return !errors.Is(exec.Command(p).Run(), syscall.ENOEXEC)
 })
 
 // exit0i386 is an ELF32 i386 executable of one PT_LOAD segment whose
