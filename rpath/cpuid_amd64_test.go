@@ -90,10 +90,11 @@ func loaderHWCapsLevels(t *testing.T) ([]string, bool) {
 	}
 	var levels []string
 	for line := range strings.Lines(list) {
-		name, state, ok := strings.Cut(strings.TrimSpace(line), " (")
-		if !ok || !strings.HasPrefix(line, "  ") {
+		if !strings.HasPrefix(line, "  ") {
 			break
 		}
+		// An unsupported level is listed with no "(…)" after its name.
+		name, state, _ := strings.Cut(strings.TrimSpace(line), " (")
 		if strings.HasPrefix(state, "supported") {
 			levels = append(levels, name)
 		}
