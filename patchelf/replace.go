@@ -2,11 +2,13 @@ package patchelf
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 
+	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
 	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
 )
 
@@ -19,7 +21,7 @@ type replacement struct {
 	src, dst string
 	done     chan struct{}
 	stop     atomic.Bool
-	tmp      *os.File
+	tmp      *safefile.Temp
 	st       os.FileInfo
 	err      error
 }
@@ -48,7 +50,13 @@ func (r *replacement) copy() error {
 	if r.st, err = in.Stat(); err != nil {
 		return err
 	}
-	if r.tmp, err = os.CreateTemp(filepath.Dir(r.dst), "."+filepath.Base(r.dst)+".rocmdoctor-*"); err != nil {
+	if r.tmp, err = safefile.CreateTemp(filepath.Dir(r.dst), filepath.Base(r.dst)); err != nil {
+		// (A writable file in a directory the caller cannot write to is
+		// still edited, in place.)
+		return fmt.Errorf("%w: no new file can be made beside it (%v)", safefile.ErrNotPreserved, err)
+	}
+	// A full file system is found before anything is copied.
+	if err = safefile.Reserve(r.tmp.File, 0, r.st.Size()); err != nil {
 		return err
 	}
 	// Each copied chunk's write-back is started by another goroutine:
@@ -59,7 +67,7 @@ func (r *replacement) copy() error {
 	go func() {
 		defer close(wbDone)
 		for c := range wb {
-			writeback.Start(r.tmp, c[0], c[1])
+			writeback.Start(r.tmp.File, c[0], c[1])
 		}
 	}()
 	defer func() {
@@ -72,7 +80,7 @@ func (r *replacement) copy() error {
 		}
 		// io.Copy between files uses copy_file_range, so the bytes stay in
 		// the kernel.
-		n, err := io.Copy(r.tmp, io.LimitReader(in, copyChunk))
+		n, err := io.Copy(r.tmp.File, io.LimitReader(in, copyChunk))
 		if err != nil {
 			return err
 		}
@@ -83,9 +91,13 @@ func (r *replacement) copy() error {
 	}
 }
 
-// commit waits for the copy, applies the plan to it, makes it durable with
-// the original's mode and ownership, and renames it over the destination.
-func (r *replacement) commit(p *Plan) (err error) {
+// commit waits for the copy, applies the plan to it and puts it in place
+// of the destination, durably. A copy that replaces its own original
+// (self) gets its owner, group, extended attributes and mode, or the
+// commit fails with safefile.ErrNotPreserved; one written to another
+// path gets the original's permissions and, where the caller may give
+// it, its owner.
+func (r *replacement) commit(p *Plan, self bool) (err error) {
 	<-r.done
 	defer func() {
 		if err != nil {
@@ -95,24 +107,24 @@ func (r *replacement) commit(p *Plan) (err error) {
 	if r.err != nil {
 		return r.err
 	}
+	if err = safefile.Reserve(r.tmp.File, 0, p.SizeAfter(r.st.Size())); err != nil {
+		return err
+	}
 	if err = p.Apply(r.tmp); err != nil {
 		return err
 	}
-	if err = r.tmp.Sync(); err != nil {
+	if self {
+		err = r.tmp.CopyMeta(r.src, r.st)
+	} else {
+		err = r.tmp.Chmod(r.st.Mode().Perm())
+		sameOwner(r.tmp.File, r.st) // best effort, as cp -p does
+	}
+	if err != nil {
 		return err
 	}
-	if err = r.tmp.Chmod(r.st.Mode().Perm()); err != nil {
-		return err
-	}
-	sameOwner(r.tmp, r.st) // best effort, as cp -p does
-	if err = r.tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(r.tmp.Name(), r.dst); err != nil {
-		return err
-	}
+	err = r.tmp.Commit(r.dst)
 	r.tmp = nil
-	return nil
+	return err
 }
 
 // discard cancels the copy (if still running) and removes the temporary
@@ -125,8 +137,7 @@ func (r *replacement) discard() {
 
 func (r *replacement) remove() {
 	if r.tmp != nil {
-		r.tmp.Close()
-		os.Remove(r.tmp.Name())
+		r.tmp.Discard()
 		r.tmp = nil
 	}
 }

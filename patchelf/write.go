@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"sort"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
 )
 
 // overlay presents the file as it will be after a plan is applied, without
@@ -454,38 +456,78 @@ func (w *strWindow) get(off uint64) ([]byte, error) {
 
 // WriteOptions say where the result goes.
 type WriteOptions struct {
-	// Output writes to another path instead of replacing the input.
+	// Output writes to another path instead of editing the input: a
+	// symbolic link is written through, a character device or FIFO is
+	// written into (never replaced), a regular file is replaced atomically.
 	Output string
 	// InPlace writes the patches into the file itself (keeping its inode and
-	// hard links) instead of replacing it with a new file.
+	// hard links) instead of replacing it with a new file. A file with
+	// several names, or whose owner or extended attributes a new file could
+	// not be given, is edited in place whatever InPlace says.
 	InPlace bool
 	// DryRun plans and verifies but writes nothing.
 	DryRun bool
-	// NoSync skips the fsync with InPlace: for scratch copies nobody needs
-	// after a crash (wheel relink's staged libraries).
+	// NoSync skips the fsyncs and the undo journal of an in-place edit: for
+	// scratch copies nobody needs after a crash (wheel relink's staged
+	// libraries).
 	NoSync bool
+	// Notice receives what the write did besides the edit (an interrupted
+	// edit rolled back, a temporary a killed run left removed, an edit
+	// written in place to keep the file's owner); nil drops them.
+	Notice func(string)
+	// JournalDir is where in-place edits keep their undo journals; "" is
+	// safefile.JournalDir().
+	JournalDir string
 }
 
-// EditFile plans, verifies and writes edits to path. Symlinks are followed
-// to their target. On any error the file is unchanged.
+// EditFile plans, verifies and writes edits to path (symbolic links
+// followed). The file is locked from planning to the last write, so that
+// concurrent edits apply one after the other; one made meanwhile by a
+// program that takes no lock fails the edit. On any error the file is
+// unchanged.
 func EditFile(path string, edits []Edit, opts Options, wo WriteOptions) (*Plan, error) {
-	real, err := filepath.EvalSymlinks(path)
+	src, err := safefile.Resolve(path)
 	if err != nil {
 		return nil, err
 	}
-	f, err := elfx.Open(real)
+	switch src.Kind {
+	case safefile.Missing:
+		return nil, &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
+	case safefile.Stream:
+		return nil, &fs.PathError{Op: "open", Path: path, Err: errors.New("not a regular file")}
+	}
+	out := src
+	if wo.Output != "" {
+		if out, err = safefile.Resolve(wo.Output); err != nil {
+			return nil, err
+		}
+	}
+	self := out.Kind == safefile.Regular && os.SameFile(out.Info, src.Info)
+	var lk *safefile.Lock
+	if !wo.DryRun {
+		if self {
+			safefile.Recover(wo.JournalDir, wo.Notice)
+		}
+		if out.Kind != safefile.Stream {
+			safefile.Sweep(filepath.Dir(out.Real), filepath.Base(out.Real), wo.Notice)
+		}
+		// Editing the file itself needs write permission, as patchelf's
+		// open for writing does; --output only reading.
+		if lk, err = safefile.LockFile(src.Real, self); err != nil {
+			return nil, err
+		}
+		defer lk.Close()
+	}
+	f, err := elfx.Open(src.Real)
 	if err != nil {
 		return nil, err
 	}
 	f.Path = path
 	defer f.Close()
+	inPlace := self && (wo.InPlace || lk != nil && lk.Links() > 1)
 	var repl *replacement
-	if !wo.DryRun && (!wo.InPlace || wo.Output != "") {
-		dst := real
-		if wo.Output != "" {
-			dst = wo.Output
-		}
-		repl = startReplacement(real, dst)
+	if !wo.DryRun && !inPlace && out.Kind != safefile.Stream {
+		repl = startReplacement(src.Real, out.Real)
 		defer repl.discard()
 	}
 	p, err := PlanFile(f, edits, opts)
@@ -498,24 +540,42 @@ func EditFile(path string, edits []Edit, opts Options, wo WriteOptions) (*Plan, 
 	if wo.DryRun || (!p.Changed && wo.Output == "") {
 		return p, nil
 	}
-	if wo.InPlace && wo.Output == "" {
-		fh, err := os.OpenFile(real, os.O_WRONLY, 0)
-		if err != nil {
-			return nil, err
-		}
-		if err := p.Apply(fh); err != nil {
-			fh.Close()
-			return nil, err
-		}
-		if !wo.NoSync {
-			if err := fh.Sync(); err != nil {
-				fh.Close()
-				return nil, err
-			}
-		}
-		return p, fh.Close()
+	if lk.Changed() {
+		return nil, fmt.Errorf("%s: changed by another program while it was being edited; not written", path)
 	}
-	return p, repl.commit(p)
+	switch {
+	case out.Kind == safefile.Stream:
+		ov := p.overlay(io.NewSectionReader(f.ReaderAt(), 0, f.Size), f.Size)
+		return p, out.WriteStream(io.NewSectionReader(ov, 0, ov.Size()))
+	case inPlace:
+		return p, p.writeInPlace(lk.F, f.Size, wo)
+	}
+	err = repl.commit(p, self)
+	if self && errors.Is(err, safefile.ErrNotPreserved) {
+		if err := p.writeInPlace(lk.F, f.Size, wo); err != nil {
+			return nil, err
+		}
+		if wo.Notice != nil {
+			wo.Notice(fmt.Sprintf("%s: edited in place (%v)", path, err))
+		}
+		return p, nil
+	}
+	return p, err
+}
+
+// writeInPlace writes p into f, a file of size bytes, keeping its inode.
+func (p *Plan) writeInPlace(f *os.File, size int64, wo WriteOptions) error {
+	var ws []safefile.Write
+	for _, pt := range p.Patches {
+		ws = append(ws, safefile.Write{Off: pt.Offset, Data: pt.Data})
+	}
+	if len(p.Append) > 0 {
+		ws = append(ws, safefile.Write{Off: p.AppendOffset, Data: p.Append})
+	}
+	if len(p.AppendTail) > 0 {
+		ws = append(ws, safefile.Write{Off: p.AppendOffset + int64(len(p.Append)), Data: p.AppendTail})
+	}
+	return safefile.WriteInPlace(f, size, p.SizeAfter(size), ws, safefile.InPlace{NoSync: wo.NoSync, JournalDir: wo.JournalDir})
 }
 
 // WrittenRanges lists the byte ranges [from, to) that Apply writes: every

@@ -2,9 +2,22 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/root"
 )
 
-func main() { os.Exit(root.Main(os.Args[1:])) }
+func main() {
+	// SIGINT and SIGTERM cancel the command's context instead of killing
+	// the process: a write under way completes or is rolled back, and
+	// temporaries are removed. A second signal kills as usual.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	os.Exit(root.Main(ctx, os.Args[1:]))
+}

@@ -3,6 +3,7 @@
 package patchelfcmd
 
 import (
+	"context"
 	"debug/elf"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
+	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
 	"github.com/spf13/cobra"
 )
@@ -20,6 +22,7 @@ import (
 // Options is a parsed command line.
 type Options struct {
 	IO      *cli.IOStreams
+	Ctx     context.Context // cancelled (SIGINT, SIGTERM): no further file is edited; nil is never
 	Files   []string
 	Output  string
 	Debug   bool
@@ -97,10 +100,11 @@ func NewCmdPatchelf(io *cli.IOStreams, version string, native bool) *cobra.Comma
 			if err != nil {
 				return err
 			}
-			opts.IO = io
 			if opts == nil {
 				return nil
 			}
+			opts.IO = io
+			opts.Ctx = cmd.Context()
 			return Run(opts, version)
 		},
 	}
@@ -329,10 +333,27 @@ func (o *Options) Edits() []patchelf.Edit {
 var osabiPrint = map[elf.OSABI]string{0: "System V", 1: "HP-UX", 2: "NetBSD", 3: "Linux", 6: "Solaris", 7: "AIX", 8: "IRIX",
 	9: "FreeBSD", 10: "Tru64", 12: "OpenBSD", 13: "OpenVMS", 64: "AMDGPU HSA", 65: "AMDGPU PAL", 66: "AMDGPU Mesa3D", 97: "ARM", 255: "Stand-alone (embedded)"}
 
+// prog is the name errors are prefixed with.
+func (o *Options) prog() string {
+	if o.Native {
+		return "rocmdoctor"
+	}
+	return "patchelf"
+}
+
 // Run applies the options to every file.
 func Run(o *Options, version string) error {
+	notice := func(msg string) { fmt.Fprintf(o.IO.ErrOut, "%s: %s\n", o.prog(), msg) }
+	// An in-place edit that was killed is rolled back by the next run.
+	if !o.DryRun {
+		safefile.Recover("", notice)
+	}
 	failed := 0
 	for _, path := range o.Files {
+		if o.Ctx != nil && o.Ctx.Err() != nil {
+			fmt.Fprintf(o.IO.ErrOut, "%s: interrupted before %s\n", o.prog(), path)
+			return cli.ErrSilent
+		}
 		if err := o.one(path); err != nil {
 			failed++
 			if o.Native {
@@ -450,7 +471,9 @@ func (o *Options) one(path string) error {
 		return nil
 	}
 	plan, err := patchelf.EditFile(path, edits, patchelf.Options{PageSize: o.PageSize, ForceRPath: o.Force},
-		patchelf.WriteOptions{Output: o.Output, InPlace: o.InPlace, DryRun: o.DryRun})
+		patchelf.WriteOptions{Output: o.Output, InPlace: o.InPlace, DryRun: o.DryRun, Notice: func(msg string) {
+			fmt.Fprintf(o.IO.ErrOut, "%s: %s\n", o.prog(), msg)
+		}})
 	if err != nil {
 		return err
 	}

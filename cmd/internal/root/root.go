@@ -3,6 +3,7 @@
 package root
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -154,15 +155,21 @@ func newCmdVersion(io *cli.IOStreams) *cobra.Command {
 	}
 }
 
-// Main runs the command line and returns the exit status.
-func Main(args []string) int {
+// Main runs the command line and returns the exit status; ctx is
+// cancelled by SIGINT and SIGTERM.
+func Main(ctx context.Context, args []string) int {
 	io := cli.System()
-	return Run(io, args)
+	return RunContext(ctx, io, args)
 }
 
 // Run executes args against io and returns the exit status, printing errors.
 func Run(io *cli.IOStreams, args []string) int {
-	code := run(io, args)
+	return RunContext(context.Background(), io, args)
+}
+
+// RunContext is Run with a context the commands see.
+func RunContext(ctx context.Context, io *cli.IOStreams, args []string) int {
+	code := run(ctx, io, args)
 	if err := io.Flush(); err != nil {
 		fmt.Fprintf(io.ErrOut, "rocmdoctor: %v\n", err)
 		code = max(code, cli.ExitError)
@@ -170,7 +177,7 @@ func Run(io *cli.IOStreams, args []string) int {
 	return code
 }
 
-func run(io *cli.IOStreams, args []string) int {
+func run(ctx context.Context, io *cli.IOStreams, args []string) int {
 	only := ""
 	if len(args) > 0 {
 		for _, sc := range subcommands(io) {
@@ -181,7 +188,7 @@ func run(io *cli.IOStreams, args []string) int {
 	}
 	cmd := newCmdRoot(io, only)
 	cmd.SetArgs(args)
-	ran, err := cmd.ExecuteC()
+	ran, err := cmd.ExecuteContextC(ctx)
 	io.FlushWarnings()
 	if err != nil && (err.Error() == "help" || err.Error() == "version") {
 		// `rocmdoctor patchelf --help/--version`, parsed by the command itself.

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+)
+
+// The test binary is rocmdoctor itself when this is set (main, with its
+// signal handling).
+const asMain = "ROCMDOCTOR_TEST_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asMain) == "1" {
+		os.Args = append(os.Args[:1], strings.Fields(os.Getenv("ROCMDOCTOR_TEST_ARGS"))...)
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+// A growing edit of Debian's libLLVM-15 (117 MB), replacing the file and
+// in place, is interrupted at random moments by SIGKILL, SIGTERM and
+// SIGINT. Afterwards (for SIGKILL, once the next run has rolled back what
+// the killed one left) the file is the original or the complete edit,
+// which the real loader loads, and nothing else is left: no temporary, no
+// journal.
+func TestInterruptedEditsLeaveOriginalOrEdit(t *testing.T) {
+	lib := testenv.File(t, "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1", "libllvm15")
+	py := testenv.Python(t, "ctypes", "python3")
+	dir, state := t.TempDir(), t.TempDir()
+	target := filepath.Join(dir, "libLLVM-15.so.1")
+	orig, err := os.ReadFile(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func() {
+		t.Helper()
+		if err := os.WriteFile(target, orig, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rocmdoctor := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), asMain+"=1", "ROCMDOCTOR_TEST_ARGS="+strings.Join(args, " "), "XDG_STATE_HOME="+state)
+		return cmd
+	}
+	edit := []string{"patchelf", "--set-rpath", "/opt/rocm-6.2.2/lib:" + strings.Repeat("/grow", 100)}
+	var ref []byte
+	full := map[string]time.Duration{}
+	for _, mode := range []string{"replace", "in-place"} {
+		put()
+		start := time.Now()
+		if out, err := rocmdoctor(append(modeArgs(edit, mode), target)...).CombinedOutput(); err != nil {
+			t.Fatalf("the edit: %v\n%s", err, out)
+		}
+		full[mode] = time.Since(start)
+		got, _ := os.ReadFile(target)
+		if ref != nil && !bytes.Equal(got, ref) {
+			t.Fatalf("the in-place edit differs from the replacing one")
+		}
+		ref = got
+	}
+	if len(ref) <= len(orig) {
+		t.Fatalf("the edit did not grow the file")
+	}
+	if out, err := exec.Command(py, "-c", "import ctypes, sys; ctypes.CDLL(sys.argv[1])", target).CombinedOutput(); err != nil {
+		t.Fatalf("the real loader does not load the edited library: %v\n%s", err, out)
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 46))
+	outcomes := map[string]int{}
+	for _, mode := range []string{"replace", "in-place"} {
+		args := modeArgs(edit, mode)
+		for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM, syscall.SIGINT} {
+			for i := range 6 {
+				put()
+				cmd := rocmdoctor(append(args, target)...)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				delay := time.Duration(rng.Int64N(int64(full[mode]) * 5 / 4))
+				time.Sleep(delay)
+				cmd.Process.Signal(sig)
+				werr := cmd.Wait()
+				what := fmt.Sprintf("%s, %v after %v (run %d, %v)", mode, sig, delay, i, werr)
+				if sig == syscall.SIGKILL {
+					out, err := rocmdoctor("patchelf", "--print-soname", target).CombinedOutput()
+					if err != nil {
+						t.Fatalf("%s: the next run: %v\n%s", what, err, out)
+					}
+					if bytes.Contains(out, []byte("restored")) {
+						outcomes["rolled back by the next run"]++
+					}
+				} else if werr != nil && sig == syscall.SIGINT && !strings.Contains(stderr.String(), "interrupt") && stderr.Len() > 0 {
+					t.Errorf("%s: %s", what, stderr.String())
+				}
+				got, _ := os.ReadFile(target)
+				switch {
+				case bytes.Equal(got, orig):
+					outcomes["original"]++
+				case bytes.Equal(got, ref):
+					outcomes["edited"]++
+				default:
+					t.Fatalf("%s: the file is neither the original nor the edit (%d bytes)\n%s", what, len(got), stderr.String())
+				}
+				if n, _ := os.ReadDir(dir); len(n) != 1 {
+					t.Errorf("%s: left %d entries beside the library", what, len(n)-1)
+				}
+				if j, _ := filepath.Glob(filepath.Join(state, "rocmdoctor", "*")); len(j) != 0 {
+					t.Errorf("%s: left %v", what, j)
+				}
+			}
+		}
+	}
+	t.Logf("full edit %v; outcomes %v", full, outcomes)
+	if outcomes["original"] == 0 || outcomes["edited"] == 0 {
+		t.Errorf("every interruption had the same outcome (%v): the delays do not span the edit", outcomes)
+	}
+}
+
+func modeArgs(edit []string, mode string) []string {
+	if mode == "in-place" {
+		return append([]string{edit[0], "--in-place"}, edit[1:]...)
+	}
+	return edit
+}
