@@ -373,6 +373,12 @@ func sortFindings(fs []Finding) []Finding {
 // relTo is p relative to the scan root it was found under, or p when it
 // lies outside it.
 func relTo(root, p string) string {
+	// A wheel member's name is shown as it is ("pkg/../../x.py" is the
+	// finding), only the wheel's path made relative.
+	if i := strings.Index(p, ".whl"+zipx.MemberSep); i >= 0 {
+		i += len(".whl")
+		return relTo(root, p[:i]) + p[i:]
+	}
 	// The walk joins clean names to a clean root: most paths are the
 	// root, a slash and the rest (without the two cleanings and the split
 	// that Abs and Rel cost each of the thousands of findings' files).
@@ -1216,9 +1222,22 @@ func checkWheel(p *elfx.Probe, opts *CheckOptions) (out []Finding, deviceCode bo
 	if err != nil {
 		return nil, false, fmt.Errorf("%s: %w", path, err)
 	}
+	if name, err := zipx.Check(p, p.Info.Size(), zr); err != nil {
+		return nil, false, fmt.Errorf("%s: %w", zipx.MemberPath(path, name), err)
+	}
 	rec, err := newWheelRecord(path, zr, p)
 	if err != nil {
 		return nil, false, err
+	}
+	nameRule, _ := LookupRule(RuleWheelMemberName)
+	for _, zf := range zr.File {
+		if msg, refused := zipx.NameProblem(zf); msg != "" {
+			sev := SeverityWarning
+			if refused {
+				sev = SeverityError
+			}
+			out = append(out, Finding{Rule: RuleWheelMemberName, Severity: sev, File: zipx.MemberPath(path, zf.Name), Message: msg, Fix: nameRule.Fix})
+		}
 	}
 	gpu := len(opts.gpuRequired) > 0
 	tensile := newTensileLayout()

@@ -194,10 +194,11 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 		}
 		raw, zr, err := zipx.OpenFile(j.path)
 		if err != nil {
-			if j.named {
-				j.err = err
-			}
-			expanded = append(expanded, j) // walked: passed over as not ELF
+			// A wheel whose members cannot be read is an error, named or
+			// walked: passing it over would report a prefix without its
+			// device code as complete.
+			j.err, j.skip = err, true
+			expanded = append(expanded, j)
 			continue
 		}
 		defer raw.Close()

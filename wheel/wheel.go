@@ -485,6 +485,9 @@ func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(
 		if strings.HasSuffix(zf.Name, ".dist-info/RECORD") {
 			d.record = zf.Name
 		}
+		if msg, _ := zipx.NameProblem(zf); msg != "" {
+			return d.errAt(zf.Name, fmt.Errorf("%s; not relinked (rocmdoctor check reports it as RD1502)", msg))
+		}
 		if zf.FileInfo().IsDir() || !safeRel(zf.Name) {
 			continue
 		}

@@ -746,6 +746,8 @@ func TestRelinkCorruptWheel(t *testing.T) {
 		"bzip2 method":                  "compressed with bzip2 (method 12)",
 		"local header outside the file": "the central directory puts its local header outside the file",
 		"RECORD with a wrong CRC-32":    "checksum error",
+		"damaged local header":          "runs past the central directory",
+		"overlapping entries":           "it overlaps member",
 	}
 	for name, damage := range map[string]func([]byte) []byte{
 		"flipped bytes in the member": func(b []byte) []byte {
@@ -791,6 +793,34 @@ func TestRelinkCorruptWheel(t *testing.T) {
 		// RECORD's lines are trusted for the entries copied as they are:
 		// one that does not read back whole was taken as it came.
 		"RECORD with a wrong CRC-32": func(b []byte) []byte { return crcs(b, record) },
+		// An extra-field length of 0xffff in the local header: the data
+		// seems to start 64 KiB later, past the end, and read as a member
+		// that ends early (relink said "no native libraries", dropped the
+		// graft, and wrote a wheel unzip -t rejects).
+		"damaged local header": func(b []byte) []byte {
+			for i := 0; i+30+len(provider) <= len(b); i++ {
+				if string(b[i:i+4]) == "PK\x03\x04" && string(b[i+30:i+30+len(provider)]) == provider {
+					binary.LittleEndian.PutUint16(b[i+28:], 0xffff)
+				}
+			}
+			return b
+		},
+		// The central directory entry of the shared provider points at
+		// the provider's local header too.
+		"overlapping entries": func(b []byte) []byte {
+			var at uint32
+			for i := 0; i+46+len(provider) <= len(b); i++ {
+				if string(b[i:i+4]) == "PK\x01\x02" && string(b[i+46:i+46+len(provider)]) == provider {
+					at = binary.LittleEndian.Uint32(b[i+42:])
+				}
+			}
+			for i := 0; i+46+len(shared) <= len(b); i++ {
+				if string(b[i:i+4]) == "PK\x01\x02" && string(b[i+46:i+46+len(shared)]) == shared {
+					binary.LittleEndian.PutUint32(b[i+42:], at)
+				}
+			}
+			return b
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			bad := damage(append([]byte(nil), orig...))
@@ -809,6 +839,9 @@ func TestRelinkCorruptWheel(t *testing.T) {
 			member := provider
 			if name == "RECORD with a wrong CRC-32" {
 				member = record
+			}
+			if name == "overlapping entries" && strings.Contains(err.Error(), in+"!/"+shared+": ") {
+				member = shared // (either of the two is named, and the message names both)
 			}
 			if name != "truncated file" && !strings.Contains(err.Error(), in+"!/"+member+": ") {
 				t.Errorf("the error does not name the member %s: %v", member, err)
@@ -2037,5 +2070,102 @@ func TestRelinkRewritesStaleRecordLines(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(p.Notes, "\n"), "RECORD's line for "+shared+" (") {
 		t.Errorf("tree: no note on the library's line: %q", p.Notes)
+	}
+}
+
+// Member names pip refuses or installs as something else are refused,
+// naming the member; a directory entry carrying an empty deflate stream
+// (Python's zipfile.writestr("pkg/", "") in a deflated zip) is accepted,
+// and the output passes unzip -t and installs with pip.
+func TestRelinkMemberNames(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		header zip.FileHeader
+		want   string
+	}{
+		{"dot-dot", zip.FileHeader{Name: "onnxruntime/../../evil.py"}, "leads out of the install directory"},
+		{"absolute", zip.FileHeader{Name: "/etc/evil.py"}, "an absolute name"},
+		{"backslash", zip.FileHeader{Name: `onnxruntime\\win.py`}, "a backslash"},
+		{"symbolic link", zip.FileHeader{Name: "onnxruntime/capi/libx.so", CreatorVersion: 3 << 8, ExternalAttrs: 0o120777 << 16}, "a symbolic-link entry"},
+		{"deflated directory", zip.FileHeader{Name: "onnxruntime/data/", Method: zip.Deflate}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fx := build(t)
+			addEntry(t, fx.wheel, c.header)
+			out := filepath.Join(t.TempDir(), "out")
+			p, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out})
+			if c.want != "" {
+				if err == nil || !strings.Contains(err.Error(), fx.wheel+"!/"+c.header.Name+": ") || !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("err %v, want a refusal naming the member and saying %q", err, c.want)
+				}
+				if ents, _ := os.ReadDir(out); len(ents) != 0 {
+					t.Errorf("something was written: %v", ents)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			unzip := testenv.Tool(t, "unzip", "unzip")
+			if o, err := exec.Command(unzip, "-tq", p.Output).CombinedOutput(); err != nil {
+				t.Fatalf("unzip -t rejects the relinked wheel: %v\n%s", err, o)
+			}
+			pythonChecks(t, fx, p.Output)
+		})
+	}
+}
+
+// addEntry adds an entry before the wheel's RECORD: a directory entry
+// with an empty deflate stream's two bytes, any other entry holding
+// "x" (stored), listed in RECORD.
+func addEntry(t *testing.T, whl string, h zip.FileHeader) {
+	t.Helper()
+	zr, err := zip.OpenReader(whl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, zf := range zr.File {
+		data := content(t, zf)
+		if strings.HasSuffix(zf.Name, ".dist-info/RECORD") {
+			if !strings.HasSuffix(h.Name, "/") {
+				data = append([]byte(h.Name+","+record.Hash([]byte("x"))+",1\n"), data...)
+			}
+			hh := h
+			if strings.HasSuffix(h.Name, "/") {
+				// archive/zip writes no data for a directory: written
+				// under another name of the same length, renamed below.
+				hh.Name = strings.TrimSuffix(h.Name, "/") + "_"
+				hh.CompressedSize64, hh.UncompressedSize64 = 2, 0
+				w, err := zw.CreateRaw(&hh)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.Write([]byte{3, 0}) // an empty final fixed-Huffman block
+			} else {
+				w, err := zw.CreateHeader(&hh)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w.Write([]byte("x"))
+			}
+		}
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: zf.Name, Method: zf.Method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(data)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	if strings.HasSuffix(h.Name, "/") {
+		b = bytes.ReplaceAll(b, []byte(strings.TrimSuffix(h.Name, "/")+"_"), []byte(h.Name))
+	}
+	if err := os.WriteFile(whl, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

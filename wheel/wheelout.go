@@ -230,12 +230,21 @@ func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
 			h.Extra = alignExtra(h.Extra, w.out.off+w.pending+localHeaderLen+int64(len(h.Name)), off)
 		}
 	}
+	size := int64(zf.CompressedSize64)
+	if zf.FileInfo().IsDir() {
+		// A directory entry may carry the few bytes of an empty deflate
+		// stream (zipfile.writestr("pkg/", "") in a deflated zip), which
+		// archive/zip will not write for a directory: stored empty, as
+		// it decodes.
+		h.Method, h.CompressedSize64, h.UncompressedSize64, h.CRC32 = zip.Store, 0, 0, 0
+		size = 0
+	}
 	out, err := w.zw.CreateRaw(&h)
 	if err != nil {
 		return err
 	}
 	w.pending = descriptorLen(&h)
-	if err := w.out.copyData(w.zw, out, off, int64(zf.CompressedSize64), w.raw); err != nil {
+	if err := w.out.copyData(w.zw, out, off, size, w.raw); err != nil {
 		return w.d.errAt(zf.Name, err)
 	}
 	w.order = append(w.order, i)

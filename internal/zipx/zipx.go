@@ -3,11 +3,16 @@ package zipx
 
 import (
 	"archive/zip"
+	"bytes"
+	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
@@ -31,11 +36,80 @@ func OpenFile(path string) (*os.File, *zip.Reader, error) {
 	if err == nil {
 		var zr *zip.Reader
 		if zr, err = zip.NewReader(raw, st.Size()); err == nil {
+			if name, err := Check(raw, st.Size(), zr); err != nil {
+				raw.Close()
+				return nil, nil, fmt.Errorf("%s: %w", MemberPath(path, name), err)
+			}
 			return raw, zr, nil
 		}
 	}
 	raw.Close()
 	return nil, nil, fmt.Errorf("%s: %w", path, err)
+}
+
+// Check verifies that every member's local header and data lie inside the
+// archive, before its central directory, and that no two members share
+// bytes (unzip -t's "overlapped components"): archive/zip reads the
+// central directory only, and a damaged local header (an extra-field
+// length of 0xffff) reads as a member that ends early. It returns the
+// name of the first bad member.
+func Check(raw io.ReaderAt, size int64, zr *zip.Reader) (string, error) {
+	cd := centralDirOffset(raw, size)
+	type span struct {
+		from, to int64
+		name     string
+	}
+	spans := make([]span, 0, len(zr.File))
+	for _, zf := range zr.File {
+		off, err := DataOffset(zf)
+		if err != nil {
+			return zf.Name, err
+		}
+		head := off - 30 - int64(len(zf.Name)) // the header's fixed part and name, at least
+		if zf.CompressedSize64 > uint64(cd) || off > cd-int64(zf.CompressedSize64) || head < 0 {
+			return zf.Name, fmt.Errorf("%w: its data (0x%x bytes at 0x%x, after its local header) runs past the central directory at 0x%x: the local header is damaged",
+				zip.ErrFormat, zf.CompressedSize64, off, cd)
+		}
+		spans = append(spans, span{head, off + int64(zf.CompressedSize64), zf.Name})
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.from, b.from) })
+	for i := 1; i < len(spans); i++ {
+		if a, b := spans[i-1], spans[i]; b.from < a.to {
+			return b.name, fmt.Errorf("%w: it overlaps member %s (0x%x-0x%x and 0x%x-0x%x)", zip.ErrFormat, a.name, a.from, a.to, b.from, b.to)
+		}
+	}
+	return "", nil
+}
+
+// centralDirOffset reads where the central directory starts from the end
+// of central directory record (or its zip64 form); the file's size where
+// it cannot (archive/zip has read the directory already).
+func centralDirOffset(raw io.ReaderAt, size int64) int64 {
+	n := min(size, 22+65535)
+	b := make([]byte, n)
+	if _, err := raw.ReadAt(b, size-n); err != nil && err != io.EOF {
+		return size
+	}
+	i := bytes.LastIndex(b, []byte("PK\x05\x06"))
+	if i < 0 || len(b)-i < 22 {
+		return size
+	}
+	off := int64(binary.LittleEndian.Uint32(b[i+16:]))
+	if off == 0xffffffff && i >= 20 && string(b[i-20:i-16]) == "PK\x06\x07" {
+		var z [56]byte
+		at := int64(binary.LittleEndian.Uint64(b[i-12:]))
+		if at < 0 || at > size-56 {
+			return size
+		}
+		if _, err := raw.ReadAt(z[:], at); err != nil || string(z[:4]) != "PK\x06\x06" {
+			return size
+		}
+		off = int64(binary.LittleEndian.Uint64(z[48:]))
+	}
+	if off < 0 || off > size {
+		return size
+	}
+	return off
 }
 
 // CheckMethod refuses a member compressed with anything but deflate or
@@ -172,3 +246,43 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 }
 
 var errTooLarge = errors.New("inflates to more than the size its header declares")
+
+// NameProblem says what is wrong with a member's name or kind for pip,
+// "" when nothing is; refused tells whether pip refuses to install the
+// wheel because of it (a name that is absolute or climbs out of the
+// install directory: "trying to install outside the target directory")
+// rather than installing something other than what the name says (a
+// backslash is part of a file name on Linux; a symbolic-link entry is
+// installed as a regular file holding the link's text).
+func NameProblem(zf *zip.File) (problem string, refused bool) {
+	name := zf.Name
+	switch {
+	case strings.HasPrefix(name, "/"):
+		return "an absolute name: pip refuses to install the wheel (a file outside the target directory)", true
+	case escapes(name):
+		return "a name whose '..' leads out of the install directory: pip refuses to install the wheel", true
+	case strings.Contains(name, `\`):
+		return `a backslash in the name: on Linux it is part of the file name, so pip installs one file named with it, not a file in a subdirectory`, false
+	case zf.CreatorVersion>>8 == 3 && zf.ExternalAttrs>>16&0o170000 == 0o120000:
+		return "a symbolic-link entry: pip installs it as a regular file holding the link's target name, so loading it fails", false
+	}
+	return "", false
+}
+
+// escapes reports whether a relative slash-separated name climbs above
+// its root.
+func escapes(name string) bool {
+	depth := 0
+	for _, el := range strings.Split(name, "/") {
+		switch el {
+		case "", ".":
+		case "..":
+			if depth--; depth < 0 {
+				return true
+			}
+		default:
+			depth++
+		}
+	}
+	return false
+}

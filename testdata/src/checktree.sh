@@ -150,3 +150,20 @@ with zipfile.ZipFile(sys.argv[1], 'w') as z:
         zi.compress_type = zipfile.ZIP_DEFLATED
         z.writestr(zi, patched if n == lib else d)
 PY
+# RD1502: a member whose '..' climbs out of site-packages (pip refuses the
+# wheel: "trying to install outside the target directory").
+python3 - "$ct/share/wheels/escape-1.0-py3-none-any.whl" <<'PY'
+import base64, hashlib, sys, zipfile
+def line(name, data):
+    h = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()
+    return f'{name},sha256={h},{len(data)}\n'
+files = [('escape/__init__.py', b''), ('escape/../../sitecustomize.py', b'print("hi")\n'),
+         ('escape-1.0.dist-info/METADATA', b'Metadata-Version: 2.1\nName: escape\nVersion: 1.0\n'),
+         ('escape-1.0.dist-info/WHEEL', b'Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n')]
+record = ''.join(line(n, d) for n, d in files) + 'escape-1.0.dist-info/RECORD,,\n'
+with zipfile.ZipFile(sys.argv[1], 'w') as z:
+    for n, d in files + [('escape-1.0.dist-info/RECORD', record.encode())]:
+        zi = zipfile.ZipInfo(n, date_time=(2024, 5, 20, 0, 0, 0))
+        zi.compress_type = zipfile.ZIP_DEFLATED
+        z.writestr(zi, d)
+PY
