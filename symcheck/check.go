@@ -23,7 +23,9 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/par"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
+	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
 	"github.com/rocmdoctor/rocmdoctor/internal/version"
+	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
 	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 )
@@ -1382,14 +1384,20 @@ func memberReader(zf *zip.File, raw io.ReaderAt, tee io.Writer) (r io.ReaderAt, 
 		}
 		return bytes.NewReader(buf.Bytes()), done, nil
 	}
-	tmp, err := os.CreateTemp("", "rocmdoctor-wheel-*.so")
+	// Unnamed: nothing is left behind however the process ends.
+	tmp, err := safefile.ScratchFile("")
 	if err != nil {
 		return nil, nil, err
 	}
-	done = func() {
+	if free, ok := writeback.Free(os.TempDir()); ok && zf.UncompressedSize64 > free {
 		tmp.Close()
-		os.Remove(tmp.Name())
+		return nil, nil, fmt.Errorf("extracting it takes %d bytes under %s, which has %d free (set TMPDIR to a directory with more room)", zf.UncompressedSize64, os.TempDir(), free)
 	}
+	if err := safefile.Reserve(tmp, 0, int64(zf.UncompressedSize64)); err != nil {
+		tmp.Close()
+		return nil, nil, err
+	}
+	done = func() { tmp.Close() }
 	var w io.Writer = tmp
 	if tee != nil {
 		bg := newBGWriter(tee) // hashed on another core while it is inflated

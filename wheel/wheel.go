@@ -31,6 +31,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/record"
+	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/walk"
 	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
@@ -216,6 +217,8 @@ type dist struct {
 	// preview, in the copy of a dist that predicts big's edits, reads
 	// big while it is being inflated.
 	preview func() (*elfx.File, error)
+	// notes are for the plan: what a killed run left, removed.
+	notes []string
 }
 
 // openELF opens the staged copy of rel.
@@ -243,11 +246,15 @@ func Relink(ctx context.Context, input string, o Options) (rep *Plan, err error)
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("no target directories: give --rocm PREFIX (with lib, lib64 or llvm/lib) or --lib-dir")
 	}
-	work, err := os.MkdirTemp("", "rocmdoctor-wheel-")
+	// Work directories of relinks that were killed are removed; this one
+	// is locked while in use, so a concurrent relink leaves it be.
+	var swept []string
+	safefile.SweepDirs("", workPrefix, func(msg string) { swept = append(swept, msg) })
+	work, release, err := safefile.MkdirTemp("", workPrefix)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(work)
+	defer release()
 	// A wheel's output is begun as soon as its ELF members are known: the
 	// entries that cannot change are copied while those are inflated.
 	var out *wheelOutput
@@ -289,7 +296,7 @@ func Relink(ctx context.Context, input string, o Options) (rep *Plan, err error)
 			dg.cancel()
 		}
 	}()
-	p := &Plan{SchemaVersion: 1, Input: input, Kind: d.kind, TargetDirs: dirs, Findings: []symcheck.Finding{}}
+	p := &Plan{SchemaVersion: 1, Input: input, Kind: d.kind, TargetDirs: dirs, Findings: []symcheck.Finding{}, Notes: append(swept, d.notes...)}
 	if err := plan(ctx, d, targets, o, p); err != nil {
 		return nil, err
 	}
@@ -587,6 +594,9 @@ func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(
 	}
 	return nil
 }
+
+// workPrefix names the work directories of relinks in $TMPDIR.
+const workPrefix = "rocmdoctor-wheel-"
 
 // freeSpace is writeback.Free; tests replace it.
 var freeSpace = writeback.Free

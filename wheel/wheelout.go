@@ -20,6 +20,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/pflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/record"
+	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
 	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
 	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
 )
@@ -36,7 +37,7 @@ type wheelOutput struct {
 	d      *dist
 	raw    *os.File
 	zr     *zip.Reader
-	tmp    *os.File
+	tmp    *safefile.Temp
 	out    *wheelOut
 	dst    string
 	zw     *zip.Writer
@@ -136,18 +137,18 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 		return nil, fmt.Errorf("%s: the new wheel takes at least %s (the entries copied as they are), and %s has %s free",
 			d.input, needed(least), outDir, available(free))
 	}
-	if w.tmp, err = os.CreateTemp(outDir, ".rocmdoctor-wheel-*"); err != nil {
+	safefile.Sweep(outDir, filepath.Base(dst), func(msg string) { d.notes = append(d.notes, msg) })
+	if w.tmp, err = safefile.CreateTemp(outDir, filepath.Base(dst)); err != nil {
 		raw.Close()
 		return nil, err
 	}
-	w.out = &wheelOut{f: w.tmp, cp: dcopy.New(raw, w.tmp)}
+	w.out = &wheelOut{f: w.tmp.File, cp: dcopy.New(raw, w.tmp.File)}
 	w.zw = zip.NewWriter(w.out)
 	if outputBase > 0 {
 		// Tests: the archive begins past a hole, its offsets absolute.
 		if _, err := w.tmp.Seek(outputBase, io.SeekStart); err != nil {
 			w.out.cp.Close()
-			w.tmp.Close()
-			os.Remove(w.tmp.Name())
+			w.tmp.Discard()
 			raw.Close()
 			return nil, err
 		}
@@ -156,7 +157,7 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 	} else if st, err := raw.Stat(); err == nil {
 		// The new wheel is about the size of the old one: its disk space
 		// is taken in one go (finish truncates it to what was written).
-		writeback.Reserve(w.tmp, st.Size())
+		writeback.Reserve(w.tmp.File, st.Size())
 	}
 	// Changed libraries are the only entries compressed again, at the
 	// fastest deflate level and on every core (the size cost is a few per
@@ -179,7 +180,7 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 		// written since the last one: ~0.3 s for a 500 MB wheel, a third
 		// of the relink, when it was all left to the end.
 		if err == nil && copied >= earlyFlushMin && !w.stop.Load() {
-			w.flushErr = syncFile(w.tmp)
+			w.flushErr = syncFile(w.tmp.File)
 		}
 	}()
 	return w, nil
@@ -392,10 +393,10 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 		return err
 	}
 	// The file was reserved at the input's size (newWheelOutput).
-	if err := w.tmp.Truncate(w.out.off); err != nil {
+	if err := w.tmp.File.Truncate(w.out.off); err != nil {
 		return err
 	}
-	if err := sortCentralDirectory(w.tmp, w.order); err != nil {
+	if err := sortCentralDirectory(w.tmp.File, w.order); err != nil {
 		return fmt.Errorf("%s: writing %s: %w", w.d.input, w.tmp.Name(), err)
 	}
 	// The early fsync's error is reported here: the kernel reports a
@@ -405,16 +406,13 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 	if w.flushErr != nil {
 		return fmt.Errorf("%s: writing %s: %w", w.d.input, w.tmp.Name(), w.flushErr)
 	}
-	if err := syncFile(w.tmp); err != nil {
+	if err := syncFile(w.tmp.File); err != nil {
 		return fmt.Errorf("%s: writing %s: %w", w.d.input, w.tmp.Name(), err)
 	}
-	if err := w.tmp.Close(); err != nil {
+	if err := w.tmp.Chmod(0o644); err != nil {
 		return err
 	}
-	if err := os.Chmod(w.tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(w.tmp.Name(), w.dst); err != nil {
+	if err := w.tmp.Commit(w.dst); err != nil {
 		return err
 	}
 	w.out.cp.Close()
@@ -448,8 +446,7 @@ func (w *wheelOutput) discard() {
 	}
 	<-w.flushed
 	w.out.cp.Close()
-	w.tmp.Close()
-	os.Remove(w.tmp.Name())
+	w.tmp.Discard()
 	w.raw.Close()
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/mapfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/record"
+	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
 	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
 )
 
@@ -86,11 +87,32 @@ func writeFiles(d *dist, p *Plan) error {
 			b.WriteString(record.Line(r.Path, r.Hash, atoi(r.Size)) + "\n")
 		}
 	}
-	tmp := recPath + ".rocmdoctor-tmp"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+	return writeFileLike(recPath, []byte(b.String()))
+}
+
+// writeFileLike replaces the regular file at path (a symbolic link
+// written through) with data, keeping its owner, group, attributes and
+// mode, atomically.
+func writeFileLike(path string, data []byte) error {
+	tg, err := safefile.Resolve(path)
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, recPath)
+	if tg.Kind != safefile.Regular {
+		return fmt.Errorf("%s: not a regular file: not replaced", path)
+	}
+	tmp, err := safefile.CreateTemp(filepath.Dir(tg.Real), filepath.Base(tg.Real))
+	if err != nil {
+		return err
+	}
+	if _, err = tmp.Write(data); err == nil {
+		err = tmp.CopyMeta(tg.Real, tg.Info)
+	}
+	if err != nil {
+		tmp.Discard()
+		return err
+	}
+	return tmp.Commit(tg.Real)
 }
 
 // staleLine is the plan's note for an entry whose RECORD line r did not
@@ -105,38 +127,36 @@ func atoi(s string) int64 {
 	return n
 }
 
-// replaceFile puts a copy of src in place of dst (same mode), through a
-// temporary file, fsync and rename, and returns the copy's RECORD digest
-// and size, computed as it is written.
+// replaceFile puts a copy of src in place of dst (its owner, group,
+// extended attributes and mode kept; a symbolic link written through),
+// through a temporary file, fsync and rename, and returns the copy's
+// RECORD digest and size, computed as it is written.
 func replaceFile(src, dst string) (string, int64, error) {
-	st, err := os.Stat(dst)
+	tg, err := safefile.Resolve(dst)
 	if err != nil {
 		return "", 0, err
+	}
+	if tg.Kind != safefile.Regular {
+		return "", 0, fmt.Errorf("%s: not a regular file: not replaced", dst)
 	}
 	in, err := os.Open(src)
 	if err != nil {
 		return "", 0, err
 	}
 	defer in.Close()
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".rocmdoctor-*")
+	tmp, err := safefile.CreateTemp(filepath.Dir(tg.Real), filepath.Base(tg.Real))
 	if err != nil {
 		return "", 0, err
 	}
 	sum, n, err := hashStream(io.TeeReader(in, tmp))
 	if err == nil {
-		err = tmp.Chmod(st.Mode().Perm())
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), dst)
+		err = tmp.CopyMeta(tg.Real, tg.Info)
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
+		tmp.Discard()
+		return "", 0, err
+	}
+	if err := tmp.Commit(tg.Real); err != nil {
 		return "", 0, err
 	}
 	return sum, n, nil

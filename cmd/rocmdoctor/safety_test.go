@@ -1,6 +1,7 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"fmt"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rocmdoctor/rocmdoctor/internal/record"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 )
 
@@ -133,4 +135,100 @@ func modeArgs(edit []string, mode string) []string {
 		return append([]string{edit[0], "--in-place"}, edit[1:]...)
 	}
 	return edit
+}
+
+// gpus, check and wheel relink on a wheel holding libLLVM-15 (extracted
+// to a temporary file to be read), interrupted at random moments: nothing
+// is left in $TMPDIR or the output directory — for SIGKILL once the next
+// relink has removed the work directory the killed one left, and said so.
+func TestInterruptedWheelRunsLeaveNothing(t *testing.T) {
+	lib := testenv.File(t, "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1", "libllvm15")
+	dir := t.TempDir()
+	whl := filepath.Join(dir, "llvm-1.0-cp311-cp311-linux_x86_64.whl")
+	writeStoredWheel(t, whl, lib)
+	tmp, out := filepath.Join(dir, "tmp"), filepath.Join(dir, "out")
+	os.Mkdir(tmp, 0o755)
+	rocmdoctor := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), asMain+"=1", "ROCMDOCTOR_TEST_ARGS="+strings.Join(args, " "), "TMPDIR="+tmp)
+		return cmd
+	}
+	relink := []string{"wheel", "relink", "--lib-dir", "/usr/lib/x86_64-linux-gnu", "-o", out, whl}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 47))
+	swept := 0
+	for _, args := range [][]string{{"gpus", whl}, {"check", whl}, relink} {
+		start := time.Now()
+		if o, err := rocmdoctor(args...).CombinedOutput(); err != nil && args[0] == "wheel" {
+			t.Fatalf("%v: %v\n%s", args, err, o)
+		}
+		full := time.Since(start)
+		for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM, syscall.SIGINT} {
+			for i := range 4 {
+				os.RemoveAll(out)
+				cmd := rocmdoctor(args...)
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				delay := time.Duration(rng.Int64N(int64(full)))
+				time.Sleep(delay)
+				cmd.Process.Signal(sig)
+				cmd.Wait()
+				what := fmt.Sprintf("%s, %v after %v (run %d)", args[0], sig, delay, i)
+				if sig == syscall.SIGKILL && args[0] == "wheel" {
+					o, err := rocmdoctor(relink...).CombinedOutput()
+					if err != nil {
+						t.Fatalf("%s: the next relink: %v\n%s", what, err, o)
+					}
+					if bytes.Contains(o, []byte("left by a run that was killed")) {
+						swept++
+					}
+				}
+				if left, _ := os.ReadDir(tmp); len(left) != 0 {
+					t.Errorf("%s: left %s in $TMPDIR", what, left[0].Name())
+					os.RemoveAll(tmp)
+					os.Mkdir(tmp, 0o755)
+				}
+				if left, _ := os.ReadDir(out); len(left) > 1 || len(left) == 1 && left[0].Name() != filepath.Base(whl) {
+					t.Errorf("%s: left %v in the output directory", what, left)
+				}
+			}
+		}
+	}
+	t.Logf("work directories of killed relinks removed by the next: %d", swept)
+}
+
+// writeStoredWheel writes a wheel whose extension module is lib, stored.
+func writeStoredWheel(t *testing.T, whl, lib string) {
+	t.Helper()
+	b, err := os.ReadFile(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(whl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zw := zip.NewWriter(f)
+	files := []struct {
+		name string
+		data []byte
+	}{
+		{"llvm/__init__.py", nil},
+		{"llvm/_llvm.cpython-311-x86_64-linux-gnu.so", b},
+		{"llvm-1.0.dist-info/METADATA", []byte("Metadata-Version: 2.1\nName: llvm\nVersion: 1.0\n")},
+		{"llvm-1.0.dist-info/WHEEL", []byte("Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n")},
+	}
+	var rec strings.Builder
+	for _, fl := range files {
+		w, _ := zw.CreateHeader(&zip.FileHeader{Name: fl.name, Method: zip.Store})
+		w.Write(fl.data)
+		rec.WriteString(record.Line(fl.name, record.Hash(fl.data), int64(len(fl.data))) + "\n")
+	}
+	rec.WriteString("llvm-1.0.dist-info/RECORD,,\n")
+	w, _ := zw.Create("llvm-1.0.dist-info/RECORD")
+	w.Write([]byte(rec.String()))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 }

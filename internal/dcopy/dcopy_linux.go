@@ -4,6 +4,7 @@ package dcopy
 
 import (
 	"os"
+	"strconv"
 	"syscall"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/mapfile"
@@ -31,7 +32,8 @@ func openDirect(src, dst *os.File) direct {
 		return nil
 	}
 	mapfile.Unmap(probe)
-	fd, err := syscall.Open(dst.Name(), syscall.O_WRONLY|syscall.O_DIRECT|syscall.O_CLOEXEC, 0)
+	// Through /proc/self/fd: an unnamed (O_TMPFILE) file has no name.
+	fd, err := syscall.Open("/proc/self/fd/"+strconv.Itoa(int(dst.Fd())), syscall.O_WRONLY|syscall.O_DIRECT|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}

@@ -249,3 +249,74 @@ func globQuote(p string) string {
 // so that a full file system is found before the bytes are written. A file
 // system that cannot (EOPNOTSUPP) is no error.
 func Reserve(f *os.File, off, n int64) error { return reserve(f, off, n) }
+
+// MkdirTemp makes a work directory in dir (os.TempDir() when "") named
+// prefix followed by random digits, locked while it is in use so that
+// SweepDirs can tell it from one a killed process left. release unlocks
+// and removes it.
+func MkdirTemp(dir, prefix string) (path string, release func(), err error) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	path, err = os.MkdirTemp(dir, prefix+"*")
+	if err != nil {
+		return "", nil, err
+	}
+	d, err := os.Open(path)
+	if err == nil {
+		err = lockFile(d, true)
+	}
+	if err != nil {
+		if d != nil {
+			d.Close()
+		}
+		os.RemoveAll(path)
+		return "", nil, err
+	}
+	return path, func() {
+		os.RemoveAll(path)
+		d.Close()
+	}, nil
+}
+
+// SweepDirs removes the work directories MkdirTemp made in dir (os.TempDir()
+// when "") with prefix that no live process holds, and calls notice for
+// each.
+func SweepDirs(dir, prefix string, notice func(string)) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, globQuote(prefix+"*")))
+	for _, m := range matches {
+		st, err := os.Lstat(m)
+		if err != nil || !st.IsDir() || !ownedByMe(st) {
+			continue
+		}
+		d, err := os.Open(m)
+		if err != nil {
+			continue
+		}
+		if lockFile(d, false) == nil && os.RemoveAll(m) == nil && notice != nil {
+			notice(fmt.Sprintf("removed %s, left by a run that was killed", m))
+		}
+		d.Close()
+	}
+}
+
+// ScratchFile is an unnamed temporary file in dir (os.TempDir() when ""),
+// gone when it is closed or the process ends however it ends; where the
+// file system has no O_TMPFILE, a named one removed at once.
+func ScratchFile(dir string) (*os.File, error) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if f, err := openUnnamed(dir); err == nil {
+		return f, nil
+	}
+	f, err := os.CreateTemp(dir, "rocmdoctor-scratch-*")
+	if err != nil {
+		return nil, err
+	}
+	os.Remove(f.Name()) // open files outlive their name
+	return f, nil
+}
