@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/internal/cmake"
 	"github.com/rocmdoctor/rocmdoctor/internal/par"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
@@ -536,10 +537,28 @@ func checkCK(path string, consumers map[string][]string) ([]Finding, error) {
 	}
 	sort.Strings(paths)
 	rep, err := CheckCK(path, CKOptions{MissingSeverity: SeverityWarning, Consumers: paths, consumerRefs: consumers})
-	if err != nil {
+	var le *cmake.LimitError
+	var pe *cmake.ParseError
+	switch {
+	case errors.As(err, &le):
+		// FILE:LINE is where it stopped, perhaps in a file it includes.
+		sev := SeverityWarning
+		if le.CMakeFails {
+			sev = SeverityError
+		}
+		return []Finding{ckConfigError(path, sev, err)}, nil
+	case errors.As(err, &pe):
+		return []Finding{ckConfigError(path, SeverityWarning, err)}, nil
+	case err != nil:
 		return nil, err
 	}
 	return rep.Findings, nil
+}
+
+// ckConfigError is RD1306 for the config at path.
+func ckConfigError(path string, sev Severity, err error) Finding {
+	r, _ := LookupRule(RuleCKConfigError)
+	return Finding{Rule: RuleCKConfigError, Severity: sev, File: path, Message: err.Error() + "; its components are not checked", Fix: r.Fix}
 }
 
 // scanned is what a worker found in one file.

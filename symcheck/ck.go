@@ -24,6 +24,7 @@ const (
 	RuleCKNoInstances      = "ck-no-instances"
 	RuleCKMissingTarget    = "ck-missing-link-target"
 	RuleCKMissingInstance  = "ck-missing-instance"
+	RuleCKConfigError      = "ck-config-error"
 )
 
 // CKPresets are the components MIOpen's find_package(composable_kernel …)

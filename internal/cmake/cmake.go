@@ -271,6 +271,14 @@ type Interp struct {
 	Errors []string
 	macros map[string]macro
 	depth  int
+	// calls is the depth of macro and function calls and includes;
+	// commands the commands run; overflow is set when an expansion grew
+	// past maxValue.
+	calls, commands int
+	overflow        bool
+	// maxCommands is the command budget; 0 is maxCommands (fuzzing sets
+	// a smaller one).
+	maxCommands int
 }
 
 type macro struct {
@@ -288,6 +296,33 @@ func New() *Interp {
 }
 
 type returnSignal struct{}
+
+// Limits on evaluating a file someone else wrote (a prefix's CMake
+// exports are untrusted input): cmake's own recursion limit, and bounds on
+// the work and the memory one evaluation may take.
+const (
+	// maxCallDepth is CMAKE_MAXIMUM_RECURSION_DEPTH's default: cmake fails
+	// with "Maximum recursion depth of 1000 exceeded".
+	maxCallDepth = 1000
+	// maxCommands bounds the commands one evaluation runs (loops
+	// included); a ROCm install's exports run a few thousand.
+	maxCommands = 1_000_000
+	// maxValue bounds a value (a variable, a property, a command's
+	// arguments); a ROCm install's exports hold a few MB in all.
+	maxValue = 16 << 20
+)
+
+// LimitError is an evaluation stopped at FILE:LINE by a limit. CMakeFails
+// says whether cmake fails there too (the recursion limit); the other
+// limits are rocmdoctor's, far beyond any real package configuration.
+type LimitError struct {
+	File       string
+	Line       int
+	Msg        string
+	CMakeFails bool
+}
+
+func (e *LimitError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
 // maxListFile bounds the CMake files read: the largest exports of a ROCm
 // install are a few MB.
@@ -342,6 +377,10 @@ func (in *Interp) Expand(s string) string {
 		if next == s {
 			break
 		}
+		if len(next) > maxValue {
+			in.overflow = true
+			return ""
+		}
 		s = next
 	}
 	return s
@@ -370,6 +409,12 @@ func (in *Interp) args(as []Arg) []string {
 // SplitList splits a CMake list at unescaped semicolons, dropping empty
 // elements as unquoted arguments do.
 func SplitList(v string) []string {
+	if !strings.Contains(v, `\;`) {
+		// Substrings of v, not copies: a list of a million items costs
+		// its slice only.
+		out := strings.Split(v, ";")
+		return slices.DeleteFunc(out, func(s string) bool { return s == "" })
+	}
 	var out []string
 	var b strings.Builder
 	for i := 0; i < len(v); i++ {
@@ -396,6 +441,12 @@ func SplitList(v string) []string {
 func (in *Interp) run(file string, cmds []Command) (int, error) {
 	for i := 0; i < len(cmds); i++ {
 		c := cmds[i]
+		if in.commands++; in.commands > in.budget() {
+			return 0, &LimitError{File: file, Line: c.Line, Msg: fmt.Sprintf("more than %d commands run: evaluation stopped (a loop that does not end?)", in.budget())}
+		}
+		if err := in.grown(file, c.Line); err != nil {
+			return 0, err
+		}
 		switch c.Name {
 		case "if":
 			end, branches, err := ifBlock(cmds, i)
@@ -421,6 +472,9 @@ func (in *Interp) run(file string, cmds []Command) (int, error) {
 				return 0, &ParseError{file, c.Line, "foreach without a loop variable"}
 			}
 			v, items := args[0], in.foreachItems(args[1:])
+			if len(items) > in.budget()-in.commands {
+				return 0, &LimitError{File: file, Line: c.Line, Msg: fmt.Sprintf("a foreach over %d items: more than the %d commands an evaluation may run", len(items), in.budget())}
+			}
 			for _, it := range items {
 				in.Vars[v] = it
 				if _, err := in.run(file, cmds[i+1:end]); err != nil {
@@ -442,9 +496,38 @@ func (in *Interp) run(file string, cmds []Command) (int, error) {
 			if err := in.exec(file, c); err != nil {
 				return 0, err
 			}
+			if err := in.grown(file, c.Line); err != nil {
+				return 0, err
+			}
 		}
 	}
 	return len(cmds), nil
+}
+
+func (in *Interp) budget() int {
+	if in.maxCommands > 0 {
+		return in.maxCommands
+	}
+	return maxCommands
+}
+
+// fits reports whether a value of n bytes may be stored, and marks the
+// evaluation overflowed when not.
+func (in *Interp) fits(n int) bool {
+	if n > maxValue || n < 0 {
+		in.overflow = true
+		return false
+	}
+	return true
+}
+
+// grown reports a value that grew past maxValue, at the command that
+// grew it.
+func (in *Interp) grown(file string, line int) error {
+	if in.overflow {
+		return &LimitError{File: file, Line: line, Msg: fmt.Sprintf("a value grows past %d MiB: evaluation stopped", maxValue>>20)}
+	}
+	return nil
 }
 
 type branch struct {
@@ -743,6 +826,10 @@ var knownCommands = map[string]bool{"set": true, "include": true, "if": true, "f
 
 func (in *Interp) exec(file string, c Command) error {
 	if m, ok := in.macros[c.Name]; ok {
+		if in.calls++; in.calls > maxCallDepth {
+			return &LimitError{File: file, Line: c.Line, Msg: fmt.Sprintf("Maximum recursion depth of %d exceeded (calling %s)", maxCallDepth, c.Name), CMakeFails: true}
+		}
+		defer func() { in.calls-- }()
 		args := in.args(c.Args)
 		saved := map[string]*string{}
 		set := func(k, v string) {
@@ -926,6 +1013,9 @@ func (in *Interp) exec(file string, c Command) error {
 			if tg != nil && k+1 < len(args) {
 				name, vals := args[k+1], strings.Join(args[k+2:], ";")
 				if appendMode && tg.Properties[name] != "" {
+					if !in.fits(len(tg.Properties[name]) + 1 + len(vals)) {
+						return nil
+					}
 					vals = tg.Properties[name] + ";" + vals
 				}
 				tg.Properties[name] = vals
@@ -940,12 +1030,25 @@ func (in *Interp) list(args []string) {
 		return
 	}
 	op, v := args[0], args[1]
+	switch op {
+	case "APPEND", "PREPEND":
+		add := strings.Join(args[2:], ";")
+		if !in.fits(len(in.Vars[v]) + len(add) + 1) {
+			return
+		}
+		switch {
+		case add == "":
+		case in.Vars[v] == "":
+			in.Vars[v] = add
+		case op == "APPEND":
+			in.Vars[v] += ";" + add
+		default:
+			in.Vars[v] = add + ";" + in.Vars[v]
+		}
+		return
+	}
 	cur := SplitList(in.Vars[v])
 	switch op {
-	case "APPEND":
-		in.Vars[v] = strings.Join(append(cur, args[2:]...), ";")
-	case "PREPEND":
-		in.Vars[v] = strings.Join(append(append([]string{}, args[2:]...), cur...), ";")
 	case "LENGTH":
 		if len(args) > 2 {
 			in.Vars[args[2]] = strconv.Itoa(len(cur))
@@ -991,9 +1094,17 @@ func (in *Interp) stringCmd(args []string) {
 		in.Vars[args[2]] = strings.ToUpper(args[1])
 	case "REPLACE":
 		if len(args) >= 5 {
-			in.Vars[args[3]] = strings.ReplaceAll(strings.Join(args[4:], ""), args[1], args[2])
+			src := strings.Join(args[4:], "")
+			// Counted first: the result may be far larger than the input.
+			if n := strings.Count(src, args[1]); !in.fits(len(src) + n*(len(args[2])-len(args[1]))) {
+				return
+			}
+			in.Vars[args[3]] = strings.ReplaceAll(src, args[1], args[2])
 		}
 	case "APPEND":
+		if !in.fits(len(in.Vars[args[1]]) + len(strings.Join(args[2:], ""))) {
+			return
+		}
 		in.Vars[args[1]] += strings.Join(args[2:], "")
 	}
 }

@@ -150,6 +150,10 @@ with zipfile.ZipFile(sys.argv[1], 'w') as z:
         zi.compress_type = zipfile.ZIP_DEFLATED
         z.writestr(zi, patched if n == lib else d)
 PY
+# RD1306: a composable_kernel config that recurses past cmake's limit.
+mkdir -p "$ct/share/hostile/lib/cmake/composable_kernel"
+printf '# A config that recurses forever: cmake stops at its recursion limit\n# ("Maximum recursion depth of 1000 exceeded"), and so does rocmdoctor (RD1306).\nfunction(ck_check_component c)\n  ck_check_component(${c})\nendfunction()\nck_check_component(utility)\n' \
+  > "$ct/share/hostile/lib/cmake/composable_kernel/composable_kernelConfig.cmake"
 # RD1502: a member whose '..' climbs out of site-packages (pip refuses the
 # wheel: "trying to install outside the target directory").
 python3 - "$ct/share/wheels/escape-1.0-py3-none-any.whl" <<'PY'
