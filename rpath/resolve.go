@@ -321,6 +321,16 @@ func (r *Resolver) inRoot(p string) string {
 	return strings.TrimRight(r.opts.Root, "/") + p
 }
 
+// insideRoot reports whether the clean path p lies inside the sysroot
+// (always, without one).
+func (r *Resolver) insideRoot(p string) bool {
+	root := filepath.Clean(r.opts.Root)
+	if r.opts.Root == "" || root == "/" {
+		return true
+	}
+	return p == root || strings.HasPrefix(p, root+"/")
+}
+
 // absolute makes a relative path absolute as the kernel resolves it: from
 // the working directory's physical path (getcwd), not $PWD, and without
 // cleaning. Absolute paths are returned as they are.
@@ -1323,6 +1333,12 @@ func (r *Resolver) hostPath(raw string, o *Object) string {
 	if filepath.IsAbs(raw) {
 		return r.inRoot(p)
 	}
+	if r.opts.Root != "" && !filepath.IsAbs(p) {
+		// Under a sysroot the process's working directory is not this
+		// machine's: a relative name is taken from the root's "/" (its
+		// ".." stops there), never from rocmdoctor's own directory.
+		return r.inRoot("/" + p)
+	}
 	return absolute(p)
 }
 
@@ -1380,7 +1396,9 @@ func (r *Resolver) try(res *Result, obj *Object, dep *Dep, p string, rule Rule, 
 // ldd prints it.
 func (r *Resolver) shown(p string, exists bool, id fileID) string {
 	c := filepath.Clean(p)
-	if c == p {
+	if c == p || !r.insideRoot(c) {
+		// (A ".." that climbs out of the sysroot as a string: cleaned, it
+		// would name a file of this machine's, which is never looked at.)
 		return p
 	}
 	file, err := r.real(c)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -230,5 +231,118 @@ func writeStoredWheel(t *testing.T, whl, lib string) {
 	w.Write([]byte(rec.String()))
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Under --root, deps, symbols, unwind and check open and stat nothing of
+// this machine's for the input: every path the process touches (recorded
+// by strace) lies inside the root, or is the root's own ancestors, the
+// process's own loading (its loader cache and libraries, /proc, /sys) or
+// check's configuration files. A decoy library lies where a relative
+// NEEDED entry leads from the working directory and where a RUNPATH's
+// '..' leads when cleaned as a string: it is never touched.
+func TestSysrootReadsNothingOutside(t *testing.T) {
+	strace := testenv.Tool(t, "strace", "strace")
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	root := filepath.Join(dir, "root")
+	decoyDir := filepath.Join(dir, "decoy")
+	os.MkdirAll(filepath.Join(root, "opt/app/lib"), 0o755)
+	os.MkdirAll(decoyDir, 0o755)
+	cc := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %v: %v\n%s", args, err, out)
+		}
+	}
+	src := filepath.Join(dir, "d.c")
+	os.WriteFile(src, []byte("int decoy(void){return 1;}\n"), 0o644)
+	decoy := filepath.Join(decoyDir, "libdecoy.so")
+	cc("-shared", "-fPIC", "-o", decoy, src, "-Wl,-soname,libdecoy.so")
+	main := filepath.Join(dir, "m.c")
+	os.WriteFile(main, []byte("int main(void){return 0;}\n"), 0o644)
+	app := filepath.Join(root, "opt/app/app")
+	climb := "$ORIGIN/" + strings.Repeat("../", 16) + strings.TrimPrefix(decoyDir, "/")
+	cc("-o", app, main, "-Wl,--no-as-needed", decoy, "-Wl,--enable-new-dtags,-rpath,"+climb)
+	// From the working directory (dir/work), "../decoy/libdecoy.so" is the decoy.
+	work := filepath.Join(dir, "work")
+	os.Mkdir(work, 0o755)
+	rel := "../decoy/libdecoy.so"
+	cmdPatch := exec.Command(os.Args[0])
+	cmdPatch.Env = append(os.Environ(), asMain+"=1", "ROCMDOCTOR_TEST_ARGS=patchelf --replace-needed libdecoy.so "+rel+" "+app)
+	if out, err := cmdPatch.CombinedOutput(); err != nil {
+		t.Fatalf("patchelf: %v\n%s", err, out)
+	}
+	// What the binary's own loading reads.
+	own := map[string]bool{"/etc/ld.so.cache": true, "/etc/ld.so.preload": true, os.Args[0]: true}
+	if out, err := exec.Command("ldd", os.Args[0]).Output(); err == nil {
+		for _, f := range strings.Fields(string(out)) {
+			if strings.HasPrefix(f, "/") {
+				own[f] = true
+				if real, err := filepath.EvalSymlinks(f); err == nil {
+					own[real] = true
+				}
+			}
+		}
+	}
+	allowed := func(p string) bool {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(work, p)
+		}
+		c := filepath.Clean(p)
+		switch {
+		case own[p], own[c], c == "/", strings.HasPrefix(c, "/proc/"), strings.HasPrefix(c, "/sys/"):
+			return true
+		case c == work:
+			return true // os.Getwd
+		case strings.HasPrefix(strings.TrimPrefix(p, root), "/") && strings.HasPrefix(p, root):
+			// Inside the root as a string; whatever '..' follows is
+			// resolved inside it (RealInRoot), as the kernel would in a
+			// chroot: the decoy check below catches a lookup that is not.
+			return !strings.HasPrefix(c, decoyDir)
+		case strings.HasPrefix(root, c+"/"), c == root:
+			return true // the root's own ancestors
+		case strings.HasPrefix(filepath.Base(c), ".rocmdoctor."):
+			return true // check's configuration, found from the working directory
+		}
+		return false
+	}
+	quoted := regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
+	for _, args := range [][]string{
+		{"deps", "--root", root, "/opt/app/app"},
+		{"symbols", "--root", root, "/opt/app/app"},
+		{"unwind", "--root", root, "/opt/app/app"},
+		{"check", "--root", root, "--fail-on", "never", root},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			log := filepath.Join(dir, args[0]+".strace")
+			cmd := exec.Command(strace, "-f", "-e", "trace=%file", "-o", log, os.Args[0])
+			cmd.Dir = work
+			cmd.Env = append(os.Environ(), asMain+"=1", "ROCMDOCTOR_TEST_ARGS="+strings.Join(args, " "), "PWD="+work)
+			out, _ := cmd.CombinedOutput()
+			b, err := os.ReadFile(log)
+			if err != nil {
+				t.Fatalf("strace wrote no log: %v\n%s", err, out)
+			}
+			touched := 0
+			for _, line := range strings.Split(string(b), "\n") {
+				if strings.Contains(line, "execve(") {
+					continue
+				}
+				for _, m := range quoted.FindAllStringSubmatch(line, -1) {
+					p := m[1]
+					if p == "" || !strings.Contains(p, "/") && !strings.HasPrefix(p, ".") {
+						continue
+					}
+					touched++
+					if strings.Contains(filepath.Clean(filepath.Join(work, p)), decoyDir) && !strings.HasPrefix(p, root) || !allowed(p) {
+						t.Errorf("touched %s: %s", p, strings.TrimSpace(line))
+					}
+				}
+			}
+			if touched < 5 {
+				t.Errorf("strace recorded only %d paths: %s", touched, out)
+			}
+		})
 	}
 }
