@@ -16,6 +16,7 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/internal/record"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/patchelf"
 )
 
 // The test binary is rocmdoctor itself when this is set (main, with its
@@ -344,5 +345,42 @@ func TestSysrootReadsNothingOutside(t *testing.T) {
 				t.Errorf("strace recorded only %d paths: %s", touched, out)
 			}
 		})
+	}
+}
+
+// Names read from a file (SONAME, RUNPATH, NEEDED) that carry terminal
+// escapes and newlines are printed escaped: no command's output holds a
+// raw ESC, BEL or a line the file made up.
+func TestHostileNamesPrintEscaped(t *testing.T) {
+	lib := filepath.Join(t.TempDir(), "libhostile.so")
+	src, _ := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	os.WriteFile(lib, src, 0o755)
+	edits := []patchelf.Edit{
+		{Kind: patchelf.SetSoname, Arg: "libx.so\x1b]0;owned\x07\nRD1001\terror\tfake"},
+		{Kind: patchelf.SetRPath, Arg: "/opt/\x1b[2Jrocm/lib"},
+		{Kind: patchelf.AddNeeded, Arg: "libgone\x1b[8m.so\r"},
+	}
+	if _, err := patchelf.EditFile(lib, edits, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"inspect", lib},
+		{"deps", lib},
+		{"deps", "--flat", lib},
+		{"check", "--fail-on", "never", lib},
+		{"symbols", lib},
+	} {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), asMain+"=1", "ROCMDOCTOR_TEST_ARGS="+strings.Join(args, " "))
+		out, _ := cmd.CombinedOutput()
+		if bytes.ContainsAny(out, "\x1b\x07\r") {
+			t.Errorf("%v printed a raw control character:\n%q", args, out)
+		}
+		if bytes.Contains(out, []byte("\nRD1001\terror\tfake")) {
+			t.Errorf("%v printed the SONAME's made-up line:\n%s", args, out)
+		}
+		if args[0] != "symbols" && !bytes.Contains(out, []byte(`\x1b`)) {
+			t.Errorf("%v does not show the escapes:\n%s", args, out)
+		}
 	}
 }

@@ -191,16 +191,16 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	if rep.Interrupted {
-		fmt.Fprintln(opts.IO.ErrOut, "rocmdoctor: interrupted; the report covers the files checked so far")
+		cli.Printf(opts.IO.ErrOut, "%s\n", "rocmdoctor: interrupted; the report covers the files checked so far")
 	}
 	for _, e := range rep.Errors {
-		fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %s\n", e.Error)
+		cli.Printf(opts.IO.ErrOut, "rocmdoctor: %s\n", e.Error)
 	}
 	if opts.WriteBaseline != "" {
 		if err := symcheck.WriteBaseline(opts.WriteBaseline, rep); err != nil {
 			return err
 		}
-		fmt.Fprintf(opts.IO.ErrOut, "wrote %d finding(s) to %s\n", len(rep.Findings), opts.WriteBaseline)
+		cli.Printf(opts.IO.ErrOut, "wrote %d finding(s) to %s\n", len(rep.Findings), opts.WriteBaseline)
 		return nil
 	}
 	if err := render(opts, rep); err != nil {

@@ -79,7 +79,7 @@ func Run(opts *Options) error {
 func render(io *cli.IOStreams, rep *symcheck.CKReport) error {
 	c := io.Colors()
 	w := io.Out
-	fmt.Fprintf(w, "%s\n  advertises: %s\n  requested:  %s\n", rep.Config, strings.Join(rep.Advertised, " "), strings.Join(rep.Requested, " "))
+	cli.Printf(w, "%s\n  advertises: %s\n  requested:  %s\n", rep.Config, strings.Join(rep.Advertised, " "), strings.Join(rep.Requested, " "))
 	var rows [][]string
 	for _, comp := range rep.Components {
 		status := c.Green("ok")
@@ -100,7 +100,7 @@ func render(io *cli.IOStreams, rep *symcheck.CKReport) error {
 		return err
 	}
 	for _, f := range rep.Findings {
-		fmt.Fprintf(w, "%s %s: %s\n  fix: %s\n", c.Red(string(f.Severity)), f.Rule, f.Message, f.Fix)
+		cli.Printf(w, "%s %s: %s\n  fix: %s\n", c.Red(string(f.Severity)), f.Rule, f.Message, f.Fix)
 	}
 	return nil
 }

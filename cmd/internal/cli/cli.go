@@ -161,7 +161,7 @@ func (s *IOStreams) FlushWarnings() {
 	s.warnMu.Lock()
 	defer s.warnMu.Unlock()
 	for _, w := range s.warnings {
-		fmt.Fprintf(s.ErrOut, "rocmdoctor: warning: %s\n", w)
+		fmt.Fprintf(s.ErrOut, "rocmdoctor: warning: %s\n", EscapeMessage(w))
 	}
 	s.warnings = nil
 }
@@ -275,12 +275,20 @@ func (s *IOStreams) Table(header []string, rows [][]string) error {
 				if i > 0 {
 					w.WriteByte('\t')
 				}
-				w.WriteString(c)
+				w.WriteString(Escape(c))
 			}
 			w.WriteByte('\n')
 		}
 		return w.Flush()
 	}
+	esc := make([][]string, len(rows))
+	for i, r := range rows {
+		esc[i] = make([]string, len(r))
+		for j, c := range r {
+			esc[i][j] = Escape(c)
+		}
+	}
+	rows = esc
 	if s.width > 0 {
 		header, rows = fitTable(header, rows, s.width)
 	}
@@ -309,7 +317,7 @@ func (s *IOStreams) Table(header []string, rows [][]string) error {
 func (s *IOStreams) KeyValues(kv [][2]string) error {
 	if !s.outTTY {
 		for _, p := range kv {
-			if _, err := fmt.Fprintf(s.Out, "%s: %s\n", p[0], p[1]); err != nil {
+			if _, err := fmt.Fprintf(s.Out, "%s: %s\n", p[0], Escape(p[1])); err != nil {
 				return err
 			}
 		}

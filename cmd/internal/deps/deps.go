@@ -159,33 +159,33 @@ func render(opts *Options, res *rpath.Result, dl []rpath.DlopenLoad) error {
 	case opts.Why != "":
 		chains := rpath.Why(res, opts.Why)
 		if len(chains) == 0 {
-			fmt.Fprintf(w, "%s: nothing in the closure needs %s\n", res.Root.Path, opts.Why)
+			cli.Printf(w, "%s: nothing in the closure needs %s\n", res.Root.Path, opts.Why)
 		}
 		for _, ch := range chains {
-			fmt.Fprintln(w, strings.Join(ch, " → "))
+			cli.Printf(w, "%s\n", strings.Join(ch, " → "))
 		}
 	case opts.Flat:
 		if s := nothingLoaded(res.Root); s != "" {
-			fmt.Fprintf(w, "\t%s\n", s)
+			cli.Printf(w, "\t%s\n", s)
 		}
 		for _, e := range res.Flat() {
 			if e.Path == "" {
-				fmt.Fprintf(w, "\t%s => %s\n", e.Name, c.Red("not found"))
+				cli.Printf(w, "\t%s => %s\n", e.Name, c.Red("not found"))
 			} else {
-				fmt.Fprintf(w, "\t%s => %s (%s)\n", e.Name, e.Path, e.Rule)
+				cli.Printf(w, "\t%s => %s (%s)\n", e.Name, e.Path, e.Rule)
 			}
 		}
 		for _, l := range dl {
 			if l.Missing() {
-				fmt.Fprintf(w, "\t%s => %s [dlopen]\n", strings.Join(l.Names, " | "), c.Red("not found"))
+				cli.Printf(w, "\t%s => %s [dlopen]\n", strings.Join(l.Names, " | "), c.Red("not found"))
 			} else {
-				fmt.Fprintf(w, "\t%s => %s (%s) [dlopen]\n", l.Dep.Name, l.Dep.Path, l.Dep.Rule)
+				cli.Printf(w, "\t%s => %s (%s) [dlopen]\n", l.Dep.Name, l.Dep.Path, l.Dep.Rule)
 			}
 		}
 	default:
-		fmt.Fprintln(w, c.Bold(res.Root.Path))
+		cli.Printf(w, "%s\n", c.Bold(res.Root.Path))
 		if s := nothingLoaded(res.Root); s != "" {
-			fmt.Fprintf(w, "    %s\n", c.Dim("("+s+")"))
+			cli.Printf(w, "    %s\n", c.Dim("("+s+")"))
 		}
 		printTree(io, res.Root, "", map[*rpath.Object]bool{res.Root: true})
 		printDlopen(io, res.Root, dl)
@@ -199,7 +199,7 @@ func render(opts *Options, res *rpath.Result, dl []rpath.DlopenLoad) error {
 		}
 	}
 	if res.InterpProblem != "" {
-		fmt.Fprintf(io.ErrOut, "missing: program interpreter %s: %s; the kernel will not start %s with it\n", res.Root.Interpreter(), res.InterpProblem, res.Root.Path)
+		cli.Printf(io.ErrOut, "missing: program interpreter %s: %s; the kernel will not start %s with it\n", res.Root.Interpreter(), res.InterpProblem, res.Root.Path)
 	}
 	return nil
 }
@@ -230,9 +230,9 @@ func printTree(io *cli.IOStreams, o *rpath.Object, indent string, seen map[*rpat
 		}
 		switch {
 		case d.Missing():
-			fmt.Fprintf(io.Out, "%s%s%s %s\n", indent, branch, d.Name, c.Red("not found"))
+			cli.Printf(io.Out, "%s%s%s %s\n", indent, branch, d.Name, c.Red("not found"))
 		case seen[d.Object] || d.Rule == rpath.RuleLoaded:
-			fmt.Fprintf(io.Out, "%s%s%s %s\n", indent, branch, d.Name, c.Dim("["+string(d.Rule)+"] "+d.Path))
+			cli.Printf(io.Out, "%s%s%s %s\n", indent, branch, d.Name, c.Dim("["+string(d.Rule)+"] "+d.Path))
 		default:
 			seen[d.Object] = true
 			rule := string(d.Rule)
@@ -246,7 +246,7 @@ func printTree(io *cli.IOStreams, o *rpath.Object, indent string, seen map[*rpat
 					rule += ", glibc-hwcaps " + d.HWCaps
 				}
 			}
-			fmt.Fprintf(io.Out, "%s%s%s => %s %s\n", indent, branch, d.Name, d.Path, c.Dim("["+rule+"]"))
+			cli.Printf(io.Out, "%s%s%s => %s %s\n", indent, branch, d.Name, d.Path, c.Dim("["+rule+"]"))
 			printTree(io, d.Object, indent+next, seen)
 		}
 	}
@@ -258,7 +258,7 @@ func printDlopen(io *cli.IOStreams, root *rpath.Object, dl []rpath.DlopenLoad) {
 		return
 	}
 	c := io.Colors()
-	fmt.Fprintln(io.Out, c.Bold("dlopen() from "+root.Path+":"))
+	cli.Printf(io.Out, "%s\n", c.Bold("dlopen() from "+root.Path+":"))
 	for i, l := range dl {
 		branch := "├── "
 		if i == len(dl)-1 {
@@ -272,22 +272,22 @@ func printDlopen(io *cli.IOStreams, root *rpath.Object, dl []rpath.DlopenLoad) {
 			}
 		}
 		if l.Missing() {
-			fmt.Fprintf(io.Out, "%s%s %s %s\n", branch, strings.Join(l.Names, " | "), c.Red("not found"), c.Dim("("+why+")"))
+			cli.Printf(io.Out, "%s%s %s %s\n", branch, strings.Join(l.Names, " | "), c.Red("not found"), c.Dim("("+why+")"))
 			continue
 		}
-		fmt.Fprintf(io.Out, "%s%s => %s %s\n", branch, l.Dep.Name, l.Dep.Path, c.Dim("["+string(l.Dep.Rule)+"] ("+why+")"))
+		cli.Printf(io.Out, "%s%s => %s %s\n", branch, l.Dep.Name, l.Dep.Path, c.Dim("["+string(l.Dep.Rule)+"] ("+why+")"))
 	}
 }
 
 // explainMissing prints, after what, the name and every path tried.
 func explainMissing(io *cli.IOStreams, d *rpath.Dep, what string) {
 	w := io.ErrOut
-	fmt.Fprintf(w, "%s: %s\n", what, d.Name)
+	cli.Printf(w, "%s: %s\n", what, d.Name)
 	for _, a := range d.Tried {
 		stops := ""
 		if a.Stops {
 			stops = " — ld.so fails here and searches no further"
 		}
-		fmt.Fprintf(w, "  tried %s (%s): %s%s\n", a.Path, a.Rule, a.Result, stops)
+		cli.Printf(w, "  tried %s (%s): %s%s\n", a.Path, a.Rule, a.Result, stops)
 	}
 }

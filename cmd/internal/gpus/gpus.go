@@ -119,9 +119,9 @@ func render(opts *Options, rep *symcheck.GPUReport) error {
 		rows = append(rows, row)
 	}
 	if opts.Format == "markdown" {
-		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
+		cli.Printf(w, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
 		for _, r := range rows {
-			fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+			cli.Printf(w, "| %s |\n", strings.Join(r, " | "))
 		}
 	} else if len(rows) > 0 {
 		if err := io.Table(header, rows); err != nil {
@@ -133,7 +133,7 @@ func render(opts *Options, rep *symcheck.GPUReport) error {
 		tensileKernels = tensileKernels || len(t.Archs) > 0
 	}
 	if len(rep.Libraries) == 0 && !tensileKernels {
-		fmt.Fprintln(w, "no device code found")
+		cli.Printf(w, "%s\n", "no device code found")
 	}
 	for _, l := range rep.Libraries {
 		var parts []string
@@ -152,9 +152,9 @@ func render(opts *Options, rep *symcheck.GPUReport) error {
 		if len(parts) == 0 {
 			parts = []string{"device code that could not be read"}
 		}
-		fmt.Fprintf(w, "%s: %s\n", l.Path, strings.Join(parts, ", "))
+		cli.Printf(w, "%s: %s\n", l.Path, strings.Join(parts, ", "))
 		for _, n := range l.Notes {
-			fmt.Fprintf(w, "  note: %s\n", n)
+			cli.Printf(w, "  note: %s\n", n)
 		}
 	}
 	if n := len(rep.NoDeviceCode); n > 0 {
@@ -165,7 +165,7 @@ func render(opts *Options, rep *symcheck.GPUReport) error {
 		if n > maxListed {
 			shown, more = shown[:maxListed/2], fmt.Sprintf(" … and %d more (--json lists them)", n-maxListed/2)
 		}
-		fmt.Fprintf(w, "no device code (%d): %s%s\n", n, strings.Join(shown, " "), more)
+		cli.Printf(w, "no device code (%d): %s%s\n", n, strings.Join(shown, " "), more)
 	}
 	for _, t := range rep.Tensile {
 		var archs []string
@@ -174,9 +174,9 @@ func render(opts *Options, rep *symcheck.GPUReport) error {
 		}
 		sort.Strings(archs)
 		if t.Dir == "" {
-			fmt.Fprintf(w, "%s: no Tensile library directory\n", t.Library)
+			cli.Printf(w, "%s: no Tensile library directory\n", t.Library)
 		} else {
-			fmt.Fprintf(w, "%s Tensile kernels in %s: %s\n", t.Library, t.Dir, strings.Join(archs, ", "))
+			cli.Printf(w, "%s Tensile kernels in %s: %s\n", t.Library, t.Dir, strings.Join(archs, ", "))
 		}
 	}
 	if len(rep.MIOpenKDB) > 0 {
@@ -185,11 +185,11 @@ func render(opts *Options, rep *symcheck.GPUReport) error {
 			archs = append(archs, fmt.Sprintf("%s (%d)", a, n))
 		}
 		sort.Strings(archs)
-		fmt.Fprintf(w, "MIOpen kernel databases: %s\n", strings.Join(archs, ", "))
+		cli.Printf(w, "MIOpen kernel databases: %s\n", strings.Join(archs, ", "))
 	}
 	c := io.Colors()
 	for _, f := range rep.Findings {
-		fmt.Fprintf(w, "%s %s: %s\n  fix: %s\n", c.Red(string(f.Severity)), f.Rule, f.Message, f.Fix)
+		cli.Printf(w, "%s %s: %s\n  fix: %s\n", c.Red(string(f.Severity)), f.Rule, f.Message, f.Fix)
 	}
 	return nil
 }

@@ -62,7 +62,7 @@ func Run(opts *Options) error {
 	for _, r := range res.Files {
 		for _, p := range r.Problems() {
 			failed++
-			fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %s\n", p)
+			cli.Printf(opts.IO.ErrOut, "rocmdoctor: %s\n", p)
 		}
 	}
 	if opts.JSON {
@@ -92,7 +92,7 @@ func Run(opts *Options) error {
 
 func render(io *cli.IOStreams, r elfx.Report) error {
 	c := io.Colors()
-	fmt.Fprintln(io.Out, c.Bold(r.Path))
+	cli.Printf(io.Out, "%s\n", c.Bold(r.Path))
 	if r.ELF != nil {
 		return io.KeyValues(elfRows(c, r.ELF))
 	}

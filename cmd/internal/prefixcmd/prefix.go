@@ -86,14 +86,14 @@ composable_kernel headers MIGraphX includes. Exit status 3 on findings.`,
 func render(io *cli.IOStreams, rep *symcheck.PrefixReport) {
 	w := io.Out
 	c := io.Colors()
-	fmt.Fprintln(w, c.Bold(rep.Prefix))
+	cli.Printf(w, "%s\n", c.Bold(rep.Prefix))
 	var rows [][]string
 	for _, v := range rep.Versions {
 		rows = append(rows, []string{v.Component, v.Version, v.Release, v.Evidence})
 	}
 	if len(rows) > 0 {
 		io.Table([]string{"COMPONENT", "VERSION", "RELEASE", "EVIDENCE"}, rows)
-		fmt.Fprintf(w, "majority release: %s\n", rep.Majority)
+		cli.Printf(w, "majority release: %s\n", rep.Majority)
 	}
 	tc := rep.Toolchain
 	if tc.Clang != "" {
@@ -102,12 +102,12 @@ func render(io *cli.IOStreams, rep *symcheck.PrefixReport) {
 	}
 	for _, p := range rep.Providers {
 		// Each closure has its own winner (load order): name the closure.
-		fmt.Fprintf(w, "%s in the closure of %s: %s wins over %s\n", p.Kind, p.Closure, p.Winner, strings.Join(p.Others, ", "))
+		cli.Printf(w, "%s in the closure of %s: %s wins over %s\n", p.Kind, p.Closure, p.Winner, strings.Join(p.Others, ", "))
 	}
 	for _, f := range rep.Findings {
-		fmt.Fprintf(w, "%s %s: %s\n  fix: %s\n", c.Red(string(f.Severity)), f.Rule, f.Message, f.Fix)
+		cli.Printf(w, "%s %s: %s\n  fix: %s\n", c.Red(string(f.Severity)), f.Rule, f.Message, f.Fix)
 	}
 	if len(rep.Findings) == 0 {
-		fmt.Fprintln(w, "no findings")
+		cli.Printf(w, "%s\n", "no findings")
 	}
 }

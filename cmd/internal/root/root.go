@@ -171,7 +171,7 @@ func Run(io *cli.IOStreams, args []string) int {
 func RunContext(ctx context.Context, io *cli.IOStreams, args []string) int {
 	code := run(ctx, io, args)
 	if err := io.Flush(); err != nil {
-		fmt.Fprintf(io.ErrOut, "rocmdoctor: %v\n", err)
+		fmt.Fprintf(io.ErrOut, "rocmdoctor: %s\n", cli.EscapeMessage(err.Error()))
 		code = max(code, cli.ExitError)
 	}
 	return code
@@ -204,7 +204,7 @@ func run(ctx context.Context, io *cli.IOStreams, args []string) int {
 		err = &cli.UsageError{Err: err}
 	}
 	if err != nil && !errors.Is(err, cli.ErrSilent) {
-		fmt.Fprintf(io.ErrOut, "rocmdoctor: %v\n", err)
+		fmt.Fprintf(io.ErrOut, "rocmdoctor: %s\n", cli.EscapeMessage(err.Error()))
 		var ue *cli.UsageError
 		if errors.As(err, &ue) {
 			// The help of the command that was given (its flags and

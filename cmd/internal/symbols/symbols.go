@@ -108,9 +108,9 @@ func render(opts *Options, rep *symcheck.Report) error {
 	w := io.Out
 	switch rep.Mode {
 	case "dynamic":
-		fmt.Fprintf(w, "%s: %d object(s) loaded, %d reference(s) bound, %d finding(s)\n", strings.Join(rep.Inputs, " "), rep.Objects, rep.Satisfied, len(rep.Findings))
+		cli.Printf(w, "%s: %d object(s) loaded, %d reference(s) bound, %d finding(s)\n", strings.Join(rep.Inputs, " "), rep.Objects, rep.Satisfied, len(rep.Findings))
 	default:
-		fmt.Fprintf(w, "%s: %d object(s), %d referenced name(s) defined inside the inputs, %d unresolved\n", strings.Join(rep.Inputs, " "), rep.Objects, rep.Satisfied, len(rep.Findings))
+		cli.Printf(w, "%s: %d object(s), %d referenced name(s) defined inside the inputs, %d unresolved\n", strings.Join(rep.Inputs, " "), rep.Objects, rep.Satisfied, len(rep.Findings))
 	}
 	if len(rep.Findings) > 0 {
 		header := []string{"RULE", "SYMBOL"}
@@ -155,23 +155,23 @@ func render(opts *Options, rep *symcheck.Report) error {
 		for _, f := range rep.Findings {
 			switch f.Rule {
 			case symcheck.RuleMissingVersion, symcheck.RuleVersionMismatch, symcheck.RuleMissingLibrary, symcheck.RuleMissingInterpreter:
-				fmt.Fprintf(w, "%s %s\n  fix: %s\n", c.Yellow("•"), f.Message, f.Fix)
+				cli.Printf(w, "%s %s\n  fix: %s\n", c.Yellow("•"), f.Message, f.Fix)
 			}
 		}
 	}
 	if l := rep.LLVM; l != nil {
-		fmt.Fprintf(w, "\n%s\n", c.Bold("LLVM initialisers"))
+		cli.Printf(w, "\n%s\n", c.Bold("LLVM initialisers"))
 		for _, t := range l.Missing {
 			fmt.Fprintf(w, "  LLVM target %s is referenced but not linked: missing %s\n    link %s\n",
 				t.Target, strings.Join(t.Missing, ", "), strings.Join(t.Libraries, ", "))
 			if len(t.FoundIn) > 0 {
-				fmt.Fprintf(w, "    found in %s\n", strings.Join(t.FoundIn, ", "))
+				cli.Printf(w, "    found in %s\n", strings.Join(t.FoundIn, ", "))
 			}
 		}
 		if len(l.Linked) > 0 {
-			fmt.Fprintf(w, "  linked targets: %s — a fat library whose dependency list was generated on a different LLVM configuration\n", strings.Join(l.Linked, ", "))
+			cli.Printf(w, "  linked targets: %s — a fat library whose dependency list was generated on a different LLVM configuration\n", strings.Join(l.Linked, ", "))
 		}
-		fmt.Fprintf(w, "  fix: %s\n", l.Fix)
+		cli.Printf(w, "  fix: %s\n", l.Fix)
 	}
 	return nil
 }

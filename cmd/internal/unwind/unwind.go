@@ -129,7 +129,7 @@ func render(io *cli.IOStreams, res *Result) error {
 	c := io.Colors()
 	w := io.Out
 	if res.Link != nil {
-		fmt.Fprintf(w, "link for %s (from %s)\n", res.Link.TargetText, res.Link.Target.From)
+		cli.Printf(w, "link for %s (from %s)\n", res.Link.TargetText, res.Link.Target.From)
 		var rows [][]string
 		for _, in := range res.Link.Inputs {
 			ok := c.Green("ok")
@@ -149,9 +149,9 @@ func render(io *cli.IOStreams, res *Result) error {
 		if f.Error != "" {
 			continue // on stderr
 		}
-		fmt.Fprintln(w, c.Bold(f.File))
+		cli.Printf(w, "%s\n", c.Bold(f.File))
 		if len(f.Unwinders) == 0 {
-			fmt.Fprintln(w, "  no unwinder in the closure")
+			cli.Printf(w, "%s\n", "  no unwinder in the closure")
 			continue
 		}
 		var rows [][]string
@@ -171,7 +171,7 @@ func render(io *cli.IOStreams, res *Result) error {
 		if f.Severity != symcheck.SeverityError {
 			sev = c.Yellow(string(f.Severity))
 		}
-		fmt.Fprintf(w, "%s %s: %s\n  fix: %s\n", sev, f.Rule, f.Message, f.Fix)
+		cli.Printf(w, "%s %s: %s\n  fix: %s\n", sev, f.Rule, f.Message, f.Fix)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ package wheelcmd
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -118,7 +117,7 @@ func run(ctx context.Context, io *cli.IOStreams, input string, o *relinkOptions)
 	}
 	if err != nil {
 		if errors.Is(err, wheel.ErrRefused) {
-			fmt.Fprintf(io.ErrOut, "rocmdoctor: %v\n", err)
+			cli.Printf(io.ErrOut, "rocmdoctor: %v\n", err)
 			return &cli.FindingsError{Count: len(p.Findings)}
 		}
 		return err
@@ -129,7 +128,7 @@ func run(ctx context.Context, io *cli.IOStreams, input string, o *relinkOptions)
 func render(io *cli.IOStreams, p *wheel.Plan) {
 	c := io.Colors()
 	w := io.Out
-	fmt.Fprintf(w, "%s (%s) → %s\n", p.Input, p.Kind, strings.Join(p.TargetDirs, ":"))
+	cli.Printf(w, "%s (%s) → %s\n", p.Input, p.Kind, strings.Join(p.TargetDirs, ":"))
 	var rows [][]string
 	for _, f := range p.Files {
 		for _, n := range f.Needed {
@@ -153,7 +152,7 @@ func render(io *cli.IOStreams, p *wheel.Plan) {
 	for _, f := range p.Files {
 		for _, n := range f.Needed {
 			if n.Note != "" {
-				fmt.Fprintf(w, "%s: %s: %s\n", f.Path, n.Name, n.Note)
+				cli.Printf(w, "%s: %s: %s\n", f.Path, n.Name, n.Note)
 			}
 		}
 	}
@@ -161,24 +160,24 @@ func render(io *cli.IOStreams, p *wheel.Plan) {
 		switch {
 		case f.Grafted || f.Bundled:
 		case f.OldIsRPath && f.NewRunPath != f.OldRunPath:
-			fmt.Fprintf(w, "%s: RPATH %q → RUNPATH %q\n", f.Path, f.OldRunPath, f.NewRunPath)
+			cli.Printf(w, "%s: RPATH %q → RUNPATH %q\n", f.Path, f.OldRunPath, f.NewRunPath)
 		case f.NewRunPath != f.OldRunPath:
-			fmt.Fprintf(w, "%s: RUNPATH %q → %q\n", f.Path, f.OldRunPath, f.NewRunPath)
+			cli.Printf(w, "%s: RUNPATH %q → %q\n", f.Path, f.OldRunPath, f.NewRunPath)
 		}
 		if len(f.ABIRisks) > 0 {
-			fmt.Fprintf(w, "%s: %s the replacement does not define: %s\n", f.Path, c.Yellow("ABI risk,"), strings.Join(f.ABIRisks, " "))
+			cli.Printf(w, "%s: %s the replacement does not define: %s\n", f.Path, c.Yellow("ABI risk,"), strings.Join(f.ABIRisks, " "))
 		}
 	}
 	for _, d := range p.Drop {
-		fmt.Fprintf(w, "drop %s (a copy of a target library, no longer referenced)\n", d)
+		cli.Printf(w, "drop %s (a copy of a target library, no longer referenced)\n", d)
 	}
 	for _, f := range p.Findings {
-		fmt.Fprintf(w, "%s %s: %s\n  fix: %s\n", c.Red(string(f.Severity)), f.Rule, f.Message, f.Fix)
+		cli.Printf(w, "%s %s: %s\n  fix: %s\n", c.Red(string(f.Severity)), f.Rule, f.Message, f.Fix)
 	}
 	for _, n := range p.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		cli.Printf(w, "note: %s\n", n)
 	}
 	if p.Written {
-		fmt.Fprintf(w, "wrote %s\n", p.Output)
+		cli.Printf(w, "wrote %s\n", p.Output)
 	}
 }
