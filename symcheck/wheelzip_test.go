@@ -3,10 +3,12 @@ package symcheck_test
 import (
 	"archive/zip"
 	"context"
+	"fmt"
 	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -149,5 +151,56 @@ func nameWheel(t *testing.T, p string, h zip.FileHeader) {
 	w.Write([]byte(rec))
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A RECORD bomb: 20 MiB of short lines, deflated, is refused from its
+// declared size; 2 MiB of them (listing files the wheel does not have) is
+// read with bounded memory and reported in 101 findings, not 260,000.
+func TestWheelRecordBomb(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		lines int
+		want  string
+	}{
+		{"declared too large", 20 << 20 / 8, "more than rocmdoctor reads for a RECORD"},
+		{"many made-up lines", 2 << 20 / 8, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "pkg-1.0-py3-none-any.whl")
+			members := [][2]string{{"pkg/__init__.py", ""}}
+			var b strings.Builder
+			b.WriteString(recordOf(members, "pkg-1.0.dist-info/RECORD"))
+			for i := 0; b.Len() < c.lines*8; i++ {
+				fmt.Fprintf(&b, "x/%d,,\n", i)
+			}
+			rec := b.String()
+			recordWheel(t, p, members, "pkg-1.0.dist-info/RECORD", rec)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{})
+			runtime.ReadMemStats(&after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := after.TotalAlloc - before.TotalAlloc; got > 512<<20 {
+				t.Errorf("checking it allocated %d MiB", got>>20)
+			}
+			if c.want != "" {
+				if len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0].Error, c.want) {
+					t.Errorf("errors %+v, want %q", rep.Errors, c.want)
+				}
+				return
+			}
+			rest := 0
+			for _, f := range rep.Findings {
+				if strings.Contains(f.Message, "more files the wheel does not have") {
+					rest++
+				}
+			}
+			if len(rep.Findings) != 101 || rest != 1 {
+				t.Errorf("%d findings (%d for the rest), want 100 and one for the rest", len(rep.Findings), rest)
+			}
+		})
 	}
 }
