@@ -11,6 +11,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/config"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
+	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
 )
 
 // ConfigFileNames are the configuration files Check looks for, in the
@@ -231,5 +232,5 @@ func WriteBaseline(path string, rep *CheckReport) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return safefile.WriteFile(path, append(b, '\n'), 0o644)
 }

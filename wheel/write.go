@@ -87,32 +87,7 @@ func writeFiles(d *dist, p *Plan) error {
 			b.WriteString(record.Line(r.Path, r.Hash, atoi(r.Size)) + "\n")
 		}
 	}
-	return writeFileLike(recPath, []byte(b.String()))
-}
-
-// writeFileLike replaces the regular file at path (a symbolic link
-// written through) with data, keeping its owner, group, attributes and
-// mode, atomically.
-func writeFileLike(path string, data []byte) error {
-	tg, err := safefile.Resolve(path)
-	if err != nil {
-		return err
-	}
-	if tg.Kind != safefile.Regular {
-		return fmt.Errorf("%s: not a regular file: not replaced", path)
-	}
-	tmp, err := safefile.CreateTemp(filepath.Dir(tg.Real), filepath.Base(tg.Real))
-	if err != nil {
-		return err
-	}
-	if _, err = tmp.Write(data); err == nil {
-		err = tmp.CopyMeta(tg.Real, tg.Info)
-	}
-	if err != nil {
-		tmp.Discard()
-		return err
-	}
-	return tmp.Commit(tg.Real)
+	return safefile.WriteFile(recPath, []byte(b.String()), 0o644)
 }
 
 // staleLine is the plan's note for an entry whose RECORD line r did not

@@ -22,6 +22,7 @@
 package safefile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -319,4 +320,34 @@ func ScratchFile(dir string) (*os.File, error) {
 	}
 	os.Remove(f.Name()) // open files outlive their name
 	return f, nil
+}
+
+// WriteFile puts data at path as the rest of this package writes: a new
+// file gets perm; an existing regular file is replaced atomically keeping
+// its owner, group, attributes and mode; a symbolic link is written
+// through; a device or FIFO is written into.
+func WriteFile(path string, data []byte, perm os.FileMode) error {
+	tg, err := Resolve(path)
+	if err != nil {
+		return err
+	}
+	if tg.Kind == Stream {
+		return tg.WriteStream(bytes.NewReader(data))
+	}
+	tmp, err := CreateTemp(filepath.Dir(tg.Real), filepath.Base(tg.Real))
+	if err != nil {
+		return err
+	}
+	if _, err = tmp.Write(data); err == nil {
+		if tg.Kind == Regular {
+			err = tmp.CopyMeta(tg.Real, tg.Info)
+		} else {
+			err = tmp.Chmod(perm)
+		}
+	}
+	if err != nil {
+		tmp.Discard()
+		return err
+	}
+	return tmp.Commit(tg.Real)
 }

@@ -374,3 +374,30 @@ func TestCopyMeta(t *testing.T) {
 		}
 	}
 }
+
+// WriteFile: a new file gets perm, an existing one keeps its mode, a link
+// is written through, and nothing else is left.
+func TestWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "baseline.json")
+	if err := WriteFile(p, []byte("1"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(p); st.Mode().Perm() != 0o640 {
+		t.Errorf("new file mode %v", st.Mode())
+	}
+	os.Chmod(p, 0o600)
+	os.Symlink("baseline.json", filepath.Join(dir, "link"))
+	if err := WriteFile(filepath.Join(dir, "link"), []byte("2"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	st, _ := os.Lstat(filepath.Join(dir, "link"))
+	pst, _ := os.Stat(p)
+	if string(b) != "2" || st.Mode()&os.ModeSymlink == 0 || pst.Mode().Perm() != 0o600 {
+		t.Errorf("content %q, link kept %v, mode %v", b, st.Mode()&os.ModeSymlink != 0, pst.Mode())
+	}
+	if n := entries(t, dir); len(n) != 2 {
+		t.Errorf("left %v", n)
+	}
+}
