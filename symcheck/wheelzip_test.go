@@ -3,8 +3,8 @@ package symcheck_test
 import (
 	"archive/zip"
 	"context"
-	"fmt"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
