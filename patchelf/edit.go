@@ -101,14 +101,32 @@ func errorf(path, format string, args ...any) error {
 }
 
 // osabiNames are the values --set-os-abi accepts (patchelf's spelling).
+// (patchelf's modifyOsAbi: "system v", "system-v", "sysv", "hp-ux",
+// "netbsd", "linux", "gnu", "gnu hurd", "gnu-hurd", "hurd", "solaris",
+// "aix", "irix", "freebsd", "tru64", "openbsd", "openvms", after trimming
+// and lower-casing; the others are rocmdoctor's.)
 var osabiNames = map[string]byte{
-	"none": 0, "sysv": 0, "system v": 0, "hp-ux": 1, "hpux": 1, "netbsd": 2, "gnu": 3, "linux": 3, "gnu/linux": 3,
+	"none": 0, "sysv": 0, "system v": 0, "system-v": 0, "hp-ux": 1, "hpux": 1, "netbsd": 2, "gnu": 3, "linux": 3, "gnu/linux": 3,
+	"gnu hurd": 4, "gnu-hurd": 4, "hurd": 4,
 	"solaris": 6, "aix": 7, "irix": 8, "freebsd": 9, "tru64": 10, "openbsd": 12, "openvms": 13, "arm": 97,
 	"standalone": 255, "amdgpu_hsa": 64, "amdgpu-hsa": 64, "amdgpu_pal": 65, "amdgpu_mesa3d": 66,
 }
 
-// ParseOSABI parses an OS ABI name or number.
+// OSABIName is EI_OSABI as patchelf's --print-os-abi prints it: its name
+// for the twelve patchelf knows, else 0xNN.
+func OSABIName(v byte) string {
+	names := map[byte]string{0: "System V", 1: "HP-UX", 2: "NetBSD", 3: "Linux", 4: "GNU Hurd", 6: "Solaris", 7: "AIX", 8: "IRIX",
+		9: "FreeBSD", 10: "Tru64", 12: "OpenBSD", 13: "OpenVMS"}
+	if n, ok := names[v]; ok {
+		return n
+	}
+	return fmt.Sprintf("0x%02X", v)
+}
+
+// ParseOSABI parses an OS ABI name (any case, surrounding space ignored)
+// or number.
 func ParseOSABI(s string) (byte, error) {
+	s = strings.TrimSpace(s)
 	if v, ok := osabiNames[strings.ToLower(s)]; ok {
 		return v, nil
 	}

@@ -86,7 +86,7 @@ func (m *model) layout() (*Plan, error) {
 			interpIdx = i
 		}
 	}
-	if m.interp != nil && interpIdx >= 0 && uint64(len(*m.interp)+1) > m.phdrs[interpIdx].Filesz {
+	if m.interp != nil && interpIdx >= 0 && uint64(len(*m.interp)+1) > m.interpRoom {
 		interpMoves = true
 	}
 	// A grown .dynstr that already ends the file and the last PT_LOAD
@@ -260,7 +260,7 @@ func (m *model) layout() (*Plan, error) {
 			interpOff = app.add(b, 1)
 			p.Moved = append(p.Moved, ".interp")
 		} else if old, _ := m.f.Interp(); old != interp {
-			buf := make([]byte, ip.Filesz)
+			buf := make([]byte, m.interpRoom)
 			copy(buf, b)
 			patch(int64(ip.Off), buf, "PT_INTERP")
 		}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -626,19 +627,12 @@ func TestBadInterpreterRefused(t *testing.T) {
 	for _, tt := range []struct {
 		filesz uint64
 		says   string
-	}{{1 << 60, "extends past the end of the file"}, {1, "2 to 4096 bytes"}, {5000, "2 to 4096 bytes"}, {0, "an empty interpreter name"}} {
+	}{{1 << 60, "extends past the end of the file"}, {1, "2 to 4096 bytes"}, {5000, "2 to 4096 bytes"}} {
 		b := bytes.Clone(orig)
-		if tt.filesz == 0 {
-			b[binary.LittleEndian.Uint64(b[at+8:])] = 0 // the name's first byte
-		} else {
-			binary.LittleEndian.PutUint64(b[at+32:], tt.filesz)
-		}
+		binary.LittleEndian.PutUint64(b[at+32:], tt.filesz)
 		p := writeTemp(t, "hello", b)
 		err := editErr(p, patchelf.Edit{Kind: patchelf.SetInterpreter, Arg: "/lib64/ld-linux-x86-64.so.2.long.name"})
 		want := fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_INTERP", p, at, i)
-		if tt.filesz == 0 {
-			want = fmt.Sprintf("%s: malformed file at offset 0x%x: PT_INTERP: ", p, binary.LittleEndian.Uint64(b[at+8:]))
-		}
 		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), tt.says) {
 			t.Errorf("p_filesz 0x%x: err = %v, want %q...%q", tt.filesz, err, want, tt.says)
 		}
@@ -1383,13 +1377,22 @@ func TestRenameDynamicSymbolsRealLoader(t *testing.T) {
 	if out := strings.TrimSpace(run(filepath.Join(dir, "pie"))); out != want {
 		t.Errorf("pie with the stripped library: %q", out)
 	}
-	// A map that matches nothing is an error, and the file is untouched.
+	// A map that matches nothing is a no-op, as with patchelf (upstream's
+	// rename-dynamic-symbols test applies one map to every library), and
+	// the other edits of the call still apply.
 	b0, _ := os.ReadFile(libPath)
-	if _, err := patchelf.EditFile(libPath, []patchelf.Edit{{Kind: patchelf.RenameDynamicSymbols, Renames: map[string]string{"no_such": "x"}}}, patchelf.Options{}, patchelf.WriteOptions{}); err == nil {
-		t.Errorf("renaming an absent symbol succeeded")
+	p, err := patchelf.EditFile(libPath, []patchelf.Edit{{Kind: patchelf.RenameDynamicSymbols, Renames: map[string]string{"no_such": "x"}}}, patchelf.Options{}, patchelf.WriteOptions{})
+	if err != nil || p.Changed {
+		t.Errorf("renaming an absent symbol: changed %v, %v", p != nil && p.Changed, err)
 	}
 	if b1, _ := os.ReadFile(libPath); !bytes.Equal(b0, b1) {
-		t.Errorf("failed rename changed the file")
+		t.Errorf("a rename that matches nothing changed the file")
+	}
+	if _, err := patchelf.EditFile(libPath, []patchelf.Edit{{Kind: patchelf.RenameDynamicSymbols, Renames: map[string]string{"no_such": "x"}}, {Kind: patchelf.SetSoname, Arg: "libkept.so"}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if s := read(t, libPath); s.soname != "libkept.so" {
+		t.Errorf("the other edit was not applied: soname %q", s.soname)
 	}
 }
 
@@ -1553,4 +1556,126 @@ func TestPlanWrites(t *testing.T) {
 	if got := (&patchelf.Plan{}).SizeAfter(1000); got != 1000 {
 		t.Errorf("SizeAfter without an appended segment = %d", got)
 	}
+}
+
+// What patchelf accepts: an all-zero PT_INTERP takes a new interpreter
+// (moved, the old bytes left) and the program runs; --set-interpreter ""
+// changes nothing; PT_INTERP with p_filesz > p_memsz, or over the notes
+// that follow .interp (linker scripts that make them contiguous), takes a
+// new interpreter without writing over the notes.
+func TestInterpreterCasesPatchelfAccepts(t *testing.T) {
+	orig, err := os.ReadFile(testenv.Testdata("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := elfx.Open(testenv.Testdata("hello"))
+	var ip elf.ProgHeader
+	at := -1
+	for i, ph := range f.Progs() {
+		if ph.Type == elf.PT_INTERP {
+			ip, at = ph, int(binary.LittleEndian.Uint64(orig[32:]))+i*56 // e_phoff; ELF64 headers
+		}
+	}
+	f.Close()
+	if at < 0 {
+		t.Fatal("hello has no PT_INTERP")
+	}
+	loader := "/lib64/ld-linux-x86-64.so.2"
+	runs := func(t *testing.T, p string) {
+		t.Helper()
+		if _, err := os.Stat(loader); err != nil {
+			testenv.Missing(t, "the x86-64 loader", "libc6")
+		}
+		cmd := exec.Command(p)
+		cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Dir(testenv.Testdata("libfoo.so.1")))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("the edited program does not run: %v %s", err, out)
+		}
+	}
+	notes := func(t *testing.T, b []byte) map[string][]byte {
+		t.Helper()
+		ef, err := elf.NewFile(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string][]byte{}
+		for _, s := range ef.Sections {
+			if s.Type == elf.SHT_NOTE {
+				m[s.Name], _ = s.Data()
+			}
+		}
+		return m
+	}
+	t.Run("all-zero name", func(t *testing.T) {
+		b := bytes.Clone(orig)
+		clear(b[ip.Off : ip.Off+ip.Filesz])
+		p := writeTemp(t, "hello", b)
+		if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: loader}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if s := read(t, p); s.interp != loader {
+			t.Errorf("interpreter %q", s.interp)
+		}
+		runs(t, p)
+	})
+	t.Run("empty PT_LOAD", func(t *testing.T) {
+		// A PT_NOTE made an empty PT_LOAD at offset 0x20c and address 0:
+		// neither congruent nor in order, and mapped by no one.
+		b := bytes.Clone(orig)
+		phoff := int(binary.LittleEndian.Uint64(orig[32:]))
+		n := int(binary.LittleEndian.Uint16(orig[56:]))
+		done := false
+		for i := range n {
+			ph := b[phoff+i*56:]
+			if elf.ProgType(binary.LittleEndian.Uint32(ph)) == elf.PT_NOTE && !done {
+				binary.LittleEndian.PutUint32(ph, uint32(elf.PT_LOAD))
+				binary.LittleEndian.PutUint64(ph[8:], 0x20c) // p_offset
+				binary.LittleEndian.PutUint64(ph[16:], 0)    // p_vaddr
+				binary.LittleEndian.PutUint64(ph[24:], 0)    // p_paddr
+				binary.LittleEndian.PutUint64(ph[32:], 0)    // p_filesz
+				binary.LittleEndian.PutUint64(ph[40:], 0)    // p_memsz
+				binary.LittleEndian.PutUint64(ph[48:], 0x1000)
+				done = true
+			}
+		}
+		if !done {
+			t.Fatal("hello has no PT_NOTE")
+		}
+		p := writeTemp(t, "hello", b)
+		runs(t, p) // (the kernel maps nothing for it)
+		if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if s := read(t, p); s.rpath != long {
+			t.Errorf("rpath %q", s.rpath)
+		}
+		runs(t, p)
+	})
+	t.Run("empty argument", func(t *testing.T) {
+		p := writeTemp(t, "hello", orig)
+		pl, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: ""}}, patchelf.Options{}, patchelf.WriteOptions{})
+		if err != nil || pl.Changed {
+			t.Errorf("changed %v, %v", pl != nil && pl.Changed, err)
+		}
+	})
+	t.Run("filesz over memsz and over the notes", func(t *testing.T) {
+		b := bytes.Clone(orig)
+		// PT_INTERP grown over what follows .interp (the notes), its
+		// memory size left: the name is still the first string.
+		binary.LittleEndian.PutUint64(b[at+32:], ip.Filesz+0x40)
+		p := writeTemp(t, "hello", b)
+		longer := "/lib64/../lib64/ld-linux-x86-64.so.2"
+		if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: longer}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		after, _ := os.ReadFile(p)
+		before, now := notes(t, b), notes(t, after)
+		if len(before) == 0 || !maps.EqualFunc(before, now, bytes.Equal) {
+			t.Errorf("the notes PT_INTERP covered changed: %d before, %d after", len(before), len(now))
+		}
+		if s := read(t, p); s.interp != longer {
+			t.Errorf("interpreter %q", s.interp)
+		}
+		runs(t, p)
+	})
 }

@@ -97,6 +97,7 @@ type model struct {
 	strOwned    bool   // m.str no longer shares orig's array
 	refOff      []uint64
 	interp      *string
+	interpRoom  uint64 // the bytes of PT_INTERP an edit may write: the old name and its NUL
 	osabi       *byte
 	stack       *uint32 // new PT_GNU_STACK flags
 	addGNUStack bool
@@ -164,11 +165,16 @@ func (m *model) load() error {
 		return &elfx.FormatError{Path: m.path, Offset: int64(m.phoff) + int64(i)*int64(m.phent), What: fmt.Sprintf("program header %d", i), Err: err}
 	}
 	if i := slices.IndexFunc(f.Progs(), func(p elf.ProgHeader) bool { return p.Type == elf.PT_INTERP }); i >= 0 {
-		if name, err := f.Interp(); err != nil {
+		name, err := f.Interp()
+		if err != nil {
 			return err
-		} else if name == "" {
-			return &elfx.FormatError{Path: m.path, Offset: int64(f.Progs()[i].Off), What: "PT_INTERP", Err: errors.New("an empty interpreter name: the kernel runs no program with it")}
 		}
+		// What an edit may write over in place is the name and its NUL,
+		// not all of PT_INTERP: linker scripts that make the notes
+		// contiguous with .interp leave PT_INTERP over them (upstream's
+		// contiguous-note-sections and phdr-corruption tests), and an
+		// all-zero PT_INTERP is an empty name.
+		m.interpRoom = min(uint64(len(name))+1, f.Progs()[i].Filesz)
 		// A new name is written over the old one: never over the headers.
 		ip, hdrEnd := f.Progs()[i], m.phoff+uint64(len(f.Progs()))*uint64(m.phent)
 		if ip.Off < max(hdrEnd, uint64(len(m.ehdr))) {
@@ -176,6 +182,19 @@ func (m *model) load() error {
 		}
 	}
 	m.secs = f.ELF().Sections
+	if m.interpRoom > 0 {
+		// Where PT_INTERP starts at another section than .interp (a
+		// linker script that puts the notes before .interp in one
+		// segment: upstream's contiguous-note-sections), its "name" is
+		// that section's bytes: nothing is written there, a new name is
+		// moved.
+		ip := f.Progs()[slices.IndexFunc(f.Progs(), func(p elf.ProgHeader) bool { return p.Type == elf.PT_INTERP })]
+		for _, sec := range m.secs {
+			if sec.Type != elf.SHT_NOBITS && sec.Size > 0 && sec.Name != ".interp" && sec.Offset < ip.Off+m.interpRoom && ip.Off < sec.Offset+sec.Size {
+				m.interpRoom = 0
+			}
+		}
+	}
 	// The section headers of what an edit moves or rewrites must agree
 	// with what the loader sees. debug/elf gives a compressed section its
 	// uncompressed size; the gABI allows compression only for sections
@@ -355,14 +374,20 @@ func (m *model) headersDescribeTables() error {
 		own  elf.SectionType
 	}{{elf.PT_INTERP, "the interpreter name (PT_INTERP)", elf.SHT_PROGBITS}, {elf.PT_DYNAMIC, "the dynamic section (PT_DYNAMIC)", elf.SHT_DYNAMIC}} {
 		if i := slices.IndexFunc(m.phdrs, func(p phdr) bool { return p.Type == seg.t }); i >= 0 {
-			s := &elf.Section{SectionHeader: elf.SectionHeader{Name: seg.name, Type: elf.SHT_PROGBITS, Offset: m.phdrs[i].Off, Size: m.phdrs[i].Filesz}}
+			size := m.phdrs[i].Filesz
+			if seg.t == elf.PT_INTERP {
+				size = m.interpRoom
+			}
+			s := &elf.Section{SectionHeader: elf.SectionHeader{Name: seg.name, Type: elf.SHT_PROGBITS, Offset: m.phdrs[i].Off, Size: size}}
 			own[s] = seg.own
 			secs = append([]*elf.Section{s}, secs...)
 		}
 	}
 	isOwn := func(a, b *elf.Section) bool {
 		t, ok := own[a]
-		return ok && b.Type == t && b.Offset == a.Offset && b.Size == a.Size
+		// (.interp holds the name and may be longer: a shorter name, or
+		// an empty one, written over it.)
+		return ok && b.Type == t && b.Offset == a.Offset && (b.Size == a.Size || t == elf.SHT_PROGBITS && b.Size > a.Size)
 	}
 	for i, a := range secs {
 		for _, b := range secs[i+1:] {
@@ -729,7 +754,7 @@ func (m *model) apply(e Edit) error {
 		return nil
 	case SetInterpreter:
 		if e.Arg == "" {
-			return m.errf("--set-interpreter needs a path")
+			return nil // (patchelf: an empty name changes nothing)
 		}
 		has := false
 		for _, p := range m.phdrs {

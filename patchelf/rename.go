@@ -62,7 +62,6 @@ func (m *model) renameSymbols(renames map[string]string) error {
 	if m.symRename == nil {
 		m.symRename, m.symNameOff = map[int]string{}, map[int]uint64{}
 	}
-	hit := false
 	for i := 1; i < t.Len(); i++ {
 		cur, renamed := m.symRename[i]
 		var nw string
@@ -75,7 +74,6 @@ func (m *model) renameSymbols(renames map[string]string) error {
 		if !ok {
 			continue
 		}
-		hit = true
 		if renamed {
 			m.dropRef(m.symNameOff[i])
 		}
@@ -83,9 +81,9 @@ func (m *model) renameSymbols(renames map[string]string) error {
 		m.addRef(off)
 		m.symRename[i], m.symNameOff[i] = nw, off
 	}
-	if !hit {
-		return m.errf("none of the %d names to rename is a dynamic symbol", len(renames))
-	}
+	// A map that matches nothing changes nothing, as with patchelf (a
+	// script applies one map to every library of a package); the other
+	// edits still apply.
 	return nil
 }
 

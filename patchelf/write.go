@@ -120,10 +120,19 @@ func segmentsProblem(progs []elf.ProgHeader, size int64, class elf.Class) (int, 
 			// The kernel's limits (PATH_MAX, a name and its NUL).
 			return i, fmt.Errorf("PT_INTERP of 0x%x bytes: the kernel runs no program whose interpreter name is not 2 to 4096 bytes", ph.Filesz)
 		}
-		if ph.Filesz > ph.Memsz && (ph.Type == elf.PT_LOAD || inMemory[ph.Type]) {
+		// (The kernel reads the interpreter's name from the file,
+		// p_filesz bytes; its size in memory does not matter, and linkers
+		// scripts leave it smaller: upstream's phdr-corruption test.)
+		if ph.Filesz > ph.Memsz && (ph.Type == elf.PT_LOAD || inMemory[ph.Type] && ph.Type != elf.PT_INTERP) {
 			return i, fmt.Errorf("%v at 0x%x: 0x%x bytes in the file but 0x%x in memory", ph.Type, ph.Off, ph.Filesz, ph.Memsz)
 		}
 		if ph.Type != elf.PT_LOAD {
+			continue
+		}
+		if ph.Filesz == 0 && ph.Memsz == 0 {
+			// The kernel and ld.so map nothing for an empty PT_LOAD:
+			// its offset and address do not matter (upstream's
+			// empty-note test has one at address 0 after another).
 			continue
 		}
 		if ph.Vaddr > top || ph.Memsz > top-ph.Vaddr {
@@ -508,15 +517,15 @@ func EditFile(path string, edits []Edit, opts Options, wo WriteOptions) (*Plan, 
 		if self {
 			safefile.Recover(wo.JournalDir, wo.Notice)
 		}
-		if out.Kind != safefile.Stream {
-			safefile.Sweep(filepath.Dir(out.Real), filepath.Base(out.Real), wo.Notice)
-		}
 		// Editing the file itself needs write permission, as patchelf's
 		// open for writing does; --output only reading.
 		if lk, err = safefile.LockFile(src.Real, self); err != nil {
 			return nil, err
 		}
 		defer lk.Close()
+		if out.Kind != safefile.Stream {
+			safefile.Sweep(filepath.Dir(out.Real), filepath.Base(out.Real), wo.Notice)
+		}
 	}
 	f, err := elfx.Open(src.Real)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/root"
@@ -19,5 +20,10 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
+	// Installed (or linked) as patchelf, it is patchelf: scripts, Nix,
+	// conda and auditwheel call it by that name.
+	if filepath.Base(os.Args[0]) == "patchelf" {
+		os.Exit(root.MainPatchelf(ctx, os.Args[1:]))
+	}
 	os.Exit(root.Main(ctx, os.Args[1:]))
 }

@@ -25,7 +25,11 @@ const asMain = "ROCMDOCTOR_TEST_AS_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asMain) == "1" {
-		os.Args = append(os.Args[:1], strings.Fields(os.Getenv("ROCMDOCTOR_TEST_ARGS"))...)
+		// The arguments come from the environment (or, when it has none,
+		// the command line, as for a link named patchelf).
+		if args := strings.Fields(os.Getenv("ROCMDOCTOR_TEST_ARGS")); len(args) > 0 {
+			os.Args = append(os.Args[:1], args...)
+		}
 		main()
 	}
 	os.Exit(m.Run())

@@ -266,6 +266,9 @@ func Recover(dir string, notice func(string)) {
 
 func recoverOne(jp string) string {
 	j, err := readJournal(jp)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "" // (an edit finished meanwhile)
+	}
 	if err != nil {
 		os.Remove(jp)
 		return fmt.Sprintf("dropped the unreadable undo journal %s (%v)", jp, err)
@@ -281,6 +284,14 @@ func recoverOne(jp string) string {
 	defer f.Close()
 	if err := lockFile(f, true); err != nil {
 		return fmt.Sprintf("%s: cannot lock it to roll back an interrupted edit (%v)", j.Path, err)
+	}
+	// Read again under the lock: an edit that was under way held it, and
+	// removed its journal before letting go.
+	if j, err = readJournal(jp); errors.Is(err, fs.ErrNotExist) {
+		return ""
+	} else if err != nil {
+		os.Remove(jp)
+		return fmt.Sprintf("dropped the unreadable undo journal %s (%v)", jp, err)
 	}
 	// Between the two sizes: the tail may be written in part.
 	st, err := f.Stat()

@@ -141,6 +141,11 @@ type Temp struct {
 // a killed process left.
 func CreateTemp(dir, base string) (*Temp, error) {
 	if f, err := openUnnamed(dir); err == nil {
+		// Locked too: once Commit links it, Sweep must leave it be.
+		if err := lockFile(f, true); err != nil {
+			f.Close()
+			return nil, err
+		}
 		return &Temp{File: f, dir: dir, base: base}, nil
 	}
 	f, err := os.CreateTemp(dir, tempPattern(base))

@@ -330,8 +330,10 @@ func (o *Options) Edits() []patchelf.Edit {
 	return es
 }
 
-var osabiPrint = map[elf.OSABI]string{0: "System V", 1: "HP-UX", 2: "NetBSD", 3: "Linux", 6: "Solaris", 7: "AIX", 8: "IRIX",
-	9: "FreeBSD", 10: "Tru64", 12: "OpenBSD", 13: "OpenVMS", 64: "AMDGPU HSA", 65: "AMDGPU PAL", 66: "AMDGPU Mesa3D", 97: "ARM", 255: "Stand-alone (embedded)"}
+
+// errPrintNothing: the file is a separate debug file, for which the print
+// options print nothing (patchelf reads its NOBITS .dynamic as empty).
+var errPrintNothing = errors.New("nothing to print")
 
 // prog is the name errors are prefixed with.
 func (o *Options) prog() string {
@@ -409,14 +411,22 @@ func (o *Options) one(path string) error {
 		fmt.Fprintln(out, s)
 	}
 	if o.printOSABI {
-		name, ok := osabiPrint[f.OSABI]
-		if !ok {
-			name = strconv.Itoa(int(f.OSABI))
+		fmt.Fprintln(out, patchelf.OSABIName(byte(f.OSABI)))
+	}
+	// A separate debug file (strip --only-keep-debug) keeps a .dynamic
+	// section header of type NOBITS: patchelf reads it as empty and its
+	// print options print nothing.
+	debugFile := false
+	if ef := f.ELF(); errors.Is(derr, elfx.ErrNoDynamic) && ef != nil {
+		if ds := ef.Section(".dynamic"); ds != nil && ds.Type == elf.SHT_NOBITS {
+			debugFile = true
 		}
-		fmt.Fprintln(out, name)
 	}
 	needDyn := func() error {
 		if derr != nil {
+			if debugFile {
+				return errPrintNothing
+			}
 			if o.Native {
 				if errors.Is(derr, elfx.ErrNoDynamic) {
 					return fmt.Errorf("%s: no dynamic section: the file is statically linked", path)
@@ -428,30 +438,37 @@ func (o *Options) one(path string) error {
 		return nil
 	}
 	if o.printSoname {
-		if err := needDyn(); err != nil {
+		switch err := needDyn(); {
+		case err == errPrintNothing:
+		case err != nil:
 			f.Close()
 			return err
+		case d.Soname != "": // (patchelf prints nothing for none)
+			fmt.Fprintln(out, d.Soname)
 		}
-		fmt.Fprintln(out, d.Soname)
 	}
 	if o.printRPath {
-		if err := needDyn(); err != nil {
+		switch err := needDyn(); {
+		case err == errPrintNothing:
+		case err != nil:
 			f.Close()
 			return err
-		}
-		if d.HasRunPath {
+		case d.HasRunPath:
 			fmt.Fprintln(out, d.RunPath)
-		} else {
+		default:
 			fmt.Fprintln(out, d.RPath)
 		}
 	}
 	if o.printNeeded {
-		if err := needDyn(); err != nil {
+		switch err := needDyn(); {
+		case err == errPrintNothing:
+		case err != nil:
 			f.Close()
 			return err
-		}
-		for _, n := range d.Needed {
-			fmt.Fprintln(out, n)
+		default:
+			for _, n := range d.Needed {
+				fmt.Fprintln(out, n)
+			}
 		}
 	}
 	if o.printExecstack {
@@ -498,4 +515,63 @@ func (o *Options) one(path string) error {
 		}
 	}
 	return nil
+}
+
+// Main runs the command line args as NixOS patchelf does when rocmdoctor
+// is invoked through a link named patchelf: the same options; help (no
+// arguments, --help) on standard error; every error, an argument error
+// too, printed as "patchelf: …" with exit status 1 (patchelf has no
+// usage status).
+func Main(ctx context.Context, io *cli.IOStreams, args []string, version string) int {
+	help := func() { fmt.Fprintf(io.ErrOut, usage, "patchelf") }
+	if len(args) == 0 {
+		help()
+		return 1
+	}
+	opts, err := Parse(args, false)
+	var he *helpError
+	var ve *versionError
+	switch {
+	case errors.As(err, &he):
+		help()
+		return 0
+	case errors.As(err, &ve):
+		fmt.Fprintf(io.Out, "patchelf 0.19.0 (rocmdoctor %s)\n", version)
+		return 0
+	case err != nil:
+		fmt.Fprintf(io.ErrOut, "patchelf: %s\n", cli.EscapeMessage(patchelfWords(err)))
+		return 1
+	}
+	opts.IO, opts.Ctx = io, ctx
+	if err := Run(opts, version); err != nil {
+		if !errors.Is(err, cli.ErrSilent) {
+			fmt.Fprintf(io.ErrOut, "patchelf: %s\n", cli.EscapeMessage(patchelfWords(err)))
+		}
+		return 1
+	}
+	return 0
+}
+
+// patchelfWords is an argument error in patchelf's words ("missing
+// argument" for an option without its value; "getting info about 'F': …"
+// for an @F that cannot be read, as patchelf's readFile says).
+func patchelfWords(err error) string {
+	var pe *os.PathError
+	switch {
+	case strings.HasSuffix(err.Error(), "needs an argument"):
+		return "missing argument"
+	case errors.As(err, &pe):
+		return fmt.Sprintf("getting info about '%s': %s", pe.Path, syscallText(pe.Err))
+	}
+	return err.Error()
+}
+
+// syscallText is strerror's text, as patchelf's SysError prints it
+// ("No such file or directory"; Go's errors are lower case).
+func syscallText(err error) string {
+	s := err.Error()
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -162,6 +162,18 @@ func Main(ctx context.Context, args []string) int {
 	return RunContext(ctx, io, args)
 }
 
+// MainPatchelf runs args as NixOS patchelf: rocmdoctor invoked through a
+// link (symbolic or hard) named patchelf.
+func MainPatchelf(ctx context.Context, args []string) int {
+	io := cli.System()
+	code := patchelfcmd.Main(ctx, io, args, version())
+	if err := io.Flush(); err != nil {
+		fmt.Fprintf(io.ErrOut, "patchelf: %v\n", err)
+		code = 1
+	}
+	return code
+}
+
 // Run executes args against io and returns the exit status, printing errors.
 func Run(io *cli.IOStreams, args []string) int {
 	return RunContext(context.Background(), io, args)
