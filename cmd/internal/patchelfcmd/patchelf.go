@@ -330,7 +330,6 @@ func (o *Options) Edits() []patchelf.Edit {
 	return es
 }
 
-
 // errPrintNothing: the file is a separate debug file, for which the print
 // options print nothing (patchelf reads its NOBITS .dynamic as empty).
 var errPrintNothing = errors.New("nothing to print")
