@@ -599,16 +599,25 @@ func TestBadInterpreterRefused(t *testing.T) {
 	} else {
 		t.Error("hello has no .interp")
 	}
-	// An interpreter name over the dynamic section: a new one would be
-	// written over the entries.
+	// An interpreter name over the dynamic section: a new one is moved,
+	// never written over the entries (PT_INTERP starts at another
+	// section than .interp, as patchelf's contiguous-note-sections).
 	if dyn := f.ELF().Section(".dynamic"); dyn != nil {
 		b := bytes.Clone(orig)
 		binary.LittleEndian.PutUint64(b[at+8:], dyn.Offset) // p_offset
 		binary.LittleEndian.PutUint64(b[at+16:], dyn.Addr)  // p_vaddr
 		p := writeTemp(t, "hello", b)
-		err := editErr(p, patchelf.Edit{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"})
-		if err == nil || !strings.Contains(err.Error(), "the interpreter name (PT_INTERP) at") || !strings.Contains(err.Error(), "overlap") {
-			t.Errorf("PT_INTERP over .dynamic: err = %v", err)
+		pl, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"}}, patchelf.Options{}, patchelf.WriteOptions{})
+		if err != nil || !slices.Contains(pl.Moved, ".interp") {
+			t.Fatalf("PT_INTERP over .dynamic: %v (moved %v)", err, pl)
+		}
+		for _, pt := range pl.Patches {
+			if pt.Offset < int64(dyn.Offset+dyn.Size) && int64(dyn.Offset) < pt.Offset+int64(len(pt.Data)) && pt.What == "PT_INTERP" {
+				t.Errorf("the new name was written over .dynamic at 0x%x", pt.Offset)
+			}
+		}
+		if s := read(t, p); s.interp != "/lib/ld.so" {
+			t.Errorf("interpreter %q", s.interp)
 		}
 	} else {
 		t.Error("hello has no .dynamic")
@@ -1678,4 +1687,32 @@ func TestInterpreterCasesPatchelfAccepts(t *testing.T) {
 		}
 		runs(t, p)
 	})
+}
+
+// A dynamic section without a DT_NULL terminator (every slot a real
+// entry: the loader would read on past it) is refused as malformed,
+// naming the offset where the terminator should be; --add-debug-tag
+// appended an entry after it before.
+func TestDynamicWithoutTerminatorRefused(t *testing.T) {
+	orig, f := readFixture(t, "libfoo.so.1")
+	ds := f.ELF().Section(".dynamic")
+	f.Close()
+	if ds == nil {
+		t.Fatal("no .dynamic")
+	}
+	b := bytes.Clone(orig)
+	// Every slot from the first DT_NULL on becomes a DT_DEBUG entry.
+	for off := ds.Offset; off+16 <= ds.Offset+ds.Size; off += 16 {
+		if binary.LittleEndian.Uint64(b[off:]) == 0 {
+			binary.LittleEndian.PutUint64(b[off:], uint64(elf.DT_DEBUG))
+		}
+	}
+	p := writeTemp(t, "libfoo.so.1", b)
+	err := editErr(p, patchelf.Edit{Kind: patchelf.AddDebugTag})
+	if err == nil || !strings.Contains(err.Error(), "malformed file") || !strings.Contains(err.Error(), "no DT_NULL") {
+		t.Errorf("err = %v, want a refusal", err)
+	}
+	if now, _ := os.ReadFile(p); !bytes.Equal(now, b) {
+		t.Errorf("the refused file changed")
+	}
 }

@@ -252,6 +252,13 @@ func (m *model) load() error {
 		return err
 	}
 	m.dyn = d
+	if len(d.Entries) >= d.Slots {
+		// ld.so reads entries until DT_NULL: past the section, into
+		// whatever follows (patchelf refuses it too; --add-debug-tag
+		// appended after the garbage).
+		return &elfx.FormatError{Path: m.path, Offset: d.Offset + int64(len(d.Entries))*int64(d.EntrySize), What: "dynamic section",
+			Err: fmt.Errorf("no DT_NULL among its %d entries: the loader would read on past its end", len(d.Entries))}
+	}
 	if m.orig, err = d.StrTabBytes(); err != nil {
 		return err
 	}
