@@ -82,6 +82,12 @@ type Options struct {
 	// ForceRPath makes set/add-rpath write DT_RPATH instead of converting
 	// to DT_RUNPATH (patchelf's --force-rpath).
 	ForceRPath bool
+	// NoClobberOldSections keeps the bytes of sections an edit moved
+	// where they were; by default they are overwritten with 'Z's and an
+	// old RPATH no other name shares with 'X's, as patchelf does, so a
+	// build path or stale string does not linger in the file (patchelf's
+	// --no-clobber-old-sections).
+	NoClobberOldSections bool
 }
 
 // Error is an edit that cannot be applied to a file.

@@ -413,6 +413,23 @@ func (m *model) layout() (*Plan, error) {
 			}
 		}
 	}
+	if !m.opts.NoClobberOldSections {
+		// What moved is overwritten where it was, as patchelf does
+		// ('Z'), except where a patch writes.
+		var vacated []Patch
+		for _, ms := range movedSecs {
+			if ms.newOff != 0 && m.secs[ms.index].Type != elf.SHT_NOBITS {
+				vacated = append(vacated, Patch{Offset: int64(ms.oldOff), Size: int(ms.size), What: "vacated " + ms.name})
+			}
+		}
+		if strMoves && m.dyn != nil {
+			vacated = append(vacated, Patch{Offset: m.dyn.StrTab, Size: m.origLen, What: "vacated .dynstr"})
+		}
+		if interpMoves && interpIdx >= 0 && m.interpRoom > 0 {
+			vacated = append(vacated, Patch{Offset: int64(m.phdrs[interpIdx].Off), Size: int(m.interpRoom), What: "vacated .interp"})
+		}
+		p.Patches = append(p.Patches, clobber(vacated, p.Patches)...)
+	}
 	sort.SliceStable(p.Patches, func(i, j int) bool { return p.Patches[i].Offset < p.Patches[j].Offset })
 	if needSegment {
 		p.AppendOffset = int64(segOff)
@@ -894,4 +911,41 @@ func (a *appender) add(b []byte, al int) uint64 {
 
 func (a *appender) set(off uint64, b []byte) {
 	copy(a.buf[off-a.base:], b)
+}
+
+// clobber is the 'Z' patches over the vacated ranges, less every byte
+// another patch writes (and each byte once).
+func clobber(vacated, patches []Patch) []Patch {
+	var taken [][2]int64
+	for _, pt := range patches {
+		taken = append(taken, [2]int64{pt.Offset, pt.Offset + int64(len(pt.Data))})
+	}
+	var out []Patch
+	for _, v := range vacated {
+		free := [][2]int64{{v.Offset, v.Offset + int64(v.Size)}}
+		for _, t := range taken {
+			var next [][2]int64
+			for _, f := range free {
+				if t[1] <= f[0] || f[1] <= t[0] {
+					next = append(next, f)
+					continue
+				}
+				if f[0] < t[0] {
+					next = append(next, [2]int64{f[0], t[0]})
+				}
+				if t[1] < f[1] {
+					next = append(next, [2]int64{t[1], f[1]})
+				}
+			}
+			free = next
+		}
+		for _, f := range free {
+			if f[1] > f[0] {
+				z := bytes.Repeat([]byte{'Z'}, int(f[1]-f[0]))
+				out = append(out, Patch{Offset: f[0], Size: len(z), What: v.What, Data: z})
+				taken = append(taken, f)
+			}
+		}
+	}
+	return out
 }

@@ -1716,3 +1716,42 @@ func TestDynamicWithoutTerminatorRefused(t *testing.T) {
 		t.Errorf("the refused file changed")
 	}
 }
+
+// A growing edit overwrites what it moved with 'Z's and an old RUNPATH
+// nobody else references with 'X's, as patchelf does (upstream's
+// shared-rpath test): names are not duplicated in the file and the old
+// search path does not linger; NoClobberOldSections keeps both.
+func TestGrowingEditClobbersWhatItMoved(t *testing.T) {
+	first := "/build/tmp-12345/" + strings.Repeat("old", 30)
+	second := first + ":" + strings.Repeat("/new", 40)
+	third := second + ":" + strings.Repeat("/more", 40)
+	for _, keep := range []bool{false, true} {
+		p := copyFixture(t, "libfoo.so.1")
+		opts := patchelf.Options{NoClobberOldSections: keep}
+		edit := func(v string) {
+			t.Helper()
+			if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: v}}, opts, patchelf.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before, _ := os.ReadFile(p)
+		edit(first) // grows: .dynstr moves to the new segment
+		after, _ := os.ReadFile(p)
+		name := []byte("libfoo.so.1\x00")
+		if got, was := bytes.Count(after, name), bytes.Count(before, name); keep != (got > was) {
+			t.Errorf("keep=%v: %q appears %d times, %d before", keep, name, got, was)
+		}
+		edit(second) // grows the table where it now ends the file
+		edit(third)
+		after, _ = os.ReadFile(p)
+		if n := bytes.Count(after, []byte(first+"\x00")); keep != (n > 0) {
+			t.Errorf("keep=%v: the first RUNPATH is still there %d times", keep, n)
+		}
+		if s := read(t, p); s.rpath != third {
+			t.Errorf("rpath %q", s.rpath)
+		}
+		if !keep && (!bytes.Contains(after, []byte("ZZZZZZZZ")) || !bytes.Contains(after, []byte("XXXXXXXX"))) {
+			t.Errorf("no 'Z' or 'X' runs in the file")
+		}
+	}
+}

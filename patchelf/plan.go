@@ -252,7 +252,7 @@ func (m *model) load() error {
 		return err
 	}
 	m.dyn = d
-	if len(d.Entries) >= d.Slots {
+	if len(d.Entries) > 0 && len(d.Entries) >= d.Slots {
 		// ld.so reads entries until DT_NULL: past the section, into
 		// whatever follows (patchelf refuses it too; --add-debug-tag
 		// appended after the garbage).
@@ -661,6 +661,31 @@ func (m *model) setStr(i int, s string) {
 	}
 	e.val = nv
 	m.addRef(nv)
+	// (After the new reference: the new value may be a suffix of the old.)
+	if had && (e.tag == elf.DT_RPATH || e.tag == elf.DT_RUNPATH) && !m.opts.NoClobberOldSections {
+		m.taint(old)
+	}
+}
+
+// taint overwrites the string at old in the original table with 'X's
+// when nothing references it, a suffix of it, or a string it ends
+// (patchelf's "tainting old rpath with Xs": the old search path must not
+// linger for Nix's reference scanner or a reader).
+func (m *model) taint(old uint64) {
+	if old >= uint64(m.origLen) || old >= uint64(len(m.str)) {
+		return
+	}
+	n := uint64(bytes.IndexByte(m.str[old:], 0))
+	run := uint64(bytes.LastIndexByte(m.str[:old], 0) + 1)
+	if n == 0 || m.refsIn(run, old+n) > 0 {
+		return
+	}
+	if !m.strOwned {
+		m.str, m.strOwned = bytes.Clone(m.str), true
+	}
+	for i := old; i < old+n; i++ {
+		m.str[i] = 'X'
+	}
 }
 
 // addRef records a new reference so later in-place overwrites respect it.

@@ -33,7 +33,9 @@ type Options struct {
 
 	PageSize uint64
 	Force    bool
-	Allowed  []string
+	// NoClobber keeps moved sections' old bytes (--no-clobber-old-sections).
+	NoClobber bool
+	Allowed   []string
 
 	printInterp, printOSABI, printSoname, printRPath, printNeeded, printExecstack bool
 	setOSABI, setSoname, setInterp                                                *string
@@ -74,6 +76,8 @@ const usage = `syntax: %s
   [--clear-execstack]
   [--set-execstack]
   [--output FILE]
+  [--no-sort]           accepted; segments are never reordered
+  [--no-clobber-old-sections]  keep the bytes of moved sections (default: overwritten)
   [--in-place]          keep the inode (hard links) instead of replacing the file
   [--debug]
   [--version]
@@ -222,6 +226,8 @@ func Parse(args []string, native bool) (*Options, error) {
 			o.noDefaultLib = true
 		case "--no-sort":
 			// Segments are never reordered; accepted for compatibility.
+		case "--no-clobber-old-sections":
+			o.NoClobber = true
 		case "--clear-symbol-version":
 			if v, err = val(&i, a); err == nil {
 				o.clearVersions = append(o.clearVersions, v)
@@ -486,7 +492,7 @@ func (o *Options) one(path string) error {
 	if len(edits) == 0 && o.Output == "" {
 		return nil
 	}
-	plan, err := patchelf.EditFile(path, edits, patchelf.Options{PageSize: o.PageSize, ForceRPath: o.Force},
+	plan, err := patchelf.EditFile(path, edits, patchelf.Options{PageSize: o.PageSize, ForceRPath: o.Force, NoClobberOldSections: o.NoClobber},
 		patchelf.WriteOptions{Output: o.Output, InPlace: o.InPlace, DryRun: o.DryRun, Notice: func(msg string) {
 			fmt.Fprintf(o.IO.ErrOut, "%s: %s\n", o.prog(), msg)
 		}})
