@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,5 +77,34 @@ func TestInvokedAsPatchelf(t *testing.T) {
 		if out, errOut, code := run(opt, dbg); code != 0 || out != "" || errOut != "" {
 			t.Errorf("%s on a debug file: exit %d, %q, %q; want 0 and nothing", opt, code, out, errOut)
 		}
+	}
+}
+
+// A file whose first print option works and whose second fails prints
+// nothing of it (patchelf printed the interpreter, then failed).
+func TestPatchelfNoPartialOutput(t *testing.T) {
+	b, err := os.ReadFile(testenv.Testdata("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elf.NewFile(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := ef.Section(".dynamic")
+	for off := ds.Offset; off+16 <= ds.Offset+ds.Size; off += 16 {
+		if elf.DynTag(binary.LittleEndian.Uint64(b[off:])) == elf.DT_NEEDED {
+			binary.LittleEndian.PutUint64(b[off+8:], 1<<40) // a name far past .dynstr
+		}
+	}
+	p := filepath.Join(t.TempDir(), "hello")
+	os.WriteFile(p, b, 0o755)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), asMain+"=1", "ROCMDOCTOR_TEST_ARGS=patchelf --print-interpreter --print-needed "+p)
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	if err == nil || out.Len() != 0 || errOut.Len() == 0 {
+		t.Errorf("exit %v, stdout %q, stderr %q: want an error and nothing printed", err, out.String(), errOut.String())
 	}
 }

@@ -3,10 +3,12 @@
 package patchelfcmd
 
 import (
+	"bytes"
 	"context"
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -392,12 +394,22 @@ func describe(path string, err error) string {
 }
 
 func (o *Options) one(path string) error {
+	// What a file's print options print is written only when the whole
+	// file succeeds: never part of it and then an error.
+	var buf bytes.Buffer
+	if err := o.oneTo(path, &buf); err != nil {
+		return err
+	}
+	_, err := o.IO.Out.Write(buf.Bytes())
+	return err
+}
+
+func (o *Options) oneTo(path string, out io.Writer) error {
 	f, err := elfx.Open(path)
 	if err != nil {
 		return err
 	}
 	d, derr := f.Dynamic()
-	out := o.IO.Out
 	// An object file has neither: say what it is, as the edits do, rather
 	// than "most likely statically linked".
 	if f.Type == elf.ET_REL && (o.printInterp || o.printSoname || o.printRPath || o.printNeeded) {
