@@ -99,8 +99,7 @@ func TestPatchelfNoPartialOutput(t *testing.T) {
 	}
 	p := filepath.Join(t.TempDir(), "hello")
 	os.WriteFile(p, b, 0o755)
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), asMain+"=1", "ROCMDOCTOR_TEST_ARGS=patchelf --print-interpreter --print-needed "+p)
+	cmd := rocmdoctorCmd([]string{"patchelf", "--print-interpreter", "--print-needed", p})
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()

@@ -23,6 +23,14 @@ import (
 // signal handling).
 const asMain = "ROCMDOCTOR_TEST_AS_MAIN"
 
+// rocmdoctorCmd runs this test binary as rocmdoctor with args (no
+// argument may hold a space) and env added to the environment.
+func rocmdoctorCmd(args []string, env ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(append(os.Environ(), asMain+"=1", "ROCMDOCTOR_TEST_ARGS="+strings.Join(args, " ")), env...)
+	return cmd
+}
+
 func TestMain(m *testing.M) {
 	if os.Getenv(asMain) == "1" {
 		// The arguments come from the environment (or, when it has none,
@@ -56,11 +64,7 @@ func TestInterruptedEditsLeaveOriginalOrEdit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rocmdoctor := func(args ...string) *exec.Cmd {
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), asMain+"=1", "ROCMDOCTOR_TEST_ARGS="+strings.Join(args, " "), "XDG_STATE_HOME="+state)
-		return cmd
-	}
+	rocmdoctor := func(args ...string) *exec.Cmd { return rocmdoctorCmd(args, "XDG_STATE_HOME="+state) }
 	edit := []string{"patchelf", "--set-rpath", "/opt/rocm-6.2.2/lib:" + strings.Repeat("/grow", 100)}
 	var ref []byte
 	full := map[string]time.Duration{}
@@ -162,11 +166,7 @@ func TestInterruptedWheelRunsLeaveNothing(t *testing.T) {
 	writeStoredWheel(t, whl, lib)
 	tmp, out := filepath.Join(dir, "tmp"), filepath.Join(dir, "out")
 	os.Mkdir(tmp, 0o755)
-	rocmdoctor := func(args ...string) *exec.Cmd {
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), asMain+"=1", "ROCMDOCTOR_TEST_ARGS="+strings.Join(args, " "), "TMPDIR="+tmp)
-		return cmd
-	}
+	rocmdoctor := func(args ...string) *exec.Cmd { return rocmdoctorCmd(args, "TMPDIR="+tmp) }
 	relink := []string{"wheel", "relink", "--lib-dir", "/usr/lib/x86_64-linux-gnu", "-o", out, whl}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 47))
 	swept := 0
@@ -281,9 +281,7 @@ func TestSysrootReadsNothingOutside(t *testing.T) {
 	work := filepath.Join(dir, "work")
 	os.Mkdir(work, 0o755)
 	rel := "../decoy/libdecoy.so"
-	cmdPatch := exec.Command(os.Args[0])
-	cmdPatch.Env = append(os.Environ(), asMain+"=1", "ROCMDOCTOR_TEST_ARGS=patchelf --replace-needed libdecoy.so "+rel+" "+app)
-	if out, err := cmdPatch.CombinedOutput(); err != nil {
+	if out, err := rocmdoctorCmd([]string{"patchelf", "--replace-needed", "libdecoy.so", rel, app}).CombinedOutput(); err != nil {
 		t.Fatalf("patchelf: %v\n%s", err, out)
 	}
 	// What the binary's own loading reads.
@@ -382,9 +380,7 @@ func TestHostileNamesPrintEscaped(t *testing.T) {
 		{"check", "--fail-on", "never", lib},
 		{"symbols", lib},
 	} {
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), asMain+"=1", "ROCMDOCTOR_TEST_ARGS="+strings.Join(args, " "))
-		out, _ := cmd.CombinedOutput()
+		out, _ := rocmdoctorCmd(args).CombinedOutput()
 		if bytes.ContainsAny(out, "\x1b\x07\r") {
 			t.Errorf("%v printed a raw control character:\n%q", args, out)
 		}
