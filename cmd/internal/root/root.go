@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -30,14 +31,38 @@ import (
 var Version = ""
 
 var version = sync.OnceValue(func() string {
-	if Version != "" {
-		return Version
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(Version, bi)
+})
+
+// versionOf is the version to print: the one set at link time, else the
+// module's (a tag, for `go install …@vX.Y.Z`), else the VCS revision the
+// binary was built from ("devel-0123456789ab", "-dirty" with uncommitted
+// changes), else "(devel)".
+func versionOf(linked string, bi *debug.BuildInfo) string {
+	if linked != "" {
+		return linked
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		return bi.Main.Version
+	if bi == nil {
+		return "(devel)"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			rev = s.Value[:min(12, len(s.Value))]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "-dirty"
+		}
+	}
+	if rev != "" {
+		return "devel-" + rev + dirty
 	}
 	return "(devel)"
-})
+}
 
 // NewCmdRoot builds the command tree writing to io.
 func NewCmdRoot(io *cli.IOStreams) *cobra.Command { return newCmdRoot(io, "") }
@@ -144,15 +169,24 @@ func refuseUnknownSubcommands(c *cobra.Command) {
 }
 
 func newCmdVersion(io *cli.IOStreams) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the rocmdoctor version",
 		Args:  cli.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
+				return cli.WriteJSON(io.Out, struct {
+					SchemaVersion int    `json:"schema_version"`
+					Version       string `json:"version"`
+					Go            string `json:"go"`
+				}{1, version(), runtime.Version()})
+			}
 			_, err := fmt.Fprintf(io.Out, "rocmdoctor %s\n", version())
 			return err
 		},
 	}
+	cmd.Flags().Bool("json", false, "print the version as JSON")
+	return cmd
 }
 
 // Main runs the command line and returns the exit status; ctx is
