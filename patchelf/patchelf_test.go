@@ -399,7 +399,7 @@ func TestMalformedInputRefused(t *testing.T) {
 		{"RELRO outside", ph(relro, 0), fmt.Sprintf("program header %d", relro), func(b []byte) {
 			le.PutUint64(b[ph(relro, 16):], 1<<40) // p_vaddr
 		}, "PT_GNU_RELRO at address 0x10000000000 is not inside any PT_LOAD"},
-		{"dynamic over the headers", 0, "dynamic tables", func(b []byte) {
+		{"dynamic over the headers", 0x40, "dynamic tables", func(b []byte) {
 			le.PutUint64(b[ph(dynamic, 8):], 0x40)  // p_offset: the program headers
 			le.PutUint64(b[ph(dynamic, 16):], 0x40) // p_vaddr
 		}, "the dynamic section (PT_DYNAMIC) at 0x40"},
@@ -672,7 +672,7 @@ func TestOverlappingTablesRefused(t *testing.T) {
 	for _, tt := range []struct {
 		strtab uint64
 		says   string
-	}{{symtab + 24, ".dynsym at"}, {0x40, "the ELF and program headers"}} {
+	}{{symtab + 24, ".dynsym at"}, {0x40, "the program header table"}} {
 		b := bytes.Clone(orig)
 		for i, e := range d.Entries {
 			if e.Tag == elf.DT_STRTAB {
@@ -1754,4 +1754,45 @@ func TestGrowingEditClobbersWhatItMoved(t *testing.T) {
 			t.Errorf("no 'Z' or 'X' runs in the file")
 		}
 	}
+}
+
+// A program header table placed late in the file (after everything else,
+// as some post-link tools leave it) is accepted, and a growing edit of
+// the library gives one the real loader loads: the overlap check took
+// "the headers" to run from offset 0 to the table's end.
+func TestLateProgramHeaderTable(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	b, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	phoff := binary.LittleEndian.Uint64(b[32:])
+	n := uint64(binary.LittleEndian.Uint16(b[56:]))
+	table := bytes.Clone(b[phoff : phoff+n*56])
+	for len(b)%8 != 0 {
+		b = append(b, 0)
+	}
+	binary.LittleEndian.PutUint64(b[32:], uint64(len(b)))
+	b = append(b, table...)
+	p := writeTemp(t, "libfoo.so.1", b)
+	dir := t.TempDir()
+	src, harness := filepath.Join(dir, "h.c"), filepath.Join(dir, "h")
+	os.WriteFile(src, []byte("#include <dlfcn.h>\n#include <stdio.h>\nint main(int c,char**v){void*h=dlopen(v[1],RTLD_NOW|RTLD_LOCAL);if(!h){fprintf(stderr,\"%s\\n\",dlerror());return 1;}return 0;}\n"), 0o644)
+	if out, err := exec.Command(gcc, "-o", harness, src, "-ldl").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v %s", err, out)
+	}
+	loads := func(what string) {
+		t.Helper()
+		if out, err := exec.Command(harness, p).CombinedOutput(); err != nil {
+			t.Fatalf("%s: dlopen fails: %v %s", what, err, out)
+		}
+	}
+	loads("the input")
+	if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}, {Kind: patchelf.AddNeeded, Arg: "libm.so.6"}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if s := read(t, p); s.rpath != long || s.needed[0] != "libm.so.6" {
+		t.Errorf("edit not there: %+v", s)
+	}
+	loads("the edited library")
 }

@@ -369,9 +369,12 @@ func (m *model) headersDescribeTables() error {
 	}
 	// Nor lie over the ELF header and the program header table, which an
 	// edit rewrites and grows.
-	hdrs := &elf.Section{SectionHeader: elf.SectionHeader{Name: "the ELF and program headers", Type: elf.SHT_PROGBITS,
-		Size: max(uint64(len(m.ehdr)), m.phoff+uint64(len(m.phdrs))*uint64(m.phent))}}
-	secs = append([]*elf.Section{hdrs}, secs...)
+	// (Two ranges: a table placed late in the file is not "headers"
+	// from offset 0 on.)
+	ehdr := &elf.Section{SectionHeader: elf.SectionHeader{Name: "the ELF header", Type: elf.SHT_PROGBITS, Size: uint64(len(m.ehdr))}}
+	table := &elf.Section{SectionHeader: elf.SectionHeader{Name: "the program header table", Type: elf.SHT_PROGBITS,
+		Offset: m.phoff, Size: uint64(len(m.phdrs)) * uint64(m.phent)}}
+	secs = append([]*elf.Section{ehdr, table}, secs...)
 	// And the interpreter name and the dynamic section (rewritten in
 	// place) lie in their own sections, or in none.
 	own := map[*elf.Section]elf.SectionType{}
