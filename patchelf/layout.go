@@ -115,6 +115,7 @@ func (m *model) layout() (*Plan, error) {
 
 	var app appender
 	var segOff, segVaddr, segAlign uint64
+	tableMoves, tableOff := false, uint64(0)
 	var movedSecs []moved
 	newLoad := -1
 	if needSegment {
@@ -169,7 +170,15 @@ func (m *model) layout() (*Plan, error) {
 		// follow it move into the new segment (as patchelf does).
 		var err error
 		if movedSecs, err = m.makeRoom(uint64(len(phdrs)*m.phent), first); err != nil {
-			return nil, err
+			// Where what follows the table cannot move (a linker script
+			// put .eh_frame there: upstream's phdr-corruption), a shared
+			// library's table moves into the new segment instead: ld.so
+			// reads it at e_phoff and finds it in memory through
+			// PT_PHDR. A program's stays where the kernel expects it.
+			if m.f.Type != elf.ET_DYN || m.pie() || m.pseudo {
+				return nil, err
+			}
+			tableMoves, movedSecs = true, nil
 		}
 	}
 	if needSegment {
@@ -181,6 +190,10 @@ func (m *model) layout() (*Plan, error) {
 			est += int(ms.size) + 64
 		}
 		app.buf = make([]byte, 0, est)
+		if tableMoves {
+			tableOff = app.reserve(len(phdrs)*m.phent, 8)
+			p.Moved = append(p.Moved, "program headers")
+		}
 	}
 	vaddrOf := func(off uint64) uint64 { return off - segOff + segVaddr }
 	isMoved := func(name string) *moved {
@@ -302,6 +315,9 @@ func (m *model) layout() (*Plan, error) {
 			ph.Memsz = ph.Filesz
 		case ph.Type == elf.PT_PHDR:
 			ph.Filesz, ph.Memsz = phSize, phSize
+			if tableMoves {
+				ph.Off, ph.Vaddr, ph.Paddr = tableOff, vaddrOf(tableOff), vaddrOf(tableOff)
+			}
 		case ph.Type == elf.PT_DYNAMIC && dynMoves:
 			sz := uint64(dynSlots * entsz)
 			ph.Off, ph.Vaddr, ph.Paddr, ph.Filesz, ph.Memsz = dynOff, vaddrOf(dynOff), vaddrOf(dynOff), sz, sz
@@ -332,14 +348,23 @@ func (m *model) layout() (*Plan, error) {
 	}
 	table := m.encodePhdrs(phdrs)
 	old := m.encodePhdrs(m.phdrs)
-	if !bytes.Equal(old, table) {
+	switch {
+	case tableMoves:
+		app.set(tableOff, table)
+	case !bytes.Equal(old, table):
 		patch(int64(m.phoff), table, "program headers")
 	}
 	eh := append([]byte(nil), m.ehdr...)
 	if m.is64 {
 		m.bo.PutUint16(eh[56:], uint16(len(phdrs)))
+		if tableMoves {
+			m.bo.PutUint64(eh[32:], tableOff) // e_phoff
+		}
 	} else {
 		m.bo.PutUint16(eh[44:], uint16(len(phdrs)))
+		if tableMoves {
+			m.bo.PutUint32(eh[28:], uint32(tableOff))
+		}
 	}
 	if m.osabi != nil {
 		eh[elf.EI_OSABI] = *m.osabi
@@ -411,6 +436,9 @@ func (m *model) layout() (*Plan, error) {
 			if p.Patches[i].What == "program headers" {
 				p.Patches[i].Data = table
 			}
+		}
+		if tableMoves {
+			app.set(tableOff, table)
 		}
 	}
 	if !m.opts.NoClobberOldSections {

@@ -1796,3 +1796,58 @@ func TestLateProgramHeaderTable(t *testing.T) {
 	}
 	loads("the edited library")
 }
+
+// A shared library whose program header table is followed by something
+// that cannot move (a linker script put .eh_frame right after the
+// headers, as upstream's phdr-corruption test does): the table moves into
+// the new segment, e_phoff and PT_PHDR follow it, and the library loads
+// and its function answers (it was refused: "no room for another program
+// header").
+func TestTableMovesWhenItCannotGrow(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	script := `PHDRS { headers PT_PHDR PHDRS; text PT_LOAD FILEHDR PHDRS; data PT_LOAD; dynamic PT_DYNAMIC; }
+SECTIONS {
+  . = SIZEOF_HEADERS;
+  .eh_frame : { *(.eh_frame) } :text
+  .dynsym : { *(.dynsym) } :text
+  .dynstr : { *(.dynstr) } :text
+  .gnu.hash : { *(.gnu.hash) } :text
+  .hash : { *(.hash) } :text
+  .text : { *(.text*) } :text
+  . = 0x10000;
+  .dynamic : { *(.dynamic) } :data :dynamic
+  .data : { *(.data*) } :data
+  .got : { *(.got*) } :data
+}
+`
+	files := map[string]string{"s.ld": script, "f.c": "int answer(void){return 42;}\n",
+		"h.c": "#include <dlfcn.h>\n#include <stdio.h>\nint main(int c,char**v){void*h=dlopen(v[1],RTLD_NOW);if(!h){puts(dlerror());return 1;}int(*f)(void)=(int(*)(void))dlsym(h,\"answer\");return f&&f()==42?0:2;}\n"}
+	for n, c := range files {
+		os.WriteFile(filepath.Join(dir, n), []byte(c), 0o644)
+	}
+	lib := filepath.Join(dir, "libehf.so")
+	for _, args := range [][]string{
+		{"-shared", "-fPIC", "-nostdlib", "-Wl,--build-id=none", "-o", lib, filepath.Join(dir, "f.c"), "-Wl,-T," + filepath.Join(dir, "s.ld"), "-Wl,-soname,libehf.so"},
+		{"-o", filepath.Join(dir, "h"), filepath.Join(dir, "h.c"), "-ldl"},
+	} {
+		if out, err := exec.Command(gcc, args...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %v: %v %s", args, err, out)
+		}
+	}
+	answers := func(what string) {
+		t.Helper()
+		if out, err := exec.Command(filepath.Join(dir, "h"), lib).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v %s", what, err, out)
+		}
+	}
+	answers("the input")
+	pl, err := patchelf.EditFile(lib, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}, {Kind: patchelf.AddNeeded, Arg: "libm.so.6"}}, patchelf.Options{}, patchelf.WriteOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(pl.Moved, "program headers") {
+		t.Errorf("moved %v, want the program headers", pl.Moved)
+	}
+	answers("the edited library")
+}

@@ -619,6 +619,13 @@ func (m *model) refsIn(lo, hi uint64) int {
 	return j - i
 }
 
+// pie reports a position-independent executable (DF_1_PIE).
+func (m *model) pie() bool {
+	return slices.ContainsFunc(m.ents, func(e ent) bool {
+		return e.tag == elf.DT_FLAGS_1 && elf.DynFlag1(e.val)&elf.DF_1_PIE != 0
+	})
+}
+
 // staticPIE reports a static-pie executable: position independent (ET_DYN
 // with DF_1_PIE) but with no PT_INTERP, so nothing reads its dynamic
 // section but its own start-up code.

@@ -13,7 +13,7 @@ set -euo pipefail
 bin=$(readlink -f "$1")
 work=${2:-$(mktemp -d)}
 mkdir -p "$work"
-KNOWN="no-gnu-hash.sh phdr-corruption.sh"
+KNOWN="no-gnu-hash.sh"
 
 # A deb-src entry for trixie from the machine's own Debian mirror.
 uri=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
