@@ -534,6 +534,11 @@ func (m *model) onlyPaddingAfter(off uint64) bool {
 // table of size bytes fits at e_phoff inside the first PT_LOAD.
 func (m *model) makeRoom(size uint64, first *phdr) ([]moved, error) {
 	need := m.phoff + size
+	for _, u := range m.undescribed {
+		if u.off >= m.phoff && u.off < need {
+			return nil, m.errf("no room for another program header: the table %v names (its section header was stripped) follows the program header table and cannot be moved", u.tag)
+		}
+	}
 	secs := m.secs
 	move := map[int]bool{}
 	for i, s := range secs {

@@ -1851,3 +1851,37 @@ SECTIONS {
 	}
 	answers("the edited library")
 }
+
+// DT_GNU_HASH whose section header strip --remove-section=.gnu.hash took
+// away (upstream's no-gnu-hash test): edits still apply and the program
+// runs; renaming, which rewrites the table, is refused naming it.
+func TestStrippedHashSection(t *testing.T) {
+	strip := testenv.Tool(t, "strip", "binutils")
+	p := copyFixture(t, "hello")
+	if out, err := exec.Command(strip, "--remove-section=.gnu.hash", p).CombinedOutput(); err != nil {
+		t.Fatalf("strip: %v %s", err, out)
+	}
+	run := func(what string) {
+		t.Helper()
+		cmd := exec.Command(p)
+		cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Dir(testenv.Testdata("libfoo.so.1")))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v %s", what, err, out)
+		}
+	}
+	run("stripped")
+	for _, e := range []patchelf.Edit{
+		{Kind: patchelf.SetInterpreter, Arg: "/lib64/ld-linux-x86-64.so.2"},
+		{Kind: patchelf.SetRPath, Arg: long},
+		{Kind: patchelf.AddNeeded, Arg: "libm.so.6"},
+	} {
+		if _, err := patchelf.EditFile(p, []patchelf.Edit{e}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+			t.Fatalf("%v: %v", e.Kind, err)
+		}
+		run(string(e.Kind))
+	}
+	err := editErr(p, patchelf.Edit{Kind: patchelf.RenameDynamicSymbols, Renames: map[string]string{"foo": "bar"}})
+	if err == nil || !strings.Contains(err.Error(), "DT_GNU_HASH") {
+		t.Errorf("rename: err = %v, want a refusal naming DT_GNU_HASH", err)
+	}
+}

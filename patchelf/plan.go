@@ -98,6 +98,7 @@ type model struct {
 	refOff      []uint64
 	interp      *string
 	interpRoom  uint64 // the bytes of PT_INTERP an edit may write: the old name and its NUL
+	undescribed []undescribed // dynamic tables whose section headers were stripped
 	osabi       *byte
 	stack       *uint32 // new PT_GNU_STACK flags
 	addGNUStack bool
@@ -340,6 +341,18 @@ func (m *model) headersDescribeTables() error {
 			continue
 		}
 		j := slices.IndexFunc(m.secs, func(s *elf.Section) bool { return s.Flags&elf.SHF_ALLOC != 0 && s.Addr == e.val && s.Type == want })
+		if j < 0 && (e.tag == elf.DT_GNU_HASH || e.tag == elf.DT_HASH) && !slices.ContainsFunc(m.secs, func(s *elf.Section) bool {
+			return s.Flags&elf.SHF_ALLOC != 0 && s.Type != elf.SHT_NOBITS && e.val >= s.Addr && e.val-s.Addr < max(s.Size, 1)
+		}) {
+			// Its section header was stripped away (strip
+			// --remove-section=.gnu.hash: upstream's no-gnu-hash test) and
+			// no other section claims the bytes: the loader still reads the
+			// table there. It is left where it is; an edit that would move
+			// it or grow over it is refused (makeRoom, renameSymbols).
+			off, _ := m.f.OffsetOf(e.val)
+			m.undescribed = append(m.undescribed, undescribed{tag: e.tag, off: uint64(off)})
+			continue
+		}
 		if j < 0 {
 			return &elfx.FormatError{Path: m.path, Offset: m.dyn.Offset + int64(i)*int64(m.dyn.EntrySize), What: "dynamic section",
 				Err: fmt.Errorf("%v points at 0x%x, where no section header describes a table of type %v", e.tag, e.val, want)}
@@ -617,6 +630,13 @@ func (m *model) refsIn(lo, hi uint64) int {
 		j++
 	}
 	return j - i
+}
+
+// undescribed is a table the dynamic section names at a file offset no
+// section header describes.
+type undescribed struct {
+	tag elf.DynTag
+	off uint64
 }
 
 // pie reports a position-independent executable (DF_1_PIE).

@@ -55,6 +55,9 @@ func (m *model) renameSymbols(renames map[string]string) error {
 	if m.dynsymIndex() < 0 {
 		return m.errf("cannot rename dynamic symbols: no .dynsym section (section headers are needed)")
 	}
+	if len(m.undescribed) > 0 {
+		return m.errf("cannot rename dynamic symbols: the table %v names has no section header (stripped), and renaming rewrites it", m.undescribed[0].tag)
+	}
 	t, err := m.f.DynamicSymbolTable()
 	if err != nil {
 		return err
