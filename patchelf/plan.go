@@ -97,7 +97,7 @@ type model struct {
 	strOwned    bool   // m.str no longer shares orig's array
 	refOff      []uint64
 	interp      *string
-	interpRoom  uint64 // the bytes of PT_INTERP an edit may write: the old name and its NUL
+	interpRoom  uint64        // the bytes of PT_INTERP an edit may write: the old name and its NUL
 	undescribed []undescribed // dynamic tables whose section headers were stripped
 	osabi       *byte
 	stack       *uint32 // new PT_GNU_STACK flags
