@@ -66,6 +66,12 @@ type Options struct {
 	AllowSONAMEChange bool
 	// AllowUnresolved writes even when closures do not resolve completely.
 	AllowUnresolved bool
+	// Python is the interpreter that imports the wheel's extension
+	// modules: each is bound as that program loads it, so only what the
+	// interpreter exports (the Py* API) is left to it and any other
+	// undefined symbol is an error that refuses the relink. "" knows no
+	// interpreter: a module's undefined symbols are notes (RD1006).
+	Python string
 	// Resolver is the base for resolving against the system (root, hwcaps).
 	Resolver rpath.Options
 	// Output is the directory for the new wheel; InPlace replaces the input.
@@ -1080,7 +1086,14 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 	for i := range p.Files {
 		fp := &p.Files[i]
 		abs := filepath.Join(d.root, fp.Path)
-		res, err := b.BindDynamic(ctx, abs, false)
+		inHost := fp.module && fp.python && o.Python != ""
+		var res *symcheck.DynamicResult
+		var err error
+		if inHost {
+			res, err = b.BindInHost(ctx, o.Python, abs, false)
+		} else {
+			res, err = b.BindDynamic(ctx, abs, false)
+		}
 		if err != nil {
 			return d.fileErr(fp.Path, err)
 		}
@@ -1114,7 +1127,7 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 				p.Findings = append(p.Findings, f)
 				continue
 			}
-			if fp.module && f.Rule == symcheck.RuleUndefinedSymbol {
+			if fp.module && !inHost && f.Rule == symcheck.RuleUndefinedSymbol {
 				// An extension module's Py* API comes from the
 				// interpreter that imports it, as a plugin's symbols
 				// come from its host: not the target's to provide.
@@ -1128,6 +1141,9 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 					risk += "@" + f.Version
 				}
 				fp.ABIRisks = append(fp.ABIRisks, risk)
+			}
+			if inHost && f.Rule == symcheck.RuleUndefinedSymbol {
+				f.Message += fmt.Sprintf(" — neither %s (which imports the module) nor the module's libraries define it", o.Python)
 			}
 			p.Findings = append(p.Findings, f)
 		}

@@ -2169,3 +2169,103 @@ func addEntry(t *testing.T, whl string, h zip.FileHeader) {
 		t.Fatal(err)
 	}
 }
+
+// An extension module is bound as the interpreter that imports it loads
+// it: only what the interpreter exports (the Py* API) is left to it. (a)
+// A module that needs rocsparse_v2_spmv, which the target's
+// librocsparse.so.0 lacks, is refused naming the symbol (relink wrote the
+// wheel and the import failed with "undefined symbol: rocsparse_v2_spmv");
+// without an interpreter to bind against it is a note, as before. (b) One
+// that resolves completely is written, installs with pip and imports.
+func TestRelinkExtensionModuleAgainstInterpreter(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	py := testenv.Python(t, "venv", "python3-venv")
+	// (sys.executable: python3 on PATH may be a version manager's shim.)
+	conf, err := exec.Command(py, "-c", "import sys, sysconfig as s; print(sys.executable); print(s.get_paths()['include']); print(s.get_config_var('EXT_SUFFIX'))").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(conf)), "\n")
+	py, inc, suffix := lines[0], lines[1], lines[2]
+	if _, err := os.Stat(filepath.Join(inc, "Python.h")); err != nil {
+		testenv.Missing(t, "Python.h", "apt-get install python3-dev")
+	}
+	dir := t.TempDir()
+	target, stage := filepath.Join(dir, "target"), filepath.Join(dir, "stage")
+	ccLib(t, gcc, filepath.Join(target, "librocsparse.so.0"), "librocsparse.so.0", "int rocsparse_create(void){return 5;}\n")
+	ccLib(t, gcc, filepath.Join(stage, "librocsparse.so.1"), "librocsparse.so.1", "int rocsparse_create(void){return 6;}\nint rocsparse_v2_spmv(void){return 1;}\n")
+	ext := `#include <Python.h>
+extern int rocsparse_create(void);
+%s
+static PyObject *f(PyObject *self, PyObject *args) { return PyLong_FromLong(rocsparse_create()%s); }
+static PyMethodDef methods[] = {{"f", f, METH_NOARGS, ""}, {0}};
+static struct PyModuleDef def = {PyModuleDef_HEAD_INIT, "_ext", 0, -1, methods};
+PyMODINIT_FUNC PyInit__ext(void) { return PyModule_Create(&def); }
+`
+	for _, c := range []struct {
+		name     string
+		needs    bool
+		python   string
+		refused  bool
+		imported string
+	}{
+		{"needs a symbol the target lacks", true, py, true, ""},
+		{"no interpreter to bind against", true, "", false, ""},
+		{"resolves", false, py, false, "5"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := fmt.Sprintf(ext, "", "")
+			if c.needs {
+				src = fmt.Sprintf(ext, "extern int rocsparse_v2_spmv(void);", "+rocsparse_v2_spmv()")
+			}
+			mod := filepath.Join(t.TempDir(), "_ext"+suffix)
+			ccLib(t, gcc, mod, "_ext"+suffix, src, "-I"+inc, filepath.Join(stage, "librocsparse.so.1"))
+			b, _ := os.ReadFile(mod)
+			whl := filepath.Join(t.TempDir(), "pkg-1.0-cp311-cp311-linux_x86_64.whl")
+			files := map[string][]byte{
+				"pkg/__init__.py":            nil,
+				"pkg/_ext" + suffix:          b,
+				"pkg-1.0.dist-info/METADATA": []byte("Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n"),
+				"pkg-1.0.dist-info/WHEEL":    []byte("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n"),
+			}
+			writeWheel(t, whl, []string{"pkg/__init__.py", "pkg/_ext" + suffix, "pkg-1.0.dist-info/METADATA", "pkg-1.0.dist-info/WHEEL", "pkg-1.0.dist-info/RECORD"}, files, func(string) bool { return false })
+			out := filepath.Join(t.TempDir(), "out")
+			p, err := wheel.Relink(context.Background(), whl, wheel.Options{LibDirs: []string{target}, AllowSONAMEChange: true, Output: out, Python: c.python})
+			if c.refused {
+				if !errors.Is(err, wheel.ErrRefused) {
+					t.Fatalf("err = %v, want a refusal", err)
+				}
+				var names []string
+				for _, f := range p.Findings {
+					if f.Severity == symcheck.SeverityError {
+						names = append(names, f.Symbol)
+					}
+				}
+				if !slices.Contains(names, "rocsparse_v2_spmv") || slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "Py") }) {
+					t.Errorf("error findings name %v, want rocsparse_v2_spmv and no Py* name", names)
+				}
+				if ents, _ := os.ReadDir(out); len(ents) != 0 {
+					t.Errorf("a refused relink wrote %v", ents)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.imported == "" {
+				return
+			}
+			venv := filepath.Join(t.TempDir(), "venv")
+			if o, err := exec.Command(py, "-m", "venv", venv).CombinedOutput(); err != nil {
+				testenv.Missing(t, "python3 venv ("+strings.TrimSpace(string(o))+")", "apt-get install python3-venv")
+			}
+			if o, err := exec.Command(filepath.Join(venv, "bin", "pip"), "install", "--no-index", "--disable-pip-version-check", p.Output).CombinedOutput(); err != nil {
+				t.Fatalf("pip install: %v\n%s", err, o)
+			}
+			o, err := exec.Command(filepath.Join(venv, "bin", "python"), "-c", "import pkg._ext; print(pkg._ext.f())").CombinedOutput()
+			if err != nil || strings.TrimSpace(string(o)) != c.imported {
+				t.Fatalf("import: %v %s, want %s", err, o, c.imported)
+			}
+		})
+	}
+}

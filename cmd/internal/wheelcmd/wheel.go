@@ -4,6 +4,11 @@ package wheelcmd
 import (
 	"context"
 	"errors"
+	"fmt"
+	goio "io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -47,8 +52,11 @@ library is kept, with a note that it shadows the target. SONAME-major
 changes need --allow-soname-change and are reported with the symbols at risk
 (an unversioned name such as libamdhip64.so is none). After the rewrite every
 closure must resolve and bind against the target, or nothing is written
-(--allow-unresolved); undefined symbols of extension modules, and those of a
-library left alone with --ignore that is missing here, are notes.
+(--allow-unresolved). Extension modules (name.cpython-311-….so, name.abi3.so)
+are bound as the interpreter that imports them loads them (--python, by
+default python3 on PATH): only what it exports is left to it, and any other
+undefined symbol refuses the relink. Without an interpreter, and for a
+library left alone with --ignore that is missing here, they are notes.
 
 The new wheel keeps unchanged entries byte for byte (no recompression, same
 order and attributes), regenerates RECORD and drops RECORD.jws/RECORD.p7s.`,
@@ -63,6 +71,9 @@ order and attributes), regenerates RECORD and drops RECORD.jws/RECORD.p7s.`,
 				return err
 			}
 			o.opts.Resolver = ro
+			if !cmd.Flags().Changed("python") {
+				o.opts.Python = defaultPython(io)
+			}
 			if !o.opts.DryRun && !o.opts.InPlace && o.opts.Output == "" && strings.HasSuffix(args[0], ".whl") {
 				return &cli.UsageError{Err: errors.New("give -o DIR for the new wheel, --in-place, or --dry-run")}
 			}
@@ -91,6 +102,7 @@ order and attributes), regenerates RECORD and drops RECORD.jws/RECORD.p7s.`,
 	f.BoolVar(&o.opts.DropBundled, "drop-bundled", false, "remove grafted (and replaced bundled) copies nothing references any more")
 	f.BoolVar(&o.opts.AllowSONAMEChange, "allow-soname-change", false, "allow replacing a library by another major version")
 	f.BoolVar(&o.opts.AllowUnresolved, "allow-unresolved", false, "write even if closures do not resolve and bind completely")
+	f.StringVar(&o.opts.Python, "python", "", "the Python interpreter that imports the extension modules (`PATH`; default python3 on PATH; \"\" for none)")
 	f.StringVarP(&o.opts.Output, "output", "o", "", "write the new wheel into `DIR`")
 	f.BoolVar(&o.opts.InPlace, "in-place", false, "replace the input")
 	f.BoolVar(&o.opts.DryRun, "dry-run", false, "print the plan and write nothing")
@@ -180,4 +192,26 @@ func render(io *cli.IOStreams, p *wheel.Plan) {
 	if p.Written {
 		cli.Printf(w, "wrote %s\n", p.Output)
 	}
+}
+
+// defaultPython is python3 on PATH when it is an ELF program (a pyenv or
+// asdf shim is a script: then none, with a warning to name one).
+func defaultPython(io *cli.IOStreams) string {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(py)
+	if err == nil {
+		var magic [4]byte
+		if f, oerr := os.Open(real); oerr == nil {
+			_, err = goio.ReadFull(f, magic[:])
+			f.Close()
+			if err == nil && string(magic[:]) == "\x7fELF" {
+				return real
+			}
+		}
+	}
+	io.Warn(fmt.Sprintf("python3 on PATH (%s) is not an ELF program (a version manager's shim?): extension modules are not bound against an interpreter; give --python PATH", py))
+	return ""
 }
