@@ -115,11 +115,14 @@ func (o *Options) KeepWarnings(into *[]string) {
 	caller := o.Warn
 	o.Warn = func(msg string) {
 		mu.Lock()
-		if !slices.Contains(*into, msg) {
+		seen := slices.Contains(*into, msg)
+		if !seen {
 			*into = append(*into, msg)
 		}
 		mu.Unlock()
-		if caller != nil {
+		// (Each once: several resolvers made from these options, one for
+		// the system and one for the target, meet the same damaged cache.)
+		if caller != nil && !seen {
 			caller(msg)
 		}
 	}

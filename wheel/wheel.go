@@ -940,9 +940,19 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 		for _, e := range origins {
 			add(e)
 		}
+		// A target library the loader already finds where it is (the
+		// file's RUNPATH, the cache, the default directories: libc in
+		// /usr/lib/x86_64-linux-gnu when that is a target directory)
+		// needs no new directory: a file whose NEEDED all resolve so
+		// keeps its RUNPATH.
+		var found map[string]string
+		if d.preview == nil {
+			found = systemPaths(ctx, sys, filepath.Join(d.root, rel))
+		}
 		usesTarget := false
 		for _, n := range fp.Needed {
-			usesTarget = usesTarget || n.Class == Target || n.Class == SONAMEChange || n.Replacement != ""
+			already := n.Class == Target && n.Replacement == "" && found[n.Name] != "" && sameFile(found[n.Name], n.Resolved)
+			usesTarget = usesTarget || (n.Class == Target && !already) || n.Class == SONAMEChange || n.Replacement != ""
 		}
 		if !usesTarget {
 			// Nothing from the target: keep the run path unless an entry
@@ -1063,6 +1073,22 @@ func originDir(file, dep string) string {
 		return "$ORIGIN"
 	}
 	return "$ORIGIN/" + filepath.ToSlash(rel)
+}
+
+// systemPaths is where the loader finds each NEEDED name of file as it
+// is (nothing found: no entry).
+func systemPaths(ctx context.Context, r *rpath.Resolver, file string) map[string]string {
+	res, err := r.Resolve(ctx, file)
+	if err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, d := range res.Root.Deps {
+		if d.Object != nil {
+			out[d.Name] = d.Path
+		}
+	}
+	return out
 }
 
 func resolveSystem(ctx context.Context, r *rpath.Resolver, file, name string) string {

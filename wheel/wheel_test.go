@@ -2269,3 +2269,59 @@ PyMODINIT_FUNC PyInit__ext(void) { return PyModule_Create(&def); }
 		})
 	}
 }
+
+// A CPU-only library (libm, libc, RUNPATH $ORIGIN) relinked at a target
+// that is the system's own directory needs no new directory: its RUNPATH
+// is left alone ("$ORIGIN:/usr/lib/x86_64-linux-gnu" was written), it is
+// not edited, and every entry of the new wheel but RECORD is the old one
+// byte for byte (header fields, extra fields, data).
+func TestRelinkChangesNothingItNeedNot(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	sysDir := "/usr/lib/x86_64-linux-gnu"
+	if _, err := os.Stat(filepath.Join(sysDir, "libm.so.6")); err != nil {
+		testenv.Missing(t, sysDir+"/libm.so.6", "libc6")
+	}
+	dir := t.TempDir()
+	lib := ccLib(t, gcc, filepath.Join(dir, "libcpu.so"), "libcpu.so", "#include <math.h>\ndouble cpu(double x){return sqrt(x);}\n", "-lm", "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
+	b, _ := os.ReadFile(lib)
+	whl := filepath.Join(dir, "in", "cpu-1.0-cp311-cp311-linux_x86_64.whl")
+	files := map[string][]byte{
+		"cpu/__init__.py":            []byte("# cpu\n"),
+		"cpu/libcpu.so":              b,
+		"cpu-1.0.dist-info/METADATA": []byte("Metadata-Version: 2.1\nName: cpu\nVersion: 1.0\n"),
+		"cpu-1.0.dist-info/WHEEL":    []byte("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n"),
+	}
+	writeWheel(t, whl, []string{"cpu/__init__.py", "cpu/libcpu.so", "cpu-1.0.dist-info/METADATA", "cpu-1.0.dist-info/WHEEL", "cpu-1.0.dist-info/RECORD"}, files, func(string) bool { return false })
+	out := filepath.Join(dir, "out")
+	p, err := wheel.Relink(context.Background(), whl, wheel.Options{LibDirs: []string{sysDir}, Output: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fp := range p.Files {
+		if len(fp.Edits) != 0 || fp.NewRunPath != fp.OldRunPath {
+			t.Errorf("%s: edits %v, RUNPATH %q -> %q", fp.Path, fp.Edits, fp.OldRunPath, fp.NewRunPath)
+		}
+	}
+	before, after := readZip(t, whl), readZip(t, p.Output)
+	for name, a := range before {
+		if strings.HasSuffix(name, "/RECORD") {
+			continue
+		}
+		z := after[name]
+		if z == nil {
+			t.Errorf("%s is gone", name)
+			continue
+		}
+		ha, hz := a.FileHeader, z.FileHeader
+		if ha.Method != hz.Method || ha.CRC32 != hz.CRC32 || ha.CompressedSize64 != hz.CompressedSize64 || !bytes.Equal(ha.Extra, hz.Extra) || !ha.Modified.Equal(hz.Modified) {
+			t.Errorf("%s: header changed", name)
+		}
+		ra, _ := a.OpenRaw()
+		rz, _ := z.OpenRaw()
+		da, _ := io.ReadAll(ra)
+		dz, _ := io.ReadAll(rz)
+		if !bytes.Equal(da, dz) {
+			t.Errorf("%s: data changed", name)
+		}
+	}
+}
