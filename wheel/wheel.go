@@ -343,6 +343,7 @@ func Relink(ctx context.Context, input string, o Options) (rep *Plan, err error)
 	if err := verify(ctx, d, dirs, o, p); err != nil {
 		return nil, err
 	}
+	d.scrub(p)
 	refused := false
 	for _, f := range p.Findings {
 		if f.Severity == symcheck.SeverityError {
@@ -1199,6 +1200,33 @@ func (d *dist) source(rel string) string {
 		return filepath.Join(filepath.Dir(filepath.Clean(d.input)), filepath.FromSlash(rel))
 	}
 	return filepath.Join(d.input, filepath.FromSlash(rel))
+}
+
+// scrub names the distribution's files in p's findings and notes as
+// source does (WHEEL!/member for a wheel), never by their staged copies
+// in the work directory, which is gone when the command ends.
+func (d *dist) scrub(p *Plan) {
+	prefix := d.root + string(filepath.Separator)
+	fix := func(s string) string {
+		for {
+			i := strings.Index(s, prefix)
+			if i < 0 {
+				return s
+			}
+			j := i + len(prefix)
+			for j < len(s) && !strings.ContainsRune(" \t\n,;:()'\"", rune(s[j])) {
+				j++
+			}
+			s = s[:i] + d.source(filepath.ToSlash(s[i+len(prefix):j])) + s[j:]
+		}
+	}
+	for i := range p.Findings {
+		f := &p.Findings[i]
+		f.Message, f.Fix, f.Library = fix(f.Message), fix(f.Fix), fix(f.Library)
+	}
+	for i := range p.Notes {
+		p.Notes[i] = fix(p.Notes[i])
+	}
 }
 
 // errAt is err about the distribution's file rel, named by source.

@@ -2325,3 +2325,45 @@ func TestRelinkChangesNothingItNeedNot(t *testing.T) {
 		}
 	}
 }
+
+// Findings and notes name the wheel's members as WHEEL!/member, never
+// the staged copy in the work directory (the fix of a missing version,
+// "rebuild $TMPDIR/rocmdoctor-wheel-…/pkg/libuser.so …", named a file that
+// is gone when the command ends).
+func TestRelinkNamesMembersNotStagedCopies(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(s), 0o644)
+		return p
+	}
+	target := filepath.Join(dir, "target")
+	v1 := write("v1.map", "V1 { global: bar; local: *; };\n")
+	v2 := write("v2.map", "V1 { global: bar; local: *; };\nV2 { global: baz; } V1;\n")
+	ccLib(t, gcc, filepath.Join(target, "libv.so.1"), "libv.so.1", "int bar(void){return 1;}\n", "-Wl,--version-script,"+v1)
+	built := ccLib(t, gcc, filepath.Join(dir, "build", "libv.so.1"), "libv.so.1", "int bar(void){return 1;}\nint baz(void){return 2;}\n", "-Wl,--version-script,"+v2)
+	user := ccLib(t, gcc, filepath.Join(dir, "libuser.so"), "libuser.so", "extern int baz(void);\nint user(void){return baz();}\n", built)
+	b, _ := os.ReadFile(user)
+	whl := filepath.Join(dir, "in", "pkg-1.0-cp311-cp311-linux_x86_64.whl")
+	files := map[string][]byte{
+		"pkg/libuser.so":             b,
+		"pkg-1.0.dist-info/METADATA": []byte("Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n"),
+		"pkg-1.0.dist-info/WHEEL":    []byte("Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n"),
+	}
+	writeWheel(t, whl, []string{"pkg/libuser.so", "pkg-1.0.dist-info/METADATA", "pkg-1.0.dist-info/WHEEL", "pkg-1.0.dist-info/RECORD"}, files, func(string) bool { return false })
+	p, err := wheel.Relink(context.Background(), whl, wheel.Options{LibDirs: []string{target}, DryRun: true})
+	if p == nil {
+		t.Fatal(err)
+	}
+	js, _ := json.Marshal(p)
+	if len(p.Findings) == 0 {
+		t.Fatalf("no findings: %s", js)
+	}
+	if bytes.Contains(js, []byte("rocmdoctor-wheel-")) || bytes.Contains(js, []byte(os.TempDir()+"/rocmdoctor")) {
+		t.Errorf("the plan names the work directory: %s", js)
+	}
+	if !bytes.Contains(js, []byte(whl+"!/pkg/libuser.so")) {
+		t.Errorf("the plan does not name %s!/pkg/libuser.so: %s", whl, js)
+	}
+}
