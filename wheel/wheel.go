@@ -378,6 +378,12 @@ func Relink(ctx context.Context, input string, o Options) (rep *Plan, err error)
 		err = w.finish(p)
 	} else {
 		err = writeFiles(d, p)
+		// What was rewritten in place: the tree, or the installed
+		// distribution's directory (site-packages).
+		p.Output = filepath.Clean(d.input)
+		if d.kind == "installed" {
+			p.Output = filepath.Dir(p.Output)
+		}
 	}
 	if err != nil {
 		return nil, err

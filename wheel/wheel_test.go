@@ -2367,3 +2367,43 @@ func TestRelinkNamesMembersNotStagedCopies(t *testing.T) {
 		t.Errorf("the plan does not name %s!/pkg/libuser.so: %s", whl, js)
 	}
 }
+
+// An installed distribution whose package directory is a symbolic link
+// (pip install -e, a shared store): the library is rewritten where the
+// link leads, and the plan says so; the summary names the directory
+// rewritten (it printed "wrote " and nothing).
+func TestRelinkInstalledThroughSymlinkedPackage(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	ccLib(t, gcc, filepath.Join(target, "libtgt.so.1"), "libtgt.so.1", "int tgt(void){return 1;}\n")
+	built := ccLib(t, gcc, filepath.Join(dir, "build", "libtgt.so.1"), "libtgt.so.1", "int tgt(void){return 1;}\n")
+	site := filepath.Join(dir, "site-packages")
+	store := filepath.Join(dir, "store", "pkg")
+	ccLib(t, gcc, filepath.Join(store, "libuse.so"), "libuse.so", "extern int tgt(void);\nint use(void){return tgt();}\n", built)
+	os.MkdirAll(site, 0o755)
+	if err := os.Symlink(store, filepath.Join(site, "pkg")); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(store, "libuse.so"))
+	info := filepath.Join(site, "pkg-1.0.dist-info")
+	os.MkdirAll(info, 0o755)
+	os.WriteFile(filepath.Join(info, "METADATA"), []byte("Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n"), 0o644)
+	os.WriteFile(filepath.Join(info, "RECORD"), []byte(record.Line("pkg/libuse.so", record.Hash(b), int64(len(b)))+"\npkg-1.0.dist-info/RECORD,,\n"), 0o644)
+	p, err := wheel.Relink(context.Background(), info, wheel.Options{LibDirs: []string{target}, InPlace: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Written || p.Output != site {
+		t.Errorf("written %v, output %q, want %s", p.Written, p.Output, site)
+	}
+	if !slices.ContainsFunc(p.Notes, func(n string) bool { return strings.Contains(n, "a symbolic link leads there") }) {
+		t.Errorf("notes %q say nothing of the link", p.Notes)
+	}
+	if after, _ := os.ReadFile(filepath.Join(store, "libuse.so")); bytes.Equal(after, b) {
+		t.Errorf("the library behind the link was not rewritten")
+	}
+	if st, _ := os.Lstat(filepath.Join(site, "pkg")); st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the package link was replaced")
+	}
+}

@@ -41,8 +41,18 @@ func writeFiles(d *dist, p *Plan) error {
 	changed, dropped := p.changes()
 	// RECORD lines of the replaced files, hashed as they are copied.
 	lines := map[string]string{}
+	top := d.source("")
 	for rel := range changed {
-		sum, n, err := replaceFile(filepath.Join(d.root, filepath.FromSlash(rel)), d.source(rel))
+		dst := d.source(rel)
+		// A package directory that is a symbolic link (pip install -e,
+		// a shared store) is written through, and said so: the file
+		// rewritten lies outside the distribution's directory.
+		if real, err := filepath.EvalSymlinks(dst); err == nil {
+			if base, err := filepath.EvalSymlinks(top); err == nil && !strings.HasPrefix(real, base+string(filepath.Separator)) {
+				p.Notes = append(p.Notes, fmt.Sprintf("%s is %s, outside %s (a symbolic link leads there): rewritten there", dst, real, top))
+			}
+		}
+		sum, n, err := replaceFile(filepath.Join(d.root, filepath.FromSlash(rel)), dst)
 		if err != nil {
 			return err
 		}
