@@ -448,6 +448,18 @@ func (rep *PrefixReport) toolchain(prefix string) {
 	if tc.ResourceDir != "" {
 		_, err := os.Stat(filepath.Join(tc.ResourceDir, "include", "stddef.h"))
 		tc.Headers = err == nil
+		// The directory clang looks in is there but holds no headers
+		// (an empty 15.0.6 beside a full 15): clang fails on
+		// #include <stddef.h> all the same.
+		if !tc.Headers && tc.ResourceDir == wantDir {
+			msg := fmt.Sprintf("clang %s looks for its resource directory at %s, which exists but has no include/stddef.h: standard headers such as stddef.h are not found", full, wantDir)
+			fix := "install clang's resource headers (clang-resource-headers / the compiler-rt package) into " + wantDir
+			if _, err := os.Stat(filepath.Join(otherDir, "include", "stddef.h")); err == nil {
+				msg += fmt.Sprintf("; they are in %s (the layout of LLVM %s)", otherDir, map[bool]string{true: "≥ 16", false: "≤ 15"}[want == mj])
+				fix = fmt.Sprintf("remove the empty %s and rename or symlink %s to it, or pass -resource-dir=%s", wantDir, otherDir, otherDir)
+			}
+			rep.Findings = append(rep.Findings, Finding{Rule: RuleResourceDir, Severity: SeverityError, File: wantDir, Library: "clang " + full, Message: msg, Fix: fix})
+		}
 	}
 	// Device-library bitcode: ROCm ≥ 6.2 (clang ≥ 17) keeps it under the
 	// resource directory, older releases under <prefix>/amdgcn/bitcode;

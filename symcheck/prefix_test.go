@@ -194,3 +194,71 @@ func TestCorpusDebianPrefix(t *testing.T) {
 	}
 	t.Logf("Debian prefix: %d versions, %d duplicate-provider closures, toolchain %+v", len(rep.Versions), len(rep.Providers), tc)
 }
+
+// clang 15 looks in lib/clang/15.0.6; an empty directory there beside a
+// full lib/clang/15 is an error naming both (it passed: the directory
+// exists). Debian's clang-15 is the oracle, run in a private mount
+// namespace that hides Debian's own fallback include directory (ROCm's
+// clang has none): with the empty directory as its resource directory
+// #include <stddef.h> fails; after the fix (a symbolic link to the full
+// one) it compiles, and the finding is gone.
+func TestPrefixEmptyResourceDir(t *testing.T) {
+	clang := testenv.Tool(t, "clang-15", "clang-15")
+	out, err := exec.Command(clang, "-print-resource-dir").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	headers := filepath.Join(strings.TrimSpace(string(out)), "include")
+	p := newPfx(t)
+	c := filepath.Join(t.TempDir(), "clang.c")
+	os.WriteFile(c, []byte(`#include <stdio.h>
+const char *v = "clang version 15.0.6";
+int main(void){puts(v);return 0;}`), 0o644)
+	os.MkdirAll(filepath.Join(p.root, "llvm", "bin"), 0o755)
+	if o, err := exec.Command(p.gcc, "-o", filepath.Join(p.root, "llvm", "bin", "clang"), c).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v %s", err, o)
+	}
+	empty := filepath.Join(p.root, "llvm/lib/clang/15.0.6")
+	full := filepath.Join(p.root, "llvm/lib/clang/15")
+	os.MkdirAll(empty, 0o755)
+	os.MkdirAll(full, 0o755)
+	if o, err := exec.Command("cp", "-rL", headers, full).CombinedOutput(); err != nil {
+		t.Fatalf("copying clang's headers: %v %s", err, o)
+	}
+	rep := runPrefix(t, p.root, symcheck.PrefixOptions{})
+	var f *symcheck.Finding
+	for i := range rep.Findings {
+		if rep.Findings[i].Rule == symcheck.RuleResourceDir {
+			f = &rep.Findings[i]
+		}
+	}
+	if f == nil || f.Severity != symcheck.SeverityError || !strings.Contains(f.Message, empty) || !strings.Contains(f.Message, full) || !strings.Contains(f.Fix, "symlink") {
+		t.Fatalf("finding %+v, want an error naming %s and %s", f, empty, full)
+	}
+	src := filepath.Join(t.TempDir(), "s.c")
+	os.WriteFile(src, []byte("#include <stddef.h>\nsize_t n;\n"), 0o644)
+	compile := func() ([]byte, error) {
+		cmd := clang + " -resource-dir=" + empty + " -fsyntax-only " + src
+		if fallback := "/usr/include/clang/15.0.6/include"; dirExists(fallback) {
+			if os.Getuid() != 0 {
+				testenv.Missing(t, "root (a mount namespace hiding Debian's fallback headers)", "")
+			}
+			cmd = "mount --bind " + t.TempDir() + " " + fallback + " && " + cmd
+			return exec.Command("unshare", "-m", "sh", "-c", cmd).CombinedOutput()
+		}
+		return exec.Command("sh", "-c", cmd).CombinedOutput()
+	}
+	if out, err := compile(); err == nil || !strings.Contains(string(out), "'stddef.h' file not found") {
+		t.Errorf("clang-15 with the empty resource directory: %v %s", err, out)
+	}
+	os.Remove(empty)
+	if err := os.Symlink("15", empty); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := compile(); err != nil {
+		t.Errorf("clang-15 after the fix: %v %s", err, out)
+	}
+	if got := prefixRules(runPrefix(t, p.root, symcheck.PrefixOptions{})); strings.Contains(got, "clang-resource-dir") {
+		t.Errorf("after the fix: %s", got)
+	}
+}
