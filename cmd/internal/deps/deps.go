@@ -165,6 +165,9 @@ func render(opts *Options, res *rpath.Result, dl []rpath.DlopenLoad) error {
 			cli.Printf(w, "%s\n", strings.Join(ch, " → "))
 		}
 	case opts.Flat:
+		if len(opts.Paths) > 1 {
+			cli.Printf(w, "%s:\n", res.Root.Path) // (as ldd heads each file's list)
+		}
 		if s := nothingLoaded(res.Root); s != "" {
 			cli.Printf(w, "\t%s\n", s)
 		}

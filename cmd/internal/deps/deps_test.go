@@ -248,3 +248,16 @@ func TestDepsDlopen(t *testing.T) {
 		t.Errorf("a note that is not valid: exit %d, stderr %s", code, errOut)
 	}
 }
+
+// Several files in --flat: each list under a "FILE:" line, as ldd prints
+// them; one file: no header, as ldd.
+func TestDepsFlatHeadsEachFile(t *testing.T) {
+	_, out, _ := clitest.Run("deps", "--flat", "--fail-on", "never", td+"hello", td+"libfoo.so.1")
+	lines := strings.Split(out, "\n")
+	if len(lines) < 3 || lines[0] != td+"hello:" || !strings.Contains(out, "\n"+td+"libfoo.so.1:\n") {
+		t.Errorf("two files:\n%s", out)
+	}
+	if _, out, _ = clitest.Run("deps", "--flat", "--fail-on", "never", td+"libfoo.so.1"); strings.HasPrefix(out, td) {
+		t.Errorf("one file has a header:\n%s", out)
+	}
+}
