@@ -86,6 +86,13 @@ func LookupRule(s string) (RuleInfo, bool) {
 	return RuleInfo{}, false
 }
 
+// RulesDoc is where docs/rules.md is published; RuleURL links a rule's
+// row in it.
+const RulesDoc = "https://github.com/rocmdoctor/rocmdoctor/blob/main/docs/rules.md"
+
+// RuleURL is the address of rule id's row in docs/rules.md.
+func RuleURL(id string) string { return RulesDoc + "#" + strings.ToLower(id) }
+
 // RulesMarkdown renders the rule table for docs/rules.md.
 func RulesMarkdown() string {
 	var b strings.Builder
@@ -94,7 +101,7 @@ func RulesMarkdown() string {
 	b.WriteString("and findings ignored in `.rocmdoctor.toml` or `.rocmdoctor.yaml`; see `rocmdoctor check --help`.\n\n")
 	b.WriteString("| ID | name | default severity | what it means | fix |\n|---|---|---|---|---|\n")
 	for _, r := range Rules {
-		b.WriteString("| " + r.ID + " | `" + r.Name + "` | " + string(r.Severity) + " | " + strings.ReplaceAll(r.Description, "|", "\\|") +
+		b.WriteString("| <a id=\"" + strings.ToLower(r.ID) + "\"></a>" + r.ID + " | `" + r.Name + "` | " + string(r.Severity) + " | " + strings.ReplaceAll(r.Description, "|", "\\|") +
 			" | " + strings.ReplaceAll(r.Fix, "|", "\\|") + " |\n")
 	}
 	return b.String()

@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -22,7 +23,10 @@ type sarifLog struct {
 type sarifRun struct {
 	Tool        sarifTool         `json:"tool"`
 	Invocations []sarifInvocation `json:"invocations"`
-	Results     []sarifResult     `json:"results"`
+	// OriginalURIBaseIDs says where SRCROOT, the base of the results'
+	// relative URIs (the scan root), is.
+	OriginalURIBaseIDs map[string]sarifArtifact `json:"originalUriBaseIds,omitempty"`
+	Results            []sarifResult            `json:"results"`
 }
 
 // sarifInvocation says whether the run completed and, as notifications,
@@ -59,6 +63,7 @@ type sarifRule struct {
 	ShortDescription     sarifText   `json:"shortDescription"`
 	FullDescription      sarifText   `json:"fullDescription"`
 	Help                 sarifText   `json:"help"`
+	HelpURI              string      `json:"helpUri"`
 	DefaultConfiguration sarifConfig `json:"defaultConfiguration"`
 }
 
@@ -84,7 +89,8 @@ type sarifPhysical struct {
 }
 
 type sarifArtifact struct {
-	URI string `json:"uri"`
+	URI       string `json:"uri"`
+	URIBaseID string `json:"uriBaseId,omitempty"`
 }
 
 func sarifLevel(s Severity) string {
@@ -109,7 +115,7 @@ func WriteSARIF(w io.Writer, rep *CheckReport, toolVersion string) error {
 		index[r.ID] = i
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{
 			ID: r.ID, Name: r.Name, ShortDescription: sarifText{r.Name}, FullDescription: sarifText{r.Description},
-			Help: sarifText{r.Fix}, DefaultConfiguration: sarifConfig{sarifLevel(r.Severity)},
+			Help: sarifText{r.Fix}, HelpURI: RuleURL(r.ID), DefaultConfiguration: sarifConfig{sarifLevel(r.Severity)},
 		})
 	}
 	// The files that could not be checked are the run's notifications
@@ -125,18 +131,33 @@ func WriteSARIF(w io.Writer, rep *CheckReport, toolVersion string) error {
 		inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, sarifNotification{Level: "warning", Message: sarifText{w}})
 	}
 	run.Invocations = []sarifInvocation{inv}
+	// Relative URIs are relative to the scan root (one root: with
+	// several, each finding's is its own, and no single base says so).
+	root := ""
+	if len(rep.Roots) == 1 {
+		if abs, err := filepath.Abs(rep.Roots[0]); err == nil {
+			if st, err := os.Stat(abs); err == nil && !st.IsDir() {
+				abs = filepath.Dir(abs)
+			}
+			root = abs
+			run.OriginalURIBaseIDs = map[string]sarifArtifact{"SRCROOT": {URI: "file://" + filepath.ToSlash(abs) + "/"}}
+		}
+	}
 	for _, f := range rep.Findings {
 		msg := f.Message
 		if f.Fix != "" {
 			msg += " Fix: " + f.Fix
 		}
-		uri := f.RelPath
+		uri, base := f.RelPath, ""
 		if uri == "" {
 			uri = f.File
 		}
+		if root != "" && !filepath.IsAbs(uri) {
+			base = "SRCROOT"
+		}
 		run.Results = append(run.Results, sarifResult{
 			RuleID: f.ID, RuleIndex: index[f.ID], Level: sarifLevel(f.Severity), Message: sarifText{msg},
-			Locations:           []sarifLocation{{sarifPhysical{sarifArtifact{URI: filepath.ToSlash(uri)}}}},
+			Locations:           []sarifLocation{{sarifPhysical{sarifArtifact{URI: filepath.ToSlash(uri), URIBaseID: base}}}},
 			PartialFingerprints: map[string]string{"rocmdoctor/v1": f.Fingerprint()},
 		})
 	}

@@ -550,3 +550,59 @@ func TestCheckFormatTableOnAPipe(t *testing.T) {
 		}
 	}
 }
+
+// SARIF rules link their row in docs/rules.md (an anchor that exists), and
+// every relative location names its base, SRCROOT, which the run maps to
+// the scan root: joined, they name a file that exists.
+func TestSARIFHelpURIsAndBase(t *testing.T) {
+	_, out, _ := run(t, "check", "--format", "sarif", "--fail-on", "never", tree)
+	var log struct {
+		Runs []struct {
+			Tool struct {
+				Driver struct {
+					Rules []struct{ ID, HelpURI string } `json:"rules"`
+				} `json:"driver"`
+			} `json:"tool"`
+			Bases   map[string]struct{ URI string } `json:"originalUriBaseIds"`
+			Results []struct {
+				Locations []struct {
+					Physical struct {
+						Artifact struct{ URI, URIBaseID string } `json:"artifactLocation"`
+					} `json:"physicalLocation"`
+				} `json:"locations"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &log); err != nil || len(log.Runs) != 1 {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	doc, err := os.ReadFile("../../../docs/rules.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := log.Runs[0]
+	for _, rule := range r.Tool.Driver.Rules {
+		anchor := strings.ToLower(rule.ID)
+		if rule.HelpURI != symcheck.RuleURL(rule.ID) || !strings.HasSuffix(rule.HelpURI, "#"+anchor) || !strings.Contains(string(doc), `<a id="`+anchor+`"></a>`+rule.ID+" |") {
+			t.Errorf("%s: helpUri %q has no anchor in docs/rules.md", rule.ID, rule.HelpURI)
+		}
+	}
+	abs, _ := filepath.Abs(tree)
+	// (run shows the test data directory as $TESTDATA.)
+	if got := r.Bases["SRCROOT"].URI; got != "file://"+abs+"/" && got != "file://$TESTDATA/checktree/" {
+		t.Fatalf("SRCROOT = %q, want file://%s/", got, abs)
+	}
+	if len(r.Results) == 0 {
+		t.Fatal("no results")
+	}
+	for _, res := range r.Results {
+		a := res.Locations[0].Physical.Artifact
+		if filepath.IsAbs(a.URI) {
+			continue
+		}
+		file, _, _ := strings.Cut(a.URI, "!/") // a wheel member: the wheel
+		if _, err := os.Stat(filepath.Join(abs, file)); a.URIBaseID != "SRCROOT" || err != nil {
+			t.Errorf("%q: base %q, %v", a.URI, a.URIBaseID, err)
+		}
+	}
+}
