@@ -182,12 +182,13 @@ type JUnitSuite struct {
 	Cases    []JUnitCase `xml:"testcase"`
 }
 
-// JUnitCase is one file.
+// JUnitCase is one finding (classname: its file), or one file without a
+// finding at or above the threshold, or one that could not be read.
 type JUnitCase struct {
-	Classname string         `xml:"classname,attr"`
-	Name      string         `xml:"name,attr"`
-	Failures  []JUnitFailure `xml:"failure"`
-	Error     *JUnitFailure  `xml:"error"`
+	Classname string        `xml:"classname,attr"`
+	Name      string        `xml:"name,attr"`
+	Failure   *JUnitFailure `xml:"failure"`
+	Error     *JUnitFailure `xml:"error"`
 }
 
 // JUnitFailure is one finding.
@@ -197,9 +198,11 @@ type JUnitFailure struct {
 	Text    string `xml:",chardata"`
 }
 
-// WriteJUnit writes one testcase per checked file and a failure per finding
-// at or above threshold (lower ones are listed in the failure text of
-// nothing: they do not fail the case).
+// WriteJUnit writes a test case per finding at or above threshold, one
+// failure each (the Ant/Jenkins schema allows one), grouped by file
+// through the classname; a file with none is one passing case, a path
+// that could not be read one with an error. Lower findings fail nothing
+// and are left out.
 func WriteJUnit(w io.Writer, rep *CheckReport, threshold string) error {
 	suite := JUnitSuite{Name: "rocmdoctor check"}
 	byFile := map[string][]Finding{}
@@ -223,22 +226,23 @@ func WriteJUnit(w io.Writer, rep *CheckReport, threshold string) error {
 	sort.Strings(extra)
 	files = append(files, extra...)
 	for _, p := range files {
-		c := JUnitCase{Classname: "rocmdoctor.check", Name: p}
+		failed := 0
 		for _, f := range byFile[p] {
 			if !f.Severity.AtLeast(threshold) {
 				continue
 			}
-			c.Failures = append(c.Failures, JUnitFailure{Message: f.Message, Type: f.ID + " " + f.Rule,
-				Text: fmt.Sprintf("%s %s (%s)\n%s\nfix: %s", f.ID, f.Rule, f.Severity, f.Message, f.Fix)})
+			failed++
+			suite.Cases = append(suite.Cases, JUnitCase{Classname: p, Name: junitName(f), Failure: &JUnitFailure{
+				Message: f.Message, Type: f.ID + " " + f.Rule,
+				Text: fmt.Sprintf("%s %s (%s)\n%s\nfix: %s", f.ID, f.Rule, f.Severity, f.Message, f.Fix)}})
 		}
+		suite.Failures += failed
 		if e, ok := errs[p]; ok {
-			c.Error = &JUnitFailure{Message: e, Type: "read-error", Text: e}
+			suite.Cases = append(suite.Cases, JUnitCase{Classname: p, Name: p, Error: &JUnitFailure{Message: e, Type: "read-error", Text: e}})
 			suite.Errors++
+		} else if failed == 0 {
+			suite.Cases = append(suite.Cases, JUnitCase{Classname: p, Name: p})
 		}
-		if len(c.Failures) > 0 {
-			suite.Failures++
-		}
-		suite.Cases = append(suite.Cases, c)
 	}
 	suite.Tests = len(suite.Cases)
 	if _, err := io.WriteString(w, xml.Header); err != nil {
@@ -251,6 +255,25 @@ func WriteJUnit(w io.Writer, rep *CheckReport, threshold string) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// junitName names a finding's test case: its rule and what it is about
+// (the symbol, library or version), else its message.
+func junitName(f Finding) string {
+	about := f.Symbol
+	if about == "" {
+		about = f.Library
+	}
+	if f.Version != "" {
+		about = strings.TrimPrefix(about+"@"+f.Version, "@")
+	}
+	if about == "" {
+		about = f.Message
+		if r := []rune(about); len(r) > 100 {
+			about = string(r[:100]) + "…"
+		}
+	}
+	return f.ID + " " + f.Rule + ": " + about
 }
 
 // ParseSeverity parses a severity name for configuration.

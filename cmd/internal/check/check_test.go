@@ -606,3 +606,46 @@ func TestSARIFHelpURIsAndBase(t *testing.T) {
 		}
 	}
 }
+
+// JUnit: one test case per finding, grouped by file through the
+// classname, with one failure each; valid against the Ant/Jenkins format's
+// schema (lxml; the report had several <failure> in one case); counts
+// agree with the cases.
+func TestJUnitOneFailurePerCase(t *testing.T) {
+	_, out, _ := run(t, "check", "--format", "junit", tree)
+	var suites symcheck.JUnitSuites
+	if err := xml.Unmarshal([]byte(out), &suites); err != nil {
+		t.Fatal(err)
+	}
+	s := suites.Suites[0]
+	failures, perFile := 0, map[string]int{}
+	for _, c := range s.Cases {
+		if c.Failure != nil {
+			failures++
+			perFile[c.Classname]++
+		}
+	}
+	if failures != s.Failures || len(s.Cases) != s.Tests || failures < 30 {
+		t.Errorf("%d failing cases, suite says %d; %d cases, suite says %d", failures, s.Failures, len(s.Cases), s.Tests)
+	}
+	if n := perFile["lib/libundef.so"] + perFile[tree+"/lib/libundef.so"]; n == 0 {
+		t.Errorf("no case for lib/libundef.so's findings: %v", perFile)
+	}
+	py := testenv.Python(t, "lxml", "python3-lxml")
+	f := filepath.Join(t.TempDir(), "report.xml")
+	os.WriteFile(f, []byte(out), 0o644)
+	script := `import sys
+from lxml import etree
+schema = etree.XMLSchema(etree.parse(sys.argv[1]))
+doc = etree.parse(sys.argv[2])
+schema.assertValid(doc)`
+	if o, err := exec.Command(py, "-c", script, "../../../testdata/junit/ant-junit.xsd", f).CombinedOutput(); err != nil {
+		t.Errorf("the JUnit report does not validate: %v\n%s", err, o)
+	}
+	// The schema is not a formality: two failures in one case fail it.
+	bad := strings.Replace(out, "</failure>", "</failure>\n      <failure message=\"x\" type=\"y\">z</failure>", 1)
+	os.WriteFile(f, []byte(bad), 0o644)
+	if o, err := exec.Command(py, "-c", script, "../../../testdata/junit/ant-junit.xsd", f).CombinedOutput(); err == nil {
+		t.Errorf("two failures in one case validate:\n%s", o)
+	}
+}
