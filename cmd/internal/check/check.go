@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/cobra"
@@ -21,9 +22,14 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
+// progressEvery is the least time between two redraws of the progress
+// line.
+const progressEvery = 100 * time.Millisecond
+
 // Options holds the flags of one check run.
 type Options struct {
 	IO            *cli.IOStreams
+	Quiet         bool // no progress line
 	Paths         []string
 	JSON          bool
 	Format        string
@@ -113,6 +119,7 @@ when findings at or above --fail-on remain; Ctrl-C stops with a partial report.`
 	f.StringVar(&opts.WriteBaseline, "write-baseline", "", "record the current findings in `FILE` (and exit 0)")
 	f.BoolVar(&opts.ListRules, "list-rules", false, "list the rules and exit")
 	f.IntVar(&opts.Workers, "workers", 0, "files checked in parallel (default: two per CPU)")
+	f.BoolVarP(&opts.Quiet, "quiet", "q", false, "draw no progress line on the terminal")
 	f.StringVar(&opts.Glibc, "glibc", "", "fail on files needing a GLIBC_ version newer than `VERSION` (e.g. 2.28)")
 	f.StringVar(&opts.Glibcxx, "glibcxx", "", "fail on files needing a GLIBCXX_ version newer than `VERSION` (e.g. 3.4.25)")
 	f.BoolVar(&opts.ExpectRunpath, "expect-runpath", false, "report DT_RPATH where DT_RUNPATH is expected (RD1204)")
@@ -169,16 +176,24 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		co.Baseline = m
 	}
-	if opts.IO.IsStderrTerminal() {
+	if opts.IO.IsStderrTerminal() && !opts.Quiet {
+		// At most ten redraws a second: a line per file was megabytes
+		// written to the terminal over /usr/lib.
+		var next time.Time
 		co.Progress = func(done, total int, path string) {
 			if done == total {
 				opts.IO.Progress("", "")
 				return
 			}
+			if now := time.Now(); now.Before(next) {
+				return
+			} else {
+				next = now.Add(progressEvery)
+			}
 			if n := utf8.RuneCountInString(path); n > 60 {
 				path = "…" + string([]rune(path)[n-59:])
 			}
-			opts.IO.Progress(fmt.Sprintf("[%d/%d] ", done, total), path)
+			opts.IO.Progress(fmt.Sprintf("[%d/%d %d%%] ", done, total, done*100/max(total, 1)), path)
 		}
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

@@ -3,13 +3,13 @@ package check_test
 import (
 	"encoding/json"
 	"encoding/xml"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
@@ -490,9 +490,11 @@ func TestCheckProgressOnATerminal(t *testing.T) {
 	var out, errOut strings.Builder
 	io := cli.NewStreams(nil, &out, &errOut, false, true)
 	io.SetErrWidth(40)
+	start := time.Now()
 	if code := root.Run(io, []string{"check", "--workers", "1", tree}); code != cli.ExitFindings {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
+	elapsed := time.Since(start)
 	io.Flush()
 	lines := strings.Split(errOut.String(), "\r\x1b[K")
 	drawn := 0
@@ -504,17 +506,18 @@ func TestCheckProgressOnATerminal(t *testing.T) {
 			}
 		}
 	}
-	// Every regular file of the tree but the last is drawn; the last
-	// clears the line.
-	files := 0
-	filepath.WalkDir(tree, func(_ string, d fs.DirEntry, err error) error {
-		if err == nil && d.Type().IsRegular() {
-			files++
-		}
-		return nil
-	})
-	if files < 40 || drawn != files-1 || !strings.HasSuffix(errOut.String(), "\r\x1b[K") && !strings.Contains(errOut.String(), "\r\x1b[Krocmdoctor:") {
-		t.Errorf("%d progress lines, stderr %q", drawn, errOut.String())
+	// At most ten redraws a second (the first file is always drawn), each
+	// with the count and a percentage; the end clears the line.
+	if most := int(elapsed/(100*time.Millisecond)) + 1; drawn < 1 || drawn > most || !strings.Contains(errOut.String(), "%] ") ||
+		!strings.HasSuffix(errOut.String(), "\r\x1b[K") && !strings.Contains(errOut.String(), "\r\x1b[Krocmdoctor:") {
+		t.Errorf("%d progress lines in %v (at most %d), stderr %q", drawn, elapsed, most, errOut.String())
+	}
+	// --quiet draws none.
+	errOut.Reset()
+	root.Run(io, []string{"check", "--quiet", tree})
+	io.Flush()
+	if strings.Contains(errOut.String(), "\x1b[K") {
+		t.Errorf("--quiet drew progress: %q", errOut.String())
 	}
 	if strings.Contains(out.String(), "\x1b[K") {
 		t.Errorf("progress on stdout")
