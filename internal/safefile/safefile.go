@@ -264,6 +264,17 @@ func MkdirTemp(dir, prefix string) (path string, release func(), err error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
+	// Made and locked under a shared lock of dir itself, which SweepDirs
+	// takes exclusively: a sweep in another process never sees the new
+	// directory before it is locked (the fuzzer's parallel relinks did).
+	parent, err := os.Open(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	defer parent.Close()
+	if err := lockShared(parent); err != nil {
+		return "", nil, err
+	}
 	path, err = os.MkdirTemp(dir, prefix+"*")
 	if err != nil {
 		return "", nil, err
@@ -291,6 +302,14 @@ func MkdirTemp(dir, prefix string) (path string, release func(), err error) {
 func SweepDirs(dir, prefix string, notice func(string)) {
 	if dir == "" {
 		dir = os.TempDir()
+	}
+	parent, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	defer parent.Close() // (and the lock with it)
+	if lockFile(parent, true) != nil {
+		return
 	}
 	matches, _ := filepath.Glob(filepath.Join(dir, globQuote(prefix+"*")))
 	for _, m := range matches {

@@ -401,3 +401,27 @@ func TestWriteFile(t *testing.T) {
 		t.Errorf("left %v", n)
 	}
 }
+
+// A sweep running while another process (here, goroutine: flock locks
+// are per open file) makes its work directory never removes it: the
+// fuzzer's parallel relinks found one removed between its creation and
+// its lock.
+func TestMkdirTempSurvivesSweep(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 300 {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			SweepDirs(dir, "work-", nil)
+		}()
+		path, release, err := MkdirTemp(dir, "work-")
+		<-done
+		if err != nil {
+			t.Fatalf("round %d: %v", i, err)
+		}
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("round %d: a sweep removed a live work directory: %v", i, err)
+		}
+		release()
+	}
+}

@@ -54,6 +54,15 @@ func lockFile(f *os.File, wait bool) error {
 	}
 }
 
+// lockShared takes a shared flock on f, waiting for it.
+func lockShared(f *os.File) error {
+	for {
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != unix.EINTR {
+			return err
+		}
+	}
+}
+
 func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
 		d.Sync()

@@ -15,6 +15,8 @@ func linkUnnamed(*os.File, string, string) (string, error) { return "", errUnsup
 
 func lockFile(*os.File, bool) error { return nil }
 
+func lockShared(*os.File) error { return nil }
+
 func syncDir(string) {}
 
 // CopyMeta gives the temporary the mode of st (owners and attributes are
