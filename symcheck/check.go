@@ -188,9 +188,8 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	if workers <= 0 {
 		// Two per core: a worker that needs a library another is parsing
 		// waits for that parse (the shared caches read each file once),
-		// and its core idles unless another worker can run. Over
-		// /usr/lib/x86_64-linux-gnu on two cores: 55 -> 53 ms (medians of
-		// 60 alternating runs; 8 per core was no better than 2).
+		// and its core idles unless another worker can run (more per core
+		// gained nothing).
 		workers = 2 * runtime.GOMAXPROCS(0)
 	}
 	// Each file is opened once, by a worker: it reads the first bytes to

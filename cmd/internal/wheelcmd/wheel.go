@@ -78,17 +78,12 @@ order and attributes), regenerates RECORD and drops RECORD.jws/RECORD.p7s.`,
 				return &cli.UsageError{Err: errors.New("give -o DIR for the new wheel, --in-place, or --dry-run")}
 			}
 			// No transparent huge pages for this heap (unlike check's):
-			// the edit's tables are touched once, and a 2 MiB page
-			// faulted in for them cost the edit of a 117 MB library
-			// ~25 ms more than 4 KiB pages did (9-12 ms against 30-58
-			// for planning and patching; 16 alternating relinks of the
-			// bench wheel: 374 against 409 ms median).
-			// Its heap stays within tens of MB (the decoder's buffers,
-			// a library's string table while it is edited): no
-			// collection until 192 MiB. One that fell in the middle of
-			// the edit took it from ~6 to ~35 ms, and the scavenger gave
-			// back pages that were then faulted in again (a third more
-			// system time). GOGC/GOMEMLIMIT set by the user win.
+			// the edit's tables are touched once, so 2 MiB pages cost
+			// more to fault in than they save. Its heap stays within
+			// tens of MB (the decoder's buffers, a library's string table
+			// while it is edited): no collection until 192 MiB, as one in
+			// the middle of an edit cost more than the edit.
+			// GOGC/GOMEMLIMIT set by the user win.
 			gcfloor.Set(192<<20, 100)
 			return run(cmd.Context(), io, args[0], o)
 		},
