@@ -226,13 +226,18 @@ func WriteJUnit(w io.Writer, rep *CheckReport, threshold string) error {
 	sort.Strings(extra)
 	files = append(files, extra...)
 	for _, p := range files {
-		failed := 0
+		failed, names := 0, map[string]int{}
 		for _, f := range byFile[p] {
 			if !f.Severity.AtLeast(threshold) {
 				continue
 			}
 			failed++
-			suite.Cases = append(suite.Cases, JUnitCase{Classname: p, Name: junitName(f), Failure: &JUnitFailure{
+			name := junitName(f)
+			if n := names[name]; n > 0 {
+				name += fmt.Sprintf(" (%d)", n+1) // a file's cases are told apart
+			}
+			names[junitName(f)]++
+			suite.Cases = append(suite.Cases, JUnitCase{Classname: p, Name: name, Failure: &JUnitFailure{
 				Message: f.Message, Type: f.ID + " " + f.Rule,
 				Text: fmt.Sprintf("%s %s (%s)\n%s\nfix: %s", f.ID, f.Rule, f.Severity, f.Message, f.Fix)}})
 		}
@@ -258,7 +263,7 @@ func WriteJUnit(w io.Writer, rep *CheckReport, threshold string) error {
 }
 
 // junitName names a finding's test case: its rule and what it is about
-// (the symbol, library or version), else its message.
+// (the symbol, library or version), or its rule alone.
 func junitName(f Finding) string {
 	about := f.Symbol
 	if about == "" {
@@ -268,10 +273,7 @@ func junitName(f Finding) string {
 		about = strings.TrimPrefix(about+"@"+f.Version, "@")
 	}
 	if about == "" {
-		about = f.Message
-		if r := []rune(about); len(r) > 100 {
-			about = string(r[:100]) + "…"
-		}
+		return f.ID + " " + f.Rule
 	}
 	return f.ID + " " + f.Rule + ": " + about
 }
