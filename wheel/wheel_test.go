@@ -687,7 +687,31 @@ func TestCorpusOnnxruntimeNode(t *testing.T) {
 	w.Write([]byte(name + "," + record.Hash(lib) + "," + strconv.Itoa(len(lib)) + "\nonnxruntime_node-1.0.0.dist-info/RECORD,,\n"))
 	zw.Close()
 	out.Close()
-	p, err := wheel.Relink(context.Background(), whl, wheel.Options{LibDirs: []string{"/usr/lib/x86_64-linux-gnu"}, Output: filepath.Join(dir, "out")})
+	// The system's own directory as the target: the loader already finds
+	// everything the library needs, so nothing changes (its RUNPATH
+	// $ORIGIN was rewritten to the directory before).
+	sysDir := "/usr/lib/x86_64-linux-gnu"
+	p, err := wheel.Relink(context.Background(), whl, wheel.Options{LibDirs: []string{sysDir}, Output: filepath.Join(dir, "same")})
+	if err != nil {
+		t.Fatalf("relink: %v", err)
+	}
+	if len(p.Files) != 1 || len(p.Files[0].Edits) != 0 {
+		t.Errorf("the system directory as target edits %+v", p.Files)
+	}
+	if got := content(t, readZip(t, p.Output)[name]); !bytes.Equal(got, lib) {
+		t.Errorf("the library changed")
+	}
+	// A target with a library of its own (a copy of libm.so.6, which the
+	// library needs): the RUNPATH must name it, and the large member is
+	// spliced.
+	target := filepath.Join(dir, "target")
+	os.MkdirAll(target, 0o755)
+	libm, err := os.ReadFile(filepath.Join(sysDir, "libm.so.6"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(target, "libm.so.6"), libm, 0o755)
+	p, err = wheel.Relink(context.Background(), whl, wheel.Options{LibDirs: []string{target}, Output: filepath.Join(dir, "out")})
 	if err != nil {
 		t.Fatalf("relink: %v", err)
 	}
@@ -699,8 +723,8 @@ func TestCorpusOnnxruntimeNode(t *testing.T) {
 	f, _ := elfx.Open(so)
 	d, _ := f.Dynamic()
 	f.Close()
-	if d.RunPath != "/usr/lib/x86_64-linux-gnu" {
-		t.Errorf("RUNPATH = %q", d.RunPath)
+	if d.RunPath != target {
+		t.Errorf("RUNPATH = %q, want %s", d.RunPath, target)
 	}
 	if out, err := exec.Command(py, "-c", "import ctypes,sys; ctypes.CDLL(sys.argv[1]); print('ok')", so).CombinedOutput(); err != nil {
 		t.Fatalf("relinked libonnxruntime.so.1 does not load: %v\n%s", err, out)
