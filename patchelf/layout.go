@@ -951,7 +951,7 @@ func (a *appender) set(off uint64, b []byte) {
 func clobber(vacated, patches []Patch) []Patch {
 	var taken [][2]int64
 	for _, pt := range patches {
-		taken = append(taken, [2]int64{pt.Offset, pt.Offset + int64(len(pt.Data))})
+		taken = append(taken, [2]int64{pt.Offset, pt.Offset + int64(pt.n())})
 	}
 	var out []Patch
 	for _, v := range vacated {
@@ -974,8 +974,7 @@ func clobber(vacated, patches []Patch) []Patch {
 		}
 		for _, f := range free {
 			if f[1] > f[0] {
-				z := bytes.Repeat([]byte{'Z'}, int(f[1]-f[0]))
-				out = append(out, Patch{Offset: f[0], Size: len(z), What: v.What, Data: z})
+				out = append(out, Patch{Offset: f[0], Size: int(f[1] - f[0]), What: v.What, Fill: 'Z'})
 				taken = append(taken, f)
 			}
 		}

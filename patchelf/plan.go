@@ -20,6 +20,26 @@ type Patch struct {
 	Size   int    `json:"size"`
 	What   string `json:"what"`
 	Data   []byte `json:"-"`
+	// Fill, when Data is nil, is the byte the Size bytes are set to (the
+	// vacated bytes of moved sections: megabytes for a large library,
+	// never held in memory).
+	Fill byte `json:"-"`
+}
+
+// n is how many bytes the patch writes.
+func (pt Patch) n() int {
+	if pt.Data != nil {
+		return len(pt.Data)
+	}
+	return pt.Size
+}
+
+// bytes is the patch's content, made when it is a fill.
+func (pt Patch) bytes() []byte {
+	if pt.Data != nil || pt.Size == 0 {
+		return pt.Data
+	}
+	return bytes.Repeat([]byte{pt.Fill}, pt.Size)
 }
 
 // Plan is a computed edit: patches at known offsets and, when something

@@ -576,7 +576,7 @@ func EditFile(path string, edits []Edit, opts Options, wo WriteOptions) (*Plan, 
 func (p *Plan) writeInPlace(f *os.File, size int64, wo WriteOptions) error {
 	var ws []safefile.Write
 	for _, pt := range p.Patches {
-		ws = append(ws, safefile.Write{Off: pt.Offset, Data: pt.Data})
+		ws = append(ws, safefile.Write{Off: pt.Offset, Data: pt.bytes()})
 	}
 	if len(p.Append) > 0 {
 		ws = append(ws, safefile.Write{Off: p.AppendOffset, Data: p.Append})
@@ -593,7 +593,7 @@ func (p *Plan) writeInPlace(f *os.File, size int64, wo WriteOptions) error {
 func (p *Plan) WrittenRanges() [][2]int64 {
 	var out [][2]int64
 	for _, pt := range p.Patches {
-		out = append(out, [2]int64{pt.Offset, pt.Offset + int64(len(pt.Data))})
+		out = append(out, [2]int64{pt.Offset, pt.Offset + int64(pt.n())})
 	}
 	if n := len(p.Append) + len(p.AppendTail); n > 0 {
 		out = append(out, [2]int64{p.AppendOffset, p.AppendOffset + int64(n)})
@@ -605,6 +605,12 @@ func (p *Plan) WrittenRanges() [][2]int64 {
 // the original bytes.
 func (p *Plan) Apply(w io.WriterAt) error {
 	for _, pt := range sortedPatches(p.Patches) {
+		if pt.Data == nil && pt.Size > 0 {
+			if err := fill(w, pt); err != nil {
+				return err
+			}
+			continue
+		}
 		if _, err := w.WriteAt(pt.Data, pt.Offset); err != nil {
 			return fmt.Errorf("writing %s at 0x%x: %w", pt.What, pt.Offset, err)
 		}
@@ -623,11 +629,23 @@ func (p *Plan) Apply(w io.WriterAt) error {
 	return nil
 }
 
+// fill writes pt's Size bytes of pt.Fill to w, a chunk at a time.
+func fill(w io.WriterAt, pt Patch) error {
+	chunk := bytes.Repeat([]byte{pt.Fill}, min(pt.Size, 64<<10))
+	for done := 0; done < pt.Size; done += len(chunk) {
+		n := min(len(chunk), pt.Size-done)
+		if _, err := w.WriteAt(chunk[:n], pt.Offset+int64(done)); err != nil {
+			return fmt.Errorf("writing %s at 0x%x: %w", pt.What, pt.Offset+int64(done), err)
+		}
+	}
+	return nil
+}
+
 // Writes reports whether p writes any byte in [from, to).
 func (p *Plan) Writes(from, to int64) bool {
 	hit := func(at, n int64) bool { return n > 0 && at < to && from < at+n }
 	for _, pt := range p.Patches {
-		if hit(pt.Offset, int64(len(pt.Data))) {
+		if hit(pt.Offset, int64(pt.n())) {
 			return true
 		}
 	}
@@ -645,7 +663,7 @@ func (p *Plan) SameWrites(q *Plan) bool {
 	}
 	a, b := sortedPatches(p.Patches), sortedPatches(q.Patches)
 	for i := range a {
-		if a[i].Offset != b[i].Offset || !bytes.Equal(a[i].Data, b[i].Data) {
+		if a[i].Offset != b[i].Offset || a[i].Size != b[i].Size || a[i].Fill != b[i].Fill || !bytes.Equal(a[i].Data, b[i].Data) {
 			return false
 		}
 	}
@@ -667,6 +685,13 @@ func (p *Plan) Overlay(b []byte, off int64) {
 		}
 	}
 	for _, pt := range p.Patches {
+		if pt.Data == nil && pt.Size > 0 {
+			lo, hi := max(pt.Offset, off), min(pt.Offset+int64(pt.Size), off+int64(len(b)))
+			for i := lo; i < hi; i++ {
+				b[i-off] = pt.Fill
+			}
+			continue
+		}
 		apply(pt.Offset, pt.Data)
 	}
 	if len(p.Append) > 0 {
