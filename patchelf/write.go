@@ -514,7 +514,9 @@ func EditFile(path string, edits []Edit, opts Options, wo WriteOptions) (*Plan, 
 	self := out.Kind == safefile.Regular && os.SameFile(out.Info, src.Info)
 	var lk *safefile.Lock
 	if !wo.DryRun {
-		if self {
+		if self && !wo.NoSync {
+			// (Scratch copies, edited without a journal, need none:
+			// wheel relink edits dozens.)
 			safefile.Recover(wo.JournalDir, wo.Notice)
 		}
 		// Editing the file itself needs write permission, as patchelf's

@@ -69,12 +69,19 @@ func TestInterruptedEditsLeaveOriginalOrEdit(t *testing.T) {
 	var ref []byte
 	full := map[string]time.Duration{}
 	for _, mode := range []string{"replace", "in-place"} {
-		put()
-		start := time.Now()
-		if out, err := rocmdoctor(append(modeArgs(edit, mode), target)...).CombinedOutput(); err != nil {
-			t.Fatalf("the edit: %v\n%s", err, out)
+		// Timed twice, the faster kept: a first run with a cold cache
+		// stretched the delays past the edit, and every interruption
+		// then found it done.
+		for range 2 {
+			put()
+			start := time.Now()
+			if out, err := rocmdoctor(append(modeArgs(edit, mode), target)...).CombinedOutput(); err != nil {
+				t.Fatalf("the edit: %v\n%s", err, out)
+			}
+			if d := time.Since(start); full[mode] == 0 || d < full[mode] {
+				full[mode] = d
+			}
 		}
-		full[mode] = time.Since(start)
 		got, _ := os.ReadFile(target)
 		if ref != nil && !bytes.Equal(got, ref) {
 			t.Fatalf("the in-place edit differs from the replacing one")

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 )
 
 // A child process (see TestMain) that dies in the middle of the k-th
@@ -342,7 +344,7 @@ func TestCopyMeta(t *testing.T) {
 	src := filepath.Join(dir, "src")
 	os.WriteFile(src, []byte("x"), 0o644)
 	if err := syscall.Setxattr(src, "user.rocmdoctor", []byte("v"), 0); err != nil {
-		t.Skipf("user extended attributes not supported in %s: %v", dir, err)
+		testenv.Missing(t, "user extended attributes in "+dir, err.Error())
 	}
 	root := os.Getuid() == 0
 	if root {
