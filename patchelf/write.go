@@ -576,9 +576,16 @@ func EditFile(path string, edits []Edit, opts Options, wo WriteOptions) (*Plan, 
 
 // writeInPlace writes p into f, a file of size bytes, keeping its inode.
 func (p *Plan) writeInPlace(f *os.File, size int64, wo WriteOptions) error {
+	return safefile.WriteInPlace(f, size, p.SizeAfter(size), p.inPlaceWrites(), safefile.InPlace{NoSync: wo.NoSync, JournalDir: wo.JournalDir})
+}
+
+// inPlaceWrites is p as writes for safefile.WriteInPlace.
+func (p *Plan) inPlaceWrites() []safefile.Write {
 	var ws []safefile.Write
 	for _, pt := range p.Patches {
-		ws = append(ws, safefile.Write{Off: pt.Offset, Data: pt.bytes()})
+		// Clobbering fills only overwrite what the new headers no
+		// longer point to.
+		ws = append(ws, safefile.Write{Off: pt.Offset, Data: pt.bytes(), Late: pt.Data == nil})
 	}
 	if len(p.Append) > 0 {
 		ws = append(ws, safefile.Write{Off: p.AppendOffset, Data: p.Append})
@@ -586,7 +593,7 @@ func (p *Plan) writeInPlace(f *os.File, size int64, wo WriteOptions) error {
 	if len(p.AppendTail) > 0 {
 		ws = append(ws, safefile.Write{Off: p.AppendOffset + int64(len(p.Append)), Data: p.AppendTail})
 	}
-	return safefile.WriteInPlace(f, size, p.SizeAfter(size), ws, safefile.InPlace{NoSync: wo.NoSync, JournalDir: wo.JournalDir})
+	return ws
 }
 
 // WrittenRanges lists the byte ranges [from, to) that Apply writes: every

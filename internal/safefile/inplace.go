@@ -17,6 +17,10 @@ import (
 type Write struct {
 	Off  int64
 	Data []byte
+	// Late writes only overwrite what the others leave unreferenced
+	// (patchelf's clobbering of moved tables): they go last, so that a
+	// process killed before them leaves a file that works.
+	Late bool
 }
 
 // InPlace says how WriteInPlace works.
@@ -110,25 +114,15 @@ func WriteInPlace(f *os.File, size, newSize int64, ws []Write, o InPlace) (err e
 		os.Remove(jpath)
 		err = fmt.Errorf("%w (%s restored as it was)", err, f.Name())
 	}()
-	order := slices.Clone(ws)
-	// Past the old end first, then in file order.
-	slices.SortStableFunc(order, func(a, b Write) int {
-		ta, tb := a.Off >= size, b.Off >= size
-		switch {
-		case ta != tb && ta:
-			return -1
-		case ta != tb:
-			return 1
-		}
-		return int(min(max(a.Off-b.Off, -1), 1))
-	})
-	synced := false
-	for _, w := range order {
-		if w.Off < size && !synced && !o.NoSync {
+	// Each group is synced before the next starts: what the headers will
+	// point to is durable before they do, and what they pointed to before
+	// is overwritten only once they no longer do.
+	order := Order(ws, size)
+	for i, w := range order {
+		if i > 0 && group(order[i-1], size) != group(w, size) && !o.NoSync {
 			if err := tf.Sync(); err != nil {
 				return err
 			}
-			synced = true
 		}
 		if _, err := tf.WriteAt(w.Data, w.Off); err != nil {
 			return fmt.Errorf("writing %s at 0x%x: %w", f.Name(), w.Off, err)
@@ -153,6 +147,32 @@ func WriteInPlace(f *os.File, size, newSize int64, ws []Write, o InPlace) (err e
 		os.Remove(jpath)
 	}
 	return nil
+}
+
+// Order is the order in which WriteInPlace writes ws to a file of size
+// bytes: writes at or past the old end (what new headers point to) first,
+// then the other non-late writes, then the late ones, each group in file
+// order.
+func Order(ws []Write, size int64) []Write {
+	order := slices.Clone(ws)
+	slices.SortStableFunc(order, func(a, b Write) int {
+		if ga, gb := group(a, size), group(b, size); ga != gb {
+			return ga - gb
+		}
+		return int(min(max(a.Off-b.Off, -1), 1))
+	})
+	return order
+}
+
+// group is w's place in Order: 0 past the old end, 1 inside, 2 late.
+func group(w Write, size int64) int {
+	switch {
+	case w.Late:
+		return 2
+	case w.Off >= size:
+		return 0
+	}
+	return 1
 }
 
 // restore puts the journal's bytes back and the size as it was.

@@ -427,3 +427,43 @@ func TestMkdirTempSurvivesSweep(t *testing.T) {
 		release()
 	}
 }
+
+// recording logs the writes and syncs WriteInPlace makes.
+type recording struct {
+	*os.File
+	log []string
+}
+
+func (r *recording) WriteAt(b []byte, off int64) (int, error) {
+	r.log = append(r.log, fmt.Sprintf("%c@%d", b[0], off))
+	return r.File.WriteAt(b, off)
+}
+
+func (r *recording) Sync() error {
+	r.log = append(r.log, "sync")
+	return r.File.Sync()
+}
+
+// The new tail is written and synced first, then the writes inside the
+// file in file order, then, after another sync, the late ones (what only
+// clobbers bytes the others left unreferenced).
+func TestWriteInPlaceOrder(t *testing.T) {
+	dir := t.TempDir()
+	p, _ := original(t, dir)
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ws, size, newSize := edit(f)
+	ws = append([]Write{{Off: 1000, Data: []byte("ZZ"), Late: true}}, ws...)
+	r := &recording{File: f}
+	if err := WriteInPlace(f, size, newSize, ws, InPlace{JournalDir: t.TempDir(), file: r}); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(r.log, " ")
+	want := fmt.Sprintf("T@%d sync H@0 D@5000 S@%d sync Z@1000 sync", size, size-100)
+	if got != want {
+		t.Errorf("writes and syncs:\n got %s\nwant %s", got, want)
+	}
+}
