@@ -292,6 +292,13 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 			r.findings, r.err = checkCK(r.c.path, consumers)
 		}
 	}
+	if ctx.Err() == nil {
+		files := make([]*scanned, len(kept))
+		for i, r := range kept {
+			files[i] = &r.scanned
+		}
+		scanWide(ctx, NewBinderWithCache(rpath.New(opts.Resolver), cache), files)
+	}
 	var gpuTree []Finding
 	if len(opts.gpuRequired) > 0 && ctx.Err() == nil {
 		scans := make([]scannedPath, len(kept))
@@ -571,6 +578,9 @@ type scanned struct {
 	// Tensile kernel file (kind "tensile") whether it parses as a code
 	// object for the architecture in its name.
 	deviceCode, tensileOK bool
+	// elf is what the scan-wide rules need (scanWide), for an ELF file
+	// that was bound.
+	elf *elfScan
 }
 
 // checkFile opens c once, decides from its first bytes what it is, and
@@ -851,6 +861,7 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, t *symtab, ff *fileF
 	if err != nil {
 		return out, err
 	}
+	sc.elf = scanOf(c.path, sc.id, ff, dr)
 	var unresolved []string
 	if len(out) == 0 {
 		out = dr.Findings[:0] // rewritten in place: each is written at or before where it was read

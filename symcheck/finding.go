@@ -48,6 +48,8 @@ const (
 	RuleMissingInterpreter = "missing-interpreter"
 	RuleUndefinedSymbol    = "undefined-symbol"
 	RuleModuleUndefined    = "module-undefined-symbol"
+	RuleUnderlinked        = "underlinked-symbol"
+	RuleProgramContext     = "program-context-library"
 	RuleVersionMismatch    = "symbol-version-mismatch"
 	RuleMissingVersion     = "missing-version-node"
 	RuleUnresolvedStatic   = "unresolved-in-inputs"
@@ -93,6 +95,9 @@ type Finding struct {
 	// one). Unversioned references cannot be attributed and stay
 	// undefined-symbol findings.
 	Unresolved []string `json:"unresolved_symbols,omitempty"`
+	// Evidence, on a finding the rest of the scan lowered from an error
+	// (check), is what decided it.
+	Evidence *Evidence `json:"evidence,omitempty"`
 }
 
 // Provider is a place in an indexed tree that defines a symbol.

@@ -184,12 +184,30 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string, boundBy bool) (*
 			}
 			parts = append(parts, s)
 		}
-		out.Findings = append(out.Findings, Finding{
+		fd := Finding{
 			Rule: RuleMultipleUnwinders, Severity: SeverityError, File: path, Symbol: "_Unwind_RaiseException",
 			Message: fmt.Sprintf("%d providers of the unwinding ABI in one process: %s; exceptions thrown through frames registered with one and caught with the other crash",
 				len(out.Unwinders), strings.Join(parts, "; ")),
 			Fix: "link every component against one unwinder (all libgcc_s, or all LLVM libunwind via -unwindlib=libunwind); rebuild the odd one out",
-		})
+		}
+		// Only references crossing to a second provider make the crash:
+		// with every one bound to the same library, the others lie idle.
+		// A static copy's own calls bind inside its object, where the
+		// dynamic bindings do not show them.
+		bound, static := 0, false
+		for _, u := range out.Unwinders {
+			if len(u.BoundBy) > 0 {
+				bound++
+			}
+			static = static || u.Static
+		}
+		if bound < 2 && !static {
+			fd.Severity = SeverityNote
+			fd.Message = fmt.Sprintf("%d providers of the unwinding ABI in one process, but every reference to it binds to one: %s; no exception crosses between them",
+				len(out.Unwinders), strings.Join(parts, "; "))
+			fd.Fix = "none needed now; linking every component against one unwinder keeps it so"
+		}
+		out.Findings = append(out.Findings, fd)
 	}
 	for _, o := range res.Objects {
 		for _, d := range o.Deps {

@@ -412,3 +412,81 @@ func TestLinkLineDotDotAfterSymlink(t *testing.T) {
 		t.Errorf("ld.lld says %s; want %s incompatible", out, want)
 	}
 }
+
+// Two unwinder libraries in one closure, every reference bound to the
+// first (nongnu libunwind.so.8 before libgcc_s): LD_DEBUG=bindings shows
+// each reference to _Unwind_RaiseException and _Unwind_Resume, libgcc_s's
+// own included, going to that one, and RD1101 is a note naming
+// it; a static copy beside a library keeps the error.
+func TestUnwindersSeverityFromBindings(t *testing.T) {
+	gcc := testenv.Tool(t, "gcc", "gcc")
+	nongnu := testenv.File(t, "/usr/lib/x86_64-linux-gnu/libunwind.so.8", "libunwind8")
+	harness := testenv.DlopenHarness(t)
+	dir := t.TempDir()
+	c := filepath.Join(dir, "u.c")
+	os.WriteFile(c, []byte("extern void _Unwind_Resume(void*); extern int _Unwind_RaiseException(void*);\n"+
+		"void *keep[] = {(void*)_Unwind_Resume, (void*)_Unwind_RaiseException};\n"), 0o644)
+	lib := filepath.Join(dir, "libtwo.so")
+	if o, err := exec.Command(gcc, "-shared", "-fPIC", "-o", lib, c, "-Wl,--no-as-needed", nongnu, "-lgcc_s").CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v %s", err, o)
+	}
+	cmd := exec.Command(harness, lib)
+	cmd.Env = append(os.Environ(), "LD_DEBUG=bindings", "LD_BIND_NOW=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("loading: %v\n%s", err, out)
+	}
+	providers := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		// The ABI entry points (libgcc_s also binds its own
+		// _Unwind_Find_FDE, which libunwind does not define, to itself).
+		if !strings.Contains(line, "symbol `_Unwind_RaiseException'") && !strings.Contains(line, "symbol `_Unwind_Resume'") {
+			continue
+		}
+		// "binding file A [0] to B [0]: normal symbol `_Unwind_Resume' [GCC_3.0]"
+		if _, rest, ok := strings.Cut(line, " to "); ok {
+			providers[strings.Fields(rest)[0]] = true
+		}
+	}
+	if len(providers) != 1 {
+		t.Fatalf("the loader bound _Unwind_* to %v, want one provider", providers)
+	}
+	rs, err := symcheck.CheckUnwindFiles(context.Background(), []string{lib}, rpath.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *symcheck.Finding
+	for i, f := range rs[0].Findings {
+		if f.Rule == symcheck.RuleMultipleUnwinders {
+			got = &rs[0].Findings[i]
+		}
+	}
+	if got == nil || len(rs[0].Unwinders) != 2 {
+		t.Fatalf("unwinders %+v, findings %+v: want two and RD1101", rs[0].Unwinders, rs[0].Findings)
+	}
+	for p := range providers {
+		if got.Severity != symcheck.SeverityNote || !strings.Contains(got.Message, filepath.Base(p)+" (") {
+			t.Errorf("RD1101 %s: %s; the loader bound everything to %s", got.Severity, got.Message, p)
+		}
+	}
+	// A static copy exported beside libgcc_s: an error.
+	static := filepath.Join(dir, "libstatic.so")
+	sc := filepath.Join(dir, "s.c")
+	os.WriteFile(sc, []byte("void _Unwind_RaiseException(void){} void _Unwind_Resume(void){}\n"), 0o644)
+	if o, err := exec.Command(gcc, "-shared", "-fPIC", "-o", static, sc).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v %s", err, o)
+	}
+	mix := filepath.Join(dir, "libmix.so")
+	if o, err := exec.Command(gcc, "-shared", "-fPIC", "-o", mix, c, "-Wl,--no-as-needed", static, "-lgcc_s", "-Wl,-rpath,"+dir).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v %s", err, o)
+	}
+	rs, err = symcheck.CheckUnwindFiles(context.Background(), []string{mix}, rpath.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rs[0].Findings {
+		if f.Rule == symcheck.RuleMultipleUnwinders && f.Severity != symcheck.SeverityError {
+			t.Errorf("with a static copy: %s %s", f.Severity, f.Message)
+		}
+	}
+}

@@ -289,3 +289,25 @@ func MapsFiles(t testing.TB) bool {
 	mapfile.Unmap(b)
 	return true
 }
+
+// DlopenHarness builds (with gcc) and returns a program that loads its
+// argument with dlopen(RTLD_NOW | RTLD_LOCAL), as a program loads a plugin:
+// it exits 0 when the real loader loads the file and binds every symbol,
+// else 1 with dlerror()'s message on stderr. With no other library than
+// libc, nothing of its own stands in for what the file misses.
+func DlopenHarness(t testing.TB) string {
+	t.Helper()
+	gcc := Tool(t, "gcc", "gcc")
+	dir := t.TempDir()
+	src := filepath.Join(dir, "load.c")
+	prog := filepath.Join(dir, "load")
+	code := "#include <dlfcn.h>\n#include <stdio.h>\n" +
+		"int main(int c, char **v) { if (!dlopen(v[1], RTLD_NOW | RTLD_LOCAL)) { fprintf(stderr, \"%s\\n\", dlerror()); return 1; } return 0; }\n"
+	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(gcc, "-o", prog, src).CombinedOutput(); err != nil {
+		t.Fatalf("building the dlopen harness: %v\n%s", err, out)
+	}
+	return prog
+}

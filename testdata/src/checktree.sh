@@ -75,6 +75,17 @@ gcc -O1 -nostdlib -o "$ct/bin/buildinterp" start.c -Wl,--dynamic-linker=/build/g
 # install(FILES) where install(PROGRAMS) was meant).
 gcc -O1 -nostdlib -o "$ct/bin/noexec" start.c
 chmod 644 "$ct/bin/noexec"
+# RD1011: a library that uses a name of another library of the tree without
+# NEEDing it (underlinking, as libunwind-ptrace with libunwind-x86_64).
+so "$ct/lib/libunderdef.so.1" libunderdef.so.1 'int under_helper(void){return 1;}'
+so "$ct/lib/libunderuse.so.1" libunderuse.so.1 'extern int under_helper(void); int f(void){ return under_helper(); }'
+# RD1012: libpccore NEEDs libpcshared, which only its program finds (through
+# the program's RUNPATH), as systemd's libsystemd-core and libsystemd-shared.
+mkdir -p "$ct/lib/pc"
+so "$ct/lib/pc/libpcshared.so" libpcshared.so 'int pc_shared(void){return 3;}'
+so "$ct/lib/pc/libpccore.so" libpccore.so 'extern int pc_shared(void); int pc_core(void){ return pc_shared(); }' -L"$ct/lib/pc" -l:libpcshared.so
+printf 'extern int pc_core(void); void _start(void){ pc_core(); for (;;); }\n' > pcstart.c
+gcc -O1 -nostdlib -o "$ct/bin/pcapp" pcstart.c -L"$ct/lib/pc" -Wl,--no-as-needed -l:libpccore.so -l:libpcshared.so -Wl,--enable-new-dtags,-rpath,'$ORIGIN/../lib/pc'
 # RD1206/RD1207 executable stack and TEXTREL.
 cp "$out/libexecstack.so" "$ct/lib/"
 # RD1208/RD1209 newer GLIBC/GLIBCXX than the tree's baseline.

@@ -1,0 +1,280 @@
+package symcheck
+
+import (
+	"context"
+	"debug/elf"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/rocmdoctor/rocmdoctor/elfx"
+)
+
+// Evidence says what in the scan decided the severity of a finding that
+// the file alone would make an error: how the file is used, and by what.
+type Evidence struct {
+	// Kind is "module" (no SONAME and NEEDED by nothing in the scan: only
+	// dlopen() loads it), "host-program" (a program in the scan exports
+	// every name the file misses), "by-design" (an interface the loading
+	// program supplies, from a cited table), "underlinked" (libraries in
+	// the scan that the file does not NEED define the names) or
+	// "program-context" (a program in the scan loads the file and the
+	// missing library through its own search path).
+	Kind      string   `json:"kind"`
+	Program   string   `json:"program,omitempty"`
+	Libraries []string `json:"libraries,omitempty"`
+	Source    string   `json:"source,omitempty"` // the citation of a by-design interface
+}
+
+// elfScan is what the scan-wide rules need of one ELF file of the scan.
+type elfScan struct {
+	path    string
+	id      elfx.FileID
+	soname  string
+	needed  []string
+	program bool
+	library bool // a shared object that is not a program
+	// A program's closure (file identities) and the NEEDED names the
+	// loader would not find for it.
+	closure map[elfx.FileID]bool
+	missing []string
+}
+
+// scanOf is the scan facts of the file at path, bound as dr.
+func scanOf(path string, id elfx.FileID, ff *fileFacts, dr *DynamicResult) *elfScan {
+	e := &elfScan{path: path, id: id, program: ff.program()}
+	if d := ff.dyn; d != nil {
+		e.soname, e.needed = d.Soname, d.Needed
+	}
+	e.library = ff.typ == elf.ET_DYN && !e.program && !ff.hasInterp
+	if e.program && dr.Closure != nil {
+		e.closure = map[elfx.FileID]bool{}
+		for _, o := range dr.Closure.Objects {
+			e.closure[o.ID()] = true
+		}
+		for _, m := range dr.Closure.Missing() {
+			e.missing = append(e.missing, m.Name)
+		}
+	}
+	return e
+}
+
+// designed is an interface a program supplies by design to a library it
+// loads: the library's SONAME, the prefix of the names, and where the
+// interface is defined.
+type designed struct {
+	soname, prefix, source string
+}
+
+// byDesign are the interfaces libraries leave to their program on purpose.
+var byDesign = []designed{
+	// libthread_db calls back into the debugger through proc_service.
+	{"libthread_db.so.1", "ps_", "glibc's proc_service.h: the debugger that loads libthread_db (gdb) defines the ps_* callbacks"},
+}
+
+// scanWide lowers the undefined-symbol and missing-library errors of the
+// scanned files where the rest of the scan shows how the file is used:
+// it rewrites the findings in place (see Evidence for the kinds).
+func scanWide(ctx context.Context, b *Binder, files []*scanned) {
+	var all []*elfScan
+	neededBy := map[string]bool{}
+	for _, s := range files {
+		if s.elf != nil {
+			all = append(all, s.elf)
+			for _, n := range s.elf.needed {
+				neededBy[n] = true
+			}
+		}
+	}
+	w := &wide{ctx: ctx, b: b, all: all, neededBy: neededBy, tables: map[elfx.FileID]*symtab{}}
+	for _, s := range files {
+		if s.elf != nil && len(s.findings) > 0 {
+			w.file(s)
+		}
+	}
+}
+
+type wide struct {
+	ctx      context.Context
+	b        *Binder
+	all      []*elfScan
+	neededBy map[string]bool
+	tables   map[elfx.FileID]*symtab
+}
+
+// table is the symbol table of a file of the scan (nil when unreadable).
+func (w *wide) table(e *elfScan) *symtab {
+	if t, ok := w.tables[e.id]; ok {
+		return t
+	}
+	t, ok := w.b.tables.get(keyOf(e.id, e.path))
+	if !ok {
+		t, _ = readTable(e.path)
+	}
+	w.tables[e.id] = t
+	return t
+}
+
+// defines reports whether e exports every name.
+func (w *wide) defines(e *elfScan, names []string) bool {
+	t := w.table(e)
+	if t == nil || !t.tab.Searched() {
+		return false
+	}
+	for _, n := range names {
+		if len(t.definitions(n)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (w *wide) file(s *scanned) {
+	e := s.elf
+	var undef []string
+	for _, f := range s.findings {
+		if f.Rule == RuleUndefinedSymbol && f.Severity == SeverityError && f.File == e.path {
+			undef = append(undef, f.Symbol)
+		}
+	}
+	if len(undef) > 0 {
+		if ev, fix := w.undefinedEvidence(e, undef); ev != nil {
+			for i := range s.findings {
+				f := &s.findings[i]
+				if f.Rule == RuleUndefinedSymbol && f.Severity == SeverityError && f.File == e.path {
+					applyEvidence(f, ev, fix)
+				}
+			}
+		}
+	}
+	for i := range s.findings {
+		f := &s.findings[i]
+		if f.Rule == RuleMissingLibrary && f.Severity == SeverityError && f.File == e.path {
+			if p := w.loadedWith(e, f.Library); p != nil {
+				f.Rule, f.Severity = RuleProgramContext, SeverityNote
+				f.Evidence = &Evidence{Kind: "program-context", Program: p.path}
+				f.Message += fmt.Sprintf(" — in the process of %s, which loads this file, %s is found through the program's own search path and reused", p.path, f.Library)
+				f.Fix = "none needed where the file is used by " + p.path + "; to load it on its own, add the library's directory to its RUNPATH (rocmdoctor patchelf --add-rpath DIR " + e.path + ")"
+			}
+		}
+	}
+}
+
+// undefinedEvidence explains all of a file's undefined names at once, or
+// returns nil: one name the scan cannot account for keeps every error.
+func (w *wide) undefinedEvidence(e *elfScan, names []string) (*Evidence, string) {
+	for _, d := range byDesign {
+		if e.soname == d.soname && !slices.ContainsFunc(names, func(n string) bool { return !strings.HasPrefix(n, d.prefix) }) {
+			return &Evidence{Kind: "by-design", Source: d.source}, "none: the program that loads it supplies these by design"
+		}
+	}
+	for _, p := range w.all {
+		if p.program && w.defines(p, names) {
+			return &Evidence{Kind: "host-program", Program: p.path}, "none where " + p.path + " loads it; to check: rocmdoctor symbols --host " + p.path + " " + e.path
+		}
+	}
+	if e.library && e.soname == "" && !w.neededBy[filepath.Base(e.path)] {
+		return &Evidence{Kind: "module"}, "check it in the program that loads it: rocmdoctor symbols --host PROGRAM " + e.path
+	}
+	return w.underlinked(e, names)
+}
+
+// underlinked finds, for each name, a library of the scan that defines it
+// and that e does not NEED, preferring one that defines the most names.
+func (w *wide) underlinked(e *elfScan, names []string) (*Evidence, string) {
+	left := slices.Clone(names)
+	var libs []*elfScan
+	for len(left) > 0 {
+		var best *elfScan
+		var bestN []string
+		for _, l := range w.all {
+			if !l.library || l.soname == "" || l == e || slices.Contains(e.needed, l.soname) || slices.Contains(libs, l) {
+				continue
+			}
+			t := w.table(l)
+			if t == nil || !t.tab.Searched() {
+				continue
+			}
+			var got []string
+			for _, n := range left {
+				if len(t.definitions(n)) > 0 {
+					got = append(got, n)
+				}
+			}
+			if len(got) > len(bestN) || len(got) == len(bestN) && len(got) > 0 && l.path < best.path {
+				best, bestN = l, got
+			}
+		}
+		if best == nil {
+			return nil, ""
+		}
+		libs = append(libs, best)
+		left = slices.DeleteFunc(left, func(n string) bool { return slices.Contains(bestN, n) })
+	}
+	ev := &Evidence{Kind: "underlinked"}
+	fix := "rocmdoctor patchelf"
+	var dirs []string
+	res, err := w.b.resolver.Resolve(w.ctx, e.path)
+	for _, l := range libs {
+		ev.Libraries = append(ev.Libraries, l.path)
+		fix += " --add-needed " + l.soname
+		// Where the loader would not find it from the file, its
+		// directory goes on the RUNPATH too.
+		if err != nil || !sameFile(w.b.resolver.Lookup(res, res.Root, l.soname).Path, l.id) {
+			dirs = appendUnique(dirs, filepath.Dir(l.path))
+		}
+	}
+	for _, d := range dirs {
+		fix += " --add-rpath " + d
+	}
+	return ev, "link it with the librar" + plural(len(libs), "y", "ies") + " that define" + plural(len(libs), "s", "") + " these names, or: " + fix + " " + e.path
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// applyEvidence rewrites an undefined-symbol error by its evidence.
+func applyEvidence(f *Finding, ev *Evidence, fix string) {
+	f.Evidence, f.Fix = ev, fix
+	switch ev.Kind {
+	case "underlinked":
+		f.Rule, f.Severity = RuleUnderlinked, SeverityWarning
+		f.Message += " — defined by " + strings.Join(ev.Libraries, ", ") + " in the scan, which the file does not NEED: it loads only where a program loads that library first"
+	case "host-program":
+		f.Rule, f.Severity = RuleModuleUndefined, SeverityNote
+		f.Message += " — defined by " + ev.Program + " in the scan: a plugin of that program"
+	case "by-design":
+		f.Rule, f.Severity = RuleModuleUndefined, SeverityNote
+		f.Message += " — supplied by the loading program by design (" + ev.Source + ")"
+	default:
+		f.Rule, f.Severity = RuleModuleUndefined, SeverityNote
+		f.Message += " — a loadable module (no SONAME, NEEDED by nothing in the scan): the program that loads it may define it"
+	}
+}
+
+// loadedWith finds a program of the scan whose process loads e and finds
+// the library named lib on the way (through the program's own search
+// path, after which the loader reuses it for e).
+func (w *wide) loadedWith(e *elfScan, lib string) *elfScan {
+	for _, p := range w.all {
+		if p.program && p.closure[e.id] && !slices.Contains(p.missing, lib) {
+			return p
+		}
+	}
+	return nil
+}
+
+// sameFile reports whether path names the file id.
+func sameFile(path string, id elfx.FileID) bool {
+	if path == "" {
+		return false
+	}
+	st, err := os.Stat(path)
+	return err == nil && elfx.IDOf(st) == id
+}

@@ -1,0 +1,213 @@
+package symcheck_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/patchelf"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
+)
+
+// checkTree runs Check over root and returns the findings about file.
+func checkTree(t *testing.T, root, file string) []symcheck.Finding {
+	t.Helper()
+	rep, err := symcheck.Check(context.Background(), []string{root}, symcheck.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []symcheck.Finding
+	for _, f := range rep.Findings {
+		if f.File == file && f.Symbol != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// loads runs the dlopen harness on file: "" when the real loader loads it,
+// else its error.
+func loads(t *testing.T, harness, file string, env ...string) string {
+	t.Helper()
+	cmd := exec.Command(harness, file)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return strings.TrimSpace(string(out)) + " (" + err.Error() + ")"
+	}
+	return ""
+}
+
+// A plugin whose one undefined name a program of the scan exports (and
+// which that program dlopen()s): a note naming the program, not an error.
+// The real loader fails the plugin alone and loads it in the program.
+func TestEvidenceHostProgram(t *testing.T) {
+	p := newPfx(t)
+	harness := testenv.DlopenHarness(t)
+	plug := p.lib("lib/plugins/libplug.so", "libplug.so", "extern int host_hook(void); int plug(void) { return host_hook(); }\n")
+	app := p.cc("bin/app", "#include <dlfcn.h>\n#include <stdio.h>\nint host_hook(void) { return 7; }\n"+
+		"int main(int c, char **v) { if (!dlopen(v[1], RTLD_NOW)) { puts(dlerror()); return 1; } return 0; }\n", "-rdynamic")
+	if msg := loads(t, harness, plug); !strings.Contains(msg, "host_hook") {
+		t.Fatalf("the plugin alone: %q, want an undefined host_hook", msg)
+	}
+	if out, err := exec.Command(app, plug).CombinedOutput(); err != nil {
+		t.Fatalf("the program does not load its plugin: %v\n%s", err, out)
+	}
+	fs := checkTree(t, p.root, plug)
+	if len(fs) != 1 || fs[0].Rule != symcheck.RuleModuleUndefined || fs[0].Severity != symcheck.SeverityNote ||
+		fs[0].Evidence == nil || fs[0].Evidence.Kind != "host-program" || fs[0].Evidence.Program != app {
+		t.Fatalf("findings %+v, want one RD1006 note naming %s", fs, app)
+	}
+	// Without the program in the scan the plugin's gap is an error.
+	fs = checkTree(t, filepath.Dir(plug), plug)
+	if len(fs) != 1 || fs[0].Rule != symcheck.RuleUndefinedSymbol || fs[0].Severity != symcheck.SeverityError {
+		t.Fatalf("the plugin without its program: %+v, want RD1001", fs)
+	}
+}
+
+// A lib*.so without SONAME that nothing in the scan NEEDs is a module (a
+// note); NEEDED by a program of the scan, it is a library, and its gap an
+// error that the program, run with LD_BIND_NOW, fails on.
+func TestEvidenceModuleOrLibrary(t *testing.T) {
+	p := newPfx(t)
+	mod := p.cc("lib/libmod.so", "extern int mystery(void); int mod(void) { return mystery(); }\n", "-shared", "-fPIC")
+	fs := checkTree(t, p.root, mod)
+	if len(fs) != 1 || fs[0].Rule != symcheck.RuleModuleUndefined || fs[0].Evidence == nil || fs[0].Evidence.Kind != "module" {
+		t.Fatalf("findings %+v, want an RD1006 note (module)", fs)
+	}
+	app := p.cc("bin/app", "int mod(void); int main(void) { return mod() == 0; }\n",
+		"-L"+filepath.Dir(mod), "-l:libmod.so", "-Wl,--allow-shlib-undefined,--enable-new-dtags,-rpath,$ORIGIN/../lib")
+	cmd := exec.Command(app)
+	cmd.Env = append(os.Environ(), "LD_BIND_NOW=1")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "mystery") {
+		t.Fatalf("the program that NEEDs it: %v %s, want undefined symbol mystery", err, out)
+	}
+	fs = checkTree(t, p.root, mod)
+	if len(fs) != 1 || fs[0].Rule != symcheck.RuleUndefinedSymbol || fs[0].Severity != symcheck.SeverityError {
+		t.Fatalf("NEEDED by a program: %+v, want RD1001", fs)
+	}
+}
+
+// A library that uses names of another library of the scan without
+// NEEDing it (as libunwind-ptrace uses libunwind-x86_64): a warning whose
+// fix, applied, makes the real loader load it.
+func TestEvidenceUnderlinked(t *testing.T) {
+	p := newPfx(t)
+	harness := testenv.DlopenHarness(t)
+	p.lib("lib/def/libdef.so.1", "libdef.so.1", "int helper(void) { return 1; } int helper2(void) { return 2; }\n")
+	use := p.lib("lib/libuse.so.1", "libuse.so.1", "extern int helper(void), helper2(void); int use(void) { return helper() + helper2(); }\n")
+	if msg := loads(t, harness, use); !strings.Contains(msg, "helper") {
+		t.Fatalf("the library alone: %q, want an undefined helper", msg)
+	}
+	fs := checkTree(t, p.root, use)
+	if len(fs) != 2 {
+		t.Fatalf("findings %+v, want two", fs)
+	}
+	for _, f := range fs {
+		if f.Rule != symcheck.RuleUnderlinked || f.Severity != symcheck.SeverityWarning || f.Evidence == nil ||
+			len(f.Evidence.Libraries) != 1 || !strings.HasSuffix(f.Evidence.Libraries[0], "libdef.so.1") {
+			t.Fatalf("finding %+v, want RD1011 naming libdef.so.1", f)
+		}
+	}
+	// The fix: "… rocmdoctor patchelf --add-needed libdef.so.1 --add-rpath DIR FILE".
+	fix := fs[0].Fix
+	i := strings.Index(fix, "rocmdoctor patchelf ")
+	if i < 0 {
+		t.Fatalf("fix %q has no patchelf command", fix)
+	}
+	args := strings.Fields(fix[i+len("rocmdoctor patchelf "):])
+	if args[len(args)-1] != use {
+		t.Fatalf("fix %q does not end with the file", fix)
+	}
+	var edits []patchelf.Edit
+	for j := 0; j+1 < len(args)-1; j += 2 {
+		switch args[j] {
+		case "--add-needed":
+			edits = append(edits, patchelf.Edit{Kind: patchelf.AddNeeded, Arg: args[j+1]})
+		case "--add-rpath":
+			edits = append(edits, patchelf.Edit{Kind: patchelf.AddRPath, Arg: args[j+1]})
+		default:
+			t.Fatalf("fix %q: unexpected %s", fix, args[j])
+		}
+	}
+	if _, err := patchelf.EditFile(use, edits, patchelf.Options{}, patchelf.WriteOptions{JournalDir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	if msg := loads(t, harness, use); msg != "" {
+		t.Fatalf("after the fix %q the library still does not load: %s", fix, msg)
+	}
+	if fs := checkTree(t, p.root, use); len(fs) != 0 {
+		t.Errorf("after the fix: %+v", fs)
+	}
+	// A name nobody in the scan defines keeps every error.
+	other := p.lib("lib/libother.so.1", "libother.so.1", "extern int helper(void), nowhere(void); int o(void) { return helper() + nowhere(); }\n")
+	for _, f := range checkTree(t, p.root, other) {
+		if f.Severity != symcheck.SeverityError {
+			t.Errorf("with an unaccounted name: %+v", f)
+		}
+	}
+}
+
+// glibc's libthread_db leaves the proc_service callbacks to the debugger:
+// notes citing the interface.
+func TestEvidenceByDesign(t *testing.T) {
+	lib := testenv.File(t, "/usr/lib/x86_64-linux-gnu/libthread_db.so.1", "libc6")
+	fs := checkTree(t, lib, lib)
+	if len(fs) == 0 {
+		t.Fatal("no findings: libthread_db's ps_* callbacks are undefined")
+	}
+	for _, f := range fs {
+		if f.Severity != symcheck.SeverityNote || f.Evidence == nil || f.Evidence.Kind != "by-design" || !strings.HasPrefix(f.Symbol, "ps_") {
+			t.Errorf("%+v, want a by-design note", f)
+		}
+	}
+}
+
+// A library NEEDs one the loader finds only through the program's own
+// RUNPATH (systemd's libsystemd-core and libsystemd-shared): a note
+// naming the program, which the real loader starts with both.
+func TestEvidenceProgramContext(t *testing.T) {
+	p := newPfx(t)
+	harness := testenv.DlopenHarness(t)
+	shared := p.lib("lib/priv/libshared.so", "libshared.so", "int shared(void) { return 3; }\n")
+	core := p.lib("lib/priv/libcore.so", "libcore.so", "int shared(void); int core(void) { return shared(); }\n",
+		"-L"+filepath.Dir(shared), "-l:libshared.so")
+	app := p.cc("bin/app", "int core(void); int main(void) { return core() != 3; }\n",
+		"-L"+filepath.Dir(core), "-Wl,--no-as-needed", "-l:libcore.so", "-l:libshared.so", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib/priv")
+	if msg := loads(t, harness, core); !strings.Contains(msg, "libshared.so") {
+		t.Fatalf("libcore alone: %q, want libshared.so not found", msg)
+	}
+	if out, err := exec.Command(app).CombinedOutput(); err != nil {
+		t.Fatalf("the program: %v %s", err, out)
+	}
+	rep, err := symcheck.Check(context.Background(), []string{p.root}, symcheck.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, f := range rep.Findings {
+		if f.File == core && f.Library == "libshared.so" {
+			found = true
+			if f.Rule != symcheck.RuleProgramContext || f.Severity != symcheck.SeverityNote || f.Evidence == nil || f.Evidence.Program != app {
+				t.Errorf("%+v, want an RD1012 note naming %s", f, app)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no finding for libcore's libshared.so: %+v", rep.Findings)
+	}
+	// Without the program the library is missing: an error.
+	rep, err = symcheck.Check(context.Background(), []string{filepath.Dir(core)}, symcheck.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		if f.File == core && f.Library == "libshared.so" && (f.Rule != symcheck.RuleMissingLibrary || f.Severity != symcheck.SeverityError) {
+			t.Errorf("without the program: %+v, want RD1004", f)
+		}
+	}
+}
