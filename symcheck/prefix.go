@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,7 +68,12 @@ type RuntimeCopies struct {
 	Others []string `json:"others"`
 	// LinkedAgainst maps each loser to the objects that NEED it.
 	LinkedAgainst map[string][]string `json:"linked_against,omitempty"`
-	Closure       string              `json:"closure"`
+	// Interposed maps each loser to the references its consumers make to
+	// it that bind elsewhere in load order ("consumer: symbol[@version]"):
+	// the crossings that make two copies a problem. None means the copies
+	// are kept apart (by versions, or by disjoint names).
+	Interposed map[string][]string `json:"interposed,omitempty"`
+	Closure    string              `json:"closure"`
 }
 
 // Toolchain describes the clang under the prefix.
@@ -364,17 +370,115 @@ func (rep *PrefixReport) duplicates(ctx context.Context, libDirs []string, o Pre
 					}
 				}
 			}
+			pv.Interposed = interposed(res, tabs, pv)
 			rep.Providers = append(rep.Providers, pv)
 			var parts []string
+			crossings := 0
 			for _, l := range pv.Others {
-				parts = append(parts, fmt.Sprintf("%s (needed by %s)", l, strings.Join(pv.LinkedAgainst[l], ", ")))
+				part := fmt.Sprintf("%s (needed by %s", l, strings.Join(pv.LinkedAgainst[l], ", "))
+				if n := len(pv.Interposed[l]); n > 0 {
+					part += fmt.Sprintf("; %d reference(s) to it bind to %s instead: %s", n, pv.Winner, strings.Join(firstN(pv.Interposed[l], 3), ", "))
+				}
+				parts = append(parts, part+")")
+				crossings += len(pv.Interposed[l])
 			}
-			rep.Findings = append(rep.Findings, Finding{Rule: RuleDuplicateProvider, Severity: SeverityError, File: root, Library: k,
-				Message: fmt.Sprintf("%d copies of %s in the closure of %s: %s wins by load order and interposes the strong symbols of %s", len(objs), k, root, pv.Winner, strings.Join(parts, "; ")),
-				Fix:     "build every component against one " + k + " (for LLVM: build ROCm on the distribution's LLVM, or link it statically with hidden visibility)"})
+			fd := Finding{Rule: RuleDuplicateProvider, Severity: SeverityError, File: root, Library: k,
+				Message: fmt.Sprintf("%d copies of %s in the closure of %s: %s wins by load order and interposes references meant for %s", len(objs), k, root, pv.Winner, strings.Join(parts, "; ")),
+				Fix:     "build every component against one " + k + " (for LLVM: build ROCm on the distribution's LLVM, or link it statically with hidden visibility)"}
+			if k == "unwinder" {
+				// One unwinding ABI: what matters is not who wins but
+				// whether references reach two copies (as for RD1101).
+				crossings = 0
+				if unwindCopiesBound(res, tabs, objs) > 1 {
+					crossings = 1
+				}
+			}
+			if crossings == 0 {
+				// As LD_DEBUG=bindings shows: every reference binds to the
+				// copy it was linked against (LLVM_15 and LLVM_17 version
+				// nodes keep two LLVMs apart).
+				fd.Severity = SeverityNote
+				fd.Message = fmt.Sprintf("%d copies of %s in the closure of %s, loaded without interposition: every reference of the objects linked against %s binds to it", len(objs), k, root, strings.Join(pv.Others, ", "))
+				fd.Fix = "none needed now; both copies take memory and start-up time, and unversioned copies would interpose"
+				if k == "unwinder" {
+					fd.Message = fmt.Sprintf("%d copies of the unwinder in the closure of %s, but every reference to the unwinding ABI binds to one copy: no exception crosses between them", len(objs), root)
+					fd.Fix = "none needed now; linking every component against one unwinder keeps it so"
+				}
+			}
+			rep.Findings = append(rep.Findings, fd)
 		}
 	}
 	return nil
+}
+
+// interposed lists, for each losing copy of pv, the references of the
+// objects that NEED it which it defines but which bind, in load order, to
+// another object (the crossings LD_DEBUG=bindings shows).
+func interposed(res *rpath.Result, tabs []*symtab, pv RuntimeCopies) map[string][]string {
+	copies := append([]string{pv.Winner}, pv.Others...)
+	idx := map[string]int{}
+	for i, o := range res.Objects {
+		idx[o.Path] = i
+	}
+	out := map[string][]string{}
+	for _, l := range pv.Others {
+		lt := tabs[idx[l]]
+		for _, c := range pv.LinkedAgainst[l] {
+			ct := tabs[idx[c]]
+			ct.tab.EachUndefined(func(u elfx.Symbol) bool {
+				k := elfx.NewKey(u.Name)
+				if ok, _ := lt.tab.Binds(&k, u.Version); !ok {
+					return true
+				}
+				for j, o := range res.Objects {
+					if ok, _ := tabs[j].tab.Binds(&k, u.Version); ok {
+						// (Taken by another copy: glibc's backtrace before
+						// libunwind's is no second copy at work.)
+						if o.Path != l && slices.Contains(copies, o.Path) {
+							ref := u.Name
+							if u.Version != "" {
+								ref += "@" + u.Version
+							}
+							out[l] = append(out[l], filepath.Base(c)+": "+ref)
+						}
+						break
+					}
+				}
+				return true
+			})
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// unwindCopiesBound counts the copies among objs (paths of res's objects)
+// that references to _Unwind_RaiseException or _Unwind_Resume bind to.
+func unwindCopiesBound(res *rpath.Result, tabs []*symtab, objs []string) int {
+	bound := map[string]bool{}
+	for _, t := range tabs {
+		for _, u := range t.unwindReferences() {
+			k := elfx.NewKey(u.Name)
+			for j, o := range res.Objects {
+				if ok, _ := tabs[j].tab.Binds(&k, u.Version); ok {
+					if slices.Contains(objs, o.Path) {
+						bound[o.Path] = true
+					}
+					break
+				}
+			}
+		}
+	}
+	return len(bound)
+}
+
+func firstN(xs []string, n int) []string {
+	if len(xs) > n {
+		return append(xs[:n:n], fmt.Sprintf("and %d more", len(xs)-n))
+	}
+	return xs
 }
 
 func (rep *PrefixReport) toolchain(prefix string) {

@@ -2,6 +2,7 @@ package symcheck_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,92 +85,82 @@ func TestPrefixVersionSkew(t *testing.T) {
 	}
 }
 
+// Two LLVMs in one closure: the finding says whether references cross,
+// as LD_DEBUG=bindings shows them. Versioned apart (LLVM_15, LLVM_17),
+// libcomgr's reference binds to the copy it was linked against: a note.
+// Unversioned, the first copy in load order takes it: an error naming the
+// reference.
 func TestPrefixDuplicateLLVM(t *testing.T) {
-	p := newPfx(t)
-	p.file("l15.map", "LLVM_15 { global: *; };\n")
-	p.file("l17.map", "LLVM_17 { global: *; };\n")
-	src := "void LLVMInitializeX86Target(void){}\nvoid _ZN4llvm11LLVMContextC1Ev(void){}\n"
-	p.lib("lib/libLLVM-15.so.1", "libLLVM-15.so.1", src, "-Wl,--version-script="+filepath.Join(p.root, "l15.map"))
-	p.lib("lib/rocm-llvm/libLLVM.so.17", "libLLVM.so.17", src, "-Wl,--version-script="+filepath.Join(p.root, "l17.map"))
-	p.lib("lib/libcomgr.so", "libcomgr.so", "extern void LLVMInitializeX86Target(void); void c(void){LLVMInitializeX86Target();}",
-		"-L"+filepath.Join(p.root, "lib"), "-l:libLLVM-15.so.1", "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
-	app := p.lib("bin/libblender.so", "libblender.so", "extern void c(void); extern void LLVMInitializeX86Target(void); void b(void){c();LLVMInitializeX86Target();}",
-		"-Wl,--no-as-needed", "-L"+filepath.Join(p.root, "lib", "rocm-llvm"), "-l:libLLVM.so.17", "-L"+filepath.Join(p.root, "lib"), "-lcomgr",
-		"-Wl,--enable-new-dtags,-rpath,"+filepath.Join(p.root, "lib", "rocm-llvm")+":"+filepath.Join(p.root, "lib"))
-	rep := runPrefix(t, p.root, symcheck.PrefixOptions{Programs: []string{app}})
-	var dup *symcheck.RuntimeCopies
-	for i := range rep.Providers {
-		if rep.Providers[i].Kind == "llvm" && rep.Providers[i].Closure == app {
-			dup = &rep.Providers[i]
-		}
-	}
-	if dup == nil {
-		t.Fatalf("no duplicate LLVM found: %s", prefixRules(rep))
-	}
-	if !strings.HasSuffix(dup.Winner, "libLLVM.so.17") || len(dup.Others) != 1 || !strings.HasSuffix(dup.Others[0], "libLLVM-15.so.1") {
-		t.Errorf("winner %s, others %v", dup.Winner, dup.Others)
-	}
-	if by := dup.LinkedAgainst[dup.Others[0]]; len(by) != 1 || !strings.HasSuffix(by[0], "libcomgr.so") {
-		t.Errorf("linked against the loser: %v", by)
-	}
-}
-
-func TestPrefixToolchainLayout(t *testing.T) {
-	p := newPfx(t)
-	c := filepath.Join(t.TempDir(), "clang.c")
-	os.WriteFile(c, []byte(`#include <stdio.h>
-const char *v = "AMD clang version 17.0.0 (https://github.com/RadeonOpenCompute/llvm-project roc-6.1.0 24103)";
-int main(void){puts(v);return 0;}`), 0o644)
-	os.MkdirAll(filepath.Join(p.root, "llvm", "bin"), 0o755)
-	if o, err := exec.Command(p.gcc, "-o", filepath.Join(p.root, "llvm", "bin", "clang"), c).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v %s", err, o)
-	}
-	p.file("llvm/lib/clang/17.0.0/include/stddef.h", "/* */")
-	rep := runPrefix(t, p.root, symcheck.PrefixOptions{})
-	if rep.Toolchain.Version != "17.0.0" {
-		t.Fatalf("clang version = %q", rep.Toolchain.Version)
-	}
-	got := prefixRules(rep)
-	if !strings.Contains(got, "clang-resource-dir") || !strings.Contains(got, "device-libs-missing") {
-		t.Errorf("full-version resource dir for clang 17 and no device libs: %s", got)
-	}
-	// The ≥ 16 layout and device libs in the old ROCm layout.
-	os.Rename(filepath.Join(p.root, "llvm/lib/clang/17.0.0"), filepath.Join(p.root, "llvm/lib/clang/17"))
-	p.file("amdgcn/bitcode/ocml.bc", "BC\xc0\xde....")
-	p.file("amdgcn/bitcode/ockl.bc", "BC\xc0\xde....")
-	rep = runPrefix(t, p.root, symcheck.PrefixOptions{})
-	if got := prefixRules(rep); got != "" || rep.Toolchain.DeviceLibs != filepath.Join(p.root, "amdgcn", "bitcode") || !rep.Toolchain.Headers {
-		t.Errorf("old layout: %s %+v", got, rep.Toolchain)
-	}
-	// ROCm ≥ 6.2: under the resource directory; a non-bitcode file does not count.
-	os.RemoveAll(filepath.Join(p.root, "amdgcn"))
-	p.file("llvm/lib/clang/17/lib/amdgcn/bitcode/ocml.bc", "BC\xc0\xde....")
-	p.file("llvm/lib/clang/17/lib/amdgcn/bitcode/ockl.bc", "not bitcode")
-	if got := prefixRules(runPrefix(t, p.root, symcheck.PrefixOptions{})); !strings.Contains(got, "device-libs-missing") {
-		t.Errorf("one bitcode file is not a device library set: %s", got)
-	}
-	p.file("llvm/lib/clang/17/lib/amdgcn/bitcode/ockl.bc", "BC\xc0\xde....")
-	if got := prefixRules(runPrefix(t, p.root, symcheck.PrefixOptions{})); got != "" {
-		t.Errorf("new layout: %s", got)
-	}
-}
-
-func TestPrefixHeaderSets(t *testing.T) {
-	root := t.TempDir()
-	rep := runPrefix(t, root, symcheck.PrefixOptions{Headers: []string{"migraphx"}})
-	if got := prefixRules(rep); got != "headers-missing:migraphx" {
-		t.Errorf("findings = %s", got)
-	}
-	for _, h := range symcheck.HeaderSets["migraphx"].Headers {
-		os.MkdirAll(filepath.Dir(filepath.Join(root, "include", h)), 0o755)
-		os.WriteFile(filepath.Join(root, "include", h), nil, 0o644)
-	}
-	if got := prefixRules(runPrefix(t, root, symcheck.PrefixOptions{Headers: []string{"migraphx"}})); got != "" {
-		t.Errorf("with the headers: %s", got)
+	harness := testenv.DlopenHarness(t)
+	for _, versioned := range []bool{true, false} {
+		t.Run(fmt.Sprintf("versioned=%v", versioned), func(t *testing.T) {
+			p := newPfx(t)
+			p.file("l15.map", "LLVM_15 { global: *; };\n")
+			p.file("l17.map", "LLVM_17 { global: *; };\n")
+			v15, v17 := "-Wl,--version-script="+filepath.Join(p.root, "l15.map"), "-Wl,--version-script="+filepath.Join(p.root, "l17.map")
+			if !versioned {
+				v15, v17 = "-Wl,-O1", "-Wl,-O1"
+			}
+			src := "void LLVMInitializeX86Target(void){}\nvoid _ZN4llvm11LLVMContextC1Ev(void){}\n"
+			l15 := p.lib("lib/libLLVM-15.so.1", "libLLVM-15.so.1", src, v15)
+			l17 := p.lib("lib/rocm-llvm/libLLVM.so.17", "libLLVM.so.17", src, v17)
+			comgr := p.lib("lib/libcomgr.so", "libcomgr.so", "extern void LLVMInitializeX86Target(void); void c(void){LLVMInitializeX86Target();}",
+				"-L"+filepath.Join(p.root, "lib"), "-l:libLLVM-15.so.1", "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
+			app := p.lib("bin/libblender.so", "libblender.so", "extern void c(void); extern void LLVMInitializeX86Target(void); void b(void){c();LLVMInitializeX86Target();}",
+				"-Wl,--no-as-needed", "-L"+filepath.Join(p.root, "lib", "rocm-llvm"), "-l:libLLVM.so.17", "-L"+filepath.Join(p.root, "lib"), "-lcomgr",
+				"-Wl,--enable-new-dtags,-rpath,"+filepath.Join(p.root, "lib", "rocm-llvm")+":"+filepath.Join(p.root, "lib"))
+			// The oracle: where the loader binds libcomgr's reference.
+			cmd := exec.Command(harness, app)
+			cmd.Env = append(os.Environ(), "LD_DEBUG=bindings", "LD_BIND_NOW=1")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("loading: %v\n%s", err, out)
+			}
+			boundTo := ""
+			for _, line := range strings.Split(string(out), "\n") {
+				if strings.Contains(line, "binding file "+comgr) && strings.Contains(line, "`LLVMInitializeX86Target'") {
+					_, rest, _ := strings.Cut(line, " to ")
+					boundTo = strings.Fields(rest)[0]
+				}
+			}
+			want := map[bool]string{true: l15, false: l17}[versioned]
+			if boundTo != want {
+				t.Fatalf("the loader bound libcomgr's LLVMInitializeX86Target to %q, want %s", boundTo, want)
+			}
+			rep := runPrefix(t, p.root, symcheck.PrefixOptions{Programs: []string{app}})
+			var dup *symcheck.RuntimeCopies
+			for i := range rep.Providers {
+				if rep.Providers[i].Kind == "llvm" && rep.Providers[i].Closure == app {
+					dup = &rep.Providers[i]
+				}
+			}
+			if dup == nil {
+				t.Fatalf("no duplicate LLVM found: %s", prefixRules(rep))
+			}
+			if dup.Winner != l17 || len(dup.Others) != 1 || dup.Others[0] != l15 {
+				t.Errorf("winner %s, others %v", dup.Winner, dup.Others)
+			}
+			if by := dup.LinkedAgainst[l15]; len(by) != 1 || by[0] != comgr {
+				t.Errorf("linked against the loser: %v", by)
+			}
+			var fd *symcheck.Finding
+			for i, f := range rep.Findings {
+				if f.Rule == symcheck.RuleDuplicateProvider && f.File == app {
+					fd = &rep.Findings[i]
+				}
+			}
+			switch {
+			case fd == nil:
+				t.Fatalf("no finding: %s", prefixRules(rep))
+			case versioned && (fd.Severity != symcheck.SeverityNote || len(dup.Interposed) != 0):
+				t.Errorf("versioned apart: %s %s, interposed %v; want a note", fd.Severity, fd.Message, dup.Interposed)
+			case !versioned && (fd.Severity != symcheck.SeverityError || strings.Join(dup.Interposed[l15], ",") != "libcomgr.so: LLVMInitializeX86Target"):
+				t.Errorf("unversioned: %s %s, interposed %v; want an error naming the reference", fd.Severity, fd.Message, dup.Interposed)
+			}
+		})
 	}
 }
 
-// TestCorpusDebianPrefix uses Debian's ROCm packages as a real prefix.
 func TestCorpusDebianPrefix(t *testing.T) {
 	testenv.Corpus(t)
 	testenv.File(t, "/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2", "libamd-comgr2")

@@ -426,7 +426,8 @@ func TestUnwindersSeverityFromBindings(t *testing.T) {
 	c := filepath.Join(dir, "u.c")
 	os.WriteFile(c, []byte("extern void _Unwind_Resume(void*); extern int _Unwind_RaiseException(void*);\n"+
 		"void *keep[] = {(void*)_Unwind_Resume, (void*)_Unwind_RaiseException};\n"), 0o644)
-	lib := filepath.Join(dir, "libtwo.so")
+	os.Mkdir(filepath.Join(dir, "lib"), 0o755)
+	lib := filepath.Join(dir, "lib", "libtwo.so")
 	if o, err := exec.Command(gcc, "-shared", "-fPIC", "-o", lib, c, "-Wl,--no-as-needed", nongnu, "-lgcc_s").CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v %s", err, o)
 	}
@@ -468,6 +469,20 @@ func TestUnwindersSeverityFromBindings(t *testing.T) {
 		if got.Severity != symcheck.SeverityNote || !strings.Contains(got.Message, filepath.Base(p)+" (") {
 			t.Errorf("RD1101 %s: %s; the loader bound everything to %s", got.Severity, got.Message, p)
 		}
+	}
+	// prefix says the same of the two copies.
+	rep := runPrefix(t, dir, symcheck.PrefixOptions{Programs: []string{lib}})
+	dups := 0
+	for _, f := range rep.Findings {
+		if f.Rule == symcheck.RuleDuplicateProvider && f.File == lib && f.Library == "unwinder" {
+			dups++
+			if f.Severity != symcheck.SeverityNote {
+				t.Errorf("prefix: %s %s; the loader bound everything to one copy", f.Severity, f.Message)
+			}
+		}
+	}
+	if dups != 1 {
+		t.Errorf("prefix: %d unwinder duplicate findings, want 1: %+v", dups, rep.Findings)
 	}
 	// A static copy exported beside libgcc_s: an error.
 	static := filepath.Join(dir, "libstatic.so")
