@@ -80,6 +80,11 @@ type CheckOptions struct {
 	// from it would. It reads those files' sections (libLLVM-15.so.1 has
 	// 35 MB of .rodata), so it is not on by default.
 	DlopenStrings bool
+	// Programs are the programs the scanned files are used by (check
+	// --for), when they are not in the scan: their closures and the names
+	// they export count as evidence of how a file is used (RD1006,
+	// RD1012). They are read, not reported.
+	Programs []string
 
 	wantCK      bool // a CK config is in the scan: workers read CK references
 	gpuRequired []elfx.TargetID
@@ -297,7 +302,19 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 		for i, r := range kept {
 			files[i] = &r.scanned
 		}
-		scanWide(ctx, NewBinderWithCache(rpath.New(opts.Resolver), cache), files)
+		b := NewBinderWithCache(rpath.New(opts.Resolver), cache)
+		for _, p := range opts.Programs {
+			sc := checkFile(ctx, b, newCandidate(p, filepath.Dir(p), false), &opts)
+			if sc.err == nil && (sc.elf == nil || !sc.elf.program) {
+				sc.err = errors.New("not a dynamically linked program")
+			}
+			if sc.err != nil {
+				return nil, fmt.Errorf("--for %s: %w", p, sc.err)
+			}
+			sc.findings = nil
+			files = append(files, &sc)
+		}
+		scanWide(ctx, b, files)
 	}
 	var gpuTree []Finding
 	if len(opts.gpuRequired) > 0 && ctx.Err() == nil {

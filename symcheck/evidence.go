@@ -40,6 +40,7 @@ type elfScan struct {
 	// loader would not find for it.
 	closure map[elfx.FileID]bool
 	missing []string
+	found   map[string]string // NEEDED name -> the path the loader takes
 }
 
 // scanOf is the scan facts of the file at path, bound as dr.
@@ -51,8 +52,14 @@ func scanOf(path string, id elfx.FileID, ff *fileFacts, dr *DynamicResult) *elfS
 	e.library = ff.typ == elf.ET_DYN && !e.program && !ff.hasInterp
 	if e.program && dr.Closure != nil {
 		e.closure = map[elfx.FileID]bool{}
+		e.found = map[string]string{}
 		for _, o := range dr.Closure.Objects {
 			e.closure[o.ID()] = true
+			for _, d := range o.Deps {
+				if d.Path != "" {
+					e.found[d.Name] = d.Path
+				}
+			}
 		}
 		for _, m := range dr.Closure.Missing() {
 			e.missing = append(e.missing, m.Name)
@@ -151,15 +158,26 @@ func (w *wide) file(s *scanned) {
 	}
 	for i := range s.findings {
 		f := &s.findings[i]
+		if f.Rule == RuleMissingSoname && f.Severity == SeverityWarning && w.module(e) {
+			// A module is loaded by path: it needs no SONAME.
+			f.Severity, f.Evidence = SeverityNote, &Evidence{Kind: "module"}
+			f.Message += " — NEEDED by nothing in the scan: a module loaded with dlopen(), which needs none"
+		}
 		if f.Rule == RuleMissingLibrary && f.Severity == SeverityError && f.File == e.path {
 			if p := w.loadedWith(e, f.Library); p != nil {
 				f.Rule, f.Severity = RuleProgramContext, SeverityNote
 				f.Evidence = &Evidence{Kind: "program-context", Program: p.path}
 				f.Message += fmt.Sprintf(" — in the process of %s, which loads this file, %s is found through the program's own search path and reused", p.path, f.Library)
-				f.Fix = "none needed where the file is used by " + p.path + "; to load it on its own, add the library's directory to its RUNPATH (rocmdoctor patchelf --add-rpath DIR " + e.path + ")"
+				f.Fix = "none needed where the file is used by " + p.path + "; to load it on its own, add the library's directory to its RUNPATH: rocmdoctor patchelf --add-rpath " + filepath.Dir(p.found[f.Library]) + " " + e.path
 			}
 		}
 	}
+}
+
+// module reports whether e is a shared object without SONAME that nothing
+// in the scan NEEDs: only dlopen() (by path) loads it.
+func (w *wide) module(e *elfScan) bool {
+	return e.library && e.soname == "" && !w.neededBy[filepath.Base(e.path)]
 }
 
 // undefinedEvidence explains all of a file's undefined names at once, or
@@ -175,7 +193,7 @@ func (w *wide) undefinedEvidence(e *elfScan, names []string) (*Evidence, string)
 			return &Evidence{Kind: "host-program", Program: p.path}, "none where " + p.path + " loads it; to check: rocmdoctor symbols --host " + p.path + " " + e.path
 		}
 	}
-	if e.library && e.soname == "" && !w.neededBy[filepath.Base(e.path)] {
+	if w.module(e) {
 		return &Evidence{Kind: "module"}, "check it in the program that loads it: rocmdoctor symbols --host PROGRAM " + e.path
 	}
 	return w.underlinked(e, names)

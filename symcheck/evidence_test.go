@@ -79,6 +79,15 @@ func TestEvidenceModuleOrLibrary(t *testing.T) {
 	if len(fs) != 1 || fs[0].Rule != symcheck.RuleModuleUndefined || fs[0].Evidence == nil || fs[0].Evidence.Kind != "module" {
 		t.Fatalf("findings %+v, want an RD1006 note (module)", fs)
 	}
+	rep, err := symcheck.Check(context.Background(), []string{mod}, symcheck.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		if f.Rule == symcheck.RuleMissingSoname && f.Severity != symcheck.SeverityNote {
+			t.Errorf("a module without SONAME: %s %s", f.Severity, f.Message)
+		}
+	}
 	app := p.cc("bin/app", "int mod(void); int main(void) { return mod() == 0; }\n",
 		"-L"+filepath.Dir(mod), "-l:libmod.so", "-Wl,--allow-shlib-undefined,--enable-new-dtags,-rpath,$ORIGIN/../lib")
 	cmd := exec.Command(app)
@@ -200,7 +209,32 @@ func TestEvidenceProgramContext(t *testing.T) {
 	if !found {
 		t.Fatalf("no finding for libcore's libshared.so: %+v", rep.Findings)
 	}
+	// Checked without the program in the scan, but named with --for.
+	rep, err = symcheck.Check(context.Background(), []string{filepath.Dir(core)}, symcheck.CheckOptions{Programs: []string{app}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		if f.File == core && f.Library == "libshared.so" {
+			if f.Rule != symcheck.RuleProgramContext || f.Evidence == nil || f.Evidence.Program != app || !strings.Contains(f.Fix, "--add-rpath "+filepath.Dir(shared)+" ") {
+				t.Errorf("with --for %s: %+v", app, f)
+			}
+		}
+		if f.File == app {
+			t.Errorf("the --for program is reported: %+v", f)
+		}
+	}
+	// The fix for loading it alone, applied, makes it load.
+	if _, err := patchelf.EditFile(core, []patchelf.Edit{{Kind: patchelf.AddRPath, Arg: filepath.Dir(shared)}}, patchelf.Options{}, patchelf.WriteOptions{JournalDir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+	if msg := loads(t, harness, core); msg != "" {
+		t.Errorf("after --add-rpath: %s", msg)
+	}
 	// Without the program the library is missing: an error.
+	if _, err := patchelf.EditFile(core, []patchelf.Edit{{Kind: patchelf.RemoveRPath}}, patchelf.Options{}, patchelf.WriteOptions{JournalDir: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
 	rep, err = symcheck.Check(context.Background(), []string{filepath.Dir(core)}, symcheck.CheckOptions{})
 	if err != nil {
 		t.Fatal(err)

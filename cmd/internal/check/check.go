@@ -44,6 +44,7 @@ type Options struct {
 	ExpectRunpath bool
 	DlopenStrings bool
 	AllowEmpty    bool
+	For           []string // programs the files are used by (--for)
 	GPUTargets    []string
 	Version       string
 	Resolver      cli.ResolverFlags
@@ -125,6 +126,7 @@ when findings at or above --fail-on remain; Ctrl-C stops with a partial report.`
 	f.BoolVar(&opts.ExpectRunpath, "expect-runpath", false, "report DT_RPATH where DT_RUNPATH is expected (RD1204)")
 	f.BoolVar(&opts.DlopenStrings, "dlopen-strings", false, "look up the library names in the read-only data of files that call dlopen(), as dlopen() from them would (RD1010; reads those files' sections)")
 	f.StringArrayVar(&opts.GPUTargets, "gpu-targets", nil, "GPU target IDs the build must run on, comma-separated (repeatable), e.g. gfx90a,gfx1100: enables RD1401/RD1402")
+	f.StringArrayVar(&opts.For, "for", nil, "a `PROGRAM` the checked files are used by, outside the scan (repeatable): what it loads and exports decides how their gaps count (RD1006, RD1012)")
 	f.BoolVar(&opts.AllowEmpty, "allow-empty", false, "accept a directory with nothing to check in it (by default an error: the gate would pass an empty install)")
 	opts.Resolver.Register(f)
 	return cmd
@@ -154,6 +156,7 @@ func Run(ctx context.Context, opts *Options) error {
 	co.Glibc, co.Glibcxx, co.ExpectRunpath, co.Workers = opts.Glibc, opts.Glibcxx, opts.ExpectRunpath, opts.Workers
 	co.DlopenStrings = opts.DlopenStrings
 	co.AllowEmpty = opts.AllowEmpty
+	co.Programs = cli.InRoot(root, opts.For)
 	co.GPUTargets = cli.CommaList(opts.GPUTargets)
 	cfg := opts.Config
 	if cfg == "" {

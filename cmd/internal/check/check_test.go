@@ -652,3 +652,20 @@ schema.assertValid(doc)`
 		t.Errorf("two failures in one case validate:\n%s", o)
 	}
 }
+
+// --for names a program outside the scan: libpccore's missing libpcshared
+// is an RD1012 note naming it; a --for that is no program is exit 1.
+func TestCheckFor(t *testing.T) {
+	code, out, _ := run(t, "check", "--format", "plain", "--fail-on", "never", tree+"/lib/pc")
+	if code != 0 || !strings.Contains(out, "RD1004\terror\tlibpccore.so") {
+		t.Fatalf("without --for: %d\n%s", code, out)
+	}
+	code, out, _ = run(t, "check", "--format", "plain", "--fail-on", "never", "--for", tree+"/bin/pcapp", tree+"/lib/pc")
+	if code != 0 || !strings.Contains(out, "RD1012\tnote\tlibpccore.so") || strings.Contains(out, "pcapp\t") {
+		t.Fatalf("with --for: %d\n%s", code, out)
+	}
+	code, _, errOut := run(t, "check", "--for", tree+"/lib/pc/libpcshared.so", tree+"/lib/pc")
+	if code != 1 || !strings.Contains(errOut, "--for "+tree+"/lib/pc/libpcshared.so: not a dynamically linked program") {
+		t.Fatalf("a library as --for: %d %s", code, errOut)
+	}
+}
