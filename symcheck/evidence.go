@@ -91,7 +91,7 @@ func scanWide(ctx context.Context, b *Binder, files []*scanned) {
 		if s.elf != nil {
 			all = append(all, s.elf)
 			for _, n := range s.elf.needed {
-				neededBy[n] = true
+				neededBy[filepath.Base(n)] = true // (a NEEDED path: its file name)
 			}
 		}
 	}
