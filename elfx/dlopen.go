@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/saferio"
@@ -220,7 +222,15 @@ func jsonKind(v any) string {
 // merged into the tail of a longer one). For a file that calls dlopen() they are what
 // it may pass to it, which no ELF structure records. It reads the section
 // headers: a file opened without them (OpenSegments) has no names.
-func (f *File) DlopenNames() ([]string, error) {
+func (f *File) DlopenNames() ([]string, error) { return f.dlopenNames(false) }
+
+// DlopenPathNames is DlopenNames restricted to names that end a path (an
+// absolute one, or a template such as "%s/lib/%s/libjvm.so"): libraries
+// the file loads by path, where no search path is involved. Names are
+// file names (the path's last element).
+func (f *File) DlopenPathNames() ([]string, error) { return f.dlopenNames(true) }
+
+func (f *File) dlopenNames(pathsOnly bool) ([]string, error) {
 	const context = maxLibName + 1
 	window := dlopenWindow
 	var out []string
@@ -253,7 +263,14 @@ func (f *File) DlopenNames() ([]string, error) {
 				if p := lo + int64(at); p < pos || p >= pos+window {
 					continue // the neighbouring window's
 				}
-				if name, ok := libNameAt(b, at, lo == 0); ok && !seen[name] {
+				name, ok := libNameAt(b, at, lo == 0)
+				if pathsOnly {
+					if !ok || !endsPath(b, at, name) {
+						continue
+					}
+					name = filepath.Base(name)
+				}
+				if ok && !seen[name] {
 					seen[name] = true
 					out = append(out, name)
 				}
@@ -309,6 +326,16 @@ func libNameAt(b []byte, at int, atStart bool) (string, bool) {
 		}
 	}
 	return string(b[start:end]), true
+}
+
+// endsPath reports whether name, which libNameAt read with its ".so" at
+// b[at:], is an absolute path or the last element of another path.
+func endsPath(b []byte, at int, name string) bool {
+	if name[0] == '/' {
+		return true
+	}
+	start := at - strings.Index(name, ".so")
+	return start > 0 && b[start-1] == '/'
 }
 
 func nameByte(c byte) bool {

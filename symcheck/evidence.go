@@ -95,7 +95,7 @@ func scanWide(ctx context.Context, b *Binder, files []*scanned) {
 			}
 		}
 	}
-	w := &wide{ctx: ctx, b: b, all: all, neededBy: neededBy, tables: map[elfx.FileID]*symtab{}}
+	w := &wide{ctx: ctx, b: b, all: all, neededBy: neededBy, tables: map[elfx.FileID]*symtab{}, dlopenPaths: map[elfx.FileID][]string{}}
 	for _, s := range files {
 		if s.elf != nil && len(s.findings) > 0 {
 			w.file(s)
@@ -109,6 +109,8 @@ type wide struct {
 	all      []*elfScan
 	neededBy map[string]bool
 	tables   map[elfx.FileID]*symtab
+	// dlopenPaths caches pathNames.
+	dlopenPaths map[elfx.FileID][]string
 }
 
 // table is the symbol table of a file of the scan (nil when unreadable).
@@ -164,6 +166,13 @@ func (w *wide) file(s *scanned) {
 			f.Message += " — NEEDED by nothing in the scan: a module loaded with dlopen(), which needs none"
 		}
 		if f.Rule == RuleMissingLibrary && f.Severity == SeverityError && f.File == e.path {
+			if l, by := w.loadedByPath(e, f.Library); l != nil {
+				f.Rule, f.Severity = RuleProgramContext, SeverityNote
+				f.Evidence = &Evidence{Kind: "program-context", Program: by, Libraries: []string{l.path}}
+				f.Message += fmt.Sprintf(" — %s is in the scan at %s, which %s loads by path with dlopen() (it holds a path ending in /%s): a file loaded after it finds it loaded", f.Library, l.path, by, filepath.Base(l.path))
+				f.Fix = "none needed where the file is loaded after " + l.path + "; to load it on its own, add that directory to its RUNPATH: rocmdoctor patchelf --add-rpath " + filepath.Dir(l.path) + " " + e.path
+				continue
+			}
 			if p := w.loadedWith(e, f.Library); p != nil {
 				f.Rule, f.Severity = RuleProgramContext, SeverityNote
 				f.Evidence = &Evidence{Kind: "program-context", Program: p.path}
@@ -274,6 +283,56 @@ func applyEvidence(f *Finding, ev *Evidence, fix string) {
 		f.Rule, f.Severity = RuleModuleUndefined, SeverityNote
 		f.Message += " — a loadable module (no SONAME, NEEDED by nothing in the scan): the program that loads it may define it"
 	}
+}
+
+// loadedByPath finds the library of the scan whose SONAME is lib, and a
+// file of the scan near it and e (under their common directory) that
+// loads it by path with dlopen(): the JDK launcher's libjli loads
+// "%s/lib/%s/libjvm.so", and the libraries that NEED libjvm.so, loaded
+// after it, find it loaded. A name dlopen() would search for is no such
+// evidence: it fails as NEEDED does.
+func (w *wide) loadedByPath(e *elfScan, lib string) (l *elfScan, by string) {
+	for _, c := range w.all {
+		if c.library && c.soname == lib {
+			l = c
+			break
+		}
+	}
+	if l == nil {
+		return nil, ""
+	}
+	root := filepath.Dir(e.path)
+	for !strings.HasPrefix(l.path, root+"/") {
+		root = filepath.Dir(root)
+	}
+	if strings.Count(root, "/") < 3 {
+		return nil, "" // (a whole system tree: too far to be one package)
+	}
+	for _, c := range w.all {
+		if !strings.HasPrefix(c.path, root+"/") || c == l {
+			continue
+		}
+		if slices.Contains(w.pathNames(c), lib) {
+			return l, c.path
+		}
+	}
+	return nil, ""
+}
+
+// pathNames is c's DlopenPathNames when it calls dlopen(), read once.
+func (w *wide) pathNames(c *elfScan) []string {
+	if names, ok := w.dlopenPaths[c.id]; ok {
+		return names
+	}
+	var names []string
+	if t := w.table(c); t != nil && t.tab.CallsDlopen() {
+		if f, err := elfx.Open(c.path); err == nil {
+			names, _ = f.DlopenPathNames()
+			f.Close()
+		}
+	}
+	w.dlopenPaths[c.id] = names
+	return names
 }
 
 // loadedWith finds a program of the scan whose process loads e and finds

@@ -245,3 +245,59 @@ func TestEvidenceProgramContext(t *testing.T) {
 		}
 	}
 }
+
+// A library NEEDs one that lives elsewhere in its package and that a
+// launcher loads by path with dlopen() first (the JDK: libjli loads
+// "%s/lib/%s/libjvm.so", then libjava.so, which NEEDs libjvm.so): a note
+// naming the launcher. The real loader fails the library alone and loads
+// it through the launcher. A launcher that names the library for dlopen()
+// to search is no such evidence: the error stays.
+func TestEvidenceLoadedByPath(t *testing.T) {
+	for _, byPath := range []bool{true, false} {
+		p := newPfx(t)
+		harness := testenv.DlopenHarness(t)
+		vm := p.lib("pkg/lib/server/libvm.so", "libvm.so", "int vm_fn(void) { return 5; }\n")
+		user := p.lib("pkg/lib/libuser.so", "libuser.so", "extern int vm_fn(void); int user_fn(void) { return vm_fn(); }\n",
+			"-L"+filepath.Dir(vm), "-l:libvm.so", "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
+		open := `snprintf(b, sizeof b, "%s/lib/server/libvm.so", home)`
+		if !byPath {
+			open = `snprintf(b, sizeof b, "libvm.so")`
+		}
+		p.lib("pkg/lib/liblaunch.so", "liblaunch.so", "#include <dlfcn.h>\n#include <stdio.h>\n"+
+			"int launch(const char *home) { char b[4096]; "+open+"; if (!dlopen(b, RTLD_NOW | RTLD_GLOBAL)) { puts(dlerror()); return 1; }\n"+
+			"snprintf(b, sizeof b, \"%s/lib/libuser.so\", home); void *h = dlopen(b, RTLD_NOW); if (!h) { puts(dlerror()); return 1; }\n"+
+			"int (*f)(void) = (int (*)(void))dlsym(h, \"user_fn\"); return f() != 5; }\n", "-ldl")
+		app := p.cc("pkg/bin/launcher", "int launch(const char *); int main(int c, char **v) { return launch(v[1]); }\n",
+			"-L"+filepath.Join(p.root, "pkg/lib"), "-l:liblaunch.so", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib")
+		if msg := loads(t, harness, user); !strings.Contains(msg, "libvm.so") {
+			t.Fatalf("libuser alone: %q, want libvm.so not found", msg)
+		}
+		out, err := exec.Command(app, filepath.Join(p.root, "pkg")).CombinedOutput()
+		if byPath && err != nil {
+			t.Fatalf("the launcher: %v %s", err, out)
+		}
+		if !byPath && err == nil {
+			t.Fatalf("the launcher found libvm.so by name: the negative case does not test anything")
+		}
+		rep, err := symcheck.Check(context.Background(), []string{p.root}, symcheck.CheckOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, f := range rep.Findings {
+			if f.File != user || f.Library != "libvm.so" {
+				continue
+			}
+			n++
+			switch {
+			case byPath && (f.Rule != symcheck.RuleProgramContext || f.Evidence == nil || !strings.HasSuffix(f.Evidence.Program, "liblaunch.so")):
+				t.Errorf("loaded by path: %+v, want an RD1012 note naming liblaunch.so", f)
+			case !byPath && (f.Rule != symcheck.RuleMissingLibrary || f.Severity != symcheck.SeverityError):
+				t.Errorf("dlopen by name: %+v, want RD1004", f)
+			}
+		}
+		if n != 1 {
+			t.Errorf("byPath=%v: %d findings for libuser's libvm.so", byPath, n)
+		}
+	}
+}
