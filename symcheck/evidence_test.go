@@ -62,6 +62,17 @@ func TestEvidenceHostProgram(t *testing.T) {
 		fs[0].Evidence == nil || fs[0].Evidence.Kind != "host-program" || fs[0].Evidence.Program != app {
 		t.Fatalf("findings %+v, want one RD1006 note naming %s", fs, app)
 	}
+	// A plugin that also needs a name the program lacks: the program
+	// does not load it, and every gap stays an error.
+	bad := p.lib("lib/plugins/libbad.so", "libbad.so", "extern int host_hook(void), not_in_host(void); int bad(void) { return host_hook() + not_in_host(); }\n")
+	if out, err := exec.Command(app, bad).CombinedOutput(); err == nil || !strings.Contains(string(out), "not_in_host") {
+		t.Fatalf("the program loads a plugin it lacks a name for: %v %s", err, out)
+	}
+	for _, f := range checkTree(t, p.root, bad) {
+		if f.Severity != symcheck.SeverityError {
+			t.Errorf("a plugin whose host lacks a name: %+v", f)
+		}
+	}
 	// Without the program in the scan the plugin's gap is an error.
 	fs = checkTree(t, filepath.Dir(plug), plug)
 	if len(fs) != 1 || fs[0].Rule != symcheck.RuleUndefinedSymbol || fs[0].Severity != symcheck.SeverityError {
