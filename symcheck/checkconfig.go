@@ -1,17 +1,21 @@
 package symcheck
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/pelletier/go-toml/v2"
 	"github.com/rocmdoctor/rocmdoctor/elfx"
-	"github.com/rocmdoctor/rocmdoctor/internal/config"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
+	"go.yaml.in/yaml/v3"
 )
 
 // ConfigFileNames are the configuration files Check looks for, in the
@@ -44,7 +48,7 @@ func FindConfig(start string) string {
 }
 
 // LoadConfig reads a .rocmdoctor.toml (or the same settings as
-// .rocmdoctor.yaml/.yml, see config.ParseYAML) into opts:
+// .rocmdoctor.yaml/.yml) into opts:
 //
 //	glibc = "2.28"            # baseline for RD1208
 //	glibcxx = "3.4.25"        # baseline for RD1209
@@ -60,143 +64,151 @@ func FindConfig(start string) string {
 //	symbol = "LLVMInitialize*"
 //	soname = "libamdhip64.so.*"
 //
+// TOML is read with go-toml and YAML with yaml.v3, strictly: an unknown
+// key, or a value of the wrong type, is an error naming the file and line.
 // Values already set in opts (from flags) win over the file.
 func LoadConfig(path string, opts *CheckOptions) (baseline string, err error) {
 	b, err := regfile.ReadFile(path)
 	if err != nil {
 		return "", err
 	}
-	parse := config.Parse
+	var c fileConfig
 	if ext := filepath.Ext(path); ext == ".yaml" || ext == ".yml" {
-		parse = config.ParseYAML
+		err = decodeYAML(b, &c)
+	} else {
+		err = decodeTOML(b, &c)
 	}
-	doc, err := parse(string(b))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
-	bad := func(e error) error { return fmt.Errorf("%s: %w", path, e) }
-	for _, k := range []string{"glibc", "glibcxx", "baseline"} {
-		v, ok, err := doc.Root.String(k)
-		if err != nil {
-			return "", bad(err)
+	bad := func(key string, e error) error {
+		if line := lineOf(b, key); line > 0 {
+			return fmt.Errorf("%s: line %d: %w", path, line, e)
 		}
-		if !ok {
-			continue
-		}
-		switch k {
-		case "glibc":
-			if opts.Glibc == "" {
-				opts.Glibc = v
-			}
-		case "glibcxx":
-			if opts.Glibcxx == "" {
-				opts.Glibcxx = v
-			}
-		case "baseline":
-			baseline = filepath.Join(filepath.Dir(path), v)
-		}
+		return fmt.Errorf("%s: %w", path, e)
 	}
-	for _, b := range []struct {
-		key string
-		dst *bool
-	}{{"expect_runpath", &opts.ExpectRunpath}, {"dlopen_strings", &opts.DlopenStrings}} {
-		if v, ok, err := doc.Root.Bool(b.key); err != nil {
-			return "", bad(err)
-		} else if ok && v {
-			*b.dst = true
-		}
+	if c.Glibc != nil && opts.Glibc == "" {
+		opts.Glibc = *c.Glibc
 	}
-	if v, ok := doc.Root["gpu_targets"]; ok && len(opts.GPUTargets) == 0 {
+	if c.Glibcxx != nil && opts.Glibcxx == "" {
+		opts.Glibcxx = *c.Glibcxx
+	}
+	if c.Baseline != nil {
+		baseline = filepath.Join(filepath.Dir(path), *c.Baseline)
+	}
+	opts.ExpectRunpath = opts.ExpectRunpath || c.ExpectRunpath != nil && *c.ExpectRunpath
+	opts.DlopenStrings = opts.DlopenStrings || c.DlopenStrings != nil && *c.DlopenStrings
+	if c.GPUTargets != nil && len(opts.GPUTargets) == 0 {
 		var ts []string
-		switch v := v.(type) {
-		case []string:
-			ts = v
+		switch v := c.GPUTargets.(type) {
 		case string:
 			ts = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ';' || r == ' ' })
+		case []any:
+			for _, x := range v {
+				s, ok := x.(string)
+				if !ok {
+					return "", bad("gpu_targets", errors.New("gpu_targets must be an array of strings or a string"))
+				}
+				ts = append(ts, s)
+			}
 		default:
-			return "", bad(fmt.Errorf("gpu_targets must be an array of strings or a string"))
+			return "", bad("gpu_targets", errors.New("gpu_targets must be an array of strings or a string"))
 		}
 		for _, t := range ts {
 			if _, err := elfx.ParseTargetID(t); err != nil {
-				return "", bad(fmt.Errorf("gpu_targets: %q: %w", t, err))
+				return "", bad("gpu_targets", fmt.Errorf("gpu_targets: %q: %w", t, err))
 			}
 		}
 		opts.GPUTargets = ts
 	}
-	for k := range doc.Root {
-		switch k {
-		case "glibc", "glibcxx", "baseline", "expect_runpath", "dlopen_strings", "gpu_targets":
-		default:
-			return "", bad(fmt.Errorf("unknown setting %q", k))
-		}
-	}
-	for k, v := range doc.Tables["severity"] {
+	for k, v := range c.Severity {
 		if _, ok := LookupRule(k); !ok {
-			return "", bad(fmt.Errorf("[severity]: unknown rule %q", k))
+			return "", bad(k, fmt.Errorf("[severity]: unknown rule %q", k))
 		}
-		s, isStr := v.(string)
-		if !isStr {
-			return "", bad(fmt.Errorf("[severity] %s must be a string", k))
-		}
-		sev, err := ParseSeverity(s)
+		sev, err := ParseSeverity(v)
 		if err != nil {
-			return "", bad(fmt.Errorf("[severity] %s: %w", k, err))
+			return "", bad(k, fmt.Errorf("[severity] %s: %w", k, err))
 		}
 		if opts.Severity == nil {
 			opts.Severity = map[string]Severity{}
 		}
 		opts.Severity[k] = sev
 	}
-	for i, t := range doc.Arrays["ignore"] {
-		var ig Ignore
-		for k, v := range t {
-			switch k {
-			case "rules":
-				xs, ok := v.([]string)
-				if !ok {
-					return "", bad(fmt.Errorf("[[ignore]] %d: rules must be an array of strings", i+1))
-				}
-				ig.Rules = append(ig.Rules, xs...)
-			case "rule", "path", "symbol", "soname":
-				s, ok := v.(string)
-				if !ok {
-					return "", bad(fmt.Errorf("[[ignore]] %d: %s must be a string", i+1, k))
-				}
-				switch k {
-				case "rule":
-					ig.Rules = append(ig.Rules, s)
-				case "path":
-					ig.Path = s
-				case "symbol":
-					ig.Symbol = s
-				case "soname":
-					ig.Soname = s
-				}
-			default:
-				return "", bad(fmt.Errorf("[[ignore]] %d: unknown key %q", i+1, k))
-			}
+	for i, ci := range c.Ignore {
+		ig := Ignore{Rules: ci.Rules, Path: ci.Path, Symbol: ci.Symbol, Soname: ci.Soname}
+		if ci.Rule != "" {
+			ig.Rules = append(ig.Rules, ci.Rule)
 		}
 		for _, r := range ig.Rules {
 			if _, ok := LookupRule(r); !ok {
-				return "", bad(fmt.Errorf("[[ignore]] %d: unknown rule %q", i+1, r))
+				return "", bad(r, fmt.Errorf("[[ignore]] %d: unknown rule %q", i+1, r))
 			}
 		}
 		if len(ig.Rules) == 0 && ig.Path == "" && ig.Symbol == "" && ig.Soname == "" {
-			return "", bad(fmt.Errorf("[[ignore]] %d matches everything; give rules, path, symbol or soname", i+1))
+			return "", fmt.Errorf("%s: [[ignore]] %d matches everything; give rules, path, symbol or soname", path, i+1)
 		}
 		opts.Ignores = append(opts.Ignores, ig)
 	}
-	for k := range doc.Tables {
-		if k != "severity" {
-			return "", bad(fmt.Errorf("unknown table [%s]", k))
-		}
-	}
-	for k := range doc.Arrays {
-		if k != "ignore" {
-			return "", bad(fmt.Errorf("unknown table [[%s]]", k))
-		}
-	}
 	return baseline, nil
+}
+
+// fileConfig is what a configuration file may say; nothing else.
+type fileConfig struct {
+	Glibc         *string           `toml:"glibc" yaml:"glibc"`
+	Glibcxx       *string           `toml:"glibcxx" yaml:"glibcxx"`
+	Baseline      *string           `toml:"baseline" yaml:"baseline"`
+	ExpectRunpath *bool             `toml:"expect_runpath" yaml:"expect_runpath"`
+	DlopenStrings *bool             `toml:"dlopen_strings" yaml:"dlopen_strings"`
+	GPUTargets    any               `toml:"gpu_targets" yaml:"gpu_targets"` // a string or an array of strings
+	Severity      map[string]string `toml:"severity" yaml:"severity"`
+	Ignore        []fileIgnore      `toml:"ignore" yaml:"ignore"`
+}
+
+type fileIgnore struct {
+	Rules  []string `toml:"rules" yaml:"rules"`
+	Rule   string   `toml:"rule" yaml:"rule"`
+	Path   string   `toml:"path" yaml:"path"`
+	Symbol string   `toml:"symbol" yaml:"symbol"`
+	Soname string   `toml:"soname" yaml:"soname"`
+}
+
+// decodeTOML decodes b strictly; errors say the line.
+func decodeTOML(b []byte, c *fileConfig) error {
+	err := toml.NewDecoder(bytes.NewReader(b)).DisallowUnknownFields().Decode(c)
+	var missing *toml.StrictMissingError
+	var de *toml.DecodeError
+	switch {
+	case errors.As(err, &missing) && len(missing.Errors) > 0:
+		e := missing.Errors[0]
+		row, _ := e.Position()
+		return fmt.Errorf("line %d: unknown setting %q", row, strings.Join(e.Key(), "."))
+	case errors.As(err, &de):
+		row, _ := de.Position()
+		return fmt.Errorf("line %d: %s", row, de.Error())
+	}
+	return err
+}
+
+// decodeYAML decodes b strictly (yaml.v3's errors say the line).
+func decodeYAML(b []byte, c *fileConfig) error {
+	d := yaml.NewDecoder(bytes.NewReader(b))
+	d.KnownFields(true)
+	if err := d.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return errors.New(strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	return nil
+}
+
+// lineOf is the first line of src that sets key (as `key =`, `key:` or
+// a quoted "key"), for errors found after decoding; 0 when none does.
+func lineOf(src []byte, key string) int {
+	for i, l := range strings.Split(string(src), "\n") {
+		l = strings.TrimSpace(l)
+		if strings.HasPrefix(l, key+" ") || strings.HasPrefix(l, key+"=") || strings.HasPrefix(l, key+":") || strings.Contains(l, `"`+key+`"`) {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 type baselineFile struct {

@@ -1,6 +1,7 @@
 package symcheck
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -40,9 +41,9 @@ func TestLoadConfigGPUTargets(t *testing.T) {
 		want       []string
 		err        string
 	}{
-		{".rocmdoctor.toml", "gpu_targets = [\"gfx90a\", \"gfx1100:xnack+\"]\n", []string{"gfx90a", "gfx1100:xnack+"}, ""},
-		{".rocmdoctor.toml", "gpu_targets = \"gfx90a;gfx1030, gfx942\"\n", []string{"gfx90a", "gfx1030", "gfx942"}, ""},
-		{".rocmdoctor.yaml", "gpu_targets: [gfx90a, gfx1100]\n", []string{"gfx90a", "gfx1100"}, ""},
+		{".rocmdoctor.toml", "gpu_targets = [\"gfx90a\", \"gfx1100:xnack+\"]\n", []string{"gfx90a", "gfx1100:xnack+", ""}, ""},
+		{".rocmdoctor.toml", "gpu_targets = \"gfx90a;gfx1030, gfx942\"\n", []string{"gfx90a", "gfx1030", "gfx942", ""}, ""},
+		{".rocmdoctor.yaml", "gpu_targets: [gfx90a, gfx1100]\n", []string{"gfx90a", "gfx1100", ""}, ""},
 		{".rocmdoctor.toml", "gpu_targets = [\"gfx90a:foo\"]\n", nil, `gpu_targets: "gfx90a:foo"`},
 		{".rocmdoctor.toml", "gpu_targets = true\n", nil, "gpu_targets must be an array of strings or a string"},
 	} {
@@ -65,5 +66,50 @@ func TestLoadConfigGPUTargets(t *testing.T) {
 	o := CheckOptions{GPUTargets: []string{"gfx942"}}
 	if _, err := LoadConfig(p, &o); err != nil || !slices.Equal(o.GPUTargets, []string{"gfx942"}) {
 		t.Errorf("flags then file: %q, %v; want the flag's gfx942", o.GPUTargets, err)
+	}
+}
+
+// The whole of TOML and YAML is read (the home-made subset refused
+// multi-line arrays, inline tables, dotted keys, """ strings, YAML flow
+// mappings and anchors); an unknown key or a value of the wrong type is
+// an error with the file and line.
+func TestLoadConfigFormats(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, src string
+		err       string // "" when it loads
+		want      string // what it loads, as %v of the options read
+	}{
+		{".rocmdoctor.toml", "gpu_targets = [\n  \"gfx90a\",\n  \"gfx1100\", # the new one\n]\nseverity = { RD1207 = \"off\" }\n", "", "[gfx90a gfx1100] map[RD1207:off] [] "},
+		{".rocmdoctor.toml", "severity.RD1207 = \"off\"\nglibc = \"\"\"2.28\"\"\"\n", "", "[] map[RD1207:off] [] 2.28"},
+		{".rocmdoctor.toml", "[[ignore]]\nrules = [\n \"RD1001\",\n]\nsymbol = 'LLVMInitialize*'\n", "", "[] map[] [{[RD1001]  LLVMInitialize* }] "},
+		{".rocmdoctor.yaml", "severity: {RD1207: \"off\"}\ngpu_targets: &t [gfx90a, gfx1100]\nignore:\n  - rules: [RD1001]\n    symbol: \"LLVMInitialize*\"\n", "", "[gfx90a gfx1100] map[RD1207:off] [{[RD1001]  LLVMInitialize* }] "},
+		// The README's YAML: plain scalars stay strings ("2.30" keeps its
+		// zero, off is no boolean).
+		{".rocmdoctor.yaml", "glibc: 2.30\nseverity:\n  RD1207: off\nignore:\n  - rules: [RD1001]\n    path: \"lib/perl5/**\"\n", "", "[] map[RD1207:off] [{[RD1001] lib/perl5/**  }] 2.30"},
+		{".rocmdoctor.toml", "glibc = \"2.28\"\n\nexpect_rpath = true\n", `line 3: unknown setting "expect_rpath"`, ""},
+		{".rocmdoctor.toml", "[[ignore]]\nrules = [\"RD1001\"]\nsymbols = \"x\"\n", `line 3: unknown setting "ignore.symbols"`, ""},
+		{".rocmdoctor.yaml", "glibc: \"2.28\"\nexpect_rpath: true\n", "line 2: field expect_rpath not found", ""},
+		{".rocmdoctor.toml", "dlopen_strings = \"yes\"\n", "line 1:", ""},
+		{".rocmdoctor.toml", "[severity]\nRD9999 = \"off\"\n", `line 2: [severity]: unknown rule "RD9999"`, ""},
+		{".rocmdoctor.toml", "glibc = \n", "line 1:", ""},
+	} {
+		p := filepath.Join(dir, c.name)
+		os.WriteFile(p, []byte(c.src), 0o644)
+		var o CheckOptions
+		_, err := LoadConfig(p, &o)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("%q: %v", c.src, err)
+		case c.err == "":
+			if o.Severity == nil {
+				o.Severity = map[string]Severity{}
+			}
+			if got := fmt.Sprintf("%v %v %v %s", append([]string{}, o.GPUTargets...), o.Severity, append([]Ignore{}, o.Ignores...), o.Glibc); got != c.want {
+				t.Errorf("%q: read %q, want %q", c.src, got, c.want)
+			}
+		case err == nil || !strings.Contains(err.Error(), p+": ") || !strings.Contains(err.Error(), c.err):
+			t.Errorf("%q: error %v, want %q naming the file", c.src, err, c.err)
+		}
 	}
 }
