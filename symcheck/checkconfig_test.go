@@ -41,9 +41,9 @@ func TestLoadConfigGPUTargets(t *testing.T) {
 		want       []string
 		err        string
 	}{
-		{".rocmdoctor.toml", "gpu_targets = [\"gfx90a\", \"gfx1100:xnack+\"]\n", []string{"gfx90a", "gfx1100:xnack+", ""}, ""},
-		{".rocmdoctor.toml", "gpu_targets = \"gfx90a;gfx1030, gfx942\"\n", []string{"gfx90a", "gfx1030", "gfx942", ""}, ""},
-		{".rocmdoctor.yaml", "gpu_targets: [gfx90a, gfx1100]\n", []string{"gfx90a", "gfx1100", ""}, ""},
+		{".rocmdoctor.toml", "gpu_targets = [\"gfx90a\", \"gfx1100:xnack+\"]\n", []string{"gfx90a", "gfx1100:xnack+"}, ""},
+		{".rocmdoctor.toml", "gpu_targets = \"gfx90a;gfx1030, gfx942\"\n", []string{"gfx90a", "gfx1030", "gfx942"}, ""},
+		{".rocmdoctor.yaml", "gpu_targets: [gfx90a, gfx1100]\n", []string{"gfx90a", "gfx1100"}, ""},
 		{".rocmdoctor.toml", "gpu_targets = [\"gfx90a:foo\"]\n", nil, `gpu_targets: "gfx90a:foo"`},
 		{".rocmdoctor.toml", "gpu_targets = true\n", nil, "gpu_targets must be an array of strings or a string"},
 	} {
