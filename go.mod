@@ -13,6 +13,7 @@ require (
 )
 
 require (
+	github.com/klauspost/compress v1.18.2
 	github.com/pelletier/go-toml/v2 v2.4.3
 	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/sys v0.30.0

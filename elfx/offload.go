@@ -215,7 +215,9 @@ func parseCompressedBundle(r io.ReaderAt, off, limit int64) (*OffloadBundle, err
 		}
 		dec = zr
 	case 1:
-		dec = zstd.NewReader(src)
+		zr := zstd.NewReader(src)
+		defer zr.Close()
+		dec = zr
 	default:
 		b.Note = fmt.Sprintf("offload bundle compressed with %s (format %d, %d bytes uncompressed): unknown to rocmdoctor; list its targets with clang-offload-bundler --list",
 			b.CompressionMethod, b.FormatVersion, b.UncompressedSize)

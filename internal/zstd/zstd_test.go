@@ -13,27 +13,6 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 )
 
-// XXH64 of known inputs (seed 0), from the reference implementation's
-// published values.
-func TestXXH64(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want uint64
-	}{
-		{"", 0xef46db3751d8e999},
-		{"a", 0xd24ec4f1a98c6e5b},
-		{"abc", 0x44bc2cf5ad770999},
-		{"Nobody inspects the spammish repetition", 0xfbcea83c8a378bf1},
-	} {
-		var h xxh64
-		h.reset()
-		h.write([]byte(tc.in))
-		if got := h.sum(); got != tc.want {
-			t.Errorf("xxh64(%q) = %#x, want %#x", tc.in, got, tc.want)
-		}
-	}
-}
-
 func inputs(t *testing.T) map[string][]byte {
 	r := rand.New(rand.NewPCG(7, 8))
 	random := make([]byte, 300<<10)
@@ -209,4 +188,40 @@ func FuzzReader(f *testing.F) {
 		// Errors are fine, panics are not; output is capped like a bundle's.
 		io.Copy(io.Discard, io.LimitReader(NewReader(bytes.NewReader(b)), 64<<20))
 	})
+}
+
+// A frame whose window is past MaxWindow (1 GiB here) is refused before
+// anything is allocated for it.
+func TestWindowLimit(t *testing.T) {
+	// Magic, a frame header descriptor with no flags, a window descriptor
+	// of exponent 20 (1 << 30), then a last raw block of 3 bytes.
+	b := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 20 << 3, 0x19, 0x00, 0x00, 'a', 'b', 'c'}
+	if _, err := io.ReadAll(NewReader(bytes.NewReader(b))); err == nil {
+		t.Fatal("a 1 GiB window was accepted")
+	}
+	b[5] = 0 // 1 KiB
+	if got, err := io.ReadAll(NewReader(bytes.NewReader(b))); err != nil || string(got) != "abc" {
+		t.Fatalf("a 1 KiB window: %q, %v", got, err)
+	}
+}
+
+// BenchmarkDecode decodes the "mixed" input compressed with zstd -19
+// (text, random and skewed bytes, 1.5 MB), as a compressed offload
+// bundle's payload is read.
+func BenchmarkDecode(b *testing.B) {
+	zstdCmd := testenv.Tool(b, "zstd", "zstd")
+	data := inputs(nil)["mixed"]
+	cmd := exec.Command(zstdCmd, "-q", "-c", "-19")
+	cmd.Stdin = bytes.NewReader(data)
+	comp, err := cmd.Output()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := io.Copy(io.Discard, NewReader(bytes.NewReader(comp))); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
