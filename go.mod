@@ -15,6 +15,7 @@ require (
 require (
 	github.com/klauspost/compress v1.18.2
 	github.com/pelletier/go-toml/v2 v2.4.3
+	github.com/saferwall/elf v0.3.1
 	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/sys v0.30.0
 )
@@ -23,6 +24,7 @@ require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/clipperhouse/uax29/v2 v2.6.0 // indirect
 	github.com/cpuguy83/go-md2man/v2 v2.0.6 // indirect
+	github.com/edsrzf/mmap-go v1.1.0 // indirect
 	github.com/fatih/color v1.18.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
@@ -32,4 +34,5 @@ require (
 	github.com/olekukonko/ll v0.1.6 // indirect
 	github.com/rivo/uniseg v0.2.0 // indirect
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
+	github.com/saferwall/binstream v0.1.1 // indirect
 )
