@@ -80,6 +80,12 @@ type CheckOptions struct {
 	// from it would. It reads those files' sections (libLLVM-15.so.1 has
 	// 35 MB of .rodata), so it is not on by default.
 	DlopenStrings bool
+	// Python is the interpreter that imports the Python extension modules
+	// of the scan (check --python): each is bound as that program loads
+	// it, so only what the interpreter exports is left to it and any other
+	// undefined symbol is an error. "" knows no interpreter: a module's
+	// undefined symbols are notes (RD1006).
+	Python string
 	// Programs are the programs the scanned files are used by (check
 	// --for), when they are not in the scan: their closures and the names
 	// they export count as evidence of how a file is used (RD1006,
@@ -173,6 +179,8 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	// What the resolvers work around is in the report (JSON, SARIF) as
 	// well as told to the caller's Warn.
 	opts.Resolver.KeepWarnings(&rep.Warnings)
+	// Wheels' libraries staged by a check that was killed.
+	safefile.SweepDirs("", wheelStagePrefix, opts.Resolver.Warn)
 	if opts.WorkDir == "" {
 		opts.WorkDir, _ = os.Getwd()
 	}
@@ -726,7 +734,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		}
 	case bytes.HasPrefix(p.Head, []byte("PK\x03\x04")) && strings.HasSuffix(c.path, ".whl"):
 		sc.kind = "wheel"
-		sc.findings, sc.deviceCode, sc.err = checkWheel(p, opts)
+		sc.findings, sc.deviceCode, sc.err = checkWheel(ctx, p, opts)
 		p.Close()
 	default:
 		p.Close()
@@ -874,39 +882,67 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, t *symtab, ff *fileF
 	if c.walked && opts.Resolver.Files != nil {
 		opts.Resolver.Files.KnowNotLink(c.path)
 	}
-	dr, err := b.BindDynamic(ctx, c.path, false)
-	if err != nil {
-		return out, err
+	bf, dr, err := bindFindings(ctx, b, c.path, ff, module, python, opts)
+	if dr != nil {
+		sc.elf = scanOf(c.path, sc.id, ff, dr)
+		// Bound in its interpreter: what is left is no guess.
+		sc.elf.boundInHost = python && opts.Python != ""
 	}
-	sc.elf = scanOf(c.path, sc.id, ff, dr)
-	var unresolved []string
 	if len(out) == 0 {
-		out = dr.Findings[:0] // rewritten in place: each is written at or before where it was read
+		return bf, err
 	}
+	return append(out, bf...), err
+}
+
+// bindFindings binds the file at path (facts ff; a loadable module, and a
+// Python extension, as ModuleKind says) as the loader would and reports
+// what does not resolve: undefined symbols and versions, missing
+// libraries, the LLVMInitialize* diagnosis, dlopen() names and unwinders.
+// A Python extension is bound in opts.Python when it is set, so that only
+// what the interpreter exports is left to it.
+func bindFindings(ctx context.Context, b *Binder, path string, ff *fileFacts, module, python bool, opts *CheckOptions) ([]Finding, *DynamicResult, error) {
+	inHost := python && opts.Python != ""
+	var dr *DynamicResult
+	var err error
+	if inHost {
+		dr, err = b.BindInHost(ctx, opts.Python, path, false)
+	} else {
+		dr, err = b.BindDynamic(ctx, path, false)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var unresolved []string
+	out := dr.Findings[:0] // rewritten in place: each is written at or before where it was read
 	for _, fd := range dr.Findings {
-		if fd.Rule == RuleUndefinedSymbol && module && fd.File == c.path {
-			AsModuleNote(&fd, c.path, python)
+		if fd.Rule == RuleUndefinedSymbol && fd.File == path {
+			switch {
+			case inHost:
+				fd.Message += fmt.Sprintf(" — neither %s (which imports the module) nor the module's libraries define it", opts.Python)
+			case module:
+				AsModuleNote(&fd, path, python)
+			}
 		}
 		if fd.Rule == RuleUndefinedSymbol {
 			unresolved = append(unresolved, fd.Symbol)
 		}
 		out = append(out, fd)
 	}
-	out = append(out, llvmFinding(c.path, DiagnoseLLVM(unresolved, dr.Defined, nil))...)
-	out = append(out, dlopenFindings(b.resolver, dr.Closure, c.path, &ff.dlopen)...)
-	uw, err := b.unwindFindings(dr.Closure, c.path, false)
+	out = append(out, llvmFinding(path, DiagnoseLLVM(unresolved, dr.Defined, nil))...)
+	out = append(out, dlopenFindings(b.resolver, dr.Closure, path, &ff.dlopen)...)
+	uw, err := b.unwindFindings(dr.Closure, path, false)
 	if err != nil {
-		return out, err
+		return out, dr, err
 	}
 	// Unwinder problems are reported for the file whose closure has them;
 	// a static copy is reported once, on the library that carries it.
 	for _, fd := range uw.Findings {
-		if fd.Rule == RuleExportsUnwinder && fd.File != c.path {
+		if fd.Rule == RuleExportsUnwinder && fd.File != path {
 			continue
 		}
 		out = append(out, fd)
 	}
-	return out, nil
+	return out, dr, nil
 }
 
 // PythonExtension reports whether path is named like a CPython or PyPy
@@ -1264,7 +1300,7 @@ var inMemoryMember uint64 = 32 << 20
 // once, and the wheel's rocBLAS/hipBLASLt Tensile directory judged as a
 // prefix's is (from the member names; kernel files parsed once, here);
 // deviceCode says whether the wheel has any.
-func checkWheel(p *elfx.Probe, opts *CheckOptions) (out []Finding, deviceCode bool, err error) {
+func checkWheel(ctx context.Context, p *elfx.Probe, opts *CheckOptions) (out []Finding, deviceCode bool, err error) {
 	path := p.Path
 	zr, err := zip.NewReader(p, p.Info.Size())
 	if err != nil {
@@ -1346,6 +1382,11 @@ func checkWheel(p *elfx.Probe, opts *CheckOptions) (out []Finding, deviceCode bo
 		return append(out, rec.out...), deviceCode, failed
 	}
 	out = append(out, rec.finish()...)
+	bf, err := wheelClosures(ctx, path, zr, p, opts)
+	if err != nil {
+		return out, deviceCode, err
+	}
+	out = append(out, bf...)
 	if gpu {
 		reports, tf := tensile.check(opts.gpuRequired, func(kernel, arch string) bool {
 			zf := members[filepath.Clean(kernel)]

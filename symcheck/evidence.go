@@ -36,6 +36,9 @@ type elfScan struct {
 	needed  []string
 	program bool
 	library bool // a shared object that is not a program
+	// boundInHost: a Python extension bound in the interpreter (check
+	// --python), whose gaps no other evidence explains away.
+	boundInHost bool
 	// A program's closure (file identities) and the NEEDED names the
 	// loader would not find for it.
 	closure map[elfx.FileID]bool
@@ -148,7 +151,7 @@ func (w *wide) file(s *scanned) {
 			undef = append(undef, f.Symbol)
 		}
 	}
-	if len(undef) > 0 {
+	if len(undef) > 0 && !e.boundInHost {
 		if ev, fix := w.undefinedEvidence(e, undef); ev != nil {
 			for i := range s.findings {
 				f := &s.findings[i]
