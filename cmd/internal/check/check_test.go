@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,11 @@ const tree = "../../../testdata/checktree"
 
 func run(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
+	// The same on every machine: no interpreter from PATH unless a test
+	// names one.
+	if len(args) > 0 && args[0] == "check" && !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--python") }) {
+		args = append([]string{"check", "--python="}, args[1:]...)
+	}
 	io, _, out, errOut := cli.Test()
 	code := root.Run(io, args)
 	return code, normalize(out.String()), errOut.String()
@@ -667,5 +673,21 @@ func TestCheckFor(t *testing.T) {
 	code, _, errOut := run(t, "check", "--for", tree+"/lib/pc/libpcshared.so", tree+"/lib/pc")
 	if code != 1 || !strings.Contains(errOut, "--for "+tree+"/lib/pc/libpcshared.so: not a dynamically linked program") {
 		t.Fatalf("a library as --for: %d %s", code, errOut)
+	}
+}
+
+// --python binds a Python extension in the interpreter: the fixture's
+// _native.abi3.so takes PyLong_FromLong from it, and its RD1006 note is
+// gone; without one, the note stays.
+func TestCheckPython(t *testing.T) {
+	py := testenv.File(t, "/usr/bin/python3.11", "python3.11")
+	ext := tree + "/lib/_native.abi3.so"
+	_, out, _ := run(t, "check", "--format", "plain", "--fail-on", "never", "--python", "", ext)
+	if !strings.Contains(out, "RD1006\tnote") || !strings.Contains(out, "PyLong_FromLong") {
+		t.Fatalf("without an interpreter:\n%s", out)
+	}
+	_, out, _ = run(t, "check", "--format", "plain", "--fail-on", "never", "--python", py, ext)
+	if strings.Contains(out, "PyLong_FromLong") {
+		t.Fatalf("bound in %s:\n%s", py, out)
 	}
 }

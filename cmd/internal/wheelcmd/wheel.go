@@ -4,11 +4,6 @@ package wheelcmd
 import (
 	"context"
 	"errors"
-	"fmt"
-	goio "io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -72,7 +67,7 @@ order and attributes), regenerates RECORD and drops RECORD.jws/RECORD.p7s.`,
 			}
 			o.opts.Resolver = ro
 			if !cmd.Flags().Changed("python") {
-				o.opts.Python = defaultPython(io)
+				o.opts.Python = cli.DefaultPython(io)
 			}
 			if !o.opts.DryRun && !o.opts.InPlace && o.opts.Output == "" && strings.HasSuffix(args[0], ".whl") {
 				return &cli.UsageError{Err: errors.New("give -o DIR for the new wheel, --in-place, or --dry-run")}
@@ -189,24 +184,3 @@ func render(io *cli.IOStreams, p *wheel.Plan) {
 	}
 }
 
-// defaultPython is python3 on PATH when it is an ELF program (a pyenv or
-// asdf shim is a script: then none, with a warning to name one).
-func defaultPython(io *cli.IOStreams) string {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		return ""
-	}
-	real, err := filepath.EvalSymlinks(py)
-	if err == nil {
-		var magic [4]byte
-		if f, oerr := os.Open(real); oerr == nil {
-			_, err = goio.ReadFull(f, magic[:])
-			f.Close()
-			if err == nil && string(magic[:]) == "\x7fELF" {
-				return real
-			}
-		}
-	}
-	io.Warn(fmt.Sprintf("python3 on PATH (%s) is not an ELF program (a version manager's shim?): extension modules are not bound against an interpreter; give --python PATH", py))
-	return ""
-}
