@@ -393,7 +393,7 @@ func TestCorpusArchivesAgreeWithNm(t *testing.T) {
 	}
 }
 
-// TestCorpusLLVMInitializers pins the DOMAIN facts: which LLVM archive
+// TestCorpusLLVMInitializers pins the facts of the LLVMInitialize* case: which LLVM archive
 // defines which LLVMInitialize* symbol, read through the archive index.
 func TestCorpusLLVMInitializers(t *testing.T) {
 	testenv.Corpus(t)

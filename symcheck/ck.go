@@ -15,7 +15,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/internal/cmake"
 )
 
-// composable_kernel install checks (DOMAIN §3).
+// composable_kernel install checks.
 
 // CK rule names.
 const (
@@ -30,7 +30,7 @@ const (
 // CKPresets are the components MIOpen's find_package(composable_kernel …)
 // asks for, by release. Sources: ROCm/MIOpen#2526 (ROCm 6.1) replaced
 // `COMPONENTS device_operations` with the five split libraries, and
-// DOMAIN §3 quotes the same list for MIOpen 6.2.2; for 6.3 and 6.4 the
+// MIOpen 6.2.2 asks for the same list; for 6.3 and 6.4 the
 // contraction component was dropped and device_mha_operations added, and
 // MIOpen 6.4.1 only warns when it is absent ("CK component
 // 'device_mha_operations' not found", ROCm/composable_kernel#1646), so it

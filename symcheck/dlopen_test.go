@@ -138,7 +138,7 @@ func TestDlopenConfig(t *testing.T) {
 	}
 }
 
-// TestDlopenComgrCorpus is DOMAIN's HIP runtime in a prefix of its own:
+// TestDlopenComgrCorpus is the HIP runtime in a prefix of its own:
 // Debian's libamdhip64.so.5 has no NEEDED entry for the code-object
 // manager and dlopen()s "libamd_comgr.so.2" (Debian's package depends on
 // libamd-comgr2 for that reason). In a sysroot where comgr is not on its

@@ -162,7 +162,7 @@ func TestSeedCaseFromScratch(t *testing.T) {
 	}
 	wantSeedDiagnosis(t, rep, len(opts.IndexDirs) > 0)
 	if len(opts.IndexDirs) > 0 {
-		// The real llvm-15-dev archives (DOMAIN §1's table).
+		// The real llvm-15-dev archives.
 		want := map[string]string{
 			"LLVMInitializeX86TargetInfo": "libLLVMX86Info.a", "LLVMInitializeX86Target": "libLLVMX86CodeGen.a",
 			"LLVMInitializeX86AsmPrinter": "libLLVMX86CodeGen.a", "LLVMInitializeX86TargetMC": "libLLVMX86Desc.a",

@@ -158,7 +158,7 @@ func TestLinkLineParsing(t *testing.T) {
 	}
 }
 
-// TestLinkLineRealLLD reproduces DOMAIN §2 with clang-15 and ld.lld-15:
+// TestLinkLineRealLLD reproduces the amdgcn libunwind link line with clang-15 and ld.lld-15:
 // lld fails with "incompatible", and rocmdoctor names the same input.
 func TestLinkLineRealLLD(t *testing.T) {
 	clang := testenv.Tool(t, "clang-15", "clang-15")

@@ -38,7 +38,7 @@ const recordFix = "Regenerate RECORD from the files: unzip the wheel and run `py
 // on extraction; `python -m installer`, which Arch's and Gentoo's Python
 // packaging use, and `wheel unpack` refuse a wheel that fails; pip does
 // not check). A library edited with patchelf after unpacking and zipped
-// again without regenerating RECORD is DOMAIN's case.
+// again without regenerating RECORD is the vendor-wheel case.
 type wheelRecord struct {
 	wheel    string // the wheel's path
 	distInfo string // its .dist-info directory ("" when it has none)

@@ -168,7 +168,7 @@ func recordCases(t *testing.T) []recordCase {
 // TestCheckWheelRecord: check verifies a wheel's members against its
 // RECORD as installers that follow PEP 427 do. Each case fails when the
 // comparison it needs is missing: a library changed after RECORD was
-// written (the DOMAIN case: patchelf on an unpacked wheel, zipped again),
+// written (the vendor-wheel case: patchelf on an unpacked wheel, zipped again),
 // in memory or through a temporary file; content changed at the same size
 // in a short member, a text file and a device code object (none of which
 // check otherwise reads whole); members RECORD does not list or lists

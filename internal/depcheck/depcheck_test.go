@@ -1,4 +1,4 @@
-// Package depcheck enforces the import direction of DESIGN.md:
+// Package depcheck enforces the import direction of the packages:
 // cmd → wheel → {symcheck, patchelf}, symcheck → rpath → elfx,
 // patchelf → elfx, everything → internal; only cmd uses cobra/tablewriter.
 package depcheck
@@ -72,7 +72,7 @@ func TestImportDirection(t *testing.T) {
 					ok = ok || a == dtop
 				}
 				if !ok {
-					t.Errorf("%s depends on %s, against the import direction in DESIGN.md", rel, d)
+					t.Errorf("%s depends on %s, against the import direction", rel, d)
 				}
 			}
 		}

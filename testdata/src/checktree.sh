@@ -140,7 +140,7 @@ sed -i 's#^add_library(composable_kernel::device_other_operations STATIC IMPORTE
   "$cmdir"/composable_kerneldevice_other_operationsTargets.cmake  # RD1304
 g++ -O1 -fPIC -shared -nostdlib -o "$ck/lib/libconsumer.so" "$src/ck/consumer.cpp" -Wl,-soname,libconsumer.so  # RD1305
 rm -f "$ck/consumer.o"
-# RD1501: DOMAIN's vendor wheel, its provider pointed at another ROCm with
+# RD1501: a vendor wheel, its provider pointed at another ROCm with
 # patchelf after unpacking and the tree zipped again, RECORD left as it was.
 so provider-built.so libonnxruntime_providers_shared.so 'int provider_init(void){return 0;}' -Wl,--enable-new-dtags,-rpath,/opt/rocm/lib
 so provider-patched.so libonnxruntime_providers_shared.so 'int provider_init(void){return 0;}' -Wl,--enable-new-dtags,-rpath,'$ORIGIN/../../rocm/lib'

@@ -87,9 +87,10 @@ when findings at or above --fail-on remain; Ctrl-C stops with a partial report.`
 				return err
 			}
 			opts.check.Resolver = ro
-			if !cmd.Flags().Changed("python") {
+			if !cmd.Flags().Changed("python") && ro.Root == "" {
 				// (Silently none when it is a shim: the RD1006 notes say
-				// the interpreter is not known.)
+				// the interpreter is not known. Under --root, nothing
+				// outside the root is read.)
 				opts.Python = cli.DefaultPython(nil)
 			}
 			if opts.JSON {

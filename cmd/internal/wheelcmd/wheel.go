@@ -66,7 +66,7 @@ order and attributes), regenerates RECORD and drops RECORD.jws/RECORD.p7s.`,
 				return err
 			}
 			o.opts.Resolver = ro
-			if !cmd.Flags().Changed("python") {
+			if !cmd.Flags().Changed("python") && ro.Root == "" {
 				o.opts.Python = cli.DefaultPython(io)
 			}
 			if !o.opts.DryRun && !o.opts.InPlace && o.opts.Output == "" && strings.HasSuffix(args[0], ".whl") {
