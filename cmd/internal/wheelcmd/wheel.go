@@ -183,4 +183,3 @@ func render(io *cli.IOStreams, p *wheel.Plan) {
 		cli.Printf(w, "wrote %s\n", p.Output)
 	}
 }
-
