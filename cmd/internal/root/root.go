@@ -6,8 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 
@@ -24,6 +26,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/symbols"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/unwind"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/wheelcmd"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
 // Version is set at link time (-ldflags "-X …/root.Version=v1.2.3"); when
@@ -133,7 +136,48 @@ Exit status: 0 ok, 1 error, 2 usage error, 3 findings at or above --fail-on.`,
 	for _, c := range cmd.Commands() {
 		refuseUnknownSubcommands(c)
 	}
+	completeEnums(cmd)
 	return cmd
+}
+
+// completeEnums registers shell completion of the values of every flag
+// that takes one of a fixed set, in every command that has it.
+func completeEnums(root *cobra.Command) {
+	presets := slices.Sorted(maps.Keys(symcheck.CKPresets))
+	hwcaps := []string{"auto", "none", "x86-64-v2", "x86-64-v3", "x86-64-v4"}
+	byFlag := map[string]func(c *cobra.Command) []string{
+		"color":         func(*cobra.Command) []string { return []string{"auto", "always", "never"} },
+		"fail-on":       func(*cobra.Command) []string { return []string{"error", "warning", "note", "never"} },
+		"hwcaps":        func(*cobra.Command) []string { return hwcaps },
+		"legacy-hwcaps": func(*cobra.Command) []string { return []string{"auto", "none"} },
+		"format": func(c *cobra.Command) []string {
+			if c.Name() == "gpus" {
+				return []string{"table", "markdown"}
+			}
+			return []string{"table", "plain", "json", "sarif", "junit"}
+		},
+		"for": func(c *cobra.Command) []string {
+			if c.Name() == "ck" {
+				return presets
+			}
+			return nil
+		},
+	}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for name, values := range byFlag {
+			if c.LocalFlags().Lookup(name) == nil {
+				continue
+			}
+			if vs := values(c); vs != nil {
+				c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(vs, cobra.ShellCompDirectiveNoFileComp))
+			}
+		}
+		for _, sc := range c.Commands() {
+			walk(sc)
+		}
+	}
+	walk(root)
 }
 
 // refuseUnknownSubcommands makes a command that only groups others

@@ -84,3 +84,26 @@ func TestUnwritableOutputFails(t *testing.T) {
 		t.Errorf("stderr: %q", errOut.String())
 	}
 }
+
+// Flags that take one of a fixed set complete to it (cobra's __complete,
+// what the generated completion scripts call).
+func TestEnumCompletion(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "--format", ""}, "table plain json sarif junit"},
+		{[]string{"gpus", "--format", ""}, "table markdown"},
+		{[]string{"ck", "--for", ""}, "miopen-6.0 miopen-6.1 miopen-6.2 miopen-6.3 miopen-6.4"},
+		{[]string{"deps", "--hwcaps", ""}, "auto none x86-64-v2 x86-64-v3 x86-64-v4"},
+		{[]string{"check", "--fail-on", ""}, "error warning note never"},
+		{[]string{"symbols", "--color", ""}, "auto always never"},
+	} {
+		io, _, out, _ := cli.Test()
+		root.Run(io, append([]string{"__complete"}, c.args...))
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if got := strings.Join(lines[:len(lines)-1], " "); got != c.want || lines[len(lines)-1] != ":4" {
+			t.Errorf("%v: %q (directive %s), want %q with no file completion", c.args, got, lines[len(lines)-1], c.want)
+		}
+	}
+}
