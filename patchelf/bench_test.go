@@ -14,7 +14,7 @@ import (
 // part of the edit, which runs while the replacement copy is being made.
 func BenchmarkPlanVerifyLLVM(b *testing.B) {
 	p := testenv.File(b, "/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1", "libllvm15")
-	edits := []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}
+	edits := []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: long}}
 	b.ReportAllocs()
 	for b.Loop() {
 		f, err := elfx.Open(p)
@@ -42,7 +42,7 @@ func BenchmarkEditLLVM(b *testing.B) {
 		b.StopTimer()
 		p := copyFile(b, src)
 		b.StartTimer()
-		if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+		if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -58,13 +58,13 @@ func BenchmarkFittingEditInPlace(b *testing.B) {
 	p := copyFile(b, src)
 	// librocsparse has no RUNPATH: the first edit grows the file.
 	wo := patchelf.WriteOptions{InPlace: true}
-	if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/opt/rocm/lib"}}, patchelf.Options{}, wo); err != nil {
+	if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: "/opt/rocm/lib"}}, patchelf.Options{}, wo); err != nil {
 		b.Fatal(err)
 	}
 	i := 0
 	for b.Loop() {
 		i++
-		plan, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: fmt.Sprintf("/opt/rocm/li%d", i%2)}}, patchelf.Options{}, wo)
+		plan, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: fmt.Sprintf("/opt/rocm/li%d", i%2)}}, patchelf.Options{}, wo)
 		if err != nil {
 			b.Fatal(err)
 		}

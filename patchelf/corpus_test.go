@@ -204,10 +204,10 @@ func editOne(src, dir, harness, readelf, patchelfBin string) error {
 	}
 	if patchelfBin == "" {
 		_, err = patchelf.EditFile(dst, []patchelf.Edit{
-			{Kind: patchelf.SetRPath, Arg: rpath},
-			{Kind: patchelf.ReplaceNeeded, Arg: first, Arg2: first},
-			{Kind: patchelf.AddNeeded, Arg: alias},
-			{Kind: patchelf.SetSoname, Arg: "librocmdoctor-test-renamed.so.1"},
+			{Kind: patchelf.KindSetRPath, Arg: rpath},
+			{Kind: patchelf.KindReplaceNeeded, Arg: first, Arg2: first},
+			{Kind: patchelf.KindAddNeeded, Arg: alias},
+			{Kind: patchelf.KindSetSoname, Arg: "librocmdoctor-test-renamed.so.1"},
 		}, patchelf.Options{}, patchelf.WriteOptions{})
 	} else {
 		out, perr := exec.Command(patchelfBin, "--set-rpath", rpath, "--replace-needed", first, first, "--add-needed", alias,
@@ -229,7 +229,7 @@ func editOne(src, dir, harness, readelf, patchelfBin string) error {
 	// the file, ours extends it in place.
 	rpath2 := rpath + ":/opt/rocm-6.3.0/lib/grown/by/a/second/edit"
 	if patchelfBin == "" {
-		_, err = patchelf.EditFile(dst, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: rpath2}}, patchelf.Options{}, patchelf.WriteOptions{})
+		_, err = patchelf.EditFile(dst, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: rpath2}}, patchelf.Options{}, patchelf.WriteOptions{})
 	} else if out, perr := exec.Command(patchelfBin, "--set-rpath", rpath2, dst).CombinedOutput(); perr != nil {
 		err = fmt.Errorf("patchelf (second edit): %v %s", perr, out)
 	}
@@ -266,7 +266,7 @@ func TestCorpusRenameInLibLLVM(t *testing.T) {
 	os.WriteFile(lib, b, 0o755)
 	renames := map[string]string{"LLVMContextCreate": "rocm_LLVMContextCreate", "LLVMContextDispose": "rocm_LLVMContextDispose",
 		"LLVMInitializeX86Target": "rocm_LLVMInitializeX86Target"}
-	if _, err := patchelf.EditFile(lib, []patchelf.Edit{{Kind: patchelf.RenameDynamicSymbols, Renames: renames}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+	if _, err := patchelf.EditFile(lib, []patchelf.Edit{{Kind: patchelf.KindRenameDynamicSymbols, Renames: renames}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	h := filepath.Join(dir, "h")

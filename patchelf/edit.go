@@ -31,24 +31,24 @@ type Kind string
 
 // The edits, spelled like patchelf's options.
 const (
-	SetRPath           Kind = "set-rpath"
-	AddRPath           Kind = "add-rpath"
-	RemoveRPath        Kind = "remove-rpath"
-	ShrinkRPath        Kind = "shrink-rpath"
-	AddNeeded          Kind = "add-needed"
-	RemoveNeeded       Kind = "remove-needed"
-	ReplaceNeeded      Kind = "replace-needed"
-	SetSoname          Kind = "set-soname"
-	SetInterpreter     Kind = "set-interpreter"
-	SetOSABI           Kind = "set-os-abi"
-	ClearExecStack     Kind = "clear-execstack"
-	SetExecStack       Kind = "set-execstack"
-	NoDefaultLib       Kind = "no-default-lib"
-	AddDebugTag        Kind = "add-debug-tag"
-	ClearSymbolVersion Kind = "clear-symbol-version"
+	KindSetRPath           Kind = "set-rpath"
+	KindAddRPath           Kind = "add-rpath"
+	KindRemoveRPath        Kind = "remove-rpath"
+	KindShrinkRPath        Kind = "shrink-rpath"
+	KindAddNeeded          Kind = "add-needed"
+	KindRemoveNeeded       Kind = "remove-needed"
+	KindReplaceNeeded      Kind = "replace-needed"
+	KindSetSoname          Kind = "set-soname"
+	KindSetInterpreter     Kind = "set-interpreter"
+	KindSetOSABI           Kind = "set-os-abi"
+	KindClearExecStack     Kind = "clear-execstack"
+	KindSetExecStack       Kind = "set-execstack"
+	KindNoDefaultLib       Kind = "no-default-lib"
+	KindAddDebugTag        Kind = "add-debug-tag"
+	KindClearSymbolVersion Kind = "clear-symbol-version"
 	// RenameDynamicSymbols renames .dynsym entries by Renames (all pairs at
 	// once), rebuilding the hash tables and remapping relocations.
-	RenameDynamicSymbols Kind = "rename-dynamic-symbols"
+	KindRenameDynamicSymbols Kind = "rename-dynamic-symbols"
 )
 
 // Edit is one change. Arg is the value (path, name, OS ABI), Arg2 the
@@ -63,6 +63,63 @@ type Edit struct {
 	Renames map[string]string `json:"renames,omitempty"`
 }
 
+// Typed constructors of the edits, for the library: the argument order is
+// the type's, not a convention of Arg and Arg2.
+
+// SetRunpath sets the search path (DT_RUNPATH, or DT_RPATH with
+// Options.ForceRPath) to dirs, in order.
+func SetRunpath(dirs ...string) Edit { return Edit{Kind: KindSetRPath, Arg: strings.Join(dirs, ":")} }
+
+// AddRunpath appends dirs to the search path.
+func AddRunpath(dirs ...string) Edit { return Edit{Kind: KindAddRPath, Arg: strings.Join(dirs, ":")} }
+
+// RemoveRunpath removes DT_RUNPATH and DT_RPATH.
+func RemoveRunpath() Edit { return Edit{Kind: KindRemoveRPath} }
+
+// ShrinkRunpath keeps the directories that hold a NEEDED library, and only
+// those under one of allowed when any is given.
+func ShrinkRunpath(allowed ...string) Edit { return Edit{Kind: KindShrinkRPath, Allowed: allowed} }
+
+// AddNeeded adds a DT_NEEDED entry for lib.
+func AddNeeded(lib string) Edit { return Edit{Kind: KindAddNeeded, Arg: lib} }
+
+// RemoveNeeded removes the DT_NEEDED entry for lib.
+func RemoveNeeded(lib string) Edit { return Edit{Kind: KindRemoveNeeded, Arg: lib} }
+
+// ReplaceNeeded replaces the DT_NEEDED entry old by new (and the
+// .gnu.version_r entry that names old).
+func ReplaceNeeded(old, new string) Edit { return Edit{Kind: KindReplaceNeeded, Arg: old, Arg2: new} }
+
+// SetSoname sets DT_SONAME.
+func SetSoname(name string) Edit { return Edit{Kind: KindSetSoname, Arg: name} }
+
+// SetInterpreter sets the program interpreter (PT_INTERP).
+func SetInterpreter(path string) Edit { return Edit{Kind: KindSetInterpreter, Arg: path} }
+
+// SetOSABI sets EI_OSABI by name ("System V", "GNU/Linux", …) or number.
+func SetOSABI(abi string) Edit { return Edit{Kind: KindSetOSABI, Arg: abi} }
+
+// ClearExecStack makes the stack non-executable (PT_GNU_STACK without PF_X).
+func ClearExecStack() Edit { return Edit{Kind: KindClearExecStack} }
+
+// SetExecStack makes the stack executable.
+func SetExecStack() Edit { return Edit{Kind: KindSetExecStack} }
+
+// NoDefaultLib sets DF_1_NODEFLIB: the default directories are not searched.
+func NoDefaultLib() Edit { return Edit{Kind: KindNoDefaultLib} }
+
+// AddDebugTag adds a DT_DEBUG entry.
+func AddDebugTag() Edit { return Edit{Kind: KindAddDebugTag} }
+
+// ClearSymbolVersion removes the version of the dynamic symbol sym.
+func ClearSymbolVersion(sym string) Edit { return Edit{Kind: KindClearSymbolVersion, Arg: sym} }
+
+// RenameDynamicSymbols renames dynamic symbols by renames (old to new),
+// all at once.
+func RenameDynamicSymbols(renames map[string]string) Edit {
+	return Edit{Kind: KindRenameDynamicSymbols, Renames: renames}
+}
+
 func (e Edit) String() string {
 	s := "--" + string(e.Kind)
 	if e.Arg != "" {
@@ -74,10 +131,11 @@ func (e Edit) String() string {
 	return s
 }
 
-// Options configure planning.
+// Options configure planning. The zero value plans as patchelf does for
+// the file's machine: its page size, DT_RUNPATH, moved sections clobbered.
 type Options struct {
-	// PageSize overrides the machine's page size (4 KiB on x86, 64 KiB on
-	// aarch64, ppc64 and loongarch).
+	// PageSize overrides the machine's page size (0: 4 KiB on x86, 64 KiB
+	// on aarch64, ppc64 and loongarch).
 	PageSize uint64
 	// ForceRPath makes set/add-rpath write DT_RPATH instead of converting
 	// to DT_RUNPATH (patchelf's --force-rpath).

@@ -33,7 +33,7 @@ func TestInPlaceWritePrefixesLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	p, err := PlanFile(f, []Edit{{Kind: SetRPath, Arg: strings.Repeat("/grow", 100)}}, Options{})
+	p, err := PlanFile(f, []Edit{{Kind: KindSetRPath, Arg: strings.Repeat("/grow", 100)}}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

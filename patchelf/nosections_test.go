@@ -84,7 +84,7 @@ func TestGrowingWithoutSectionHeaders(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "hello"), b, 0o755)
 	orig, _ := os.ReadFile(lib)
 	rpath := "/opt/rocm-9.9.9/lib/" + strings.Repeat("x", 300)
-	p, err := EditFile(lib, []Edit{{Kind: SetRPath, Arg: rpath}, {Kind: AddNeeded, Arg: "libm.so.6"}}, Options{}, WriteOptions{})
+	p, err := EditFile(lib, []Edit{{Kind: KindSetRPath, Arg: rpath}, {Kind: KindAddNeeded, Arg: "libm.so.6"}}, Options{}, WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestGrowingWithoutSectionHeaders(t *testing.T) {
 	b2, _ := os.ReadFile(lib2)
 	b2[0x225] = 0x5a
 	os.WriteFile(lib2, b2, 0o755)
-	_, err = EditFile(lib2, []Edit{{Kind: SetRPath, Arg: rpath}}, Options{}, WriteOptions{})
+	_, err = EditFile(lib2, []Edit{{Kind: KindSetRPath, Arg: rpath}}, Options{}, WriteOptions{})
 	if err == nil || !strings.Contains(err.Error(), "no section headers, and data at 0x225") {
 		t.Errorf("unaccounted bytes: %v", err)
 	}
@@ -132,7 +132,7 @@ func TestGrowingWithoutSectionHeaders(t *testing.T) {
 		t.Error("the refused edit changed the file")
 	}
 	// An edit that fits in place is made as before.
-	if _, err := EditFile(lib2, []Edit{{Kind: SetRPath, Arg: "/opt/r"}}, Options{}, WriteOptions{}); err != nil {
+	if _, err := EditFile(lib2, []Edit{{Kind: KindSetRPath, Arg: "/opt/r"}}, Options{}, WriteOptions{}); err != nil {
 		t.Errorf("edit in place: %v", err)
 	}
 }
@@ -143,7 +143,7 @@ func TestGrowingWithoutSectionHeaders(t *testing.T) {
 // nothing there, and said nothing).
 func TestVersionEditsWithoutSectionHeaders(t *testing.T) {
 	lib := strippedCopy(t, t.TempDir(), "libfoo.so.1")
-	if _, err := EditFile(lib, []Edit{{Kind: ReplaceNeeded, Arg: "libm.so.6", Arg2: "libmvec.so.1"}, {Kind: ClearSymbolVersion, Arg: "foo_sqrt"}}, Options{}, WriteOptions{}); err != nil {
+	if _, err := EditFile(lib, []Edit{{Kind: KindReplaceNeeded, Arg: "libm.so.6", Arg2: "libmvec.so.1"}, {Kind: KindClearSymbolVersion, Arg: "foo_sqrt"}}, Options{}, WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := elfx.Open(lib)
@@ -196,7 +196,7 @@ func TestGrowingWithoutSectionHeadersOrDynamic(t *testing.T) {
 	}
 	f0.Close()
 	os.WriteFile(p, b, 0o755)
-	if _, err := EditFile(p, []Edit{{Kind: ClearExecStack}}, Options{}, WriteOptions{}); err != nil {
+	if _, err := EditFile(p, []Edit{{Kind: KindClearExecStack}}, Options{}, WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := elfx.Open(p)

@@ -21,7 +21,7 @@ func TestReplaceKeepsOwner(t *testing.T) {
 	if err := os.Chown(p, 1234, 5678); err != nil {
 		t.Fatal(err)
 	}
-	edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
+	edit(t, p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: long})
 	st, err := os.Stat(p)
 	if err != nil {
 		t.Fatal(err)

@@ -103,40 +103,40 @@ func TestEditsVisibleOnEveryFixture(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := copyFixture(t, name)
 			before := read(t, p)
-			edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
+			edit(t, p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: long})
 			if s := read(t, p); s.rpath != long || !s.hasRun || s.hasRPath {
 				t.Errorf("set-rpath: %+v", s)
 			}
-			edit(t, p, patchelf.Edit{Kind: patchelf.AddNeeded, Arg: "libamdhip64.so.6"})
+			edit(t, p, patchelf.Edit{Kind: patchelf.KindAddNeeded, Arg: "libamdhip64.so.6"})
 			if s := read(t, p); len(s.needed) != len(before.needed)+1 || s.needed[0] != "libamdhip64.so.6" {
 				t.Errorf("add-needed: %v", s.needed)
 			}
-			edit(t, p, patchelf.Edit{Kind: patchelf.ReplaceNeeded, Arg: "libamdhip64.so.6", Arg2: "libamdhip64.so.5"})
+			edit(t, p, patchelf.Edit{Kind: patchelf.KindReplaceNeeded, Arg: "libamdhip64.so.6", Arg2: "libamdhip64.so.5"})
 			if s := read(t, p); s.needed[0] != "libamdhip64.so.5" {
 				t.Errorf("replace-needed: %v", s.needed)
 			}
-			edit(t, p, patchelf.Edit{Kind: patchelf.SetSoname, Arg: "librenamed-with-a-much-longer-name.so.42"})
+			edit(t, p, patchelf.Edit{Kind: patchelf.KindSetSoname, Arg: "librenamed-with-a-much-longer-name.so.42"})
 			if s := read(t, p); s.soname != "librenamed-with-a-much-longer-name.so.42" {
 				t.Errorf("set-soname: %q", s.soname)
 			}
-			edit(t, p, patchelf.Edit{Kind: patchelf.NoDefaultLib}, patchelf.Edit{Kind: patchelf.AddDebugTag})
+			edit(t, p, patchelf.Edit{Kind: patchelf.KindNoDefaultLib}, patchelf.Edit{Kind: patchelf.KindAddDebugTag})
 			if s := read(t, p); s.flags1&elf.DF_1_NODEFLIB == 0 || !s.debug {
 				t.Errorf("nodeflib/debug: %+v", s)
 			}
-			edit(t, p, patchelf.Edit{Kind: patchelf.RemoveNeeded, Arg: "libamdhip64.so.5"}, patchelf.Edit{Kind: patchelf.RemoveRPath})
+			edit(t, p, patchelf.Edit{Kind: patchelf.KindRemoveNeeded, Arg: "libamdhip64.so.5"}, patchelf.Edit{Kind: patchelf.KindRemoveRPath})
 			if s := read(t, p); len(s.needed) != len(before.needed) || s.rpath != "" || s.hasRun {
 				t.Errorf("remove: %+v", s)
 			}
-			edit(t, p, patchelf.Edit{Kind: patchelf.SetExecStack})
+			edit(t, p, patchelf.Edit{Kind: patchelf.KindSetExecStack})
 			if s := read(t, p); !s.stack.Present || !s.stack.Executable {
 				t.Errorf("set-execstack: %+v", s.stack)
 			}
-			edit(t, p, patchelf.Edit{Kind: patchelf.ClearExecStack}, patchelf.Edit{Kind: patchelf.SetOSABI, Arg: "linux"})
+			edit(t, p, patchelf.Edit{Kind: patchelf.KindClearExecStack}, patchelf.Edit{Kind: patchelf.KindSetOSABI, Arg: "linux"})
 			if s := read(t, p); s.stack.Executable || s.osabi != elf.ELFOSABI_LINUX {
 				t.Errorf("clear-execstack/os-abi: %+v", s)
 			}
 			if before.interp != "" {
-				edit(t, p, patchelf.Edit{Kind: patchelf.SetInterpreter, Arg: "/lib64/../lib64/../lib64/ld-linux-x86-64.so.2"})
+				edit(t, p, patchelf.Edit{Kind: patchelf.KindSetInterpreter, Arg: "/lib64/../lib64/../lib64/ld-linux-x86-64.so.2"})
 				if s := read(t, p); s.interp != "/lib64/../lib64/../lib64/ld-linux-x86-64.so.2" {
 					t.Errorf("set-interpreter: %q", s.interp)
 				}
@@ -147,17 +147,17 @@ func TestEditsVisibleOnEveryFixture(t *testing.T) {
 
 func TestRepeatedEditsDoNotGrow(t *testing.T) {
 	p := copyFixture(t, "libfoo.so.1")
-	edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long}, patchelf.Edit{Kind: patchelf.AddNeeded, Arg: "libx.so.1"})
+	edit(t, p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: long}, patchelf.Edit{Kind: patchelf.KindAddNeeded, Arg: "libx.so.1"})
 	size := read(t, p).size
 	for i := 0; i < 3; i++ {
-		plan := edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long}, patchelf.Edit{Kind: patchelf.AddNeeded, Arg: "libx.so.1"})
+		plan := edit(t, p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: long}, patchelf.Edit{Kind: patchelf.KindAddNeeded, Arg: "libx.so.1"})
 		if plan.Changed || read(t, p).size != size {
 			t.Fatalf("repeat %d: changed=%v size %d → %d", i, plan.Changed, size, read(t, p).size)
 		}
 	}
 	// A shorter run path is written in place: no growth, no new segment.
 	q := copyFixture(t, "libfoo.so.1")
-	plan := edit(t, q, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "$ORIGIN"})
+	plan := edit(t, q, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: "$ORIGIN"})
 	if plan.AppendSize != 0 || read(t, q).size != plan.OldSize || read(t, q).rpath != "$ORIGIN" {
 		t.Errorf("shorter rpath grew the file: %+v", plan)
 	}
@@ -172,7 +172,7 @@ func TestSecondGrowingEditExtendsInPlace(t *testing.T) {
 	for _, name := range []string{"libfoo.so.1", "hello", "libi386.so", "libbe.so", "libsysv.so"} {
 		t.Run(name, func(t *testing.T) {
 			p := copyFixture(t, name)
-			first := edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
+			first := edit(t, p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: long})
 			if first.Extended != "" || first.AppendSize == 0 {
 				t.Fatalf("first growing edit: %+v", first)
 			}
@@ -186,7 +186,7 @@ func TestSecondGrowingEditExtendsInPlace(t *testing.T) {
 			}
 			progs := phnum()
 			second := long + ":/opt/rocm-6.2.2/lib64:/a/second/edit/grows/the/table/where/it/is"
-			plan := edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: second}, patchelf.Edit{Kind: patchelf.AddNeeded, Arg: "libextra-needed.so.3"})
+			plan := edit(t, p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: second}, patchelf.Edit{Kind: patchelf.KindAddNeeded, Arg: "libextra-needed.so.3"})
 			if plan.Extended != ".dynstr" || len(plan.Moved) != 0 {
 				t.Fatalf("second growing edit did not extend .dynstr in place: %+v", plan)
 			}
@@ -219,10 +219,10 @@ func TestSecondGrowingEditExtendsInPlace(t *testing.T) {
 
 func TestCombinedEqualsSequential(t *testing.T) {
 	edits := []patchelf.Edit{
-		{Kind: patchelf.SetRPath, Arg: long},
-		{Kind: patchelf.ReplaceNeeded, Arg: "libm.so.6", Arg2: "libmvec.so.1"},
-		{Kind: patchelf.AddNeeded, Arg: "libhipblas.so.2"},
-		{Kind: patchelf.SetSoname, Arg: "libcombined.so.9"},
+		{Kind: patchelf.KindSetRPath, Arg: long},
+		{Kind: patchelf.KindReplaceNeeded, Arg: "libm.so.6", Arg2: "libmvec.so.1"},
+		{Kind: patchelf.KindAddNeeded, Arg: "libhipblas.so.2"},
+		{Kind: patchelf.KindSetSoname, Arg: "libcombined.so.9"},
 	}
 	a, b := copyFixture(t, "libfoo.so.1"), copyFixture(t, "libfoo.so.1")
 	edit(t, a, edits...)
@@ -249,12 +249,12 @@ func TestCombinedEqualsSequential(t *testing.T) {
 
 func TestForceRPathAndConversion(t *testing.T) {
 	p := copyFixture(t, "hello") // has DT_RPATH
-	edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "/x"})
+	edit(t, p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: "/x"})
 	if s := read(t, p); !s.hasRun || s.hasRPath {
 		t.Errorf("set-rpath should convert DT_RPATH to DT_RUNPATH: %+v", s)
 	}
 	q := copyFixture(t, "libfoo.so.1") // has DT_RUNPATH
-	if _, err := patchelf.EditFile(q, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/y"}}, patchelf.Options{ForceRPath: true}, patchelf.WriteOptions{}); err != nil {
+	if _, err := patchelf.EditFile(q, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: "/y"}}, patchelf.Options{ForceRPath: true}, patchelf.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if s := read(t, q); s.hasRun || !s.hasRPath || s.rpath != "/y" {
@@ -268,9 +268,9 @@ func TestErrorsLeaveFileUntouched(t *testing.T) {
 		e    patchelf.Edit
 		msg  string
 	}{
-		{"libfoo.so.1", patchelf.Edit{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"}, "no program interpreter (no PT_INTERP) to replace"},
-		{"archive_a.o", patchelf.Edit{Kind: patchelf.SetRPath, Arg: "/x"}, "relocatable object"},
-		{"libfoo.so.1", patchelf.Edit{Kind: patchelf.SetOSABI, Arg: "plan9"}, "unrecognized OS ABI"},
+		{"libfoo.so.1", patchelf.Edit{Kind: patchelf.KindSetInterpreter, Arg: "/lib/ld.so"}, "no program interpreter (no PT_INTERP) to replace"},
+		{"archive_a.o", patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: "/x"}, "relocatable object"},
+		{"libfoo.so.1", patchelf.Edit{Kind: patchelf.KindSetOSABI, Arg: "plan9"}, "unrecognized OS ABI"},
 	} {
 		p := copyFixture(t, tt.file)
 		orig, _ := os.ReadFile(p)
@@ -288,11 +288,11 @@ func TestErrorsLeaveFileUntouched(t *testing.T) {
 	// renamed into place (not left beside it) when something does.
 	p := copyFixture(t, "libfoo.so.1")
 	rp := read(t, p).rpath
-	if plan, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: rp}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil || plan.Changed {
+	if plan, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: rp}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil || plan.Changed {
 		t.Fatalf("no-op edit: changed %v, err %v", plan != nil && plan.Changed, err)
 	}
 	onlyFile(t, p)
-	edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
+	edit(t, p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: long})
 	onlyFile(t, p)
 }
 
@@ -485,7 +485,7 @@ func TestMalformedInputRefused(t *testing.T) {
 		b := bytes.Clone(orig)
 		tt.mend(b)
 		p := writeTemp(t, "libfoo.so.1", b)
-		err := editErr(p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
+		err := editErr(p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: long})
 		want := fmt.Sprintf("%s: malformed file at offset 0x%x: %s: ", p, tt.at, tt.what)
 		var fe *elfx.FormatError
 		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), tt.says) || !errors.As(err, &fe) {
@@ -517,14 +517,14 @@ func TestLargeBSSRealLoader(t *testing.T) {
 		}
 	}
 	before := read(t, lib).size
-	plan := edit(t, lib, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long}, patchelf.Edit{Kind: patchelf.AddNeeded, Arg: "libm.so.6"})
+	plan := edit(t, lib, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: long}, patchelf.Edit{Kind: patchelf.KindAddNeeded, Arg: "libm.so.6"})
 	if grown := plan.NewSize - before; grown <= 0 || grown > 16<<10 {
 		t.Errorf("libbig.so grew by %d bytes, want at most 16 KiB", grown)
 	}
 	if plan.AppendOffset != (before+4095)&^4095 {
 		t.Errorf("new segment at 0x%x, want the page after the file's end (size 0x%x)", plan.AppendOffset, before)
 	}
-	edit(t, prog, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "$ORIGIN:" + long})
+	edit(t, prog, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: "$ORIGIN:" + long})
 	out, err := exec.Command(prog).CombinedOutput()
 	if err != nil || strings.TrimSpace(string(out)) != "7" {
 		t.Fatalf("patched program: %v\n%s", err, out)
@@ -551,7 +551,7 @@ func TestBadInterpreterRefused(t *testing.T) {
 			binary.LittleEndian.PutUint64(b[phoff+uint64(j)*56+16:], 0) // p_vaddr
 			binary.LittleEndian.PutUint64(b[phoff+uint64(j)*56+32:], 0) // p_filesz
 			p := writeTemp(t, "hello", b)
-			err := editErr(p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "/x"})
+			err := editErr(p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: "/x"})
 			if err == nil || !strings.Contains(err.Error(), "PT_PHDR at offset 0x40, but its address 0x0 is loaded from offset 0x0") {
 				t.Errorf("PT_PHDR at address 0: err = %v", err)
 			}
@@ -563,7 +563,7 @@ func TestBadInterpreterRefused(t *testing.T) {
 				binary.LittleEndian.PutUint64(b[phoff+uint64(j)*56+32:], 0) // p_filesz
 			}
 			p := writeTemp(t, "hello", b)
-			err := editErr(p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "/x"})
+			err := editErr(p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: "/x"})
 			want := fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_PHDR at address 0x10000000000 is not inside any PT_LOAD", p, phoff+uint64(j)*56, j)
 			if err == nil || !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("PT_PHDR outside (empty %v): err = %v, want %q", empty, err, want)
@@ -578,7 +578,7 @@ func TestBadInterpreterRefused(t *testing.T) {
 		b := bytes.Clone(orig)
 		binary.LittleEndian.PutUint64(b[at+16:], 1<<40) // p_vaddr
 		p := writeTemp(t, "hello", b)
-		err := editErr(p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "/x"})
+		err := editErr(p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: "/x"})
 		want := fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_INTERP at address 0x10000000000 is not inside any PT_LOAD", p, at, i)
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("PT_INTERP outside: err = %v, want %q", err, want)
@@ -591,7 +591,7 @@ func TestBadInterpreterRefused(t *testing.T) {
 		shAt := binary.LittleEndian.Uint64(b[40:]) + uint64(j)*64
 		binary.LittleEndian.PutUint32(b[shAt+4:], uint32(elf.SHT_STRTAB)) // sh_type
 		p := writeTemp(t, "hello", b)
-		err := editErr(p, patchelf.Edit{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"})
+		err := editErr(p, patchelf.Edit{Kind: patchelf.KindSetInterpreter, Arg: "/lib/ld.so"})
 		want := fmt.Sprintf("%s: malformed file at offset 0x%x: section header %d (.interp): type SHT_STRTAB, want SHT_PROGBITS", p, shAt, j)
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf(".interp of another type: err = %v, want %q", err, want)
@@ -607,7 +607,7 @@ func TestBadInterpreterRefused(t *testing.T) {
 		binary.LittleEndian.PutUint64(b[at+8:], dyn.Offset) // p_offset
 		binary.LittleEndian.PutUint64(b[at+16:], dyn.Addr)  // p_vaddr
 		p := writeTemp(t, "hello", b)
-		pl, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"}}, patchelf.Options{}, patchelf.WriteOptions{})
+		pl, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.KindSetInterpreter, Arg: "/lib/ld.so"}}, patchelf.Options{}, patchelf.WriteOptions{})
 		if err != nil || !slices.Contains(pl.Moved, ".interp") {
 			t.Fatalf("PT_INTERP over .dynamic: %v (moved %v)", err, pl)
 		}
@@ -628,7 +628,7 @@ func TestBadInterpreterRefused(t *testing.T) {
 		binary.LittleEndian.PutUint64(b[at+8:], 0x40)  // p_offset: the program headers
 		binary.LittleEndian.PutUint64(b[at+16:], 0x40) // p_vaddr, where they are loaded
 		p := writeTemp(t, "hello", b)
-		err := editErr(p, patchelf.Edit{Kind: patchelf.SetInterpreter, Arg: "/lib/ld.so"})
+		err := editErr(p, patchelf.Edit{Kind: patchelf.KindSetInterpreter, Arg: "/lib/ld.so"})
 		if err == nil || !strings.HasPrefix(err.Error(), p+": malformed file at offset 0x40: PT_INTERP: ") || !strings.Contains(err.Error(), "overlaps the ELF or program headers") {
 			t.Errorf("PT_INTERP over the headers: err = %v", err)
 		}
@@ -640,7 +640,7 @@ func TestBadInterpreterRefused(t *testing.T) {
 		b := bytes.Clone(orig)
 		binary.LittleEndian.PutUint64(b[at+32:], tt.filesz)
 		p := writeTemp(t, "hello", b)
-		err := editErr(p, patchelf.Edit{Kind: patchelf.SetInterpreter, Arg: "/lib64/ld-linux-x86-64.so.2.long.name"})
+		err := editErr(p, patchelf.Edit{Kind: patchelf.KindSetInterpreter, Arg: "/lib64/ld-linux-x86-64.so.2.long.name"})
 		want := fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_INTERP", p, at, i)
 		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), tt.says) {
 			t.Errorf("p_filesz 0x%x: err = %v, want %q...%q", tt.filesz, err, want, tt.says)
@@ -680,7 +680,7 @@ func TestOverlappingTablesRefused(t *testing.T) {
 			}
 		}
 		p := writeTemp(t, "libfoo.so.1", b)
-		err := editErr(p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
+		err := editErr(p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: long})
 		if err == nil || !strings.Contains(err.Error(), ": malformed file at offset 0x") || !strings.Contains(err.Error(), "overlap") || !strings.Contains(err.Error(), tt.says) {
 			t.Errorf("DT_STRTAB 0x%x: err = %v", tt.strtab, err)
 		}
@@ -703,7 +703,7 @@ func TestFileOnlySegmentAccepted(t *testing.T) {
 	binary.LittleEndian.PutUint64(b[at+32:], 0x20)       // p_filesz
 	binary.LittleEndian.PutUint64(b[at+40:], 0)          // p_memsz
 	p := writeTemp(t, "libfoo.so.1", b)
-	edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
+	edit(t, p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: long})
 }
 
 // TestEmptyRelocationTableAccepted: GNU ld's -z pack-relative-relocs can
@@ -726,7 +726,7 @@ func TestEmptyRelocationTableAccepted(t *testing.T) {
 		t.Fatalf("libfoo.so.1 has %d of DT_RELA and DT_RELASZ", n)
 	}
 	p := writeTemp(t, "libfoo.so.1", b)
-	edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
+	edit(t, p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: long})
 }
 
 // TestEmptyStringTableRefused: with a string table of 0 bytes, a symbol
@@ -760,7 +760,7 @@ func TestEmptyStringTableRefused(t *testing.T) {
 		}
 	}
 	p := writeTemp(t, "libraw.so", b)
-	err = editErr(p, patchelf.Edit{Kind: patchelf.SetSoname, Arg: "libraw.so"})
+	err = editErr(p, patchelf.Edit{Kind: patchelf.KindSetSoname, Arg: "libraw.so"})
 	want := fmt.Sprintf("%s: malformed file at offset 0x%x: .dynsym entry 1: name offset", p, dynsym.Offset+24)
 	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "(0x0 bytes)") {
 		t.Errorf("err = %v, want %q...", err, want)
@@ -780,7 +780,7 @@ func TestMalformedInputRefused32(t *testing.T) {
 	at := uint64(binary.LittleEndian.Uint32(b[32:])) + uint64(i)*40
 	binary.LittleEndian.PutUint32(b[at+8:], binary.LittleEndian.Uint32(b[at+8:])|uint32(elf.SHF_COMPRESSED))
 	p := writeTemp(t, "libi386.so", b)
-	err := editErr(p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "/x"})
+	err := editErr(p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: "/x"})
 	want := fmt.Sprintf("%s: malformed file at offset 0x%x: section header %d (.dynsym): a loaded section marked compressed", p, at, i)
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("err = %v, want %q...", err, want)
@@ -797,7 +797,7 @@ func TestMalformedInputRefused32(t *testing.T) {
 	phAt := uint64(binary.LittleEndian.Uint32(b[28:])) + uint64(last)*32
 	binary.LittleEndian.PutUint32(b[phAt+20:], 0xffffffff)
 	p = writeTemp(t, "libi386.so", b)
-	err = editErr(p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "/x"})
+	err = editErr(p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: "/x"})
 	want = fmt.Sprintf("%s: malformed file at offset 0x%x: program header %d: PT_LOAD at", p, phAt, last)
 	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "wrap around") {
 		t.Errorf("err = %v, want %q...wrap around", err, want)
@@ -817,7 +817,7 @@ func TestHugeSectionAlignment(t *testing.T) {
 	shoff := binary.LittleEndian.Uint64(b[40:])
 	binary.LittleEndian.PutUint64(b[shoff+uint64(i)*64+48:], 1<<24)
 	p := writeTemp(t, "libsysv.so", b)
-	plan := edit(t, p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
+	plan := edit(t, p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: long})
 	if !slices.Contains(plan.Moved, ".hash") || plan.NewSize-plan.OldSize > 64<<10 {
 		t.Errorf("moved %v, grew by %d bytes; want .hash moved and at most 64 KiB", plan.Moved, plan.NewSize-plan.OldSize)
 	}
@@ -853,7 +853,7 @@ func TestTailMergedNameRealLoader(t *testing.T) {
 	if bytes.Count(str, []byte("libtm.so\x00")) != 1 {
 		t.Fatalf("oracle: ld did not merge libtm.so into my.libtm.so's tail: %q", str)
 	}
-	edit(t, lib, patchelf.Edit{Kind: patchelf.SetSoname, Arg: "libzz.so"})
+	edit(t, lib, patchelf.Edit{Kind: patchelf.KindSetSoname, Arg: "libzz.so"})
 	if st := read(t, lib); st.soname != "libzz.so" {
 		t.Errorf("SONAME %q", st.soname)
 	}
@@ -873,7 +873,7 @@ func TestDebugFileRefused(t *testing.T) {
 		t.Fatalf("objcopy: %v\n%s", err, out)
 	}
 	orig, _ := os.ReadFile(p)
-	err := editErr(p, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "/x"})
+	err := editErr(p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: "/x"})
 	if err == nil || !strings.HasPrefix(err.Error(), p+": a separate debug-info file") {
 		t.Errorf("err = %v", err)
 	}
@@ -902,10 +902,10 @@ func TestNoStringTable(t *testing.T) {
 	}
 	p := writeTemp(t, "libfoo.so.1", b)
 	// Nothing to add: still edited.
-	edit(t, p, patchelf.Edit{Kind: patchelf.ClearExecStack})
+	edit(t, p, patchelf.Edit{Kind: patchelf.KindClearExecStack})
 	b, _ = os.ReadFile(p)
 	// A name already in .dynstr, and a new one that grows it.
-	for _, e := range []patchelf.Edit{{Kind: patchelf.SetSoname, Arg: "libfoo.so.1"}, {Kind: patchelf.AddNeeded, Arg: "libamdhip64.so.6"}} {
+	for _, e := range []patchelf.Edit{{Kind: patchelf.KindSetSoname, Arg: "libfoo.so.1"}, {Kind: patchelf.KindAddNeeded, Arg: "libamdhip64.so.6"}} {
 		err := editErr(p, e)
 		want := fmt.Sprintf("%s: malformed file at offset 0x%x: dynamic section: no DT_STRTAB entry", p, d.Offset)
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
@@ -950,11 +950,11 @@ func TestReadOnlyDynamicRealLoader(t *testing.T) {
 		}
 		f.Close()
 	}
-	edit(t, lib, patchelf.Edit{Kind: patchelf.RemoveRPath})
-	edit(t, lib, patchelf.Edit{Kind: patchelf.SetSoname, Arg: "libfoo.so.1"})
-	edit(t, prog, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "$ORIGIN:" + long})
+	edit(t, lib, patchelf.Edit{Kind: patchelf.KindRemoveRPath})
+	edit(t, lib, patchelf.Edit{Kind: patchelf.KindSetSoname, Arg: "libfoo.so.1"})
+	edit(t, prog, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: "$ORIGIN:" + long})
 	// lld leaves no spare dynamic entries: a new one moves .dynamic.
-	if p := edit(t, prog, patchelf.Edit{Kind: patchelf.AddNeeded, Arg: "libm.so.6"}); !slices.Contains(p.Moved, ".dynamic") {
+	if p := edit(t, prog, patchelf.Edit{Kind: patchelf.KindAddNeeded, Arg: "libm.so.6"}); !slices.Contains(p.Moved, ".dynamic") {
 		t.Errorf("adding a NEEDED entry moved %v, not .dynamic", p.Moved)
 	}
 	if st := read(t, lib); st.hasRPath || st.hasRun {
@@ -1020,7 +1020,7 @@ func TestInPlaceKeepsInodeAndDryRunWritesNothing(t *testing.T) {
 		testenv.Missing(t, "hard links in the temporary directory ("+err.Error()+")", "")
 	}
 	orig, _ := os.ReadFile(p)
-	if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{DryRun: true}); err != nil {
+	if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{DryRun: true}); err != nil {
 		t.Fatal(err)
 	}
 	if now, _ := os.ReadFile(p); !bytes.Equal(orig, now) {
@@ -1029,7 +1029,7 @@ func TestInPlaceKeepsInodeAndDryRunWritesNothing(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Dir(p)); len(ents) != 2 {
 		t.Errorf("dry run left %d entries beside the file and its hard link", len(ents)-2)
 	}
-	if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{InPlace: true}); err != nil {
+	if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{InPlace: true}); err != nil {
 		t.Fatal(err)
 	}
 	if s := read(t, link); s.rpath != long {
@@ -1039,7 +1039,7 @@ func TestInPlaceKeepsInodeAndDryRunWritesNothing(t *testing.T) {
 	// patchelf does: the edit is seen through every name.
 	q := copyFixture(t, "libfoo.so.1")
 	os.Link(q, q+".hl")
-	edit(t, q, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
+	edit(t, q, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: long})
 	if s := read(t, q+".hl"); s.rpath != long {
 		t.Errorf("the default write path broke the hard link: the other name has %q", s.rpath)
 	}
@@ -1050,7 +1050,7 @@ func TestInPlaceKeepsInodeAndDryRunWritesNothing(t *testing.T) {
 
 func TestPageSize(t *testing.T) {
 	p := copyFixture(t, "libfoo.so.1")
-	plan, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}, patchelf.Options{PageSize: 65536}, patchelf.WriteOptions{})
+	plan, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: long}}, patchelf.Options{PageSize: 65536}, patchelf.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1092,9 +1092,9 @@ func TestRealLoaderAndStrip(t *testing.T) {
 	run(gcc, "-o", "nopie", "main.c", "-L.", "-lv", "-no-pie")
 	run(gcc, "-o", "dl", "dl.c", "-ldl")
 	cases := [][]patchelf.Edit{
-		{{Kind: patchelf.SetRPath, Arg: dir + ":" + long}},
-		{{Kind: patchelf.SetRPath, Arg: dir}, {Kind: patchelf.AddNeeded, Arg: "libm.so.6"}, {Kind: patchelf.AddDebugTag}},
-		{{Kind: patchelf.SetRPath, Arg: "$ORIGIN"}, {Kind: patchelf.SetInterpreter, Arg: "/lib64/../lib64/../lib64/ld-linux-x86-64.so.2"}},
+		{{Kind: patchelf.KindSetRPath, Arg: dir + ":" + long}},
+		{{Kind: patchelf.KindSetRPath, Arg: dir}, {Kind: patchelf.KindAddNeeded, Arg: "libm.so.6"}, {Kind: patchelf.KindAddDebugTag}},
+		{{Kind: patchelf.KindSetRPath, Arg: "$ORIGIN"}, {Kind: patchelf.KindSetInterpreter, Arg: "/lib64/../lib64/../lib64/ld-linux-x86-64.so.2"}},
 	}
 	for ci, edits := range cases {
 		for _, exe := range []string{"pie", "nopie"} {
@@ -1117,7 +1117,7 @@ func TestRealLoaderAndStrip(t *testing.T) {
 			}
 			// A second growing edit extends the table where the first put
 			// it; the program still runs.
-			plan, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: dir + ":" + long + ":/grown/again/in/place"}}, patchelf.Options{}, patchelf.WriteOptions{})
+			plan, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: dir + ":" + long + ":/grown/again/in/place"}}, patchelf.Options{}, patchelf.WriteOptions{})
 			if err != nil {
 				t.Fatalf("case %d %s, second edit: %v", ci, exe, err)
 			}
@@ -1138,7 +1138,7 @@ func TestRealLoaderAndStrip(t *testing.T) {
 		lib := filepath.Join(dir, "libv-edited.so")
 		b, _ := os.ReadFile(filepath.Join(dir, "libv.so"))
 		os.WriteFile(lib, b, 0o755)
-		libEdits := append([]patchelf.Edit{{Kind: patchelf.SetSoname, Arg: "libv-with-a-much-longer-soname.so.1"}}, edits[0])
+		libEdits := append([]patchelf.Edit{{Kind: patchelf.KindSetSoname, Arg: "libv-with-a-much-longer-soname.so.1"}}, edits[0])
 		if _, err := patchelf.EditFile(lib, libEdits, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -1161,9 +1161,9 @@ func FuzzEditSequences(f *testing.F) {
 	// (edited through what the loader sees).
 	fixtures := []string{"libfoo.so.1", "hello", "libi386.so", "libbe.so", "libsysv.so",
 		"-libfoo.so.1", "-hello", "-libi386.so", "-libbe.so", "-libsysv.so"}
-	kinds := []patchelf.Kind{patchelf.SetRPath, patchelf.AddRPath, patchelf.RemoveRPath, patchelf.AddNeeded, patchelf.RemoveNeeded,
-		patchelf.ReplaceNeeded, patchelf.SetSoname, patchelf.SetInterpreter, patchelf.NoDefaultLib, patchelf.AddDebugTag,
-		patchelf.ClearExecStack, patchelf.SetExecStack, patchelf.SetOSABI, patchelf.RenameDynamicSymbols, patchelf.ClearSymbolVersion}
+	kinds := []patchelf.Kind{patchelf.KindSetRPath, patchelf.KindAddRPath, patchelf.KindRemoveRPath, patchelf.KindAddNeeded, patchelf.KindRemoveNeeded,
+		patchelf.KindReplaceNeeded, patchelf.KindSetSoname, patchelf.KindSetInterpreter, patchelf.KindNoDefaultLib, patchelf.KindAddDebugTag,
+		patchelf.KindClearExecStack, patchelf.KindSetExecStack, patchelf.KindSetOSABI, patchelf.KindRenameDynamicSymbols, patchelf.KindClearSymbolVersion}
 	f.Fuzz(func(t *testing.T, which uint8, ops []byte, arg string) {
 		if len(ops) > 16 || len(arg) > 300 {
 			return
@@ -1188,7 +1188,7 @@ func FuzzEditSequences(f *testing.F) {
 				a = strings.Repeat(arg, 2)
 			}
 			e := patchelf.Edit{Kind: kinds[int(o)%len(kinds)], Arg: a, Arg2: a + "x"}
-			if len(syms) > 0 && (e.Kind == patchelf.RenameDynamicSymbols || e.Kind == patchelf.ClearSymbolVersion) {
+			if len(syms) > 0 && (e.Kind == patchelf.KindRenameDynamicSymbols || e.Kind == patchelf.KindClearSymbolVersion) {
 				name := syms[int(o)%len(syms)].Name
 				e.Arg, e.Renames = name, map[string]string{name: a, a: name}
 			}
@@ -1216,7 +1216,7 @@ func FuzzEditSequences(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%v: the result does not parse: %v", edits, err)
 		}
-		second := []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: strings.Repeat(arg+":", 3) + "/second/edit"}, {Kind: patchelf.AddNeeded, Arg: "lib" + arg + ".so.2"}}
+		second := []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: strings.Repeat(arg+":", 3) + "/second/edit"}, {Kind: patchelf.KindAddNeeded, Arg: "lib" + arg + ".so.2"}}
 		plan2, err := patchelf.PlanFile(after, second, patchelf.Options{})
 		if err != nil {
 			return
@@ -1253,11 +1253,11 @@ func FuzzPlanInput(f *testing.F) {
 		f.Add(s, uint8(1))
 	}
 	lists := [][]patchelf.Edit{
-		{{Kind: patchelf.SetRPath, Arg: "$ORIGIN/../lib:/opt/rocm-6.2.0/lib:/opt/rocm-6.2.0/lib/llvm/lib"}, {Kind: patchelf.AddNeeded, Arg: "libamdhip64.so.6"}},
-		{{Kind: patchelf.RemoveRPath}, {Kind: patchelf.SetSoname, Arg: "libx.so.9"}, {Kind: patchelf.ClearExecStack}},
-		{{Kind: patchelf.SetInterpreter, Arg: "/nix/store/00000000000000000000000000000000-glibc-2.40/lib/ld-linux-x86-64.so.2"}, {Kind: patchelf.ReplaceNeeded, Arg: "libc.so.6", Arg2: "libc.so.7"}},
-		{{Kind: patchelf.RemoveNeeded, Arg: "libfoo.so.1"}, {Kind: patchelf.AddRPath, Arg: "/a"}, {Kind: patchelf.NoDefaultLib}, {Kind: patchelf.AddDebugTag}},
-		{{Kind: patchelf.RenameDynamicSymbols, Renames: map[string]string{"foo_api": "foo_api_renamed_with_a_longer_name", "puts": "p"}}, {Kind: patchelf.ClearSymbolVersion, Arg: "foo_api"}},
+		{{Kind: patchelf.KindSetRPath, Arg: "$ORIGIN/../lib:/opt/rocm-6.2.0/lib:/opt/rocm-6.2.0/lib/llvm/lib"}, {Kind: patchelf.KindAddNeeded, Arg: "libamdhip64.so.6"}},
+		{{Kind: patchelf.KindRemoveRPath}, {Kind: patchelf.KindSetSoname, Arg: "libx.so.9"}, {Kind: patchelf.KindClearExecStack}},
+		{{Kind: patchelf.KindSetInterpreter, Arg: "/nix/store/00000000000000000000000000000000-glibc-2.40/lib/ld-linux-x86-64.so.2"}, {Kind: patchelf.KindReplaceNeeded, Arg: "libc.so.6", Arg2: "libc.so.7"}},
+		{{Kind: patchelf.KindRemoveNeeded, Arg: "libfoo.so.1"}, {Kind: patchelf.KindAddRPath, Arg: "/a"}, {Kind: patchelf.KindNoDefaultLib}, {Kind: patchelf.KindAddDebugTag}},
+		{{Kind: patchelf.KindRenameDynamicSymbols, Renames: map[string]string{"foo_api": "foo_api_renamed_with_a_longer_name", "puts": "p"}}, {Kind: patchelf.KindClearSymbolVersion, Arg: "foo_api"}},
 	}
 	f.Fuzz(func(t *testing.T, b []byte, which uint8) {
 		file, err := elfx.NewFileSize(bytes.NewReader(b), int64(len(b)), "fuzz")
@@ -1352,8 +1352,8 @@ func TestRenameDynamicSymbolsRealLoader(t *testing.T) {
 	}
 	libPath := filepath.Join(dir, "libr.so")
 	before := order(libPath)
-	ren := patchelf.Edit{Kind: patchelf.RenameDynamicSymbols, Renames: renames}
-	edit(t, libPath, ren, patchelf.Edit{Kind: patchelf.SetRPath, Arg: "$ORIGIN"})
+	ren := patchelf.Edit{Kind: patchelf.KindRenameDynamicSymbols, Renames: renames}
+	edit(t, libPath, ren, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: "$ORIGIN"})
 	after := order(libPath)
 	moved := 0
 	for i := range before {
@@ -1390,14 +1390,14 @@ func TestRenameDynamicSymbolsRealLoader(t *testing.T) {
 	// rename-dynamic-symbols test applies one map to every library), and
 	// the other edits of the call still apply.
 	b0, _ := os.ReadFile(libPath)
-	p, err := patchelf.EditFile(libPath, []patchelf.Edit{{Kind: patchelf.RenameDynamicSymbols, Renames: map[string]string{"no_such": "x"}}}, patchelf.Options{}, patchelf.WriteOptions{})
+	p, err := patchelf.EditFile(libPath, []patchelf.Edit{{Kind: patchelf.KindRenameDynamicSymbols, Renames: map[string]string{"no_such": "x"}}}, patchelf.Options{}, patchelf.WriteOptions{})
 	if err != nil || p.Changed {
 		t.Errorf("renaming an absent symbol: changed %v, %v", p != nil && p.Changed, err)
 	}
 	if b1, _ := os.ReadFile(libPath); !bytes.Equal(b0, b1) {
 		t.Errorf("a rename that matches nothing changed the file")
 	}
-	if _, err := patchelf.EditFile(libPath, []patchelf.Edit{{Kind: patchelf.RenameDynamicSymbols, Renames: map[string]string{"no_such": "x"}}, {Kind: patchelf.SetSoname, Arg: "libkept.so"}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+	if _, err := patchelf.EditFile(libPath, []patchelf.Edit{{Kind: patchelf.KindRenameDynamicSymbols, Renames: map[string]string{"no_such": "x"}}, {Kind: patchelf.KindSetSoname, Arg: "libkept.so"}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if s := read(t, libPath); s.soname != "libkept.so" {
@@ -1426,7 +1426,7 @@ func TestRenameOnEveryFixture(t *testing.T) {
 		if target == "" {
 			t.Fatalf("%s: no defined global symbol", name)
 		}
-		edit(t, p, patchelf.Edit{Kind: patchelf.RenameDynamicSymbols, Renames: map[string]string{target: "renamed_" + target + "_longer"}})
+		edit(t, p, patchelf.Edit{Kind: patchelf.KindRenameDynamicSymbols, Renames: map[string]string{target: "renamed_" + target + "_longer"}})
 		f, err = elfx.Open(p)
 		if err != nil {
 			t.Fatal(err)
@@ -1466,7 +1466,7 @@ func TestStaticPIERejectedClearly(t *testing.T) {
 		testenv.Missing(t, "gcc -static-pie ("+strings.TrimSpace(string(out))+")", "libc6-dev")
 	}
 	b0, _ := os.ReadFile(exe)
-	for _, e := range []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: "/opt/rocm/lib"}, {Kind: patchelf.AddNeeded, Arg: "libm.so.6"}, {Kind: patchelf.AddDebugTag}} {
+	for _, e := range []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: "/opt/rocm/lib"}, {Kind: patchelf.KindAddNeeded, Arg: "libm.so.6"}, {Kind: patchelf.KindAddDebugTag}} {
 		_, err := patchelf.EditFile(exe, []patchelf.Edit{e}, patchelf.Options{}, patchelf.WriteOptions{})
 		if err == nil || !strings.Contains(err.Error(), "static-pie") {
 			t.Errorf("%s on a static-pie: %v", e.Kind, err)
@@ -1475,7 +1475,7 @@ func TestStaticPIERejectedClearly(t *testing.T) {
 	if b1, _ := os.ReadFile(exe); !bytes.Equal(b0, b1) {
 		t.Fatalf("refused edits changed the file")
 	}
-	edit(t, exe, patchelf.Edit{Kind: patchelf.ClearExecStack})
+	edit(t, exe, patchelf.Edit{Kind: patchelf.KindClearExecStack})
 	var ee *exec.ExitError
 	if err := exec.Command(exe).Run(); !errors.As(err, &ee) || ee.ExitCode() != 3 {
 		t.Errorf("static-pie after --clear-execstack: %v", err)
@@ -1493,7 +1493,7 @@ func TestVerifyCatchesChangedSymbolName(t *testing.T) {
 			name = s.Name
 		}
 	}
-	p, err := patchelf.PlanFile(f, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: strings.Repeat("/opt/rocm/lib:", 40)}}, patchelf.Options{})
+	p, err := patchelf.PlanFile(f, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: strings.Repeat("/opt/rocm/lib:", 40)}}, patchelf.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1619,7 +1619,7 @@ func TestInterpreterCasesPatchelfAccepts(t *testing.T) {
 		b := bytes.Clone(orig)
 		clear(b[ip.Off : ip.Off+ip.Filesz])
 		p := writeTemp(t, "hello", b)
-		if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: loader}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+		if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.KindSetInterpreter, Arg: loader}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if s := read(t, p); s.interp != loader {
@@ -1652,7 +1652,7 @@ func TestInterpreterCasesPatchelfAccepts(t *testing.T) {
 		}
 		p := writeTemp(t, "hello", b)
 		runs(t, p) // (the kernel maps nothing for it)
-		if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+		if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if s := read(t, p); s.rpath != long {
@@ -1662,7 +1662,7 @@ func TestInterpreterCasesPatchelfAccepts(t *testing.T) {
 	})
 	t.Run("empty argument", func(t *testing.T) {
 		p := writeTemp(t, "hello", orig)
-		pl, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: ""}}, patchelf.Options{}, patchelf.WriteOptions{})
+		pl, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.KindSetInterpreter, Arg: ""}}, patchelf.Options{}, patchelf.WriteOptions{})
 		if err != nil || pl.Changed {
 			t.Errorf("changed %v, %v", pl != nil && pl.Changed, err)
 		}
@@ -1674,7 +1674,7 @@ func TestInterpreterCasesPatchelfAccepts(t *testing.T) {
 		binary.LittleEndian.PutUint64(b[at+32:], ip.Filesz+0x40)
 		p := writeTemp(t, "hello", b)
 		longer := "/lib64/../lib64/ld-linux-x86-64.so.2"
-		if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: longer}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+		if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.KindSetInterpreter, Arg: longer}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		after, _ := os.ReadFile(p)
@@ -1708,7 +1708,7 @@ func TestDynamicWithoutTerminatorRefused(t *testing.T) {
 		}
 	}
 	p := writeTemp(t, "libfoo.so.1", b)
-	err := editErr(p, patchelf.Edit{Kind: patchelf.AddDebugTag})
+	err := editErr(p, patchelf.Edit{Kind: patchelf.KindAddDebugTag})
 	if err == nil || !strings.Contains(err.Error(), "malformed file") || !strings.Contains(err.Error(), "no DT_NULL") {
 		t.Errorf("err = %v, want a refusal", err)
 	}
@@ -1730,7 +1730,7 @@ func TestGrowingEditClobbersWhatItMoved(t *testing.T) {
 		opts := patchelf.Options{NoClobberOldSections: keep}
 		edit := func(v string) {
 			t.Helper()
-			if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: v}}, opts, patchelf.WriteOptions{}); err != nil {
+			if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: v}}, opts, patchelf.WriteOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -1788,7 +1788,7 @@ func TestLateProgramHeaderTable(t *testing.T) {
 		}
 	}
 	loads("the input")
-	if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}, {Kind: patchelf.AddNeeded, Arg: "libm.so.6"}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+	if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: long}, {Kind: patchelf.KindAddNeeded, Arg: "libm.so.6"}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if s := read(t, p); s.rpath != long || s.needed[0] != "libm.so.6" {
@@ -1842,7 +1842,7 @@ SECTIONS {
 		}
 	}
 	answers("the input")
-	pl, err := patchelf.EditFile(lib, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}, {Kind: patchelf.AddNeeded, Arg: "libm.so.6"}}, patchelf.Options{}, patchelf.WriteOptions{})
+	pl, err := patchelf.EditFile(lib, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: long}, {Kind: patchelf.KindAddNeeded, Arg: "libm.so.6"}}, patchelf.Options{}, patchelf.WriteOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1871,16 +1871,16 @@ func TestStrippedHashSection(t *testing.T) {
 	}
 	run("stripped")
 	for _, e := range []patchelf.Edit{
-		{Kind: patchelf.SetInterpreter, Arg: "/lib64/ld-linux-x86-64.so.2"},
-		{Kind: patchelf.SetRPath, Arg: long},
-		{Kind: patchelf.AddNeeded, Arg: "libm.so.6"},
+		{Kind: patchelf.KindSetInterpreter, Arg: "/lib64/ld-linux-x86-64.so.2"},
+		{Kind: patchelf.KindSetRPath, Arg: long},
+		{Kind: patchelf.KindAddNeeded, Arg: "libm.so.6"},
 	} {
 		if _, err := patchelf.EditFile(p, []patchelf.Edit{e}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
 			t.Fatalf("%v: %v", e.Kind, err)
 		}
 		run(string(e.Kind))
 	}
-	err := editErr(p, patchelf.Edit{Kind: patchelf.RenameDynamicSymbols, Renames: map[string]string{"foo": "bar"}})
+	err := editErr(p, patchelf.Edit{Kind: patchelf.KindRenameDynamicSymbols, Renames: map[string]string{"foo": "bar"}})
 	if err == nil || !strings.Contains(err.Error(), "DT_GNU_HASH") {
 		t.Errorf("rename: err = %v, want a refusal naming DT_GNU_HASH", err)
 	}

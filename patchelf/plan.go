@@ -827,14 +827,14 @@ func (m *model) stringInsertPoint() int {
 
 func (m *model) apply(e Edit) error {
 	switch e.Kind {
-	case SetOSABI:
+	case KindSetOSABI:
 		v, err := ParseOSABI(e.Arg)
 		if err != nil {
 			return m.errf("%v", err)
 		}
 		m.osabi = &v
 		return nil
-	case SetInterpreter:
+	case KindSetInterpreter:
 		if e.Arg == "" {
 			return nil // (patchelf: an empty name changes nothing)
 		}
@@ -849,9 +849,9 @@ func (m *model) apply(e Edit) error {
 		v := e.Arg
 		m.interp = &v
 		return nil
-	case ClearExecStack, SetExecStack:
+	case KindClearExecStack, KindSetExecStack:
 		flags := uint32(elf.PF_R | elf.PF_W)
-		if e.Kind == SetExecStack {
+		if e.Kind == KindSetExecStack {
 			flags |= uint32(elf.PF_X)
 		}
 		found := false
@@ -870,33 +870,33 @@ func (m *model) apply(e Edit) error {
 			"so --%s would have no effect and moving its dynamic section would break it; relink it instead", e.Kind)
 	}
 	switch e.Kind {
-	case SetRPath:
+	case KindSetRPath:
 		m.setRPath(e.Arg)
-	case AddRPath:
+	case KindAddRPath:
 		old, _, i := m.rpath()
 		if i < 0 || old == "" {
 			m.setRPath(e.Arg)
 		} else {
 			m.setRPath(old + ":" + e.Arg)
 		}
-	case RemoveRPath:
+	case KindRemoveRPath:
 		m.remove(func(x ent) bool { return x.tag == elf.DT_RPATH || x.tag == elf.DT_RUNPATH })
-	case ShrinkRPath:
+	case KindShrinkRPath:
 		old, _, i := m.rpath()
 		if i < 0 {
 			return nil
 		}
 		m.setRPath(m.shrink(old, e.Allowed))
-	case AddNeeded:
+	case KindAddNeeded:
 		for _, x := range m.ents {
 			if x.tag == elf.DT_NEEDED && x.str == e.Arg {
 				return nil
 			}
 		}
 		m.addStr(0, elf.DT_NEEDED, e.Arg) // patchelf puts new NEEDED entries first
-	case RemoveNeeded:
+	case KindRemoveNeeded:
 		m.remove(func(x ent) bool { return x.tag == elf.DT_NEEDED && x.str == e.Arg })
-	case ReplaceNeeded:
+	case KindReplaceNeeded:
 		for i, x := range m.ents {
 			if x.tag == elf.DT_NEEDED && x.str == e.Arg {
 				m.setStr(i, e.Arg2)
@@ -905,25 +905,25 @@ func (m *model) apply(e Edit) error {
 		if err := m.replaceVerneedFile(e.Arg, e.Arg2); err != nil {
 			return err
 		}
-	case SetSoname:
+	case KindSetSoname:
 		if i := m.find(elf.DT_SONAME); i >= 0 {
 			m.setStr(i, e.Arg)
 		} else {
 			m.addStr(m.stringInsertPoint(), elf.DT_SONAME, e.Arg)
 		}
-	case NoDefaultLib:
+	case KindNoDefaultLib:
 		if i := m.find(elf.DT_FLAGS_1); i >= 0 {
 			m.ents[i].val |= uint64(elf.DF_1_NODEFLIB)
 		} else {
 			m.insert(len(m.ents), ent{tag: elf.DT_FLAGS_1, val: uint64(elf.DF_1_NODEFLIB)})
 		}
-	case AddDebugTag:
+	case KindAddDebugTag:
 		if m.find(elf.DT_DEBUG) < 0 {
 			m.insert(len(m.ents), ent{tag: elf.DT_DEBUG})
 		}
-	case ClearSymbolVersion:
+	case KindClearSymbolVersion:
 		return m.clearSymbolVersion(e.Arg)
-	case RenameDynamicSymbols:
+	case KindRenameDynamicSymbols:
 		return m.renameSymbols(e.Renames)
 	default:
 		return m.errf("unknown edit %q", e.Kind)

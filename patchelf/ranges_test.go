@@ -13,9 +13,9 @@ import (
 func TestWrittenRangesCoverEveryChange(t *testing.T) {
 	for _, name := range []string{"libfoo.so.1", "hello", "libi386.so", "libbe.so", "libsysv.so"} {
 		for _, edits := range [][]patchelf.Edit{
-			{{Kind: patchelf.SetRPath, Arg: "$ORIGIN"}},
-			{{Kind: patchelf.SetRPath, Arg: long}, {Kind: patchelf.AddNeeded, Arg: "libamdhip64.so.6"}},
-			{{Kind: patchelf.SetSoname, Arg: "libsomething-much-longer-than-before.so.7"}, {Kind: patchelf.NoDefaultLib}},
+			{{Kind: patchelf.KindSetRPath, Arg: "$ORIGIN"}},
+			{{Kind: patchelf.KindSetRPath, Arg: long}, {Kind: patchelf.KindAddNeeded, Arg: "libamdhip64.so.6"}},
+			{{Kind: patchelf.KindSetSoname, Arg: "libsomething-much-longer-than-before.so.7"}, {Kind: patchelf.KindNoDefaultLib}},
 		} {
 			p := copyFixture(t, name)
 			orig, err := os.ReadFile(p)

@@ -22,7 +22,7 @@ const childEdit = "PATCHELF_TEST_CHILD_EDIT"
 
 func TestMain(m *testing.M) {
 	if p := os.Getenv(childEdit); p != "" {
-		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}, patchelf.Options{},
+		_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: long}}, patchelf.Options{},
 			patchelf.WriteOptions{Notice: func(s string) { fmt.Println("notice:", s) }, JournalDir: os.Getenv("PATCHELF_TEST_JOURNALS")})
 		if err != nil {
 			fmt.Println("error:", err)
@@ -51,12 +51,12 @@ func names(t *testing.T, dir string) []string {
 func TestOutputDestinations(t *testing.T) {
 	src := copyFixture(t, "libfoo.so.1")
 	want := filepath.Join(t.TempDir(), "want.so")
-	if _, err := patchelf.EditFile(src, []patchelf.Edit{{Kind: patchelf.SetSoname, Arg: "x"}}, patchelf.Options{}, patchelf.WriteOptions{Output: want}); err != nil {
+	if _, err := patchelf.EditFile(src, []patchelf.Edit{{Kind: patchelf.KindSetSoname, Arg: "x"}}, patchelf.Options{}, patchelf.WriteOptions{Output: want}); err != nil {
 		t.Fatal(err)
 	}
 	wantBytes, _ := os.ReadFile(want)
 	out := func(t *testing.T, dst string) error {
-		_, err := patchelf.EditFile(src, []patchelf.Edit{{Kind: patchelf.SetSoname, Arg: "x"}}, patchelf.Options{}, patchelf.WriteOptions{Output: dst})
+		_, err := patchelf.EditFile(src, []patchelf.Edit{{Kind: patchelf.KindSetSoname, Arg: "x"}}, patchelf.Options{}, patchelf.WriteOptions{Output: dst})
 		return err
 	}
 	t.Run("character device", func(t *testing.T) {
@@ -153,7 +153,7 @@ func TestEditKeepsMetadata(t *testing.T) {
 				os.Link(p, p+".other")
 			}
 			before, _ := os.Stat(p)
-			if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{InPlace: c.inPlace}); err != nil {
+			if _, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: long}}, patchelf.Options{}, patchelf.WriteOptions{InPlace: c.inPlace}); err != nil {
 				t.Fatal(err)
 			}
 			after, _ := os.Stat(p)
@@ -264,7 +264,7 @@ func TestConcurrentEditsAllApply(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e := patchelf.Edit{Kind: patchelf.AddNeeded, Arg: fmt.Sprintf("libc%d.so", i)}
+			e := patchelf.Edit{Kind: patchelf.KindAddNeeded, Arg: fmt.Sprintf("libc%d.so", i)}
 			if _, err := patchelf.EditFile(p, []patchelf.Edit{e}, patchelf.Options{}, patchelf.WriteOptions{InPlace: i%2 == 1}); err != nil {
 				t.Error(err)
 			}
@@ -289,7 +289,7 @@ func TestEditLongName(t *testing.T) {
 	if err := os.Rename(p, q); err != nil {
 		t.Fatal(err)
 	}
-	edit(t, q, patchelf.Edit{Kind: patchelf.SetRPath, Arg: long})
+	edit(t, q, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: long})
 	if read(t, q).rpath != long {
 		t.Errorf("edit not there")
 	}
@@ -317,7 +317,7 @@ func TestFullFileSystem(t *testing.T) {
 			f.Write(make([]byte, 256<<10))
 			f.Close()
 			defer os.Remove(fill)
-			_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: strings.Repeat("/grow", 2000)}}, patchelf.Options{}, patchelf.WriteOptions{InPlace: inPlace, JournalDir: t.TempDir()})
+			_, err := patchelf.EditFile(p, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: strings.Repeat("/grow", 2000)}}, patchelf.Options{}, patchelf.WriteOptions{InPlace: inPlace, JournalDir: t.TempDir()})
 			if err == nil || !strings.Contains(err.Error(), "no space left") {
 				t.Fatalf("err %v, want no space left on device", err)
 			}

@@ -67,7 +67,7 @@ func TestShrinkRPath(t *testing.T) {
 			b, _ := os.ReadFile(p("prog"))
 			ours := filepath.Join(t.TempDir(), "prog")
 			os.WriteFile(ours, b, 0o755)
-			edit(t, ours, patchelf.Edit{Kind: patchelf.ShrinkRPath, Allowed: c.allowed})
+			edit(t, ours, patchelf.Edit{Kind: patchelf.KindShrinkRPath, Allowed: c.allowed})
 			if got := read(t, ours).rpath; got != c.want {
 				t.Errorf("RUNPATH %q, want %q", got, c.want)
 			}

@@ -464,6 +464,9 @@ func (w *strWindow) get(off uint64) ([]byte, error) {
 }
 
 // WriteOptions say where the result goes.
+//
+// The zero value replaces the file atomically with the verified edit,
+// synced, keeping its owner, mode and extended attributes.
 type WriteOptions struct {
 	// Output writes to another path instead of editing the input: a
 	// symbolic link is written through, a character device or FIFO is

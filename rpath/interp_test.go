@@ -228,7 +228,7 @@ func TestRealInRoot(t *testing.T) {
 // setInterpreter sets the PT_INTERP of the program at path.
 func setInterpreter(t *testing.T, path, interp string) {
 	t.Helper()
-	if _, err := patchelf.EditFile(path, []patchelf.Edit{{Kind: patchelf.SetInterpreter, Arg: interp}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+	if _, err := patchelf.EditFile(path, []patchelf.Edit{{Kind: patchelf.KindSetInterpreter, Arg: interp}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -29,7 +29,7 @@ func TestSysrootContainsRelativePaths(t *testing.T) {
 	}
 	climb := "$ORIGIN/" + strings.Repeat("../", 12) + strings.TrimPrefix(filepath.Dir(decoy), "/")
 	prog := tr.exe("root/opt/app/app", `int main(void){return 0;}`, "-Wl,--no-as-needed", decoy, "-Wl,--enable-new-dtags,-rpath,"+climb)
-	if _, err := patchelf.EditFile(prog, []patchelf.Edit{{Kind: patchelf.ReplaceNeeded, Arg: "libdecoy.so", Arg2: rel}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+	if _, err := patchelf.EditFile(prog, []patchelf.Edit{{Kind: patchelf.KindReplaceNeeded, Arg: "libdecoy.so", Arg2: rel}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	res := resolve(t, rpath.Options{Root: root}, prog)

@@ -45,7 +45,10 @@ type Ignore struct {
 	Soname string // the library a finding names (NEEDED, vn_file)
 }
 
-// CheckOptions configure Check.
+// CheckOptions configure Check. The zero value checks as this machine's
+// loader would load the files: two workers per CPU, no baselines, no GPU
+// targets, no interpreter for Python extensions, every rule at its default
+// severity.
 type CheckOptions struct {
 	Resolver rpath.Options
 	// Workers bounds the parallel scan (0: two per CPU).

@@ -1268,7 +1268,7 @@ func TestRunpathTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	runpath := "$ORIGINAL/lib:$LIB/x:${ORIGIN}/../lib:$ORIGIN:/usr/lib:${ORIGIN}x"
-	if _, err := patchelf.EditFile(lib, []patchelf.Edit{{Kind: patchelf.SetRPath, Arg: runpath}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
+	if _, err := patchelf.EditFile(lib, []patchelf.Edit{{Kind: patchelf.KindSetRPath, Arg: runpath}}, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := symcheck.Check(context.Background(), []string{dir}, symcheck.CheckOptions{Workers: 1})

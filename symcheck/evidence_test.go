@@ -147,9 +147,9 @@ func TestEvidenceUnderlinked(t *testing.T) {
 	for j := 0; j+1 < len(args)-1; j += 2 {
 		switch args[j] {
 		case "--add-needed":
-			edits = append(edits, patchelf.Edit{Kind: patchelf.AddNeeded, Arg: args[j+1]})
+			edits = append(edits, patchelf.Edit{Kind: patchelf.KindAddNeeded, Arg: args[j+1]})
 		case "--add-rpath":
-			edits = append(edits, patchelf.Edit{Kind: patchelf.AddRPath, Arg: args[j+1]})
+			edits = append(edits, patchelf.Edit{Kind: patchelf.KindAddRPath, Arg: args[j+1]})
 		default:
 			t.Fatalf("fix %q: unexpected %s", fix, args[j])
 		}
@@ -236,14 +236,14 @@ func TestEvidenceProgramContext(t *testing.T) {
 		}
 	}
 	// The fix for loading it alone, applied, makes it load.
-	if _, err := patchelf.EditFile(core, []patchelf.Edit{{Kind: patchelf.AddRPath, Arg: filepath.Dir(shared)}}, patchelf.Options{}, patchelf.WriteOptions{JournalDir: t.TempDir()}); err != nil {
+	if _, err := patchelf.EditFile(core, []patchelf.Edit{{Kind: patchelf.KindAddRPath, Arg: filepath.Dir(shared)}}, patchelf.Options{}, patchelf.WriteOptions{JournalDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	if msg := loads(t, harness, core); msg != "" {
 		t.Errorf("after --add-rpath: %s", msg)
 	}
 	// Without the program the library is missing: an error.
-	if _, err := patchelf.EditFile(core, []patchelf.Edit{{Kind: patchelf.RemoveRPath}}, patchelf.Options{}, patchelf.WriteOptions{JournalDir: t.TempDir()}); err != nil {
+	if _, err := patchelf.EditFile(core, []patchelf.Edit{{Kind: patchelf.KindRemoveRPath}}, patchelf.Options{}, patchelf.WriteOptions{JournalDir: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	rep, err = symcheck.Check(context.Background(), []string{filepath.Dir(core)}, symcheck.CheckOptions{})

@@ -14,7 +14,8 @@ import (
 // SymbolsSchemaVersion is the version of the Report JSON layout.
 const SymbolsSchemaVersion = 1
 
-// SymbolsOptions configure Symbols.
+// SymbolsOptions configure Symbols. The zero value binds a file's own
+// references against its closure as this machine's loader resolves it.
 type SymbolsOptions struct {
 	Resolver rpath.Options
 	// Closure binds the undefined symbols of every loaded object, not only

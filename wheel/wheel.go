@@ -41,7 +41,9 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
-// Options configure Relink.
+// Options configure Relink. The zero value has no target (Relink asks for
+// ROCm or LibDirs), writes nothing without Output or InPlace, and changes
+// no SONAME major version.
 type Options struct {
 	// ROCm prefixes: their lib, lib64 and llvm/lib directories are the target.
 	ROCm []string
@@ -923,7 +925,7 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 				}
 			}
 			if nd.Replacement != "" && nd.Replacement != n {
-				fp.Edits = append(fp.Edits, patchelf.Edit{Kind: patchelf.ReplaceNeeded, Arg: n, Arg2: nd.Replacement})
+				fp.Edits = append(fp.Edits, patchelf.Edit{Kind: patchelf.KindReplaceNeeded, Arg: n, Arg2: nd.Replacement})
 			}
 			fp.Needed = append(fp.Needed, nd)
 		}
@@ -978,7 +980,7 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 		}
 		fp.NewRunPath = strings.Join(rp, ":")
 		if fp.NewRunPath != fp.OldRunPath {
-			fp.Edits = append(fp.Edits, patchelf.Edit{Kind: patchelf.SetRPath, Arg: fp.NewRunPath})
+			fp.Edits = append(fp.Edits, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: fp.NewRunPath})
 		}
 		if fp.Grafted || fp.Bundled {
 			fp.Edits = nil // grafted and bundled copies are kept or dropped, not rewritten

@@ -384,9 +384,9 @@ func TestHostileNamesPrintEscaped(t *testing.T) {
 	src, _ := os.ReadFile(testenv.Testdata("libfoo.so.1"))
 	os.WriteFile(lib, src, 0o755)
 	edits := []patchelf.Edit{
-		{Kind: patchelf.SetSoname, Arg: "libx.so\x1b]0;owned\x07\nRD1001\terror\tfake"},
-		{Kind: patchelf.SetRPath, Arg: "/opt/\x1b[2Jrocm/lib"},
-		{Kind: patchelf.AddNeeded, Arg: "libgone\x1b[8m.so\r"},
+		{Kind: patchelf.KindSetSoname, Arg: "libx.so\x1b]0;owned\x07\nRD1001\terror\tfake"},
+		{Kind: patchelf.KindSetRPath, Arg: "/opt/\x1b[2Jrocm/lib"},
+		{Kind: patchelf.KindAddNeeded, Arg: "libgone\x1b[8m.so\r"},
 	}
 	if _, err := patchelf.EditFile(lib, edits, patchelf.Options{}, patchelf.WriteOptions{}); err != nil {
 		t.Fatal(err)

@@ -189,16 +189,16 @@ func Parse(args []string, native bool) (*Options, error) {
 			}
 		case "--set-rpath":
 			if v, err = val(&i, a); err == nil {
-				setRP(patchelf.SetRPath, v)
+				setRP(patchelf.KindSetRPath, v)
 			}
 		case "--add-rpath":
 			if v, err = val(&i, a); err == nil {
-				setRP(patchelf.AddRPath, v)
+				setRP(patchelf.KindAddRPath, v)
 			}
 		case "--remove-rpath":
-			setRP(patchelf.RemoveRPath, "")
+			setRP(patchelf.KindRemoveRPath, "")
 		case "--shrink-rpath":
-			setRP(patchelf.ShrinkRPath, "")
+			setRP(patchelf.KindShrinkRPath, "")
 		case "--allowed-rpath-prefixes":
 			if v, err = val(&i, a); err == nil {
 				o.Allowed = append(o.Allowed, strings.Split(v, ":")...)
@@ -239,10 +239,10 @@ func Parse(args []string, native bool) (*Options, error) {
 		case "--print-execstack":
 			o.printExecstack = true
 		case "--clear-execstack":
-			k := patchelf.ClearExecStack
+			k := patchelf.KindClearExecStack
 			o.stackOp = &k
 		case "--set-execstack":
-			k := patchelf.SetExecStack
+			k := patchelf.KindSetExecStack
 			o.stackOp = &k
 		case "--rename-dynamic-symbols":
 			if v, err = val(&i, a); err == nil {
@@ -298,13 +298,13 @@ func (*versionError) Error() string { return "version" }
 func (o *Options) Edits() []patchelf.Edit {
 	var es []patchelf.Edit
 	if o.setOSABI != nil {
-		es = append(es, patchelf.Edit{Kind: patchelf.SetOSABI, Arg: *o.setOSABI})
+		es = append(es, patchelf.Edit{Kind: patchelf.KindSetOSABI, Arg: *o.setOSABI})
 	}
 	if o.setSoname != nil {
-		es = append(es, patchelf.Edit{Kind: patchelf.SetSoname, Arg: *o.setSoname})
+		es = append(es, patchelf.Edit{Kind: patchelf.KindSetSoname, Arg: *o.setSoname})
 	}
 	if o.setInterp != nil {
-		es = append(es, patchelf.Edit{Kind: patchelf.SetInterpreter, Arg: *o.setInterp})
+		es = append(es, patchelf.Edit{Kind: patchelf.KindSetInterpreter, Arg: *o.setInterp})
 	}
 	if o.rpathOp != nil {
 		e := *o.rpathOp
@@ -312,28 +312,28 @@ func (o *Options) Edits() []patchelf.Edit {
 		es = append(es, e)
 	}
 	for _, n := range o.remove {
-		es = append(es, patchelf.Edit{Kind: patchelf.RemoveNeeded, Arg: n})
+		es = append(es, patchelf.Edit{Kind: patchelf.KindRemoveNeeded, Arg: n})
 	}
 	for _, r := range o.replace {
-		es = append(es, patchelf.Edit{Kind: patchelf.ReplaceNeeded, Arg: r[0], Arg2: r[1]})
+		es = append(es, patchelf.Edit{Kind: patchelf.KindReplaceNeeded, Arg: r[0], Arg2: r[1]})
 	}
 	for _, n := range o.add {
-		es = append(es, patchelf.Edit{Kind: patchelf.AddNeeded, Arg: n})
+		es = append(es, patchelf.Edit{Kind: patchelf.KindAddNeeded, Arg: n})
 	}
 	for _, s := range o.clearVersions {
-		es = append(es, patchelf.Edit{Kind: patchelf.ClearSymbolVersion, Arg: s})
+		es = append(es, patchelf.Edit{Kind: patchelf.KindClearSymbolVersion, Arg: s})
 	}
 	if o.noDefaultLib {
-		es = append(es, patchelf.Edit{Kind: patchelf.NoDefaultLib})
+		es = append(es, patchelf.Edit{Kind: patchelf.KindNoDefaultLib})
 	}
 	if o.debugTag {
-		es = append(es, patchelf.Edit{Kind: patchelf.AddDebugTag})
+		es = append(es, patchelf.Edit{Kind: patchelf.KindAddDebugTag})
 	}
 	if o.stackOp != nil {
 		es = append(es, patchelf.Edit{Kind: *o.stackOp})
 	}
 	if o.renames != nil {
-		es = append(es, patchelf.Edit{Kind: patchelf.RenameDynamicSymbols, Renames: o.renames})
+		es = append(es, patchelf.Edit{Kind: patchelf.KindRenameDynamicSymbols, Renames: o.renames})
 	}
 	return es
 }
