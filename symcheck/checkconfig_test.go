@@ -113,3 +113,22 @@ func TestLoadConfigFormats(t *testing.T) {
 		}
 	}
 }
+
+// Any bytes as a TOML or YAML configuration: an error or a configuration,
+// never a panic.
+func FuzzLoadConfig(f *testing.F) {
+	f.Add([]byte("glibc = \"2.28\"\n[severity]\nRD1207 = \"off\"\n[[ignore]]\nrules = [\"RD1001\"]\n"), false)
+	f.Add([]byte("gpu_targets: [gfx90a]\nseverity: {RD1207: off}\nignore:\n  - path: \"x/**\"\n"), true)
+	f.Fuzz(func(t *testing.T, b []byte, yaml bool) {
+		name := ".rocmdoctor.toml"
+		if yaml {
+			name = ".rocmdoctor.yaml"
+		}
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var o CheckOptions
+		LoadConfig(p, &o)
+	})
+}
