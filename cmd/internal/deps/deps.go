@@ -15,15 +15,23 @@ import (
 
 // Options holds the flags of one deps run.
 type Options struct {
-	IO       *cli.IOStreams
-	Paths    []string
-	JSON     bool
-	Flat     bool
-	Why      string
-	Dlopen   bool
-	FailOn   string
-	Resolver cli.ResolverFlags
-	resolver rpath.Options
+	IO     *cli.IOStreams
+	Paths  []string
+	JSON   bool
+	Flat   bool
+	Why    string
+	Dlopen bool
+	// Verbose (-v, -vv, -vvv) shows more of the tree: edges to libraries
+	// already shown, then the candidates rejected and paths tried, then
+	// the whole subtree at every appearance.
+	Verbose int
+	// MaxDepth limits the tree's depth (0: no limit).
+	MaxDepth int
+	// Paths shows each library's path instead of its NEEDED name (-p).
+	ShowPaths bool
+	FailOn    string
+	Resolver  cli.ResolverFlags
+	resolver  rpath.Options
 }
 
 // NewCmdDeps builds the command; runF replaces Run in tests.
@@ -70,6 +78,9 @@ Exit status 3 when a NEEDED library is missing (see --fail-on).`,
 	f.BoolVar(&opts.JSON, "json", false, "print the closure as JSON")
 	f.BoolVar(&opts.Flat, "flat", false, "print a flat list like ldd instead of a tree")
 	f.StringVar(&opts.Why, "why", "", "print the chains of objects that pull in `SONAME`")
+	f.CountVarP(&opts.Verbose, "verbose", "v", "the tree shows each library once; -v also the edges to libraries already shown, -vv the candidates rejected and the paths tried, -vvv every subtree at every appearance")
+	f.IntVar(&opts.MaxDepth, "max-depth", 0, "show the tree to this depth (0: all of it)")
+	f.BoolVarP(&opts.ShowPaths, "path", "p", false, "show each library's path instead of its NEEDED name")
 	f.BoolVar(&opts.Dlopen, "dlopen", false, "also resolve what each file loads with dlopen(): its .note.dlopen declarations and the library names in its read-only data")
 	cli.FailOnVar(f, &opts.FailOn, "exit 3 on missing libraries unless this is never (error, warning, note or never)")
 	opts.Resolver.Register(f)
@@ -190,7 +201,8 @@ func render(opts *Options, res *rpath.Result, dl []rpath.DlopenLoad) error {
 		if s := nothingLoaded(res.Root); s != "" {
 			cli.Printf(w, "    %s\n", c.Dim("("+s+")"))
 		}
-		printTree(io, res.Root, "", map[*rpath.Object]bool{res.Root: true})
+		t := tree{io: io, verbose: opts.Verbose, maxDepth: opts.MaxDepth, paths: opts.ShowPaths, seen: map[*rpath.Object]bool{res.Root: true}}
+		t.print(res.Root, "", 1)
 		printDlopen(io, res.Root, dl)
 	}
 	for _, d := range res.Missing() {
@@ -224,20 +236,42 @@ func nothingLoaded(o *rpath.Object) string {
 	return ""
 }
 
-func printTree(io *cli.IOStreams, o *rpath.Object, indent string, seen map[*rpath.Object]bool) {
-	c := io.Colors()
-	for i, d := range o.Deps {
+// tree prints a closure as ld.so loads it, each library once unless
+// verbose asks for more (as libtree does).
+type tree struct {
+	io       *cli.IOStreams
+	verbose  int
+	maxDepth int
+	paths    bool
+	seen     map[*rpath.Object]bool
+}
+
+func (t *tree) print(o *rpath.Object, indent string, depth int) {
+	c := t.io.Colors()
+	var deps []*rpath.Dep
+	for _, d := range o.Deps {
+		// An edge to a library already shown is left out by default.
+		if !d.Missing() && (t.seen[d.Object] || d.Rule == rpath.RuleLoaded) && t.verbose == 0 {
+			continue
+		}
+		deps = append(deps, d)
+	}
+	for i, d := range deps {
 		branch, next := "├── ", "│   "
-		if i == len(o.Deps)-1 {
+		if i == len(deps)-1 {
 			branch, next = "└── ", "    "
+		}
+		name := d.Name
+		if t.paths && d.Path != "" {
+			name = d.Path
 		}
 		switch {
 		case d.Missing():
-			cli.Printf(io.Out, "%s%s%s %s\n", indent, branch, d.Name, c.Red("not found"))
-		case seen[d.Object] || d.Rule == rpath.RuleLoaded:
-			cli.Printf(io.Out, "%s%s%s %s\n", indent, branch, d.Name, c.Dim("["+string(d.Rule)+"] "+d.Path))
+			cli.Printf(t.io.Out, "%s%s%s %s\n", indent, branch, d.Name, c.Red("not found"))
+		case (t.seen[d.Object] || d.Rule == rpath.RuleLoaded) && t.verbose < 3:
+			cli.Printf(t.io.Out, "%s%s%s %s\n", indent, branch, name, c.Dim("["+string(d.Rule)+"] "+d.Path))
 		default:
-			seen[d.Object] = true
+			t.seen[d.Object] = true
 			rule := string(d.Rule)
 			if d.Via != "" {
 				rule += " of " + d.Via
@@ -249,8 +283,19 @@ func printTree(io *cli.IOStreams, o *rpath.Object, indent string, seen map[*rpat
 					rule += ", glibc-hwcaps " + d.HWCaps
 				}
 			}
-			cli.Printf(io.Out, "%s%s%s => %s %s\n", indent, branch, d.Name, d.Path, c.Dim("["+rule+"]"))
-			printTree(io, d.Object, indent+next, seen)
+			if t.paths {
+				cli.Printf(t.io.Out, "%s%s%s %s\n", indent, branch, name, c.Dim("["+rule+"]"))
+			} else {
+				cli.Printf(t.io.Out, "%s%s%s => %s %s\n", indent, branch, d.Name, d.Path, c.Dim("["+rule+"]"))
+			}
+			if t.verbose >= 2 {
+				for _, r := range d.Rejected {
+					cli.Printf(t.io.Out, "%s%s%s\n", indent, next, c.Dim("rejected "+r.Path+": "+strings.TrimPrefix(r.Result, "skipped: ")))
+				}
+			}
+			if t.maxDepth == 0 || depth < t.maxDepth {
+				t.print(d.Object, indent+next, depth+1)
+			}
 		}
 	}
 }

@@ -261,3 +261,27 @@ func TestDepsFlatHeadsEachFile(t *testing.T) {
 		t.Errorf("one file has a header:\n%s", out)
 	}
 }
+
+// The tree shows each library once, as libtree does; -v adds the edges
+// to libraries already loaded, -vv the candidates rejected, -vvv every
+// subtree again; --max-depth cuts it and -p shows paths.
+func TestDepsTreeVerbosity(t *testing.T) {
+	abs, _ := filepath.Abs(td)
+	app, two := td+"checktree/bin/pcapp", td+"checktree/lib/libtwounwinders.so"
+	pc := "T/checktree/lib/pc/"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{app}, app + "\n├── libpccore.so => " + pc + "libpccore.so [runpath]\n└── libpcshared.so => " + pc + "libpcshared.so [runpath]\n"},
+		{[]string{"-v", app}, app + "\n├── libpccore.so => " + pc + "libpccore.so [runpath]\n│   └── libpcshared.so [already-loaded] " + pc + "libpcshared.so\n└── libpcshared.so => " + pc + "libpcshared.so [runpath]\n"},
+		{[]string{"-vvv", app}, app + "\n├── libpccore.so => " + pc + "libpccore.so [runpath]\n│   └── libpcshared.so => " + pc + "libpcshared.so [already-loaded]\n└── libpcshared.so => " + pc + "libpcshared.so [runpath]\n"},
+		{[]string{"--max-depth", "1", "-p", app}, app + "\n├── " + pc + "libpccore.so [runpath]\n└── " + pc + "libpcshared.so [runpath]\n"},
+		{[]string{"-vv", two}, two + "\n├── libunwind.so.1 => T/checktree/lib/libunwind.so.1 [runpath]\n│   rejected T/checktree/lib32/libunwind.so.1: ELF32 EM_386, need ELF64 EM_X86_64\n└── libgcc_s.so.1 => T/checktree/lib/libgcc_s.so.1 [runpath]\n"},
+	} {
+		_, out, errOut := clitest.Run(append([]string{"deps"}, c.args...)...)
+		if got := strings.ReplaceAll(out, abs, "T"); got != c.want {
+			t.Errorf("deps %v:\n%s\nwant:\n%s%s", c.args, got, c.want, errOut)
+		}
+	}
+}

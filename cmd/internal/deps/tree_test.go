@@ -18,7 +18,7 @@ func TestTreeHWCapsTags(t *testing.T) {
 		{Name: "libc.so.6", Path: "/lib/libc.so.6", Rule: rpath.RuleCache, Object: lib("c")},
 	}}
 	var out bytes.Buffer
-	printTree(&cli.IOStreams{Out: &out}, root, "", map[*rpath.Object]bool{})
+	(&tree{io: &cli.IOStreams{Out: &out}, seen: map[*rpath.Object]bool{}}).print(root, "", 1)
 	for _, want := range []string{
 		"liba.so => /d/glibc-hwcaps/x86-64-v3/liba.so [runpath, glibc-hwcaps x86-64-v3]",
 		"libb.so => /d/tls/x86_64/libb.so [runpath, legacy hwcaps tls/x86_64]",
