@@ -12,12 +12,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/root"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/schema"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
@@ -40,9 +42,29 @@ func GenerateDocs(dir string) error {
 	if err := os.WriteFile(filepath.Join(dir, "rules.md"), []byte(symcheck.RulesMarkdown()), 0o644); err != nil {
 		return err
 	}
+	if err := writeSchemas(filepath.Join(dir, "schema")); err != nil {
+		return err
+	}
 	hdr := &doc.GenManHeader{Title: "ROCMDOCTOR", Section: "1", Source: "rocmdoctor", Manual: "rocmdoctor manual"}
 	if err := doc.GenManTree(top, hdr, man); err != nil {
 		return fmt.Errorf("man: %w", err)
+	}
+	return nil
+}
+
+// writeSchemas writes the JSON Schema of each command's --json output.
+func writeSchemas(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, v := range root.JSONOutputs() {
+		b, err := schema.Marshal("rocmdoctor "+strings.ReplaceAll(name, "-", " ")+" --json", v)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".schema.json"), b, 0o644); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -26,7 +26,9 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/symbols"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/unwind"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/wheelcmd"
+	"github.com/rocmdoctor/rocmdoctor/patchelf"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
+	"github.com/rocmdoctor/rocmdoctor/wheel"
 )
 
 // Version is set at link time (-ldflags "-X …/root.Version=v1.2.3"); when
@@ -212,6 +214,31 @@ func refuseUnknownSubcommands(c *cobra.Command) {
 	}
 }
 
+// versionJSON is what version --json prints.
+type versionJSON struct {
+	SchemaVersion int    `json:"schema_version"`
+	Version       string `json:"version"`
+	Go            string `json:"go"`
+}
+
+// JSONOutputs are the values each command prints with --json, by command
+// ("patch" is patchelf's plan), for their schemas (docs/schema).
+func JSONOutputs() map[string]any {
+	return map[string]any{
+		"check":        symcheck.CheckReport{},
+		"symbols":      symcheck.Report{},
+		"deps":         deps.Result{},
+		"unwind":       unwind.Result{},
+		"ck":           symcheck.CKReport{},
+		"gpus":         symcheck.GPUReport{},
+		"prefix":       symcheck.PrefixReport{},
+		"inspect":      inspect.Result{},
+		"patch":        patchelf.Plan{},
+		"wheel-relink": wheel.Plan{},
+		"version":      versionJSON{},
+	}
+}
+
 func newCmdVersion(io *cli.IOStreams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
@@ -219,11 +246,7 @@ func newCmdVersion(io *cli.IOStreams) *cobra.Command {
 		Args:  cli.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON, _ := cmd.Flags().GetBool("json"); asJSON {
-				return cli.WriteJSON(io.Out, struct {
-					SchemaVersion int    `json:"schema_version"`
-					Version       string `json:"version"`
-					Go            string `json:"go"`
-				}{1, version(), runtime.Version()})
+				return cli.WriteJSON(io.Out, versionJSON{1, version(), runtime.Version()})
 			}
 			_, err := fmt.Fprintf(io.Out, "rocmdoctor %s\n", version())
 			return err
