@@ -80,6 +80,9 @@ type CKTarget struct {
 	Instances     int      `json:"instance_functions"`
 	GPUTargets    []string `json:"gpu_targets,omitempty"`
 	LinkLibraries []string `json:"link_libraries,omitempty"`
+	// Status is what is wrong with the target, in a few words ("ok",
+	// "location missing", "no instances", …): its findings say more.
+	Status string `json:"status"`
 }
 
 // CKComponent is one component the config knows or was asked for.
@@ -89,6 +92,9 @@ type CKComponent struct {
 	Present     bool       `json:"present"`
 	Required    bool       `json:"required"`
 	Targets     []CKTarget `json:"targets,omitempty"`
+	// Status is "ok", "missing", "missing (optional)", or the first
+	// target's that is not ok.
+	Status string `json:"status"`
 }
 
 // CKReport is the result of CheckCK.
@@ -214,7 +220,16 @@ func CheckCK(prefix string, opts CKOptions) (*CKReport, error) {
 		comp := CKComponent{Name: c, Required: required[c], TargetsFile: filepath.Join(dir, "composable_kernel"+c+"Targets.cmake")}
 		_, err := os.Stat(comp.TargetsFile)
 		comp.Present = err == nil
+		switch {
+		case comp.Present:
+			comp.Status = "ok"
+		case required[c]:
+			comp.Status = "missing"
+		default:
+			comp.Status = "missing (optional)"
+		}
 		if len(rep.Advertised) > 0 && !slices.Contains(rep.Advertised, c) {
+			comp.Status = "not advertised"
 			rep.Findings = append(rep.Findings, Finding{Rule: RuleCKComponentMissing, Severity: SeverityError, File: cfg, Library: c,
 				Message: fmt.Sprintf("component %s is not among the components %s advertises (%s): find_package fails with \"Unsupported component: %s\"", c, filepath.Base(cfg), strings.Join(rep.Advertised, ", "), c),
 				Fix:     "use a composable_kernel release that has this component, or pick the consumer preset matching this CK release"})
@@ -253,6 +268,8 @@ func CheckCK(prefix string, opts CKOptions) (*CKReport, error) {
 			ct.Location, ct.Config = loc, cfgName
 			if tg.Type != "INTERFACE" {
 				checkCKLocation(rep, comp, name, tg.DefinedIn, &ct, gpu)
+			} else {
+				ct.Status = "ok"
 			}
 			comp.Targets = append(comp.Targets, ct)
 		}
@@ -296,7 +313,26 @@ func importedLocation(props map[string]string) (string, string) {
 }
 
 func checkCKLocation(rep *CKReport, comp *CKComponent, name, definedIn string, ct *CKTarget, gpu map[string]bool) {
+	ct.Status = "ok"
+	defer func() {
+		if ct.Status == "ok" || comp.Status != "ok" {
+			return
+		}
+		comp.Status = ct.Status
+	}()
 	bad := func(msg string) {
+		if ct.Status == "ok" {
+			switch ct.Kind {
+			case "missing":
+				ct.Status = "location missing"
+			case "other":
+				ct.Status = "not a library"
+			case "":
+				ct.Status = "no location"
+			default:
+				ct.Status = "foreign objects"
+			}
+		}
 		rep.Findings = append(rep.Findings, Finding{Rule: RuleCKBadLocation, Severity: SeverityError, File: definedIn, Library: name,
 			Message: msg, Fix: "reinstall composable_kernel (the Targets files and the libraries must come from the same install)"})
 	}
@@ -354,6 +390,9 @@ func checkCKLocation(rep *CKReport, comp *CKComponent, name, definedIn string, c
 			bad(fmt.Sprintf("%s: %s has members that are not x86-64 host objects: %s", name, ct.Location, strings.Join(wrong, ", ")))
 		}
 		if ct.Instances == 0 && strings.HasPrefix(comp.Name, "device_") {
+			if ct.Status == "ok" {
+				ct.Status = "no instances"
+			}
 			rep.Findings = append(rep.Findings, Finding{Rule: RuleCKNoInstances, Severity: SeverityError, File: ct.Location, Library: comp.Name,
 				Message: fmt.Sprintf("%s defines no ck::tensor_operation::device::instance::add_device_…_instances functions: the component was built without kernel instances", ct.Location),
 				Fix:     "rebuild composable_kernel with GPU targets that have instances for " + comp.Name})
@@ -526,10 +565,17 @@ func explainCK(rep *CKReport) {
 	if !xdl {
 		causes = append(causes, "no gfx908/gfx90a/gfx94x target, so no XDL instances (most conv and contraction kernels)")
 	}
-	if !wmma {
-		causes = append(causes, "no gfx11/gfx12 target, so no WMMA instances")
+	// Only what the targets show: WMMA matters where there is no XDL
+	// target either, DL where a gfx103x target is built.
+	if !wmma && !xdl {
+		causes = append(causes, "no gfx11/gfx12 target either, so no WMMA instances")
 	}
-	causes = append(causes, "DL instances (the gfx103x fallback) are only built with DL_KERNELS=ON", "INSTANCES_ONLY=ON builds CK's default target list regardless of GPU_TARGETS")
+	if has(func(t string) bool { return strings.HasPrefix(proc(t), "gfx103") }) {
+		causes = append(causes, "for the gfx103x targets CK has DL instances, built only with DL_KERNELS=ON")
+	}
+	if len(causes) == 0 {
+		causes = append(causes, "the archives hold no device code at all (GPU_TARGETS empty, or INSTANCES_ONLY builds without kernels)")
+	}
 	cause := strings.Join(causes, "; ")
 	fix := `cmake -DGPU_TARGETS="gfx90a;gfx1100" -DDL_KERNELS=ON -DINSTANCES_ONLY=OFF … (list the GPUs you need; include a gfx9 XDL target for conv/contraction)`
 	for i := range rep.Findings {

@@ -284,3 +284,34 @@ func TestCKConfigThatAdvertisesNothing(t *testing.T) {
 		}
 	}
 }
+
+// Each component and target says what is wrong with it, and the cause
+// names only what the archives' GPU targets show.
+func TestCKStatusAndCause(t *testing.T) {
+	rep, err := symcheck.CheckCK(testenv.Testdata("checktree", "ck"), symcheck.CKOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range rep.Components {
+		st := c.Status
+		for _, tg := range c.Targets {
+			if tg.Status != "ok" {
+				st = tg.Status
+			}
+		}
+		got[c.Name] = st
+	}
+	want := map[string]string{"device_other_operations": "ok", "device_gemm_operations": "location missing", "device_conv_operations": "ok",
+		"device_mha_operations": "missing", "device_contraction_operations": "missing", "device_reduction_operations": "no instances", "utility": "ok"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: status %q, want %q", k, got[k], v)
+		}
+	}
+	for _, f := range rep.Findings {
+		if strings.Contains(f.Message, "Likely cause") && (strings.Contains(f.Message, "WMMA") || strings.Contains(f.Message, "INSTANCES_ONLY")) {
+			t.Errorf("a cause the targets (gfx90a has XDL) do not show: %s", f.Message)
+		}
+	}
+}

@@ -81,19 +81,23 @@ func render(io *cli.IOStreams, rep *symcheck.CKReport) error {
 	w := io.Out
 	cli.Printf(w, "%s\n  advertises: %s\n  requested:  %s\n", rep.Config, strings.Join(rep.Advertised, " "), strings.Join(rep.Requested, " "))
 	var rows [][]string
-	for _, comp := range rep.Components {
-		status := c.Green("ok")
-		if !comp.Present {
-			status = c.Red("MISSING")
-			if !comp.Required {
-				status = c.Yellow("missing (optional)")
-			}
+	// Each row says what is wrong with it: the component's status, or
+	// its target's.
+	colour := func(s string) string {
+		switch {
+		case s == "ok":
+			return c.Green(s)
+		case strings.Contains(s, "optional"):
+			return c.Yellow(s)
 		}
+		return c.Red(strings.ToUpper(s))
+	}
+	for _, comp := range rep.Components {
 		if len(comp.Targets) == 0 {
-			rows = append(rows, []string{comp.Name, status, "", "", "", ""})
+			rows = append(rows, []string{comp.Name, colour(comp.Status), "", "", "", ""})
 		}
 		for _, t := range comp.Targets {
-			rows = append(rows, []string{comp.Name, status, t.Location, t.Kind, fmt.Sprint(t.Instances), strings.Join(t.GPUTargets, " ")})
+			rows = append(rows, []string{comp.Name, colour(t.Status), t.Location, t.Kind, fmt.Sprint(t.Instances), strings.Join(t.GPUTargets, " ")})
 		}
 	}
 	if err := io.Table([]string{"COMPONENT", "STATUS", "LOCATION", "KIND", "INSTANCES", "GPU TARGETS"}, rows); err != nil {
