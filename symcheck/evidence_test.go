@@ -312,3 +312,42 @@ func TestEvidenceLoadedByPath(t *testing.T) {
 		}
 	}
 }
+
+// --index offers no candidate of another class or machine than the input
+// (the resource directory's i386 sanitizer runtimes define strlen too),
+// and lists sanitizer runtimes after the C library, marked; the fix names
+// the C library.
+func TestIndexMachineAndRuntimes(t *testing.T) {
+	p := newPfx(t)
+	i386 := testenv.File(t, "/usr/lib/llvm-15/lib/clang/15.0.6/lib/linux/libclang_rt.asan-i386.a", "libclang-common-15-dev")
+	obj := p.cc("u.o", "extern unsigned long strlen(const char *); unsigned long f(const char *s) { return strlen(s); }\n", "-c")
+	rep, err := symcheck.Symbols(context.Background(), []string{obj}, symcheck.SymbolsOptions{IndexDirs: []string{filepath.Dir(i386), "/usr/lib/x86_64-linux-gnu"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		if f.Symbol != "strlen" {
+			continue
+		}
+		runtimes, seenRuntime := 0, false
+		for _, pv := range f.Providers {
+			if strings.Contains(pv.File, "i386") || strings.Contains(pv.File, "i686") {
+				t.Errorf("a 32-bit candidate for a 64-bit object: %s", pv)
+			}
+			if pv.Note != "" {
+				seenRuntime = true
+				runtimes++
+			} else if seenRuntime {
+				t.Errorf("%s listed after a runtime", pv)
+			}
+		}
+		if runtimes == 0 || len(f.Providers) == runtimes {
+			t.Errorf("providers %v: want the C library first, then the marked runtimes", f.Providers)
+		}
+		if strings.Contains(f.Fix, "clang_rt") || !strings.Contains(f.Fix, "libc.") {
+			t.Errorf("fix %q", f.Fix)
+		}
+		return
+	}
+	t.Fatalf("no strlen finding: %+v", rep.Findings)
+}

@@ -105,6 +105,9 @@ type Provider struct {
 	File      string `json:"file"`             // archive, shared library or object
 	Member    string `json:"member,omitempty"` // archive member
 	InClosure bool   `json:"in_closure"`       // the file is already among the inputs or loaded objects
+	// Note marks a provider that is no answer to the link, such as a
+	// sanitizer or profiling runtime (listed after the others).
+	Note string `json:"note,omitempty"`
 }
 
 func (p Provider) String() string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"debug/elf"
 	"io/fs"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -16,6 +17,9 @@ import (
 type Index struct {
 	defs  map[string][]Provider
 	Files int // files indexed
+	// For, when set, is the input's ELF class and machine: a file or
+	// member of another is no candidate (a 32-bit libc, an amdgcn object).
+	For *elfx.Header
 }
 
 // Providers returns the definitions of name, sorted.
@@ -32,7 +36,16 @@ func (x *Index) Providers(name string) []Provider {
 // no index); shared libraries through .dynsym; objects through .symtab.
 // Unreadable files are skipped: an index is a hint, not a verdict.
 func BuildIndex(ctx context.Context, dirs []string, want map[string]bool) (*Index, error) {
-	x := &Index{defs: map[string][]Provider{}}
+	return BuildIndexFor(ctx, dirs, want, nil)
+}
+
+// BuildIndexFor is BuildIndex keeping only definitions in files (or
+// archive members) of for's ELF class and machine when for is not nil.
+// Sanitizer and profiling runtimes (compiler-rt's libclang_rt.*, GCC's
+// libasan and the like), which define libc's names to intercept them, are
+// listed after every other provider and marked.
+func BuildIndexFor(ctx context.Context, dirs []string, want map[string]bool, forHdr *elfx.Header) (*Index, error) {
+	x := &Index{defs: map[string][]Provider{}, For: forHdr}
 	add := func(name string, p Provider) {
 		if want == nil || want[name] {
 			x.defs[name] = append(x.defs[name], p)
@@ -65,10 +78,43 @@ func BuildIndex(ctx context.Context, dirs []string, want map[string]bool) (*Inde
 			return nil, err
 		}
 	}
-	for k := range x.defs {
-		sort.Slice(x.defs[k], func(i, j int) bool { return x.defs[k][i].String() < x.defs[k][j].String() })
+	for _, ps := range x.defs {
+		for i := range ps {
+			if runtimeLibrary(ps[i].File) {
+				ps[i].Note = "sanitizer or profiling runtime"
+			}
+		}
+		sort.Slice(ps, func(i, j int) bool {
+			if (ps[i].Note == "") != (ps[j].Note == "") {
+				return ps[i].Note == ""
+			}
+			return ps[i].String() < ps[j].String()
+		})
 	}
 	return x, nil
+}
+
+// runtimeLibrary reports whether path is a sanitizer or profiling runtime
+// by its file name: compiler-rt's libclang_rt.<name>[-<arch>] archives and
+// libraries, GCC's libasan, libtsan, liblsan, libubsan, libhwasan and
+// libgcov.
+func runtimeLibrary(path string) bool {
+	base := filepath.Base(path)
+	if strings.HasPrefix(base, "libclang_rt.") {
+		return true
+	}
+	for _, p := range []string{"libasan.", "libtsan.", "liblsan.", "libubsan.", "libhwasan.", "libgcov."} {
+		if strings.HasPrefix(base, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// fits reports whether a file of header h can be linked or loaded with the
+// input (same class and machine; anything when the index has no input).
+func (x *Index) fits(h elfx.Header) bool {
+	return x.For == nil || h.Class == x.For.Class && h.Machine == x.For.Machine
 }
 
 func indexable(name string) bool {
@@ -88,10 +134,23 @@ func (x *Index) indexFile(p string, add func(string, Provider)) {
 		}
 		defer a.Close()
 		if a.HasIndex {
+			fit := map[int]bool{} // by member, read once
 			for _, s := range a.Symbols {
 				m := ""
 				if s.Member >= 0 {
 					m = a.Members[s.Member].Name
+					if x.For != nil {
+						ok, seen := fit[s.Member]
+						if !seen {
+							if f, err := a.OpenELF(s.Member); err == nil {
+								ok = x.fits(f.Header)
+							}
+							fit[s.Member] = ok
+						}
+						if !ok {
+							continue
+						}
+					}
 				}
 				add(s.Name, Provider{File: p, Member: m})
 			}
@@ -99,7 +158,7 @@ func (x *Index) indexFile(p string, add func(string, Provider)) {
 		}
 		for i, m := range a.Members {
 			f, err := a.OpenELF(i)
-			if err != nil {
+			if err != nil || !x.fits(f.Header) {
 				continue
 			}
 			syms, _ := f.Symbols()
@@ -115,6 +174,9 @@ func (x *Index) indexFile(p string, add func(string, Provider)) {
 			return
 		}
 		defer f.Close()
+		if !x.fits(f.Header) {
+			return
+		}
 		var syms []elfx.Symbol
 		if f.Type == elf.ET_REL {
 			syms, _ = f.Symbols()

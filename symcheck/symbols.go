@@ -140,7 +140,7 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 		for _, n := range unresolved {
 			want[n] = true
 		}
-		if idx, err = BuildIndex(ctx, opts.IndexDirs, want); err != nil {
+		if idx, err = BuildIndexFor(ctx, opts.IndexDirs, want, inputHeader(paths)); err != nil {
 			return nil, err
 		}
 		rep.IndexedFiles = idx.Files
@@ -168,6 +168,43 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 	return rep, nil
 }
 
+// inputHeader is the ELF class and machine of the first input (an
+// archive's first ELF member), which index candidates must share; nil when
+// none is read.
+func inputHeader(paths []string) *elfx.Header {
+	for _, p := range paths {
+		pr, err := elfx.OpenProbe(p)
+		if err != nil {
+			continue
+		}
+		switch pr.Kind() {
+		case elfx.KindELF:
+			f, err := pr.ELFSegments()
+			if err == nil {
+				h := f.Header
+				f.Close()
+				return &h
+			}
+		case elfx.KindArchive, elfx.KindThinArchive:
+			a, err := pr.Archive()
+			if err != nil {
+				continue
+			}
+			for i := range a.Members {
+				if f, err := a.OpenELF(i); err == nil {
+					h := f.Header
+					a.Close()
+					return &h
+				}
+			}
+			a.Close()
+		default:
+			pr.Close()
+		}
+	}
+	return nil
+}
+
 func matchGlob(pattern, s string) bool {
 	ok, _ := filepath.Match(pattern, s)
 	return ok
@@ -187,6 +224,9 @@ func providerFiles(ps []Provider) string {
 	seen := map[string]bool{}
 	var out []string
 	for _, p := range ps {
+		if p.Note != "" && len(out) > 0 {
+			break // (runtimes come last: named only when nothing else is)
+		}
 		if !seen[p.File] {
 			seen[p.File] = true
 			out = append(out, p.File)
