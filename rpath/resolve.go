@@ -1909,6 +1909,27 @@ func (r *Resolver) defaultDirs(h elfx.Header) []string {
 	return append(r.defaults[:len(r.defaults):len(r.defaults)], dirs...)
 }
 
+// LinkerDirs are the directories where the link editor and the loader
+// look for the system's libraries for files of header h: ld.so.conf's
+// (under Root), then the machine's default ones, each existing directory
+// once by its real path.
+func (r *Resolver) LinkerDirs(h elfx.Header) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range append(ReadConf(r.inRoot("/etc/ld.so.conf"), r.opts.Root), r.defaultDirs(h)...) {
+		real, err := filepath.EvalSymlinks(r.inRoot(d))
+		if err != nil || seen[real] {
+			continue
+		}
+		if st, err := os.Stat(real); err != nil || !st.IsDir() {
+			continue
+		}
+		seen[real] = true
+		out = append(out, real)
+	}
+	return out
+}
+
 // ReadConf reads an ld.so.conf with its include globs (relative to root)
 // and returns the listed directories in order, as ldconfig's parse_conf
 // and add_dir_1 read them: '#' ends a line; "include" takes one or more

@@ -334,7 +334,7 @@ func TestIndexMachineAndRuntimes(t *testing.T) {
 			if strings.Contains(pv.File, "i386") || strings.Contains(pv.File, "i686") {
 				t.Errorf("a 32-bit candidate for a 64-bit object: %s", pv)
 			}
-			if pv.Note != "" {
+			if pv.Note == "sanitizer or profiling runtime" {
 				seenRuntime = true
 				runtimes++
 			} else if seenRuntime {
@@ -344,10 +344,58 @@ func TestIndexMachineAndRuntimes(t *testing.T) {
 		if runtimes == 0 || len(f.Providers) == runtimes {
 			t.Errorf("providers %v: want the C library first, then the marked runtimes", f.Providers)
 		}
-		if strings.Contains(f.Fix, "clang_rt") || !strings.Contains(f.Fix, "libc.") {
+		if strings.Contains(f.Fix, "clang_rt") || !strings.Contains(f.Fix, "libc.") || f.Severity != symcheck.SeverityNote {
 			t.Errorf("fix %q", f.Fix)
 		}
 		return
 	}
 	t.Fatalf("no strlen finding: %+v", rep.Findings)
+}
+
+// In archive mode the names the toolchain supplies (libc, libstdc++) are
+// notes, those another system library defines are warnings whose fix
+// names it (-lz), and only the rest are errors. The oracle: g++ linking
+// the archive into a library with --no-undefined fails on inflate and
+// nowhere_fn only; with the fix's -lz, on nowhere_fn only.
+func TestArchiveSystemNames(t *testing.T) {
+	gxx := testenv.Tool(t, "g++", "g++")
+	testenv.File(t, "/usr/lib/x86_64-linux-gnu/libz.so", "zlib1g-dev")
+	p := newPfx(t)
+	obj := p.cc("v.o", "#include <stddef.h>\nextern size_t strlen(const char *); extern void _ZdlPv(void *); extern int inflate(void *, int); extern int nowhere_fn(void);\n"+
+		"size_t f(const char *s) { _ZdlPv(0); return strlen(s) + inflate(0, 0) + nowhere_fn(); }\n", "-c", "-fPIC")
+	arch := filepath.Join(p.root, "libv.a")
+	if out, err := exec.Command("ar", "rcs", arch, obj).CombinedOutput(); err != nil {
+		t.Fatalf("ar: %v %s", err, out)
+	}
+	rep, err := symcheck.Symbols(context.Background(), []string{arch}, symcheck.SymbolsOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	fix := map[string]string{}
+	for _, f := range rep.Findings {
+		got[f.Symbol], fix[f.Symbol] = string(f.Severity), f.Fix
+	}
+	want := map[string]string{"strlen": "note", "_ZdlPv": "note", "inflate": "warning", "nowhere_fn": "error"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+	link := func(extra ...string) string {
+		args := append([]string{"-shared", "-o", filepath.Join(p.root, "libout.so"), "-Wl,--whole-archive", arch, "-Wl,--no-whole-archive", "-Wl,--no-undefined"}, extra...)
+		out, _ := exec.Command(gxx, args...).CombinedOutput()
+		return string(out)
+	}
+	out := link()
+	if !strings.Contains(out, "inflate") || !strings.Contains(out, "nowhere_fn") || strings.Contains(out, "strlen") || strings.Contains(out, "operator delete") {
+		t.Fatalf("g++ without the fix: %s", out)
+	}
+	if !strings.Contains(fix["inflate"], "-lz") {
+		t.Fatalf("inflate's fix %q names no -lz", fix["inflate"])
+	}
+	out = link("-lz")
+	if strings.Contains(out, "inflate") || !strings.Contains(out, "nowhere_fn") {
+		t.Fatalf("g++ with -lz: %s", out)
+	}
 }

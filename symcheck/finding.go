@@ -105,8 +105,11 @@ type Provider struct {
 	File      string `json:"file"`             // archive, shared library or object
 	Member    string `json:"member,omitempty"` // archive member
 	InClosure bool   `json:"in_closure"`       // the file is already among the inputs or loaded objects
-	// Note marks a provider that is no answer to the link, such as a
-	// sanitizer or profiling runtime (listed after the others).
+	// Note says what kind of provider it is when that matters: a
+	// "sanitizer or profiling runtime" (no answer to the link, listed
+	// after the others), "toolchain" (a C/C++ runtime library the compiler
+	// driver links), "system library" (in the system's library
+	// directories).
 	Note string `json:"note,omitempty"`
 }
 

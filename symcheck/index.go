@@ -45,6 +45,13 @@ func BuildIndex(ctx context.Context, dirs []string, want map[string]bool) (*Inde
 // libasan and the like), which define libc's names to intercept them, are
 // listed after every other provider and marked.
 func BuildIndexFor(ctx context.Context, dirs []string, want map[string]bool, forHdr *elfx.Header) (*Index, error) {
+	return buildIndex(ctx, dirs, want, forHdr, false)
+}
+
+// buildIndex is BuildIndexFor; sharedOnly passes over archives and objects
+// (the system's library directories: their shared libraries are what a
+// link would take).
+func buildIndex(ctx context.Context, dirs []string, want map[string]bool, forHdr *elfx.Header, sharedOnly bool) (*Index, error) {
 	x := &Index{defs: map[string][]Provider{}, For: forHdr}
 	add := func(name string, p Provider) {
 		if want == nil || want[name] {
@@ -62,7 +69,7 @@ func BuildIndexFor(ctx context.Context, dirs []string, want map[string]bool, for
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if d.IsDir() || !indexable(d.Name()) {
+			if d.IsDir() || !indexable(d.Name()) || sharedOnly && !strings.Contains(d.Name(), ".so") {
 				return nil
 			}
 			if d.Type()&fs.ModeSymlink != 0 {

@@ -1,6 +1,7 @@
 package symcheck
 
 import (
+	"sort"
 	"context"
 	"debug/elf"
 	"fmt"
@@ -128,6 +129,15 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 		for _, p := range paths {
 			inClosure[canonical(p)] = true
 		}
+		if h := inputHeader(paths); h != nil && len(rep.Findings) > 0 {
+			if err := systemNames(ctx, rep.Findings, rpath.New(opts.Resolver), *h); err != nil {
+				return nil, err
+			}
+			// The truly unresolved first, then what a system library
+			// defines, then what the toolchain supplies.
+			rank := map[Severity]int{SeverityError: 0, SeverityWarning: 1, SeverityNote: 2}
+			sort.SliceStable(rep.Findings, func(i, j int) bool { return rank[rep.Findings[i].Severity] < rank[rep.Findings[j].Severity] })
+		}
 	}
 	for _, f := range rep.Findings {
 		if f.Symbol != "" {
@@ -150,7 +160,9 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 				p.InClosure = inClosure[canonical(p.File)]
 				f.Providers = append(f.Providers, p)
 			}
-			if len(f.Providers) > 0 && f.Rule != RuleVersionMismatch {
+			// (What the toolchain or a system library supplies keeps its
+			// fix.)
+			if len(f.Providers) > 0 && f.Rule != RuleVersionMismatch && f.Severity == SeverityError {
 				f.Fix = "link " + providerFiles(f.Providers)
 			}
 		}
@@ -166,6 +178,101 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 		rep.Findings = kept
 	}
 	return rep, nil
+}
+
+// toolchainLibs are the shared C and C++ runtime libraries a compiler
+// driver links into every program and library: what the inputs leave to
+// them is supplied at link time without being named on the link line.
+var toolchainLibs = []string{"libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc_s.so.1"}
+
+// systemNames lowers the link-input findings of names the toolchain's
+// runtime libraries define (a note naming the library) or that another
+// library of the system's library directories defines (a warning: link it),
+// read from the libraries themselves for machine h. What neither defines
+// stays an error.
+func systemNames(ctx context.Context, fs []Finding, r *rpath.Resolver, h elfx.Header) error {
+	dirs := r.LinkerDirs(h)
+	toolchain := map[string]string{} // name -> library
+	for _, lib := range toolchainLibs {
+		for _, d := range dirs {
+			f, err := elfx.Open(filepath.Join(d, lib))
+			if err != nil {
+				continue
+			}
+			if f.Header.Class == h.Class && f.Header.Machine == h.Machine {
+				t, err := f.DynamicSymbolTable()
+				if err == nil {
+					for i := range fs {
+						n := fs[i].Symbol
+						if _, ok := toolchain[n]; !ok && n != "" && len(t.Lookup(n)) > 0 && defines(t.Lookup(n)) {
+							toolchain[n] = filepath.Join(d, lib)
+						}
+					}
+				}
+				f.Close()
+				break
+			}
+			f.Close()
+		}
+	}
+	// LLVM's names are the LLVMInitialize* diagnosis's: a system LLVM of
+	// another version is no answer for them.
+	want := map[string]bool{}
+	for _, f := range fs {
+		if _, ok := toolchain[f.Symbol]; !ok && f.Symbol != "" && !llvmName([]byte(f.Symbol)) {
+			want[f.Symbol] = true
+		}
+	}
+	var idx *Index
+	if len(want) > 0 {
+		var err error
+		if idx, err = buildIndex(ctx, dirs, want, &h, true); err != nil {
+			return err
+		}
+	}
+	for i := range fs {
+		f := &fs[i]
+		if lib, ok := toolchain[f.Symbol]; ok {
+			f.Providers = append(f.Providers, Provider{File: lib, Note: "toolchain"})
+			f.Severity = SeverityNote
+			f.Message += " — supplied by the toolchain's " + lib + ", which the compiler driver links"
+			f.Fix = "none: the compiler driver links " + filepath.Base(lib)
+			continue
+		}
+		for _, p := range idx.Providers(f.Symbol) {
+			if p.Note != "" || !strings.Contains(filepath.Base(p.File), ".so") {
+				continue
+			}
+			f.Providers = append(f.Providers, Provider{File: p.File, Note: "system library"})
+			f.Severity = SeverityWarning
+			f.Message += " — defined by the system's " + p.File
+			f.Fix = "add " + linkFlag(p.File) + " to the link"
+			break
+		}
+	}
+	return nil
+}
+
+// defines reports whether one of syms is an exported definition.
+func defines(syms []elfx.Symbol) bool {
+	for _, s := range syms {
+		if exported(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// linkFlag is the -l option that links the library at path (-lz for
+// libz.so.1), or the path itself.
+func linkFlag(path string) string {
+	base := filepath.Base(path)
+	if name, ok := strings.CutPrefix(base, "lib"); ok {
+		if i := strings.Index(name, ".so"); i > 0 {
+			return "-l" + name[:i]
+		}
+	}
+	return path
 }
 
 // inputHeader is the ELF class and machine of the first input (an

@@ -118,7 +118,11 @@ func render(opts *Options, rep *symcheck.Report) error {
 			header = append(header, "DEMANGLED")
 		}
 		header = append(header, "VERSION", "REFERENCED BY")
-		if rep.IndexedFiles > 0 {
+		provided := rep.IndexedFiles > 0
+		for _, f := range rep.Findings {
+			provided = provided || len(f.Providers) > 0
+		}
+		if provided {
 			header = append(header, "DEFINED IN")
 		}
 		var rows [][]string
@@ -136,12 +140,15 @@ func render(opts *Options, rep *symcheck.Report) error {
 				by = strings.Join(f.ReferencedBy, " ")
 			}
 			row = append(row, f.Version, by)
-			if rep.IndexedFiles > 0 {
+			if provided {
 				var ps []string
 				for _, p := range f.Providers {
 					s := p.String()
 					if p.InClosure {
 						s += " (in closure)"
+					}
+					if p.Note != "" {
+						s += " (" + p.Note + ")"
 					}
 					ps = append(ps, s)
 				}
