@@ -1,11 +1,11 @@
 package symcheck
 
 import (
-	"sort"
 	"context"
 	"debug/elf"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
