@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -397,5 +398,61 @@ func TestArchiveSystemNames(t *testing.T) {
 	out = link("-lz")
 	if strings.Contains(out, "inflate") || !strings.Contains(out, "nowhere_fn") {
 		t.Fatalf("g++ with -lz: %s", out)
+	}
+}
+
+// The LLVM libraries to link are found to a fixed point in the index:
+// linking a library whose object calls the X86 initialisers with the
+// suggested set, in its order (and the system's zlib and terminfo, which
+// LLVMSupport uses), leaves nothing undefined for ldd -r, and the real
+// loader loads it; the four libraries that define the initialisers alone
+// leave LLVM's own names undefined (llvm::createCFGuardCheckPass and more).
+func TestLLVMLinkSetFixedPoint(t *testing.T) {
+	gxx := testenv.Tool(t, "g++", "g++")
+	testenv.File(t, "/usr/lib/llvm-15/lib/libLLVMX86CodeGen.a", "llvm-15-dev")
+	harness := testenv.DlopenHarness(t)
+	p := newPfx(t)
+	obj := p.cc("li.o", "void LLVMInitializeX86TargetInfo(void); void LLVMInitializeX86Target(void); void LLVMInitializeX86TargetMC(void);\n"+
+		"void LLVMInitializeX86AsmPrinter(void); void LLVMInitializeX86AsmParser(void);\n"+
+		"void init(void) { LLVMInitializeX86TargetInfo(); LLVMInitializeX86Target(); LLVMInitializeX86TargetMC(); LLVMInitializeX86AsmPrinter(); LLVMInitializeX86AsmParser(); }\n", "-c", "-fPIC")
+	rep, err := symcheck.Symbols(context.Background(), []string{obj}, symcheck.SymbolsOptions{IndexDirs: []string{"/usr/lib/llvm-15/lib"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.LLVM == nil || len(rep.LLVM.LinkSet) == 0 {
+		t.Fatalf("no link set: %+v", rep.LLVM)
+	}
+	if !slices.Contains(rep.LLVM.LinkSet, "LLVMCFGuard") || !strings.Contains(rep.LLVM.Fix, "LLVMCFGuard") {
+		t.Errorf("the set misses LLVMCFGuard, which LLVMX86CodeGen needs: %v", rep.LLVM.LinkSet)
+	}
+	link := func(libs []string) (string, string) {
+		out := filepath.Join(t.TempDir(), "libli.so")
+		args := []string{"-shared", "-o", out, obj, "-L/usr/lib/llvm-15/lib"}
+		if rep.LLVM.LinkGroup {
+			args = append(args, "-Wl,--start-group")
+		}
+		for _, l := range libs {
+			args = append(args, "-l"+l)
+		}
+		if rep.LLVM.LinkGroup {
+			args = append(args, "-Wl,--end-group")
+		}
+		args = append(args, "-lz", "-ltinfo")
+		if o, err := exec.Command(gxx, args...).CombinedOutput(); err != nil {
+			t.Fatalf("g++: %v\n%s", err, o)
+		}
+		lddOut, _ := exec.Command("ldd", "-r", out).CombinedOutput()
+		return out, string(lddOut)
+	}
+	lib, ldd := link(rep.LLVM.LinkSet)
+	if strings.Contains(ldd, "undefined symbol") {
+		t.Errorf("linked with the suggested set, ldd -r still reports:\n%s", ldd)
+	}
+	if msg := loads(t, harness, lib); msg != "" {
+		t.Errorf("the real loader: %s", msg)
+	}
+	_, ldd = link([]string{"LLVMX86Info", "LLVMX86CodeGen", "LLVMX86Desc", "LLVMX86AsmParser"})
+	if !strings.Contains(ldd, "undefined symbol: _ZN4llvm") {
+		t.Errorf("the four initialiser libraries alone left no LLVM name undefined: the test shows nothing\n%s", ldd)
 	}
 }

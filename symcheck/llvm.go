@@ -62,6 +62,13 @@ type LLVMTarget struct {
 // LLVMDiagnosis explains LLVMInitialize* symbols left unresolved.
 type LLVMDiagnosis struct {
 	Missing []LLVMTarget `json:"missing_targets"`
+	// LinkSet, with --index, is every LLVM library a link of the missing
+	// ones needs (their own dependencies, found to a fixed point in the
+	// index's archives), in a working link order.
+	LinkSet []string `json:"link_set,omitempty"`
+	// LinkGroup says some of LinkSet need each other: they link as one
+	// group (--start-group … --end-group), not in one pass.
+	LinkGroup bool `json:"link_group,omitempty"`
 	// Linked are targets whose referenced initialisers are all defined.
 	Linked  []string `json:"linked_targets,omitempty"`
 	Message string   `json:"message"`

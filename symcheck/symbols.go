@@ -168,6 +168,21 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 		}
 	}
 	rep.LLVM = DiagnoseLLVM(unresolved, defined, idx)
+	if rep.LLVM != nil && len(opts.IndexDirs) > 0 {
+		set, cyclic, err := llvmLinkSet(ctx, opts.IndexDirs, rep.LLVM, defined, inputHeader(paths))
+		if err != nil {
+			return nil, err
+		}
+		if len(set) > 0 {
+			rep.LLVM.LinkSet, rep.LLVM.LinkGroup = set, cyclic
+			how := "in this order"
+			if cyclic {
+				how = "as one group (-Wl,--start-group … -Wl,--end-group): some need each other"
+			}
+			rep.LLVM.Fix = fmt.Sprintf("link %s (%s; the missing libraries and what they need in turn, found in the index), or build LLVM with LLVM_TARGETS_TO_BUILD limited to %s",
+				strings.Join(set, " "), how, orDefault(strings.Join(rep.LLVM.Linked, ";"), "the targets actually used"))
+		}
+	}
 	if opts.Filter != "" {
 		kept := rep.Findings[:0]
 		for _, f := range rep.Findings {
