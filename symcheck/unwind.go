@@ -30,6 +30,9 @@ type Unwinder struct {
 	// BoundBy lists the objects whose _Unwind_RaiseException/_Unwind_Resume
 	// references bind to this unwinder.
 	BoundBy []string `json:"bound_by,omitempty"`
+	// PulledInBy names the object whose NEEDED entry loaded it (none for
+	// the file checked itself).
+	PulledInBy []string `json:"pulled_in_by,omitempty"`
 }
 
 var unwindABI = []string{"_Unwind_RaiseException", "_Unwind_Resume"}
@@ -150,6 +153,12 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string, boundBy bool) (*
 		out.Unwinders = append(out.Unwinders, Unwinder{Path: o.Path, Soname: o.Soname, Flavour: fl,
 			Machine: elfx.MachineName(o.Header.Machine), Static: !isUnwinderLibrary(o.Soname, o.Path)})
 	}
+	// Who loaded each: the object whose NEEDED entry brought it in.
+	for _, o := range res.Objects {
+		if u, ok := byPath[o.Path]; ok && o.Loader != nil {
+			out.Unwinders[u].PulledInBy = []string{o.Loader.Path}
+		}
+	}
 	// Who binds to which provider, in load order like ld.so.
 	if boundBy || len(out.Unwinders) > 1 {
 		for i, o := range res.Objects {
@@ -177,6 +186,9 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string, boundBy bool) (*
 				s += ", static copy"
 			}
 			s += ")"
+			if len(u.PulledInBy) > 0 {
+				s += " loaded for " + strings.Join(u.PulledInBy, ", ") + ","
+			}
 			if len(u.BoundBy) > 0 {
 				s += " used by " + strings.Join(u.BoundBy, ", ")
 			} else {

@@ -465,6 +465,13 @@ func TestUnwindersSeverityFromBindings(t *testing.T) {
 	if got == nil || len(rs[0].Unwinders) != 2 {
 		t.Fatalf("unwinders %+v, findings %+v: want two and RD1101", rs[0].Unwinders, rs[0].Findings)
 	}
+	// Each names what loaded it: the library, through its NEEDED entries
+	// (libgcc_s through libunwind.so.8's own, or the library's).
+	for _, u := range rs[0].Unwinders {
+		if len(u.PulledInBy) != 1 || !strings.Contains(got.Message, "loaded for "+u.PulledInBy[0]) {
+			t.Errorf("%s: pulled in by %v; message %s", u.Path, u.PulledInBy, got.Message)
+		}
+	}
 	for p := range providers {
 		if got.Severity != symcheck.SeverityNote || !strings.Contains(got.Message, filepath.Base(p)+" (") {
 			t.Errorf("RD1101 %s: %s; the loader bound everything to %s", got.Severity, got.Message, p)

@@ -160,9 +160,9 @@ func render(io *cli.IOStreams, res *Result) error {
 			if u.Static {
 				fl += " (static copy)"
 			}
-			rows = append(rows, []string{u.Path, fl, u.Machine, strings.Join(u.BoundBy, " ")})
+			rows = append(rows, []string{u.Path, fl, u.Machine, strings.Join(u.PulledInBy, " "), strings.Join(u.BoundBy, " ")})
 		}
-		if err := io.Table([]string{"UNWINDER", "FLAVOUR", "MACHINE", "USED BY"}, rows); err != nil {
+		if err := io.Table([]string{"UNWINDER", "FLAVOUR", "MACHINE", "LOADED FOR", "USED BY"}, rows); err != nil {
 			return err
 		}
 	}
