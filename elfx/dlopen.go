@@ -345,3 +345,34 @@ func nameByte(c byte) bool {
 // CallsDlopen reports whether the table's file references dlopen or
 // dlmopen: code that loads libraries by name at run time.
 func (t *SymbolTable) CallsDlopen() bool { return len(t.UndefinedNamed("dlopen", "dlmopen")) > 0 }
+
+// ReadOnlyContains reports whether needle occurs in the file's read-only
+// data (its allocated, non-writable, non-executable PROGBITS sections),
+// reading them a window at a time.
+func (f *File) ReadOnlyContains(needle []byte) (bool, error) {
+	if len(needle) == 0 {
+		return true, nil
+	}
+	overlap := int64(len(needle) - 1)
+	buf := make([]byte, 0, dlopenWindow+overlap)
+	for _, s := range f.ef.Sections {
+		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_ALLOC == 0 || s.Flags&(elf.SHF_WRITE|elf.SHF_EXECINSTR) != 0 || s.Size == 0 {
+			continue
+		}
+		if err := saferio.Check(f.Size, int64(s.Offset), int64(s.Size)); err != nil {
+			return false, f.formatErr(int64(s.Offset), "section "+s.Name, err)
+		}
+		size := int64(s.Size)
+		for pos := int64(0); pos < size; pos += dlopenWindow {
+			hi := min(size, pos+dlopenWindow+overlap)
+			b := buf[:hi-pos]
+			if err := saferio.ReadFull(f.r, b, int64(s.Offset)+pos); err != nil {
+				return false, f.formatErr(int64(s.Offset)+pos, "section "+s.Name, err)
+			}
+			if bytes.Contains(b, needle) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}

@@ -697,11 +697,16 @@ func (t *tensileLayout) check(required []elfx.TargetID, parses func(path, arch s
 		if !found {
 			name := filepath.Base(prefixDir)
 			reps = append(reps, TensileReport{Library: name, Archs: map[string][]string{}})
-			out = append(out, Finding{
+			fd := Finding{
 				Rule: RuleTensileMissing, Severity: SeverityError, File: libPath,
-				Message: fmt.Sprintf("%s has no %s/library directory: it was built without Tensile, and %s", libPath, prefixDir, tensileConsequence(name, "")),
-				Fix:     "rebuild with BUILD_WITH_TENSILE=ON (and Tensile_ARCHITECTURE/GPU_TARGETS for your GPUs), or install the library/ directory",
-			})
+				Message: fmt.Sprintf("%s has no %s/library directory: it was built without Tensile (it holds no Tensile code), and %s", libPath, prefixDir, tensileConsequence(name, "")),
+				Fix:     "rebuild with BUILD_WITH_TENSILE=ON (and Tensile_ARCHITECTURE/GPU_TARGETS for your GPUs)",
+			}
+			if hasTensileHost(libPath) {
+				fd.Message = fmt.Sprintf("%s has no %s/library directory: it was built with Tensile (its code loads TensileLibrary files), but the directory was not installed, and %s", libPath, prefixDir, tensileConsequence(name, ""))
+				fd.Fix = "install the build's " + filepath.Base(prefixDir) + "/library directory beside the library (cmake --install, or the package's data files)"
+			}
+			out = append(out, fd)
 		}
 	}
 	for _, d := range slices.Sorted(maps.Keys(t.dirs)) {
@@ -743,6 +748,27 @@ func (t *tensileLayout) check(required []elfx.TargetID, parses func(path, arch s
 
 // tensileConsequence says what a library's missing kernels do (where: ""
 // or " on that GPU").
+// hasTensileHost reports whether the library at path carries Tensile's
+// host code: a dynamic symbol of Tensile's namespace, or the name of the
+// TensileLibrary files it loads in its read-only data. (A library that
+// cannot be read says no.)
+func hasTensileHost(path string) bool {
+	f, err := elfx.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if syms, err := f.DynamicSymbols(); err == nil {
+		for _, s := range syms {
+			if s.Defined() && strings.Contains(s.Name, "7Tensile") {
+				return true
+			}
+		}
+	}
+	found, _ := f.ReadOnlyContains([]byte("TensileLibrary"))
+	return found
+}
+
 func tensileConsequence(lib, where string) string {
 	if lib == "rocblas" {
 		return "GEMM calls" + where + " return rocblas_status_excluded_from_build (14)"

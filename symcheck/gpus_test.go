@@ -695,3 +695,36 @@ func TestGPUsUnreadableFatbin(t *testing.T) {
 		t.Errorf("findings %+v, want none (rocmdoctor cannot tell)", rep.Findings)
 	}
 }
+
+// A rocBLAS without lib/rocblas/library: built without Tensile when its
+// code holds none, and built with Tensile but not installed when it loads
+// TensileLibrary files (the fix for each differs: rebuild, or install).
+func TestTensileNotInstalled(t *testing.T) {
+	p := newPfx(t)
+	for _, withTensile := range []bool{false, true} {
+		src := "int rocblas_create_handle(void) { return 0; }\n"
+		if withTensile {
+			src += "const char *tensile_path(void) { return \"%s/library/TensileLibrary_lazy_%s.dat\"; }\n"
+		}
+		os.RemoveAll(filepath.Join(p.root, "lib"))
+		p.lib("lib/librocblas.so.4", "librocblas.so.4", src)
+		rep := gpus(t, []string{p.root}, symcheck.GPUOptions{})
+		if len(rep.Findings) != 1 {
+			t.Fatalf("withTensile=%v: %+v", withTensile, rep.Findings)
+		}
+		f := rep.Findings[0]
+		switch {
+		case withTensile && (!strings.Contains(f.Message, "was not installed") || !strings.Contains(f.Fix, "install")):
+			t.Errorf("with Tensile code: %s / %s", f.Message, f.Fix)
+		case !withTensile && (!strings.Contains(f.Message, "built without Tensile") || !strings.Contains(f.Fix, "BUILD_WITH_TENSILE=ON")):
+			t.Errorf("without Tensile code: %s / %s", f.Message, f.Fix)
+		}
+	}
+	// The fix: the build's library/ directory installed beside it.
+	lib := filepath.Join(p.root, "lib", "rocblas", "library")
+	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(lib, "Kernels.so-000-gfx90a.hsaco"))
+	os.WriteFile(filepath.Join(lib, "TensileLibrary_lazy_gfx90a.dat"), []byte("x"), 0o644)
+	if rep := gpus(t, []string{p.root}, symcheck.GPUOptions{}); len(rep.Findings) != 0 {
+		t.Errorf("with the directory installed: %+v", rep.Findings)
+	}
+}
