@@ -72,8 +72,8 @@ func llvmLinkSet(ctx context.Context, dirs []string, d *LLVMDiagnosis, defined f
 		}
 	}
 	edges := map[string]map[string]bool{} // archive -> archives it needs
-	pulled := map[string]bool{} // archive path + member
-	have := map[string]bool{}   // names the pulled members define
+	pulled := map[string]bool{}           // archive path + member
+	have := map[string]bool{}             // names the pulled members define
 	var order []string
 	inOrder := map[string]bool{}
 	for len(queue) > 0 {
