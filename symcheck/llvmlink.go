@@ -4,6 +4,7 @@ import (
 	"context"
 	"io/fs"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
@@ -99,7 +100,7 @@ func llvmLinkSet(ctx context.Context, dirs []string, d *LLVMDiagnosis, defined f
 		if have[n] {
 			continue
 		}
-		key := at.path + "\x00" + string(rune(at.member))
+		key := at.path + "\x00" + strconv.Itoa(at.member)
 		if pulled[key] {
 			continue
 		}
