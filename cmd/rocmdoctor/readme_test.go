@@ -10,21 +10,34 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/root"
 )
 
-// The README's examples are real: each ```console block's command runs on
-// the shipped fixtures, from the repository's root, and prints the lines
-// shown (standard output; the checkout's absolute path read as relative).
+// The examples of the README and docs/ are real: each ```console block's
+// command runs on the shipped fixtures, from the repository's root, and
+// prints the lines shown (standard output; the checkout's absolute path
+// read as relative).
 func TestREADMEExamples(t *testing.T) {
 	repo, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(repo, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	docs, _ := filepath.Glob(filepath.Join(repo, "docs", "*.md"))
 	t.Chdir(repo)
+	for _, doc := range append([]string{filepath.Join(repo, "README.md")}, docs...) {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := checkExamples(t, repo, filepath.Base(doc), string(b))
+		if doc == filepath.Join(repo, "README.md") && n < 4 {
+			t.Fatalf("%d examples in README.md", n)
+		}
+	}
+}
+
+// checkExamples runs the console blocks of doc and returns how many.
+func checkExamples(t *testing.T, repo, name, doc string) int {
+	t.Helper()
 	n := 0
-	for _, block := range strings.Split(string(b), "```console\n")[1:] {
+	for _, block := range strings.Split(doc, "```console\n")[1:] {
 		body, _, ok := strings.Cut(block, "```")
 		if !ok {
 			t.Fatalf("an unterminated console block: %q", block)
@@ -38,11 +51,9 @@ func TestREADMEExamples(t *testing.T) {
 		root.Run(io, strings.Fields(args))
 		got := strings.ReplaceAll(out.String(), repo+"/", "")
 		if got != want {
-			t.Errorf("README: $ rocmdoctor %s\ngot:\n%s\nthe README shows:\n%s", args, got, want)
+			t.Errorf("%s: $ rocmdoctor %s\ngot:\n%s\nit shows:\n%s", name, args, got, want)
 		}
 		n++
 	}
-	if n < 4 {
-		t.Fatalf("%d examples in README.md", n)
-	}
+	return n
 }
