@@ -237,11 +237,11 @@ func (f *File) dlopenNames(pathsOnly bool) ([]string, error) {
 	seen := map[string]bool{}
 	var buf []byte
 	for _, s := range f.ef.Sections {
-		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_ALLOC == 0 || s.Flags&(elf.SHF_WRITE|elf.SHF_EXECINSTR) != 0 || s.Size == 0 {
+		if ok, err := f.readOnly(s); !ok {
+			if err != nil {
+				return out, err
+			}
 			continue
-		}
-		if err := saferio.Check(f.Size, int64(s.Offset), int64(s.Size)); err != nil {
-			return out, f.formatErr(int64(s.Offset), "section "+s.Name, err)
 		}
 		size := int64(s.Size)
 		for pos := int64(0); pos < size; pos += window {
@@ -356,11 +356,11 @@ func (f *File) ReadOnlyContains(needle []byte) (bool, error) {
 	overlap := int64(len(needle) - 1)
 	buf := make([]byte, 0, dlopenWindow+overlap)
 	for _, s := range f.ef.Sections {
-		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_ALLOC == 0 || s.Flags&(elf.SHF_WRITE|elf.SHF_EXECINSTR) != 0 || s.Size == 0 {
+		if ok, err := f.readOnly(s); !ok {
+			if err != nil {
+				return false, err
+			}
 			continue
-		}
-		if err := saferio.Check(f.Size, int64(s.Offset), int64(s.Size)); err != nil {
-			return false, f.formatErr(int64(s.Offset), "section "+s.Name, err)
 		}
 		size := int64(s.Size)
 		for pos := int64(0); pos < size; pos += dlopenWindow {
@@ -375,4 +375,17 @@ func (f *File) ReadOnlyContains(needle []byte) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// readOnly reports whether s is read-only data (an allocated PROGBITS
+// section, neither writable nor executable, not empty), and an error when
+// it is but lies outside the file.
+func (f *File) readOnly(s *elf.Section) (bool, error) {
+	if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_ALLOC == 0 || s.Flags&(elf.SHF_WRITE|elf.SHF_EXECINSTR) != 0 || s.Size == 0 {
+		return false, nil
+	}
+	if err := saferio.Check(f.Size, int64(s.Offset), int64(s.Size)); err != nil {
+		return false, f.formatErr(int64(s.Offset), "section "+s.Name, err)
+	}
+	return true, nil
 }

@@ -186,17 +186,28 @@ func interpreterOf(readelf string) string {
 // bindsToTwoUnwinders loads file with LD_DEBUG=bindings and reports
 // whether its references to the unwinding ABI bind to two providers.
 func bindsToTwoUnwinders(t *testing.T, harness, file string) bool {
+	providers, _, _ := unwindBindings(harness, file)
+	return len(providers) > 1
+}
+
+// unwindBindings loads file with the dlopen harness under LD_DEBUG=bindings
+// and LD_BIND_NOW and returns the objects the references to the unwinding
+// ABI's entry points bind to (libgcc_s also binds its own
+// _Unwind_Find_FDE, which libunwind does not define, to itself), with the
+// loader's output.
+func unwindBindings(harness, file string) (map[string]bool, string, error) {
 	cmd := exec.Command(harness, file)
 	cmd.Env = append(os.Environ(), "LD_DEBUG=bindings", "LD_BIND_NOW=1")
-	out, _ := cmd.CombinedOutput()
+	out, err := cmd.CombinedOutput()
 	providers := map[string]bool{}
 	for _, line := range strings.Split(string(out), "\n") {
 		if !strings.Contains(line, "symbol `_Unwind_RaiseException'") && !strings.Contains(line, "symbol `_Unwind_Resume'") {
 			continue
 		}
+		// "binding file A [0] to B [0]: normal symbol `_Unwind_Resume' [GCC_3.0]"
 		if _, rest, ok := strings.Cut(line, " to "); ok {
 			providers[strings.Fields(rest)[0]] = true
 		}
 	}
-	return len(providers) > 1
+	return providers, string(out), err
 }

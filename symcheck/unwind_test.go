@@ -431,23 +431,9 @@ func TestUnwindersSeverityFromBindings(t *testing.T) {
 	if o, err := exec.Command(gcc, "-shared", "-fPIC", "-o", lib, c, "-Wl,--no-as-needed", nongnu, "-lgcc_s").CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v %s", err, o)
 	}
-	cmd := exec.Command(harness, lib)
-	cmd.Env = append(os.Environ(), "LD_DEBUG=bindings", "LD_BIND_NOW=1")
-	out, err := cmd.CombinedOutput()
+	providers, out, err := unwindBindings(harness, lib)
 	if err != nil {
 		t.Fatalf("loading: %v\n%s", err, out)
-	}
-	providers := map[string]bool{}
-	for _, line := range strings.Split(string(out), "\n") {
-		// The ABI entry points (libgcc_s also binds its own
-		// _Unwind_Find_FDE, which libunwind does not define, to itself).
-		if !strings.Contains(line, "symbol `_Unwind_RaiseException'") && !strings.Contains(line, "symbol `_Unwind_Resume'") {
-			continue
-		}
-		// "binding file A [0] to B [0]: normal symbol `_Unwind_Resume' [GCC_3.0]"
-		if _, rest, ok := strings.Cut(line, " to "); ok {
-			providers[strings.Fields(rest)[0]] = true
-		}
 	}
 	if len(providers) != 1 {
 		t.Fatalf("the loader bound _Unwind_* to %v, want one provider", providers)
