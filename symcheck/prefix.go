@@ -37,11 +37,19 @@ const (
 var HeaderSets = map[string]struct {
 	Why     string
 	Headers []string
+	Fix     string
 }{
+	// MIGraphX's requirements.txt pins the composable_kernel it builds
+	// with as "ROCm/composable_kernel@<commit> -DCK_BUILD_JIT_LIB=On":
+	// CK's JIT library (its codegen, which installs the ck/host headers
+	// and the jit_library component) is built only with that option, as
+	// Spack's composable-kernel package also sets it. No CK release option
+	// is named CK_BUILD_CODEGEN.
 	"migraphx": {
 		Why: "MIGraphX built with composable_kernel (MIGRAPHX_USE_COMPOSABLEKERNEL) includes CK's codegen headers",
 		Headers: []string{"ck/host/device_gemm_multiple_d.hpp", "ck/host/device_batched_gemm_softmax_gemm.hpp",
 			"ck/host/device_gemm_multiple_d/problem.hpp", "ck/host/headers.hpp"},
+		Fix: "install the composable_kernel commit this MIGraphX release pins in its requirements.txt (ROCm/composable_kernel@<commit>, which may lie on CK's migraphx branch rather than in a release), configured with -DCK_BUILD_JIT_LIB=On, which builds and installs CK's codegen (the ck/host headers); or build MIGraphX with -DMIGRAPHX_USE_COMPOSABLEKERNEL=Off",
 	},
 }
 
@@ -161,7 +169,7 @@ func Prefix(ctx context.Context, prefix string, o PrefixOptions) (*PrefixReport,
 		if len(missing) > 0 {
 			rep.Findings = append(rep.Findings, Finding{Rule: RuleHeadersMissing, Severity: SeverityError, File: filepath.Join(prefix, "include"), Library: h,
 				Message: fmt.Sprintf("%s: %s; missing under %s/include: %s", h, set.Why, prefix, strings.Join(missing, ", ")),
-				Fix:     "install composable_kernel with its codegen headers (CK_BUILD_CODEGEN / the ck/host install component) or build the consumer without CK"})
+				Fix:     set.Fix})
 		}
 	}
 	return rep, nil

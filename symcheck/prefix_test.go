@@ -161,6 +161,67 @@ func TestPrefixDuplicateLLVM(t *testing.T) {
 	}
 }
 
+func TestPrefixToolchainLayout(t *testing.T) {
+	p := newPfx(t)
+	c := filepath.Join(t.TempDir(), "clang.c")
+	os.WriteFile(c, []byte(`#include <stdio.h>
+const char *v = "AMD clang version 17.0.0 (https://github.com/RadeonOpenCompute/llvm-project roc-6.1.0 24103)";
+int main(void){puts(v);return 0;}`), 0o644)
+	os.MkdirAll(filepath.Join(p.root, "llvm", "bin"), 0o755)
+	if o, err := exec.Command(p.gcc, "-o", filepath.Join(p.root, "llvm", "bin", "clang"), c).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v %s", err, o)
+	}
+	p.file("llvm/lib/clang/17.0.0/include/stddef.h", "/* */")
+	rep := runPrefix(t, p.root, symcheck.PrefixOptions{})
+	if rep.Toolchain.Version != "17.0.0" {
+		t.Fatalf("clang version = %q", rep.Toolchain.Version)
+	}
+	got := prefixRules(rep)
+	if !strings.Contains(got, "clang-resource-dir") || !strings.Contains(got, "device-libs-missing") {
+		t.Errorf("full-version resource dir for clang 17 and no device libs: %s", got)
+	}
+	// The ≥ 16 layout and device libs in the old ROCm layout.
+	os.Rename(filepath.Join(p.root, "llvm/lib/clang/17.0.0"), filepath.Join(p.root, "llvm/lib/clang/17"))
+	p.file("amdgcn/bitcode/ocml.bc", "BC\xc0\xde....")
+	p.file("amdgcn/bitcode/ockl.bc", "BC\xc0\xde....")
+	rep = runPrefix(t, p.root, symcheck.PrefixOptions{})
+	if got := prefixRules(rep); got != "" || rep.Toolchain.DeviceLibs != filepath.Join(p.root, "amdgcn", "bitcode") || !rep.Toolchain.Headers {
+		t.Errorf("old layout: %s %+v", got, rep.Toolchain)
+	}
+	// ROCm ≥ 6.2: under the resource directory; a non-bitcode file does not count.
+	os.RemoveAll(filepath.Join(p.root, "amdgcn"))
+	p.file("llvm/lib/clang/17/lib/amdgcn/bitcode/ocml.bc", "BC\xc0\xde....")
+	p.file("llvm/lib/clang/17/lib/amdgcn/bitcode/ockl.bc", "not bitcode")
+	if got := prefixRules(runPrefix(t, p.root, symcheck.PrefixOptions{})); !strings.Contains(got, "device-libs-missing") {
+		t.Errorf("one bitcode file is not a device library set: %s", got)
+	}
+	p.file("llvm/lib/clang/17/lib/amdgcn/bitcode/ockl.bc", "BC\xc0\xde....")
+	if got := prefixRules(runPrefix(t, p.root, symcheck.PrefixOptions{})); got != "" {
+		t.Errorf("new layout: %s", got)
+	}
+}
+
+func TestPrefixHeaderSets(t *testing.T) {
+	root := t.TempDir()
+	rep := runPrefix(t, root, symcheck.PrefixOptions{Headers: []string{"migraphx"}})
+	if got := prefixRules(rep); got != "headers-missing:migraphx" {
+		t.Errorf("findings = %s", got)
+	}
+	// The remedy MIGraphX's requirements.txt gives: the pinned CK commit
+	// with CK_BUILD_JIT_LIB (no CK option is named CK_BUILD_CODEGEN).
+	if fix := rep.Findings[0].Fix; !strings.Contains(fix, "-DCK_BUILD_JIT_LIB=On") || !strings.Contains(fix, "requirements.txt") || strings.Contains(fix, "CODEGEN") {
+		t.Errorf("fix %q", fix)
+	}
+	for _, h := range symcheck.HeaderSets["migraphx"].Headers {
+		os.MkdirAll(filepath.Dir(filepath.Join(root, "include", h)), 0o755)
+		os.WriteFile(filepath.Join(root, "include", h), nil, 0o644)
+	}
+	if got := prefixRules(runPrefix(t, root, symcheck.PrefixOptions{Headers: []string{"migraphx"}})); got != "" {
+		t.Errorf("with the headers: %s", got)
+	}
+}
+
+// TestCorpusDebianPrefix uses Debian's ROCm packages as a real prefix.
 func TestCorpusDebianPrefix(t *testing.T) {
 	testenv.Corpus(t)
 	testenv.File(t, "/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2", "libamd-comgr2")
