@@ -200,8 +200,12 @@ func (w *wide) undefinedEvidence(e *elfScan, names []string) (*Evidence, string)
 			return &Evidence{Kind: "by-design", Source: d.source}, "none: the program that loads it supplies these by design"
 		}
 	}
+	// LLVM's names are the LLVMInitialize* diagnosis's: a program that
+	// exports them (ROCm's opt and clang export their LLVM for plugins)
+	// does not make a library that misses them its plugin.
+	llvm := slices.ContainsFunc(names, func(n string) bool { return llvmName([]byte(n)) })
 	for _, p := range w.all {
-		if p.program && w.defines(p, names) {
+		if !llvm && p.program && w.defines(p, names) {
 			return &Evidence{Kind: "host-program", Program: p.path}, "none where " + p.path + " loads it; to check: rocmdoctor symbols --host " + p.path + " " + e.path
 		}
 	}
@@ -213,7 +217,16 @@ func (w *wide) undefinedEvidence(e *elfScan, names []string) (*Evidence, string)
 
 // underlinked finds, for each name, a library of the scan that defines it
 // and that e does not NEED, preferring one that defines the most names.
+// LLVM's and MLIR's names are never explained so: another LLVM in the
+// scan (a distribution's libLLVM beside a ROCm build's) defining
+// LLVMInitializeX86Target is the mix the LLVMInitialize* diagnosis warns
+// of, not the fix.
 func (w *wide) underlinked(e *elfScan, names []string) (*Evidence, string) {
+	for _, n := range names {
+		if llvmName([]byte(n)) {
+			return nil, ""
+		}
+	}
 	left := slices.Clone(names)
 	var libs []*elfScan
 	for len(left) > 0 {

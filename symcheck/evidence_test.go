@@ -164,6 +164,17 @@ func TestEvidenceUnderlinked(t *testing.T) {
 	if fs := checkTree(t, p.root, use); len(fs) != 0 {
 		t.Errorf("after the fix: %+v", fs)
 	}
+	// LLVM's names stay errors although another LLVM of the scan defines
+	// them: linking that one is the mix, not the fix.
+	p.lib("lib/sys/libLLVM-15.so.1", "libLLVM-15.so.1", "void LLVMInitializeX86Target(void) {}\n")
+	// (and a program exporting them, as ROCm's opt does for its plugins)
+	p.cc("bin/opt", "void LLVMInitializeX86Target(void) {}\nint main(void) { return 0; }\n", "-rdynamic")
+	miopen := p.lib("lib/libMIOpen.so.1", "libMIOpen.so.1", "extern void LLVMInitializeX86Target(void); void m(void) { LLVMInitializeX86Target(); }\n")
+	for _, f := range checkTree(t, p.root, miopen) {
+		if f.Severity != symcheck.SeverityError || f.Rule != symcheck.RuleUndefinedSymbol && f.Rule != symcheck.RuleLLVMTargets {
+			t.Errorf("LLVMInitializeX86Target with another LLVM in the scan: %+v", f)
+		}
+	}
 	// A name nobody in the scan defines keeps every error.
 	other := p.lib("lib/libother.so.1", "libother.so.1", "extern int helper(void), nowhere(void); int o(void) { return helper() + nowhere(); }\n")
 	for _, f := range checkTree(t, p.root, other) {
