@@ -24,8 +24,11 @@
 // Malformed input yields a *FormatError naming the file, the structure and
 // the offset; it never panics. As a last line of defence, calls into
 // debug/elf are guarded so that a panic inside the standard library is
-// reported as a *FormatError too. The package never executes, maps or
-// relocates the file it reads, and it does not follow paths found inside a
+// reported as a *FormatError too. The package never executes or relocates
+// the file it reads; it maps a file read-only only to view its dynamic
+// symbol tables (MappedSymbolTable, where the mapping is checked against
+// the file's size and a file truncated meanwhile is an error, not a
+// fault; 32-bit builds read instead), and it does not follow paths found inside a
 // file except the member paths of a thin archive, which are resolved relative
 // to the archive's own directory. It does not defend against inputs that are
 // modified while being read, and it does not bound the total time spent on a
