@@ -660,10 +660,8 @@ func EachIndexName(r io.ReaderAt, size int64, name string, fn func(name []byte) 
 
 // EachIndexNames is EachIndexName for a caller that scans the names in
 // its own loop: fn is called with runs of whole names, each followed by
-// its NUL, in index order, as they are read. (check's llvmName, one pass
-// over a run, took half the time of a call per name over the 100,000
-// names of the archives in /usr/lib/x86_64-linux-gnu: 1.3 ms, 0.6 of it
-// reading.) The run is only valid during the call.
+// its NUL, in index order, as they are read (one pass over a run beats a
+// call per name: docs/performance.md). The run is only valid during the call.
 func EachIndexNames(r io.ReaderAt, size int64, name string, fn func(names []byte) bool) (ok bool, err error) {
 	fail := func(off int64, what string, err error) (bool, error) {
 		return false, &FormatError{Path: name, Offset: off, What: what, Err: err}

@@ -11,8 +11,8 @@ func xgetbv0() (eax uint32)
 // features as /proc/cpuinfo does: a feature that needs register state the
 // kernel did not enable (AVX without YMM, AVX-512 without ZMM and opmask
 // state) is left out, as glibc leaves it out of the usable set and the
-// kernel out of /proc/cpuinfo. Reading /proc/cpuinfo instead cost every
-// resolving command ~0.1 ms (the kernel formats it, per CPU).
+// kernel out of /proc/cpuinfo. (Reading /proc/cpuinfo instead costs every
+// resolving command: the kernel formats it, per CPU.)
 func readHostCPU() (cpuID, bool) {
 	maxLeaf, b, c, d := cpuid(0, 0)
 	cpu := cpuID{vendor: string(le32(b)) + string(le32(d)) + string(le32(c)), flags: map[string]bool{}}

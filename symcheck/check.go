@@ -1447,8 +1447,8 @@ func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOpt
 
 // memberReader extracts wheel member zf (raw is the wheel) for reading:
 // into memory up to inMemoryMember, through a temporary file above that.
-// Deflated members (nearly all) go through our decoder, twice archive/zip's
-// speed (a 125 MB library in 0.2 s instead of 0.45); the size and CRC-32
+// Deflated members (nearly all) go through our decoder, about twice
+// archive/zip's speed (docs/performance.md); the size and CRC-32
 // are checked. done releases what it took. The declared size bounds what
 // the extraction lets through, and it is bounded here (maxWheelMember), so
 // a wheel cannot make a scan fill the memory or the temporary directory.

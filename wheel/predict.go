@@ -30,10 +30,9 @@ import (
 // the result for RECORD. The hash cannot begin before the edits are known
 // (they change the program headers at the start of the file), and the
 // edits cannot be known before the dynamic section and string table are,
-// which lie at the end. So the hash of a 125 MB library (~70 ms) followed
-// its inflation (~230 ms), and writing the inflated library into the page
-// cache kept the second core busy meanwhile (on a VM, where fresh pages
-// are dear, ~100 ms of it).
+// which lie at the end. So the hash of a large library followed its
+// inflation, and writing the inflated library into the page cache kept
+// the second core busy meanwhile (docs/performance.md has the figures).
 //
 // A prediction takes both off the critical path. While the library is
 // inflated, the end of its deflate stream is decoded on its own

@@ -177,8 +177,8 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 		// fsync before the rename. sync_file_range (wheelOut.Write) only
 		// starts the write-back; a virtual disk's cache flush, which the
 		// fsync waits for, still costs in proportion to everything
-		// written since the last one: ~0.3 s for a 500 MB wheel, a third
-		// of the relink, when it was all left to the end.
+		// written since the last one: a third of the relink when it was
+		// all left to the end (docs/performance.md).
 		if err == nil && copied >= earlyFlushMin && !w.stop.Load() {
 			w.flushErr = syncFile(w.tmp.File)
 		}

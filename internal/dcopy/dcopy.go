@@ -4,10 +4,9 @@
 // mapping, so the pages the source already has in the page cache go to
 // the disk as they are.
 // copy_file_range on a file system without reflinks copies every byte
-// into new page-cache pages, then writes those back: for the 375 MB a
-// wheel relink copies unchanged, that is ~140 ms of kernel time on a
-// two-core VM against ~30 ms this way, and the write-back is done when
-// the call returns.
+// into new page-cache pages, then writes those back, several times the
+// kernel time of this way (docs/performance.md), and the write-back is
+// done when the call returns.
 //
 // O_DIRECT needs the file offset, the length and the memory address
 // aligned to the device's block size, so a range is written directly only

@@ -62,7 +62,7 @@ type sentinel struct{ _ *byte }
 
 // liveHeap is the heap the last collection marked live, 0 when unknown.
 // Not runtime.MemStats.HeapAlloc, though runtime/metrics' initialiser
-// costs every command ~0.08 ms: read in the finalizer, HeapAlloc still
+// costs every command start-up time: read in the finalizer, HeapAlloc still
 // counts the garbage not yet swept, and a floor over little live data was
 // lifted (TestFloorStaysOverSmallHeap).
 func liveHeap() int64 {

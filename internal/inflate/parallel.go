@@ -65,7 +65,7 @@ const (
 var maxSpecOut = 64 << 20
 
 // specError is a reason to stop decoding ahead, which wraps a more general
-// one. (Not fmt.Errorf: formatting at start-up cost every command ~0.1 ms.)
+// one. (Not fmt.Errorf: formatting at start-up would cost every command.)
 type specError struct {
 	msg    string
 	parent error

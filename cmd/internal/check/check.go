@@ -103,12 +103,11 @@ when findings at or above --fail-on remain; Ctrl-C stops with a partial report.`
 			}
 			if !opts.ListRules {
 				// The scan's heap is faulted in with 2 MiB pages instead of
-				// 4 KiB ones (a third less time over /usr/lib on a VM).
+				// 4 KiB ones (fewer page faults: docs/performance.md).
 				hugeheap.Prepare(128 << 20)
 				// A scan allocates and drops small headers by the thousand
 				// over a live heap of a few MB: no collection until the
-				// heap reaches 192 MiB (none over /usr/lib, a seventh less
-				// wall time), then GOGC=400. GOGC or GOMEMLIMIT set by the
+				// heap reaches 192 MiB (none over /usr/lib), then GOGC=400. GOGC or GOMEMLIMIT set by the
 				// user win. After hugeheap, which needs no limit set.
 				gcfloor.Set(192<<20, 400)
 			}

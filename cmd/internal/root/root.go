@@ -98,8 +98,8 @@ func subcommands(io *cli.IOStreams) []subcommand {
 
 // newCmdRoot builds the root command with every subcommand, or with only
 // the one named only: a command line that names its command needs no
-// other (building all of them, with their flags, is ~0.2 ms of every
-// start). Help listings, suggestions for a mistyped name and completion
+// other (building them all is a measurable part of every start: see
+// docs/performance.md). Help listings, suggestions for a mistyped name and completion
 // need the whole tree.
 func newCmdRoot(io *cli.IOStreams, only string) *cobra.Command {
 	var color string
