@@ -4,7 +4,6 @@ import (
 	"context"
 	"debug/elf"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -365,9 +364,5 @@ func (w *wide) loadedWith(e *elfScan, lib string) *elfScan {
 
 // sameFile reports whether path names the file id.
 func sameFile(path string, id elfx.FileID) bool {
-	if path == "" {
-		return false
-	}
-	st, err := os.Stat(path)
-	return err == nil && elfx.IDOf(st) == id
+	return path != "" && statID(path) == id
 }

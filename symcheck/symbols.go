@@ -87,6 +87,12 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 	var unresolved []string
 	var defined func(string) bool
 	inClosure := map[string]bool{}
+	// The input's class and machine, read once for the candidates of the
+	// index, the toolchain's libraries and the LLVM link set.
+	var hdr *elfx.Header
+	if !dynamic || len(opts.IndexDirs) > 0 {
+		hdr = inputHeader(paths)
+	}
 	if opts.Host != "" && (!dynamic || len(paths) != 1) {
 		return nil, fmt.Errorf("--host %s: give one shared object for the program to load", opts.Host)
 	}
@@ -129,8 +135,8 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 		for _, p := range paths {
 			inClosure[canonical(p)] = true
 		}
-		if h := inputHeader(paths); h != nil && len(rep.Findings) > 0 {
-			if err := systemNames(ctx, rep.Findings, rpath.New(opts.Resolver), *h); err != nil {
+		if hdr != nil && len(rep.Findings) > 0 {
+			if err := systemNames(ctx, rep.Findings, rpath.New(opts.Resolver), *hdr); err != nil {
 				return nil, err
 			}
 			// The truly unresolved first, then what a system library
@@ -150,7 +156,7 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 		for _, n := range unresolved {
 			want[n] = true
 		}
-		if idx, err = BuildIndexFor(ctx, opts.IndexDirs, want, inputHeader(paths)); err != nil {
+		if idx, err = BuildIndexFor(ctx, opts.IndexDirs, want, hdr); err != nil {
 			return nil, err
 		}
 		rep.IndexedFiles = idx.Files
@@ -169,7 +175,7 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 	}
 	rep.LLVM = DiagnoseLLVM(unresolved, defined, idx)
 	if rep.LLVM != nil && len(opts.IndexDirs) > 0 {
-		set, cyclic, err := llvmLinkSet(ctx, opts.IndexDirs, rep.LLVM, defined, inputHeader(paths))
+		set, cyclic, err := llvmLinkSet(ctx, opts.IndexDirs, rep.LLVM, defined, hdr)
 		if err != nil {
 			return nil, err
 		}
@@ -219,7 +225,7 @@ func systemNames(ctx context.Context, fs []Finding, r *rpath.Resolver, h elfx.He
 				if err == nil {
 					for i := range fs {
 						n := fs[i].Symbol
-						if _, ok := toolchain[n]; !ok && n != "" && len(t.Lookup(n)) > 0 && defines(t.Lookup(n)) {
+						if _, ok := toolchain[n]; !ok && n != "" && defines(t.Lookup(n)) {
 							toolchain[n] = filepath.Join(d, lib)
 						}
 					}
