@@ -536,6 +536,16 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 					return true
 				}
 			}
+			if len(others) == 0 && u.Library == "" && len(missing) > 0 && !ownDiagnosis(u.Name) {
+				// An unversioned name nothing loaded defines, in a file
+				// with a missing library: ld.so stops at that library and
+				// never looks the name up, so it is listed under the
+				// first missing library (with one missing, the only
+				// candidate) instead of being a finding of its own.
+				i := missing[0]
+				out.Findings[i].Unresolved = append(out.Findings[i].Unresolved, u.Name)
+				return true
+			}
 			f := Finding{Rule: RuleUndefinedSymbol, Severity: SeverityError, File: l.obj.Path, Symbol: u.Name,
 				Demangled: Demangle(u.Name), Version: u.Version, Library: u.Library}
 			switch {
@@ -571,8 +581,14 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 			return true
 		})
 		hintBuf = hintByVer[:0]
-		for _, i := range missing {
-			foldUnresolved(&out.Findings[i])
+		for k, i := range missing {
+			var others []string
+			if k == 0 {
+				for _, j := range missing[1:] {
+					others = append(others, out.Findings[j].Library)
+				}
+			}
+			foldUnresolved(&out.Findings[i], others)
 		}
 		missingIdx = missing
 	}
@@ -634,20 +650,33 @@ func missingLibrary(file string, d *rpath.Dep) Finding {
 	return Finding{Rule: RuleMissingLibrary, Severity: SeverityError, File: file, Library: d.Name, Message: msg, Fix: fix}
 }
 
+// ownDiagnosis reports whether an unresolved name has a cause of its own
+// that a missing library does not explain: LLVM's target initialisers
+// (the LLVM diagnosis names the archives) and the Python C API (the
+// interpreter that imports a module defines it).
+func ownDiagnosis(name string) bool {
+	return strings.HasPrefix(name, "LLVMInitialize") || strings.HasPrefix(name, "Py") || strings.HasPrefix(name, "_Py")
+}
+
 // foldUnresolved sorts the symbols folded into a missing-library finding
-// and names them in its message.
-func foldUnresolved(f *Finding) {
+// and names them in its message; alsoMissing are the file's other missing
+// libraries, which may define its unversioned names instead.
+func foldUnresolved(f *Finding, alsoMissing []string) {
 	n := len(f.Unresolved)
 	if n == 0 {
 		return
 	}
 	sort.Strings(f.Unresolved)
 	shown := f.Unresolved[:min(n, 3)]
+	from := "it"
+	if len(alsoMissing) > 0 {
+		from = "it or " + strings.Join(alsoMissing, ", ")
+	}
 	if n == 1 {
-		f.Message += "; 1 undefined symbol expected from it: " + shown[0]
+		f.Message += fmt.Sprintf("; 1 undefined symbol expected from %s: %s", from, shown[0])
 		return
 	}
-	f.Message += fmt.Sprintf("; %d undefined symbols expected from it: %s", n, strings.Join(shown, ", "))
+	f.Message += fmt.Sprintf("; %d undefined symbols expected from %s: %s", n, from, strings.Join(shown, ", "))
 	if n > len(shown) {
 		f.Message += fmt.Sprintf(" and %d more (--json lists them)", n-len(shown))
 	}

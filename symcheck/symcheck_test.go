@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"runtime"
 	"slices"
 	"sort"
@@ -415,6 +416,61 @@ func TestWeakAndVersionedFixture(t *testing.T) {
 	}
 	if len(rep.Findings) == 1 && !strings.HasSuffix(rep.Findings[0].Message, "; 1 undefined symbol expected from it: sqrt@GLIBC_2.2.5") {
 		t.Errorf("message %q does not name the symbol", rep.Findings[0].Message)
+	}
+}
+
+// TestMissingLibraryListsItsSymbols: a library whose own library is not
+// found gets one finding, the missing library, with the unversioned names
+// nothing else defines listed under it (the loader stops at the library
+// and never looks them up); an LLVM initialiser and a Python C API name
+// keep their own findings, which have causes of their own. Installing the
+// library (--lib-dir, the fix) leaves only those two, as the loader says.
+func TestMissingLibraryListsItsSymbols(t *testing.T) {
+	dir, write, run := gccDir(t)
+	write("gone.c", "int foo(void){return 1;} int bar(void){return 2;}\n")
+	write("ext.c", "extern int foo(void), bar(void); extern void LLVMInitializeX86Target(void), PyGone(void);\n"+
+		"int ext(void){ LLVMInitializeX86Target(); PyGone(); return foo()+bar(); }\n")
+	write("main.c", "extern int ext(void);\nint main(int argc, char **argv){ return argc > 5 ? ext() : 0; }\n")
+	os.MkdirAll(filepath.Join(dir, "lib"), 0o755)
+	run("-shared", "-fPIC", "-o", "lib/libgone.so", "gone.c", "-Wl,-soname,libgone.so")
+	run("-shared", "-fPIC", "-o", "libext.so", "ext.c", "-Wl,-soname,libext.so", "-Llib", "-lgone")
+	run("-o", "app", "main.c", "-L.", "-lext", "-Wl,-rpath,$ORIGIN", "-Wl,--allow-shlib-undefined", "-Wl,-rpath-link,lib")
+	ext := filepath.Join(dir, "libext.so")
+	rep := check(t, []string{ext}, symcheck.SymbolsOptions{})
+	var got []string
+	for _, f := range rep.Findings {
+		got = append(got, f.Rule+":"+f.Symbol+f.Library+fmt.Sprint(f.Unresolved))
+	}
+	sort.Strings(got)
+	want := []string{"missing-library:libgone.so[bar foo]", "undefined-symbol:LLVMInitializeX86Target[]", "undefined-symbol:PyGone[]"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("findings = %q, want %q", got, want)
+	}
+	for _, f := range rep.Findings {
+		if f.Rule == symcheck.RuleMissingLibrary && !strings.Contains(f.Message, "2 undefined symbols expected from it: bar, foo") {
+			t.Errorf("message %q does not list the symbols", f.Message)
+		}
+	}
+	// The real loader: the library, not the symbols.
+	app := filepath.Join(dir, "app")
+	out, err := exec.Command(app).CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "libgone.so: cannot open shared object file") {
+		t.Errorf("the loader: %v %s", err, out)
+	}
+	// The fix: the library's directory.
+	rep = check(t, []string{ext}, symcheck.SymbolsOptions{Resolver: rpath.Options{LibDirs: []string{filepath.Join(dir, "lib")}}})
+	got = got[:0]
+	for _, f := range rep.Findings {
+		got = append(got, f.Rule+":"+f.Symbol)
+	}
+	sort.Strings(got)
+	if want := []string{"undefined-symbol:LLVMInitializeX86Target", "undefined-symbol:PyGone"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("with the library: %q, want %q", got, want)
+	}
+	cmd := exec.Command(app)
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Join(dir, "lib"), "LD_BIND_NOW=1")
+	if out, err := cmd.CombinedOutput(); err == nil || !regexp.MustCompile(`libext\.so: undefined symbol: (PyGone|LLVMInitializeX86Target)`).Match(out) {
+		t.Errorf("loader with the library: %v %s (want libext's own undefined symbol)", err, out)
 	}
 }
 
