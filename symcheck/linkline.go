@@ -1,12 +1,15 @@
 package symcheck
 
 import (
+	"bufio"
 	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
@@ -65,15 +68,25 @@ type LinkInput struct {
 	GNUPick    string          `json:"gnu_ld_pick,omitempty"`
 	// Dir is the -L directory the library was found in.
 	Dir string `json:"dir,omitempty"`
+	// Unpassed is what a -l the linker does not find would have found in
+	// the driver's unpassed -L directories.
+	Unpassed *LinkCandidate `json:"unpassed,omitempty"`
 }
 
 // LinkLine is a parsed and resolved link.
 type LinkLine struct {
-	Target     LinkTarget  `json:"-"`
-	TargetText string      `json:"target"`
-	SearchDirs []string    `json:"search_dirs"`
-	Sysroot    string      `json:"sysroot,omitempty"`
-	Inputs     []LinkInput `json:"inputs"`
+	Target     LinkTarget `json:"-"`
+	TargetText string     `json:"target"`
+	// SearchDirs are the -L directories the linker gets.
+	SearchDirs []string `json:"search_dirs"`
+	// Unpassed are -L directories given to the compiler driver that it
+	// does not pass to the linker (clang ≤ 17 for amdgcn).
+	Unpassed []string `json:"unpassed_search_dirs,omitempty"`
+	// Driver says how the compiler driver was modelled: which of its
+	// arguments reach the linker.
+	Driver  string      `json:"driver,omitempty"`
+	Sysroot string      `json:"sysroot,omitempty"`
+	Inputs  []LinkInput `json:"inputs"`
 }
 
 // optionsWithValue are driver and linker options whose value is the next
@@ -88,30 +101,57 @@ var optionsWithValue = map[string]bool{
 
 // ParseLinkLine parses args (a compiler-driver or linker command line,
 // optionally starting with the program name) and resolves its inputs.
+//
+// A clang driver line for an amdgcn target is read as clang's AMDGPU
+// toolchain builds its ld.lld job (amdgpu::Linker::ConstructJob in
+// clang/lib/Driver/ToolChains/AMDGPU.cpp): up to clang 17 it passes the
+// inputs, -l and the -Wl,/-Xlinker options, not -L, so a -L given to the
+// driver is searched by nobody (clang 15 warns "argument unused during
+// compilation" and ld.lld says "unable to find library"). The version is
+// read from the program name (clang-15, /usr/lib/llvm-15/bin/clang); when
+// it is not known the line is read as written and Driver says so: a
+// `clang -###` transcript (ParseLinkTranscript) settles it.
 func ParseLinkLine(args []string) (*LinkLine, error) {
+	return parseLinkLine(args, "")
+}
+
+// parseLinkLine is ParseLinkLine with the target triple of a transcript.
+func parseLinkLine(args []string, defaultTriple string) (*LinkLine, error) {
 	ll := &LinkLine{}
 	var (
 		triple, mcpu, emulation string
 		m32, m64                bool
 		static                  bool
 		items                   []linkItem
+		driverDirs              = map[int]bool{} // indices into ll.SearchDirs given to the driver itself
 	)
-	// Expand -Wl,a,b and -Xlinker a.
+	prog := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") && looksLikeTool(args[0]) {
+		prog, args = args[0], args[1:]
+	}
+	// Expand -Wl,a,b and -Xlinker a; toLinker marks what the driver
+	// passes on as it is.
 	var flat []string
+	var toLinker []bool
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case strings.HasPrefix(a, "-Wl,"):
-			flat = append(flat, strings.Split(a[4:], ",")...)
+			for _, x := range strings.Split(a[4:], ",") {
+				flat, toLinker = append(flat, x), append(toLinker, true)
+			}
 		case a == "-Xlinker" && i+1 < len(args):
-			flat = append(flat, args[i+1])
+			flat, toLinker = append(flat, args[i+1]), append(toLinker, true)
 			i++
 		default:
-			flat = append(flat, a)
+			flat, toLinker = append(flat, a), append(toLinker, false)
 		}
 	}
-	if len(flat) > 0 && !strings.HasPrefix(flat[0], "-") && looksLikeTool(flat[0]) {
-		flat = flat[1:]
+	addDir := func(i int, d string) {
+		if !toLinker[i] {
+			driverDirs[len(ll.SearchDirs)] = true
+		}
+		ll.SearchDirs = append(ll.SearchDirs, d)
 	}
 	next := func(i *int, name string) (string, error) {
 		if *i+1 >= len(flat) {
@@ -127,12 +167,12 @@ func ParseLinkLine(args []string) (*LinkLine, error) {
 		case a == "-L" || a == "--library-path":
 			var d string
 			if d, err = next(&i, a); err == nil {
-				ll.SearchDirs = append(ll.SearchDirs, d)
+				addDir(i, d)
 			}
 		case strings.HasPrefix(a, "--library-path="):
-			ll.SearchDirs = append(ll.SearchDirs, a[len("--library-path="):])
+			addDir(i, a[len("--library-path="):])
 		case strings.HasPrefix(a, "-L"):
-			ll.SearchDirs = append(ll.SearchDirs, a[2:])
+			addDir(i, a[2:])
 		case a == "-l" || a == "--library":
 			var n string
 			if n, err = next(&i, a); err == nil {
@@ -196,9 +236,29 @@ func ParseLinkLine(args []string) (*LinkLine, error) {
 		}
 	}
 	if !haveObj {
+		if triple == "" {
+			triple = defaultTriple
+		}
 		ll.Target = targetFromFlags(triple, mcpu, emulation, m32, m64)
 	}
 	ll.TargetText = ll.Target.String()
+	if ll.Target.Machine == elf.EM_AMDGPU && isClangDriver(prog) && len(driverDirs) > 0 {
+		switch major := clangMajor(prog); {
+		case major > 0 && major <= 17:
+			ll.Driver = fmt.Sprintf("clang %d's AMDGPU toolchain passes inputs, -l and -Wl, options to ld.lld, not -L", major)
+			kept := ll.SearchDirs[:0:0]
+			for i, d := range ll.SearchDirs {
+				if driverDirs[i] {
+					ll.Unpassed = append(ll.Unpassed, d)
+				} else {
+					kept = append(kept, d)
+				}
+			}
+			ll.SearchDirs = kept
+		default:
+			ll.Driver = "the clang version is not in the program name: -L is read as reaching ld.lld, which clang ≥ 19 does and clang ≤ 17 does not for amdgcn; `clang -### …` output (--link-transcript) shows what ld.lld gets"
+		}
+	}
 	for _, it := range items {
 		ll.Inputs = append(ll.Inputs, ll.resolve(it.arg, it.lib, it.exact, it.static))
 	}
@@ -215,6 +275,26 @@ type linkItem struct {
 
 func libItem(arg, name string, static bool) linkItem {
 	return linkItem{arg: arg, lib: strings.TrimPrefix(name, ":"), exact: strings.HasPrefix(name, ":"), static: static}
+}
+
+// isClangDriver reports whether a program name is clang's driver (or
+// hipcc, which runs it).
+func isClangDriver(prog string) bool {
+	base := filepath.Base(prog)
+	return prog != "" && (strings.Contains(base, "clang") || strings.HasPrefix(base, "hipcc")) && !strings.Contains(base, "ld")
+}
+
+var clangVersionRe = lazyRegexp(`(?:clang(?:\+\+)?|llvm)-([0-9]+)(?:/|$)`)
+
+// clangMajor reads clang's major version from its program name or
+// directory (clang-15, /usr/lib/llvm-15/bin/clang); 0 when neither says.
+func clangMajor(prog string) int {
+	m := clangVersionRe().FindStringSubmatch(prog)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n
 }
 
 func looksLikeTool(s string) bool {
@@ -415,8 +495,25 @@ func (ll *LinkLine) resolve(arg, lib string, exact, static bool) LinkInput {
 	}
 	if in.Path == "" {
 		in.Kind, in.Compatible, in.Reason = "missing", false, "not found in any -L directory"
+		in.Unpassed = ll.lookUnpassed(names)
 	}
 	return in
+}
+
+// lookUnpassed finds what a -l would have found in the -L directories the
+// driver did not pass on.
+func (ll *LinkLine) lookUnpassed(names []string) *LinkCandidate {
+	for _, d := range ll.Unpassed {
+		for _, n := range names {
+			p := rawpath.Join(d, n)
+			if st, err := os.Stat(p); err != nil || st.IsDir() {
+				continue
+			}
+			_, ident, ok, reason := ll.inspectInput(p)
+			return &LinkCandidate{Path: p, Identity: ident, Compatible: ok, Reason: reason}
+		}
+	}
+	return nil
 }
 
 // LinkFindings turns incompatible inputs into findings.
@@ -439,8 +536,11 @@ func LinkFindings(ll *LinkLine) []Finding {
 			if dirs := ll.dirs(); len(dirs) > 0 {
 				where = strings.Join(dirs, ":")
 			}
-			f.Message = fmt.Sprintf("%s: no %s in %s", in.Arg, looked, where)
+			f.Message = fmt.Sprintf("%s: no %s in %s (ld.lld: \"unable to find library %s\", GNU ld: \"cannot find %s\")", in.Arg, looked, where, in.Arg, in.Arg)
 			f.Fix = "add the -L directory that holds it, or drop the flag"
+			if len(ll.Unpassed) > 0 {
+				unpassedFinding(&f, ll, in, looked)
+			}
 		case in.Kind == "missing":
 			f.Rule = RuleMissingLibrary
 			f.Message = fmt.Sprintf("input %s does not exist", in.Arg)
@@ -471,10 +571,116 @@ func LinkFindings(ll *LinkLine) []Finding {
 	return out
 }
 
+// unpassedFinding explains a -l that ld.lld does not find because the
+// driver kept the -L that would have found it.
+func unpassedFinding(f *Finding, ll *LinkLine, in LinkInput, looked string) {
+	f.Message = fmt.Sprintf("%s: ld.lld finds no %s: %s, so -L%s given to the driver does not reach it and the link fails with \"unable to find library %s\"",
+		in.Arg, looked, ll.Driver, strings.Join(ll.Unpassed, " -L"), in.Arg)
+	u := in.Unpassed
+	switch {
+	case u == nil:
+		f.Fix = fmt.Sprintf("remove %s from the amdgcn link: no directory given holds it", in.Arg)
+	case !u.Compatible:
+		f.Message += fmt.Sprintf("; in %s it would be %s (%s), incompatible with the link anyway", filepath.Dir(u.Path), u.Path, u.Identity)
+		f.Fix = fmt.Sprintf("the device link must not get host -l flags; remove %s (and -L%s) from the amdgcn link or from what the wrapper adds to it", in.Arg, filepath.Dir(u.Path))
+	default:
+		f.Message += fmt.Sprintf("; it is %s (%s)", u.Path, u.Identity)
+		f.Fix = fmt.Sprintf("pass the directory to ld.lld itself: -Wl,-L%s", filepath.Dir(u.Path))
+	}
+}
+
 func targetSource(t LinkTarget) string {
 	s := t.From
 	if t.CodeObject > 0 {
 		s += fmt.Sprintf(", code object v%d", t.CodeObject)
 	}
 	return s
+}
+
+// ParseLinkTranscript reads what `clang -### …` (or `gcc -###`) prints —
+// one line per job, each argument quoted — and parses its last linker job
+// (ld.lld, ld, collect2, …) as the linker gets it, with the transcript's
+// "Target:" triple for a link without objects. name is used in errors.
+func ParseLinkTranscript(r io.Reader, name string) (*LinkLine, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var job []string
+	triple := ""
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if t, ok := strings.CutPrefix(line, "Target: "); ok {
+			triple = strings.TrimSpace(t)
+			continue
+		}
+		if !strings.HasPrefix(line, " ") {
+			continue
+		}
+		args, err := splitJobLine(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+		}
+		if len(args) > 0 && isLinkerProgram(args[0]) {
+			job = args
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if job == nil {
+		return nil, fmt.Errorf("%s: no linker job (the output of `clang -### …` on a link command has one; with -c there is none)", name)
+	}
+	ll, err := parseLinkLine(job[1:], triple)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the %s job: %w", name, filepath.Base(job[0]), err)
+	}
+	ll.Driver = fmt.Sprintf("the arguments of the %s job in %s", job[0], name)
+	return ll, nil
+}
+
+// isLinkerProgram reports whether a job's program is a linker.
+func isLinkerProgram(p string) bool {
+	base := filepath.Base(p)
+	return base == "ld" || base == "lld" || base == "collect2" || strings.HasPrefix(base, "ld.") || strings.HasSuffix(base, "-ld") || strings.HasPrefix(base, "ld64")
+}
+
+// splitJobLine splits one job line of a -### transcript: arguments are
+// separated by spaces, and quoted ones escape ", \ and $ with a backslash
+// (llvm::sys::printArg; gcc quotes the same way).
+func splitJobLine(line string) ([]string, error) {
+	var out []string
+	i := 0
+	for {
+		for i < len(line) && line[i] == ' ' {
+			i++
+		}
+		if i >= len(line) {
+			return out, nil
+		}
+		var b strings.Builder
+		if line[i] != '"' {
+			for i < len(line) && line[i] != ' ' {
+				b.WriteByte(line[i])
+				i++
+			}
+			out = append(out, b.String())
+			continue
+		}
+		i++
+		for {
+			if i >= len(line) {
+				return nil, errors.New("unterminated quoted argument")
+			}
+			c := line[i]
+			i++
+			if c == '"' {
+				break
+			}
+			if c == '\\' && i < len(line) {
+				c = line[i]
+				i++
+			}
+			b.WriteByte(c)
+		}
+		out = append(out, b.String())
+	}
 }

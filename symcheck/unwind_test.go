@@ -138,15 +138,15 @@ func TestLinkLineParsing(t *testing.T) {
 		msgs = append(msgs, f.Message)
 	}
 	want := []string{
-		"-l:libnone.so.3: no libnone.so.3 in " + dir + "/a",
-		"-lnone: no libnone.so or libnone.a in " + dir + "/a",
+		"-l:libnone.so.3: no libnone.so.3 in " + dir + `/a (ld.lld: "unable to find library -l:libnone.so.3", GNU ld: "cannot find -l:libnone.so.3")`,
+		"-lnone: no libnone.so or libnone.a in " + dir + `/a (ld.lld: "unable to find library -lnone", GNU ld: "cannot find -lnone")`,
 		"input " + dir + "/none.o does not exist",
 	}
 	if !reflect.DeepEqual(msgs, want) {
 		t.Errorf("messages:\n%q\nwant\n%q", msgs, want)
 	}
 	ll, _ = symcheck.ParseLinkLine([]string{"-lnone"})
-	if fs := symcheck.LinkFindings(ll); len(fs) != 1 || fs[0].Message != "-lnone: no libnone.so or libnone.a in the search path, which is empty" {
+	if fs := symcheck.LinkFindings(ll); len(fs) != 1 || fs[0].Message != `-lnone: no libnone.so or libnone.a in the search path, which is empty (ld.lld: "unable to find library -lnone", GNU ld: "cannot find -lnone")` {
 		t.Errorf("no -L: %+v", fs)
 	}
 	if _, err := symcheck.ParseLinkLine([]string{"-L"}); err == nil {
@@ -200,6 +200,110 @@ func TestLinkLineRealLLD(t *testing.T) {
 	ll, _ = symcheck.ParseLinkLine(append([]string{gcc}, args...))
 	if fs := symcheck.LinkFindings(ll); len(fs) != 1 || !strings.Contains(fs[0].Message, "but the link is for ELF32 EM_386") {
 		t.Errorf("rocmdoctor on the -m32 link: %+v", fs)
+	}
+}
+
+// TestLinkLineClangDriverAMDGPU models clang 15's AMDGPU toolchain, which
+// passes inputs, -l and -Wl, options to ld.lld but not -L, against the real
+// clang-15 and ld.lld-15: Tensile's probe with the wrapper's -L/-lunwind
+// fails with "unable to find library" (not "incompatible"), and the fix
+// (drop the host flags) makes the link succeed; a device archive given
+// with -L is not found until it is passed as -Wl,-L (the fix for a
+// compatible library); a `clang -###` transcript gives what ld.lld gets,
+// and a clang whose version the name does not tell is read as written,
+// said so.
+func TestLinkLineClangDriverAMDGPU(t *testing.T) {
+	clang := testenv.Tool(t, "clang-15", "clang-15")
+	testenv.Tool(t, "ld.lld-15", "lld-15")
+	ar := testenv.Tool(t, "llvm-ar-15", "llvm-15")
+	dir := t.TempDir()
+	run := func(name string, args ...string) (string, error) {
+		cmd := exec.Command(name, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	must := func(name string, args ...string) {
+		t.Helper()
+		if out, err := run(name, args...); err != nil {
+			t.Fatalf("%s %v: %v %s", name, args, err, out)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "test.s"), []byte("\t.text\n\ts_endpgm\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "dev.c"), []byte("int devf(void){return 3;}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "k.c"), []byte("extern int devf(void); int g(void){return devf();}\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "host.c"), []byte("int _Unwind_Backtrace(void){return 0;}\n"), 0o644)
+	host := filepath.Join(dir, "llvm-runtimes", "lib")
+	devlib := filepath.Join(dir, "devlib")
+	os.MkdirAll(host, 0o755)
+	os.MkdirAll(devlib, 0o755)
+	must(testenv.Tool(t, "gcc", "gcc"), "-shared", "-fPIC", "-o", filepath.Join(host, "libunwind.so"), "host.c")
+	must(clang, "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx906", "-nogpulib", "-c", "dev.c", "k.c")
+	must(ar, "rc", filepath.Join(devlib, "libdev.a"), "dev.o")
+
+	check := func(args []string) (*symcheck.LinkLine, []symcheck.Finding, string, error) {
+		t.Helper()
+		ll, err := symcheck.ParseLinkLine(append([]string{clang}, args...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, lerr := run(clang, args...)
+		return ll, symcheck.LinkFindings(ll), out, lerr
+	}
+	// Tensile's probe with the wrapper's flags.
+	at := func(name string) string { return filepath.Join(dir, name) }
+	probe := []string{"-x", "assembler", "-target", "amdgcn-amdhsa", "-mcpu=gfx803", at("test.s"), "-o", at("test")}
+	ll, fs, out, err := check(append(probe, "-L"+host, "-lunwind"))
+	if err == nil || !strings.Contains(out, "unable to find library -lunwind") {
+		t.Fatalf("oracle: clang-15 should fail with unable to find library, got %v %s", err, out)
+	}
+	if len(ll.SearchDirs) != 0 || !reflect.DeepEqual(ll.Unpassed, []string{host}) || !strings.Contains(ll.Driver, "clang 15") {
+		t.Errorf("model: search %q, unpassed %q, driver %q", ll.SearchDirs, ll.Unpassed, ll.Driver)
+	}
+	if len(fs) != 1 || fs[0].Rule != symcheck.RuleMissingLibrary || !strings.Contains(fs[0].Message, `"unable to find library -lunwind"`) ||
+		!strings.Contains(fs[0].Message, filepath.Join(host, "libunwind.so")+" (ELF64 EM_X86_64), incompatible") || !strings.Contains(fs[0].Fix, "remove -lunwind") {
+		t.Fatalf("findings: %+v", fs)
+	}
+	// The fix: without the host flags the probe links.
+	if _, fs, out, err := check(probe); err != nil || len(fs) != 0 {
+		t.Errorf("fixed probe: %v %s, findings %+v", err, out, fs)
+	}
+	// Through -Wl, the directory reaches ld.lld: "incompatible".
+	if _, fs, out, err := check(append(probe, "-Wl,-L"+host, "-lunwind")); err == nil || !strings.Contains(out, "is incompatible with") ||
+		len(fs) != 1 || fs[0].Rule != symcheck.RuleIncompatibleInput {
+		t.Errorf("-Wl,-L: clang %v %s; findings %+v", err, out, fs)
+	}
+	// A device archive: found by nobody with -L; the fix is -Wl,-L.
+	link := []string{"-target", "amdgcn-amd-amdhsa", "-mcpu=gfx906", at("k.o"), "-o", at("k.out")}
+	_, fs, out, err = check(append(link, "-L"+devlib, "-ldev"))
+	if err == nil || !strings.Contains(out, "unable to find library -ldev") {
+		t.Fatalf("oracle: %v %s", err, out)
+	}
+	if len(fs) != 1 || fs[0].Fix != "pass the directory to ld.lld itself: -Wl,-L"+devlib {
+		t.Fatalf("device archive: %+v", fs)
+	}
+	if _, fs, out, err := check(append(link, "-Wl,-L"+devlib, "-ldev")); err != nil || len(fs) != 0 {
+		t.Errorf("with the fix: %v %s, findings %+v", err, out, fs)
+	}
+	// The transcript: what ld.lld gets, as ld.lld reads it.
+	tr, _ := run(clang, append([]string{"-###"}, append(link, "-L"+devlib, "-ldev")...)...)
+	ll, err = symcheck.ParseLinkTranscript(strings.NewReader(tr), "t.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fs := symcheck.LinkFindings(ll); len(ll.SearchDirs) != 0 || ll.TargetText != "EM_AMDGPU gfx906" || len(fs) != 1 || !strings.Contains(fs[0].Message, `ld.lld: "unable to find library -ldev"`) {
+		t.Errorf("transcript: %+v %+v\n%s", ll, fs, tr)
+	}
+	if _, err := symcheck.ParseLinkTranscript(strings.NewReader("clang version 15\n \"/usr/bin/clang\" \"-cc1\"\n"), "c.txt"); err == nil || !strings.Contains(err.Error(), "c.txt: no linker job") {
+		t.Errorf("a transcript without a link: %v", err)
+	}
+	// A clang whose name does not say its version: read as written, said so.
+	plain := filepath.Join(dir, "bin", "clang")
+	os.MkdirAll(filepath.Dir(plain), 0o755)
+	os.Symlink(clang, plain)
+	ll, _ = symcheck.ParseLinkLine(append([]string{plain}, append(link, "-L"+devlib, "-ldev")...))
+	if !reflect.DeepEqual(ll.SearchDirs, []string{devlib}) || !strings.Contains(ll.Driver, "--link-transcript") {
+		t.Errorf("unknown version: search %q, driver %q", ll.SearchDirs, ll.Driver)
 	}
 }
 

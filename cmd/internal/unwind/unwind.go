@@ -4,6 +4,7 @@ package unwind
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,20 +16,22 @@ import (
 
 // Options holds the flags of one unwind run.
 type Options struct {
-	IO       *cli.IOStreams
-	Args     []string
-	Link     bool
-	JSON     bool
-	FailOn   string
-	Resolver cli.ResolverFlags
-	resolver rpath.Options
+	IO   *cli.IOStreams
+	Args []string
+	Link bool
+	// Transcript is a file holding `clang -### …` output ("-" for stdin).
+	Transcript string
+	JSON       bool
+	FailOn     string
+	Resolver   cli.ResolverFlags
+	resolver   rpath.Options
 }
 
 // NewCmdUnwind builds the command; runF replaces Run in tests.
 func NewCmdUnwind(io *cli.IOStreams, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: io}
 	cmd := &cobra.Command{
-		Use:   "unwind FILE... | unwind --link -- ARGS...",
+		Use:   "unwind FILE... | unwind --link -- ARGS... | unwind --link-transcript FILE",
 		Short: "Catch ABI-mismatched libunwind on a link line and mixed unwinders in a process",
 		Long: `With --link, read a compiler-driver or linker command line (after --) the
 way lld and GNU ld do: objects, archives, -L, -l, -l:name, -Wl, forwarding,
@@ -36,7 +39,13 @@ way lld and GNU ld do: objects, archives, -L, -l, -l:name, -Wl, forwarding,
 (directory order, .so before .a unless static) and every input is compared
 with the objects being linked (class, data encoding, machine, OS ABI). An
 x86-64 libunwind.so on the link line of an amdgcn object is named with the
-fix, together with the candidate GNU ld would have skipped to.
+fix, together with the candidate GNU ld would have skipped to. For an amdgcn
+target, clang's driver is modelled as its AMDGPU toolchain builds the ld.lld
+job: up to clang 17 a -L given to the driver does not reach ld.lld (the
+version is read from the program name, clang-15 or .../llvm-15/bin/clang).
+
+With --link-transcript, read what ` + "`clang -### …`" + ` printed (FILE, or - for
+stdin) and check its linker job exactly as the linker gets it.
 
 With files, resolve each closure and identify every unwinder in it by what
 it exports (LLVM libunwind, nongnu libunwind, libgcc_s, static copies), then
@@ -48,10 +57,15 @@ only import.
 Exit status 3 on findings (see --fail-on).`,
 		Example: `  rocmdoctor unwind --link -- clang++ -x assembler -target amdgcn-amdhsa -mcpu=gfx803 test.s -o test -L/opt/llvm/lib -lunwind
   rocmdoctor unwind --link -- ld.lld k.o -L/usr/lib/llvm-15/lib -lunwind
+  clang -### -target amdgcn-amd-amdhsa -mcpu=gfx906 k.o -lunwind 2>&1 | rocmdoctor unwind --link-transcript -
   rocmdoctor unwind /opt/rocm/lib/libMIOpen.so`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return &cli.UsageError{Err: fmt.Errorf("unwind needs FILE arguments, or --link -- followed by a link command line")}
+			t, _ := cmd.Flags().GetString("link-transcript")
+			switch {
+			case t != "" && (len(args) > 0 || opts.Link):
+				return &cli.UsageError{Err: fmt.Errorf("--link-transcript reads the link from its file: give no --link and no FILE arguments")}
+			case t == "" && len(args) == 0:
+				return &cli.UsageError{Err: fmt.Errorf("unwind needs FILE arguments, --link -- followed by a link command line, or --link-transcript FILE")}
 			}
 			return nil
 		},
@@ -73,6 +87,7 @@ Exit status 3 on findings (see --fail-on).`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&opts.Link, "link", false, "check the link command line given after --")
+	f.StringVar(&opts.Transcript, "link-transcript", "", "check the linker job of `clang -### …` output in `FILE` (- for stdin)")
 	f.BoolVar(&opts.JSON, "json", false, "print the report as JSON")
 	cli.FailOnVar(f, &opts.FailOn, cli.FailOnUsage)
 	opts.Resolver.Register(f)
@@ -98,10 +113,16 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	res := Result{SchemaVersion: cli.SchemaVersion, Findings: []symcheck.Finding{}}
 	var errs []string // files that could not be checked
-	if opts.Link {
+	if opts.Link || opts.Transcript != "" {
 		res.Mode = "link"
-		ll, err := symcheck.ParseLinkLine(opts.Args)
-		if err != nil {
+		var ll *symcheck.LinkLine
+		var err error
+		if opts.Transcript != "" {
+			ll, err = readTranscript(opts.IO, opts.Transcript)
+			if err != nil {
+				return err
+			}
+		} else if ll, err = symcheck.ParseLinkLine(opts.Args); err != nil {
 			return &cli.UsageError{Err: fmt.Errorf("link line: %w", err)}
 		}
 		res.Link = ll
@@ -130,6 +151,9 @@ func render(io *cli.IOStreams, res *Result) error {
 	w := io.Out
 	if res.Link != nil {
 		cli.Printf(w, "link for %s (from %s)\n", res.Link.TargetText, res.Link.Target.From)
+		if res.Link.Driver != "" {
+			cli.Printf(w, "linker arguments: %s\n", res.Link.Driver)
+		}
 		var rows [][]string
 		for _, in := range res.Link.Inputs {
 			ok := c.Green("ok")
@@ -174,4 +198,17 @@ func render(io *cli.IOStreams, res *Result) error {
 		cli.Printf(w, "%s %s: %s\n  fix: %s\n", sev, f.Rule, f.Message, f.Fix)
 	}
 	return nil
+}
+
+// readTranscript parses a `clang -###` transcript from a file or stdin.
+func readTranscript(io *cli.IOStreams, name string) (*symcheck.LinkLine, error) {
+	if name == "-" {
+		return symcheck.ParseLinkTranscript(io.In, "standard input")
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return symcheck.ParseLinkTranscript(f, name)
 }

@@ -61,6 +61,28 @@ func TestUnwindUsage(t *testing.T) {
 	if code, _, _ := clitest.Run("unwind", "--link", "--", "-L"); code != cli.ExitUsage {
 		t.Errorf("bad link line: exit %d", code)
 	}
+	if code, _, _ := clitest.Run("unwind", "--link-transcript", "t.txt", "--link", "--", "k.o"); code != cli.ExitUsage {
+		t.Errorf("--link-transcript with --link: exit %d", code)
+	}
+}
+
+// TestUnwindTranscript: --link-transcript reads the linker job of a
+// `clang -###` transcript; a file it cannot read is an error naming it.
+func TestUnwindTranscript(t *testing.T) {
+	dir := t.TempDir()
+	obj, _ := filepath.Abs(td + "k-gfx803.o")
+	tr := filepath.Join(dir, "t.txt")
+	os.WriteFile(tr, []byte("clang version 15.0.6\nTarget: amdgcn-amd-amdhsa\n \"/usr/lib/llvm-15/bin/clang\" \"-cc1\" \"-triple\" \"amdgcn-amd-amdhsa\"\n"+
+		" \"/usr/lib/llvm-15/bin/ld.lld\" \""+obj+"\" \"-lunwind\" \"-shared\" \"-o\" \"a.out\"\n"), 0o644)
+	code, out, _ := clitest.Run("unwind", "--link-transcript", tr)
+	if code != cli.ExitFindings || !strings.Contains(out, "linker arguments: the arguments of the /usr/lib/llvm-15/bin/ld.lld job in "+tr) ||
+		!strings.Contains(out, `-lunwind: no libunwind.so or libunwind.a in the search path, which is empty (ld.lld: "unable to find library -lunwind"`) {
+		t.Errorf("exit %d\n%s", code, out)
+	}
+	code, _, errOut := clitest.Run("unwind", "--link-transcript", filepath.Join(dir, "gone.txt"))
+	if code != cli.ExitError || !strings.Contains(errOut, filepath.Join(dir, "gone.txt")) {
+		t.Errorf("missing transcript: exit %d %s", code, errOut)
+	}
 }
 
 // With --root, an absolute FILE is the file inside the sysroot.
