@@ -3,6 +3,7 @@ package rpath_test
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
@@ -46,4 +47,43 @@ func BenchmarkParseCache(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkResolveEachPrefix resolves every regular *.so* file of
+// /usr/lib/x86_64-linux-gnu, as `deps` does with a prefix on its command
+// line: one worker against one per CPU (ResolveEach's default), which
+// must pay for the goroutines (docs/performance.md).
+func BenchmarkResolveEachPrefix(b *testing.B) {
+	paths := prefixLibraries(b)
+	for _, bc := range []struct {
+		name    string
+		workers int
+	}{{"workers=1", 1}, {"workers=GOMAXPROCS", 0}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				err := rpath.ResolveEach(context.Background(), rpath.Options{}, paths, bc.workers, func(int, *rpath.Result, error) error { return nil })
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func prefixLibraries(tb testing.TB) []string {
+	dir := "/usr/lib/x86_64-linux-gnu"
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		tb.Skip(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if e.Type().IsRegular() && strings.Contains(e.Name(), ".so") {
+			out = append(out, dir+"/"+e.Name())
+		}
+	}
+	if len(out) < 50 {
+		tb.Skipf("%d libraries in %s", len(out), dir)
+	}
+	return out
 }

@@ -43,4 +43,18 @@ for f in "${files[@]}"; do
   fi
   [ "$ours_rss" -lt $((64*1024)) ] || { echo "FAIL: deps used $((ours_rss/1024)) MB"; status=1; }
 done
+# A whole prefix in one call (issue 50's comparison): every regular *.so*
+# file of /usr/lib/x86_64-linux-gnu, deps (a tree, as libtree prints) and
+# libtree each given all of them; 11 alternating pairs, median of ratios.
+if command -v libtree >/dev/null && [ $# -eq 0 ]; then
+  mapfile -t prefix < <(find /usr/lib/x86_64-linux-gnu -maxdepth 1 -type f -name '*.so*' | sort)
+  pairs=()
+  for _ in $(seq 11); do
+    measure 1 "$bin" deps --fail-on never "${prefix[@]}"; a=$WALL ours_rss=$RSS
+    measure 1 libtree "${prefix[@]}"; pairs+=("$(ratio "$a" "$WALL")")
+  done
+  median=$(printf '%s\n' "${pairs[@]}" | sort -n | sed -n 6p)
+  echo "/usr/lib/x86_64-linux-gnu (${#prefix[@]} files, one call): deps/libtree x$median (median of 11 alternating pairs), deps ${ours_rss} KB"
+  awk "BEGIN{exit !($median <= 1)}" || echo "note: deps over the prefix is x$median libtree (target 1x, issue 50)"
+fi
 exit $status

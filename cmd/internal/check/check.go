@@ -16,8 +16,6 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
 	"github.com/rocmdoctor/rocmdoctor/elfx"
-	"github.com/rocmdoctor/rocmdoctor/internal/gcfloor"
-	"github.com/rocmdoctor/rocmdoctor/internal/hugeheap"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
@@ -100,16 +98,6 @@ when findings at or above --fail-on remain; Ctrl-C stops with a partial report.`
 			case "", "table", "plain", "json", "sarif", "junit":
 			default:
 				return &cli.UsageError{Err: fmt.Errorf("--format must be table, plain, json, sarif or junit, not %q", opts.Format)}
-			}
-			if !opts.ListRules {
-				// The scan's heap is faulted in with 2 MiB pages instead of
-				// 4 KiB ones (fewer page faults: docs/performance.md).
-				hugeheap.Prepare(128 << 20)
-				// A scan allocates and drops small headers by the thousand
-				// over a live heap of a few MB: no collection until the
-				// heap reaches 192 MiB (none over /usr/lib), then GOGC=400. GOGC or GOMEMLIMIT set by the
-				// user win. After hugeheap, which needs no limit set.
-				gcfloor.Set(192<<20, 400)
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)

@@ -119,17 +119,25 @@ func Run(ctx context.Context, opts *Options) error {
 	doc := Result{SchemaVersion: cli.SchemaVersion}
 	ro := opts.resolver
 	ro.KeepWarnings(&doc.Warnings)
-	r := rpath.New(ro)
+	ro.Files = rpath.NewFileCache()
+	r := rpath.New(ro) // for --dlopen, beside the workers of ResolveEach
+	paths := make([]string, len(opts.Paths))
+	for i, p := range opts.Paths {
+		paths[i] = rpath.FileInRoot(opts.resolver.Root, p)
+	}
 	failed, missing := 0, 0
-	for _, p := range opts.Paths {
-		res, err := r.Resolve(ctx, rpath.FileInRoot(opts.resolver.Root, p))
+	err := rpath.ResolveEach(ctx, ro, paths, 0, func(i int, res *rpath.Result, err error) error {
+		p := opts.Paths[i]
 		if err != nil {
 			failed++
 			fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %v\n", err)
 			doc.Files = append(doc.Files, File{Path: p, Error: err.Error()})
-			continue
+			return nil
 		}
-		f := File{Path: p, Flat: res.Flat(), Objects: res.Objects, Missing: res.Missing(), InterpreterProblem: res.InterpProblem}
+		f := File{Path: p, Missing: res.Missing(), InterpreterProblem: res.InterpProblem}
+		if opts.JSON {
+			f.Flat, f.Objects = res.Flat(), res.Objects
+		}
 		missing += len(f.Missing)
 		if f.InterpreterProblem != "" {
 			missing++
@@ -141,12 +149,14 @@ func Run(ctx context.Context, opts *Options) error {
 				fmt.Fprintf(opts.IO.ErrOut, "rocmdoctor: %v\n", err)
 			}
 		}
-		doc.Files = append(doc.Files, f)
-		if !opts.JSON {
-			if err := render(opts, res, f.Dlopen); err != nil {
-				return err
-			}
+		if opts.JSON {
+			doc.Files = append(doc.Files, f)
+			return nil
 		}
+		return render(opts, res, f.Dlopen) // and let the closure go
+	})
+	if err != nil {
+		return err
 	}
 	if opts.JSON {
 		if err := cli.WriteJSON(opts.IO.Out, doc); err != nil {

@@ -115,6 +115,7 @@ Exit status: 0 ok, 1 error, 2 usage error, 3 findings at or above --fail-on.`,
 		SilenceErrors: true,
 		Version:       version(),
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			tune(cmd)
 			return io.SetColor(color)
 		},
 	}

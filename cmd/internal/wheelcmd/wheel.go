@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
-	"github.com/rocmdoctor/rocmdoctor/internal/gcfloor"
 	"github.com/rocmdoctor/rocmdoctor/wheel"
 )
 
@@ -72,14 +71,6 @@ order and attributes), regenerates RECORD and drops RECORD.jws/RECORD.p7s.`,
 			if !o.opts.DryRun && !o.opts.InPlace && o.opts.Output == "" && strings.HasSuffix(args[0], ".whl") {
 				return &cli.UsageError{Err: errors.New("give -o DIR for the new wheel, --in-place, or --dry-run")}
 			}
-			// No transparent huge pages for this heap (unlike check's):
-			// the edit's tables are touched once, so 2 MiB pages cost
-			// more to fault in than they save. Its heap stays within
-			// tens of MB (the decoder's buffers, a library's string table
-			// while it is edited): no collection until 192 MiB, as one in
-			// the middle of an edit cost more than the edit.
-			// GOGC/GOMEMLIMIT set by the user win.
-			gcfloor.Set(192<<20, 100)
 			return run(cmd.Context(), io, args[0], o)
 		},
 	}

@@ -1,0 +1,82 @@
+package rpath
+
+import (
+	"context"
+	"runtime"
+	"sync"
+)
+
+// ResolveEach resolves every path with up to workers resolvers at once
+// (runtime.GOMAXPROCS(0) when workers < 1), which share one FileCache (opts.Files,
+// made when nil), and calls fn with each result in the order of paths,
+// from the calling goroutine, as soon as that result and those before it
+// are ready: output can stream. An error from fn stops the work and is
+// returned; a path that cannot be resolved is passed to fn with its error.
+func ResolveEach(ctx context.Context, opts Options, paths []string, workers int, fn func(i int, res *Result, err error) error) error {
+	if workers < 1 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(paths))
+	if opts.Files == nil {
+		opts.Files = NewFileCache()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type slot struct {
+		res  *Result
+		err  error
+		done chan struct{}
+	}
+	slots := make([]slot, len(paths))
+	for i := range slots {
+		slots[i].done = make(chan struct{})
+	}
+	jobs := make(chan int)
+	// Results wait in slots until fn has them; the workers stay at most
+	// this many paths ahead of fn.
+	ahead := make(chan struct{}, 4*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := New(opts)
+			for i := range jobs {
+				slots[i].res, slots[i].err = r.Resolve(ctx, paths[i])
+				close(slots[i].done)
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for i := range paths {
+			select {
+			case ahead <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			select {
+			case jobs <- i:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	defer func() {
+		cancel() // the producer and the workers stop
+		wg.Wait()
+	}()
+	for i := range slots {
+		select {
+		case <-slots[i].done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := fn(i, slots[i].res, slots[i].err); err != nil {
+			return err
+		}
+		slots[i].res = nil // handed over: let it go
+		<-ahead
+	}
+	return nil
+}
