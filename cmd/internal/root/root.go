@@ -93,6 +93,7 @@ func subcommands(io *cli.IOStreams) []subcommand {
 		{"patch", func() *cobra.Command { return patchelfcmd.NewCmdPatchelf(io, v, true) }},
 		{"wheel", func() *cobra.Command { return wheelcmd.NewCmdWheel(io) }},
 		{"prefix", func() *cobra.Command { return prefixcmd.NewCmdPrefix(io) }},
+		{"man", func() *cobra.Command { return newCmdMan(io) }},
 	}
 }
 
