@@ -32,6 +32,8 @@ bench() {
   measure 1 sh -c 'find "$@" -type f -name "*.so*" -exec ldd -r {} + >/dev/null 2>&1; true' sh "$@"; ldd_t=$WALL
   printf '%s: rocmdoctor check %ss (%d MB) | find -exec ldd -r %ss (ratio %s) | scanelf -R -n -r %ss, %d MB (ratio %s; median of 9 alternating pairs %s)\n' \
     "$*" "$ours" $((ours_rss/1024)) "$ldd_t" "$(ratio "$ours" "$ldd_t")" "$scan_t" $((scan_rss/1024)) "$(ratio "$ours" "$scan_t")" "$median"
+  row "$*" "check" "$ours" "$ours_rss" "find -exec ldd -r" "$ldd_t" ""
+  row "$*" "check" "$ours" "$ours_rss" "scanelf -R -n -r" "$scan_t" "$scan_rss"
   awk "BEGIN{exit !($ours * 10 <= $ldd_t)}" || { echo "FAIL: not 10x faster than the ldd loop over $*"; exit 1; }
   # Whether check is no slower than scanelf depends on what system calls
   # cost on the machine (scanelf maps every file; check binds every

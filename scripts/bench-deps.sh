@@ -18,9 +18,10 @@ for f in "${files[@]}"; do
   measure 5 "$bin" deps --flat "$f"; ours=$WALL ours_rss=$RSS
   measure 5 ldd "$f"; ldd_t=$WALL ldd_rss=$RSS
   printf '%s\n  rocmdoctor deps %6ss %6d MB\n  ldd             %6ss %6d MB   ratio %s\n' "$f" "$ours" $((ours_rss/1024)) "$ldd_t" $((ldd_rss/1024)) "$(ratio "$ours" "$ldd_t")"
+  row "$(basename "$f")" "deps --flat" "$ours" "$ours_rss" "ldd" "$ldd_t" "$ldd_rss"
   for tool in lddtree libtree; do
     if command -v $tool >/dev/null; then
-      measure 5 $tool "$f"; printf '  %-15s %6ss %6d MB   ratio %s\n' $tool "$WALL" $((RSS/1024)) "$(ratio "$ours" "$WALL")"
+      measure 5 $tool "$f"; row "$(basename "$f")" "deps --flat" "$ours" "$ours_rss" "$tool" "$WALL" "$RSS"; printf '  %-15s %6ss %6d MB   ratio %s\n' $tool "$WALL" $((RSS/1024)) "$(ratio "$ours" "$WALL")"
       if [ $tool = libtree ] && [[ $(basename "$f") == libamd_comgr* ]]; then
         # Both runs take a few milliseconds, so a best of five apiece
         # swings with the machine (1.96x to 2.43x in three runs of this
@@ -50,9 +51,10 @@ if command -v libtree >/dev/null && [ $# -eq 0 ]; then
   mapfile -t prefix < <(find /usr/lib/x86_64-linux-gnu -maxdepth 1 -type f -name '*.so*' | sort)
   pairs=()
   for _ in $(seq 11); do
-    measure 1 "$bin" deps --fail-on never "${prefix[@]}"; a=$WALL ours_rss=$RSS
-    measure 1 libtree "${prefix[@]}"; pairs+=("$(ratio "$a" "$WALL")")
+    measure 1 "$bin" deps --fail-on never "${prefix[@]}"; a=$WALL ours_rss=$RSS; best_ours=$(min "$a" "${best_ours:-}")
+    measure 1 libtree "${prefix[@]}"; pairs+=("$(ratio "$a" "$WALL")"); best_lt=$(min "$WALL" "${best_lt:-}") lt_rss=$RSS
   done
+  row "${#prefix[@]} libraries of /usr/lib/x86_64-linux-gnu, one call" "deps" "$best_ours" "$ours_rss" "libtree" "$best_lt" "$lt_rss"
   median=$(printf '%s\n' "${pairs[@]}" | sort -n | sed -n 6p)
   echo "/usr/lib/x86_64-linux-gnu (${#prefix[@]} files, one call): deps/libtree x$median (median of 11 alternating pairs), deps ${ours_rss} KB"
   awk "BEGIN{exit !($median <= 1)}" || echo "note: deps over the prefix is x$median libtree (target 1x, issue 50)"

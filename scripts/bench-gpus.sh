@@ -18,6 +18,7 @@ extract() { objcopy -O binary --only-section=.hip_fatbin "$1" "$2/fatbin" && cla
 export -f extract
 measure 1 bash -c 'extract "$0" "$1"' "$f" "$tmp"; theirs=$WALL theirs_rss=$RSS
 rm -rf "$tmp"
+row "$(basename "$f")" "gpus" "$ours" "$ours_rss" "objcopy + clang-offload-bundler --list (first bundle)" "$theirs" "$theirs_rss"
 echo "rocmdoctor gpus: ${ours}s, $((ours_rss/1024)) MB; objcopy + clang-offload-bundler --list (first bundle only): ${theirs}s, $((theirs_rss/1024)) MB; time ratio $(ratio "$ours" "$theirs")"
 awk "BEGIN{exit !($ours < 1.0)}" || { echo "FAIL: gpus took ${ours}s"; exit 1; }
 [ "$ours_rss" -lt $((64*1024)) ] || { echo "FAIL: gpus used $((ours_rss/1024)) MB"; exit 1; }

@@ -19,6 +19,7 @@ for f in "${files[@]}"; do
   measure 3 sh -c 'readelf -d "$1" && nm -D "$1"' sh "$f"; theirs=$WALL theirs_rss=$RSS
   printf '%-28s %10s %8d %12s %8d %8s %8s\n' "$(basename "$f")" "$ours" $((ours_rss/1024)) "$theirs" $((theirs_rss/1024)) \
     "$(ratio "$ours" "$theirs")" "$(ratio "$ours_rss" "$theirs_rss")"
+  row "$(basename "$f")" "inspect" "$ours" "$ours_rss" "readelf -d + nm -D" "$theirs" "$theirs_rss"
   if [[ $(basename "$f") == librocsparse* ]]; then
     awk "BEGIN{exit !($ours < 1.0)}" || { echo "FAIL: inspect took ${ours}s on $f (target < 1 s)"; status=1; }
     [ "$ours_rss" -lt $((32*1024)) ] || { echo "FAIL: inspect used $((ours_rss/1024)) MB on $f (target < 32 MB)"; status=1; }

@@ -28,6 +28,7 @@ if [ -e "$llvm" ]; then
     measure_fresh "$llvm" "$work/b.so" 1 patchelf --set-rpath "$long" "$work/b.so"
     theirs=$(min "$WALL" "$theirs"); [ "$RSS" -gt "$theirs_rss" ] && theirs_rss=$RSS
   done
+  row "libLLVM-15.so.1 --set-rpath (fresh copies)" "patchelf" "$ours" "$ours_rss" "patchelf 0.18" "$theirs" "$theirs_rss"
   echo "libLLVM-15 set-rpath: rocmdoctor ${ours}s $((ours_rss/1024)) MB, patchelf ${theirs}s $((theirs_rss/1024)) MB; time x$(ratio "$ours" "$theirs"), RSS x$(ratio "$ours_rss" "$theirs_rss")"
   awk "BEGIN{exit !($ours_rss <= 0.1*$theirs_rss)}" || { echo "FAIL: peak RSS x$(ratio "$ours_rss" "$theirs_rss") patchelf's (target 0.1x)"; status=1; }
   # Not a gate: the ratio follows the VM's I/O more than either program.
@@ -91,6 +92,7 @@ if [ -e "$sparse" ]; then
   done
   # The median of the pairs' excess over 1.1x the copy (+ 50 ms).
   median_excess=$(printf '%s\n' $excess | sort -g | awk '{v[NR]=$1} END{m = int((NR+1)/2); printf "%.4f", (v[m]+v[NR+1-m])/2}')
+  row "librocsparse.so.0 growing --set-rpath" "patchelf" "$best_grow" "$grow_rss" "cp + sync + mv" "$best_copy" ""
   echo "librocsparse growing edit: best ${best_grow}s ($((grow_rss/1024)) MB) vs cp+sync+mv best ${best_copy}s: x$(ratio "$best_grow" "$best_copy"); median pair over 1.1x the copy + 50 ms: ${median_excess}s"
   awk "BEGIN{exit !($median_excess <= 0)}" || { echo "FAIL: growing edit slower than 1.1× cp+sync+mv (median of six pairs)"; status=1; }
   measure_fresh "$sparse" "$work/i.so" 1 "$bin" patchelf --in-place --set-rpath "$long" "$work/i.so"

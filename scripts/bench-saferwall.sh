@@ -16,6 +16,9 @@ for lib in LLVM Rocsparse; do
   s=$(echo "$out" | awk -v n="BenchmarkParseSaferwall$lib" '$1 ~ "^"n"(-[0-9]+)?$" {print $3, $5}')
   [ -n "$e" ] && [ -n "$s" ] || { echo "skip $lib (library missing)"; continue; }
   read -r et eb <<<"$e"; read -r st sb <<<"$s"
+  if [ -n "${BENCH_ROWS:-}" ]; then
+    awk -v l="$lib" -v et="$et" -v st="$st" 'BEGIN{printf "bench-saferwall\tparse %s (headers, dynamic symbols)\telfx\t%.4f\t\tsaferwall/elf\t%.4f\t\t%.2f\n", l, et/1e9, st/1e9, et/st}' >>"$BENCH_ROWS"
+  fi
   awk -v l="$lib" -v et="$et" -v eb="$eb" -v st="$st" -v sb="$sb" \
     'BEGIN{printf "%-10s %12.2f %12.2f %10.1f %10.1f\n", l, et/1e6, st/1e6, st/et, sb/eb}'
 done

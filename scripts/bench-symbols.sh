@@ -21,6 +21,8 @@ for f in "${files[@]}"; do
   measure 7 ldd -r "$f"; theirs=$WALL theirs_rss=$RSS
   printf '%-26s %10s %8d %12s %10s %8d %8s %9s\n' "$(basename "$f")" "$ours" $((ours_rss/1024)) "$closure" "$theirs" $((theirs_rss/1024)) \
     "$(ratio "$ours" "$theirs")" "$(ratio "$closure" "$theirs")"
+  row "$(basename "$f")" "symbols" "$ours" "$ours_rss" "ldd -r" "$theirs" "$theirs_rss"
+  row "$(basename "$f")" "symbols --closure" "$closure" "" "ldd -r" "$theirs" "$theirs_rss"
   if [[ $(basename "$f") == libamd_comgr* ]]; then
     awk "BEGIN{exit !($ours <= 0.5*$theirs)}" || { echo "FAIL: symbols on $(basename "$f") is x$(ratio "$ours" "$theirs") ldd -r (target 0.5x, issue 4)"; exit 1; }
   fi

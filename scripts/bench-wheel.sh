@@ -106,5 +106,7 @@ hand() {
 export -f hand; export work whl prov
 measure 1 bash -c hand; byhand=$WALL
 echo "relink: ${ours}s ($((ours_rss/1024)) MB RSS); cp+sync: ${copy}s; unzip+patchelf+zip: ${byhand}s"
+row "$(basename "$whl")" "wheel relink" "$ours" "$ours_rss" "cp + sync" "$copy" ""
+row "$(basename "$whl")" "wheel relink" "$ours" "$ours_rss" "unzip + patchelf + zip" "$byhand" ""
 echo "relink vs raw copy: x$(ratio "$ours" "$copy"); relink vs by hand: x$(ratio "$ours" "$byhand")"
 awk "BEGIN{exit !($ours <= 1.2*$copy)}" || echo "note: relink slower than 1.2× a raw copy (the changed provider must be inflated to be edited and verified; see issue 8)"

@@ -55,3 +55,13 @@ measure_fresh() {
 
 # min A B → the smaller number (A when B is empty).
 min() { if [ -z "$2" ] || awk "BEGIN{exit !($1 < $2)}"; then echo "$1"; else echo "$2"; fi; }
+
+# row COMPARISON OURS_CMD OURS_S OURS_KB OTHER_CMD OTHER_S OTHER_KB → with
+# BENCH_ROWS set (scripts/bench-tables.sh), appends one tab-separated row
+# of the table it writes to docs/benchmarks.md: what was compared, each
+# side's command, best wall time and peak RSS ("" when not measured), and
+# the time ratio.
+row() {
+  [ -n "${BENCH_ROWS:-}" ] || return 0
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(basename "$0" .sh)" "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$(ratio "$3" "$6")" >>"$BENCH_ROWS"
+}

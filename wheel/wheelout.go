@@ -2,11 +2,12 @@ package wheel
 
 import (
 	"archive/zip"
+	"bytes"
 	"compress/flate"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math"
 	"os"
@@ -18,7 +19,6 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/internal/dcopy"
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
-	"github.com/rocmdoctor/rocmdoctor/internal/pflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/record"
 	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
 	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
@@ -40,9 +40,9 @@ type wheelOutput struct {
 	tmp    *safefile.Temp
 	out    *wheelOut
 	dst    string
-	zw     *zip.Writer
+	zw     *zipx.Writer
+	recs   []zipx.Record           // the input's central directory, by entry
 	old    map[string]record.Entry // the input's RECORD by path
-	order  []int                   // input index of each entry written, in write order
 	record map[int]string
 	// fixed says, by input index, why an entry's line is not the input's
 	// (for the plan's notes).
@@ -53,15 +53,11 @@ type wheelOutput struct {
 	// newWheelOutput) has returned, with its error in flushErr.
 	flushed  chan struct{}
 	flushErr error
-	// pending is what archive/zip still writes for the entry before the
-	// next one when that one begins (its data descriptor), -1 when that
-	// is not known (an entry it compressed): see copyRaw.
-	pending int64
 }
 
 // bigEntry is the size from which an entry's data is copied by the kernel
-// (and, where it can be, directly: see alignExtra) rather than through
-// archive/zip.
+// (directly from the old wheel's pages where the offsets agree: dcopy)
+// rather than through this process.
 const bigEntry = 1 << 20
 
 // earlyFlushMin is how much copyUnchanged must have written for the
@@ -98,6 +94,10 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 		return nil, err
 	}
 	w := &wheelOutput{d: d, raw: raw, zr: zr, dst: dst, old: map[string]record.Entry{}, record: map[int]string{}, fixed: map[int]string{}}
+	if w.recs, err = centralRecords(raw, zr); err != nil {
+		raw.Close()
+		return nil, fmt.Errorf("%s: %w", d.input, err)
+	}
 	if d.record != "" {
 		for _, zf := range zr.File {
 			if zf.Name != d.record {
@@ -143,7 +143,6 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 		return nil, err
 	}
 	w.out = &wheelOut{f: w.tmp.File, cp: dcopy.New(raw, w.tmp.File)}
-	w.zw = zip.NewWriter(w.out)
 	if outputBase > 0 {
 		// Tests: the archive begins past a hole, its offsets absolute.
 		if _, err := w.tmp.Seek(outputBase, io.SeekStart); err != nil {
@@ -153,18 +152,12 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 			return nil, err
 		}
 		w.out.off, w.out.started = outputBase, outputBase
-		w.zw.SetOffset(outputBase)
 	} else if st, err := raw.Stat(); err == nil {
 		// The new wheel is about the size of the old one: its disk space
 		// is taken in one go (finish truncates it to what was written).
 		writeback.Reserve(w.tmp.File, st.Size())
 	}
-	// Changed libraries are the only entries compressed again, at the
-	// fastest deflate level and on every core (the size cost is a few per
-	// cent on shared objects).
-	w.zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
-		return pflate.NewWriter(out, flate.BestSpeed)
-	})
+	w.zw = zipx.NewWriter(w.out, w.out.off)
 	w.copied = make(chan error, 1)
 	w.flushed = make(chan struct{})
 	go func() {
@@ -213,42 +206,51 @@ func (w *wheelOutput) copyUnchanged(ctx context.Context) error {
 	return nil
 }
 
-// copyRaw copies entry i as it is stored (no recompression; same times
-// and attributes) and records its RECORD line.
+// centralRecords reads the input's central directory records, one per
+// entry of zr in the same order.
+func centralRecords(raw *os.File, zr *zip.Reader) ([]zipx.Record, error) {
+	st, err := raw.Stat()
+	if err != nil {
+		return nil, err
+	}
+	recs, err := zipx.CentralRecords(raw, st.Size())
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) != len(zr.File) {
+		return nil, fmt.Errorf("%w: %d central directory records, %d entries", zip.ErrFormat, len(recs), len(zr.File))
+	}
+	for i, zf := range zr.File {
+		if recs[i].Name() != zf.Name {
+			return nil, fmt.Errorf("%w: central directory record %d names %q, not %q", zip.ErrFormat, i, recs[i].Name(), zf.Name)
+		}
+	}
+	return recs, nil
+}
+
+// copyRaw copies entry i as it is stored, byte for byte (local header,
+// extra fields, data, data descriptor), and records its RECORD line; its
+// central record is the input's with the new offset.
 func (w *wheelOutput) copyRaw(i int, zf *zip.File) error {
-	h := reusedHeader(zf.FileHeader)
-	off, err := zipx.DataOffset(zf) // of its data in the old wheel
+	rec := w.recs[i]
+	loc, err := zipx.LocalOf(w.raw, rec)
 	if err != nil {
 		return w.d.errAt(zf.Name, err)
 	}
-	if zf.CompressedSize64 >= bigEntry && w.out.cp.Direct() && w.pending >= 0 {
-		// Where the entry's data will begin: its header goes after what
-		// is written so far and the previous entry's data descriptor.
-		if err := w.zw.Flush(); err != nil {
-			return err
-		}
-		if w.out.skip == 0 {
-			h.Extra = alignExtra(h.Extra, w.out.off+w.pending+localHeaderLen+int64(len(h.Name)), off)
-		}
-	}
-	size := int64(zf.CompressedSize64)
-	if zf.FileInfo().IsDir() {
-		// A directory entry may carry the few bytes of an empty deflate
-		// stream (zipfile.writestr("pkg/", "") in a deflated zip), which
-		// archive/zip will not write for a directory: stored empty, as
-		// it decodes.
-		h.Method, h.CompressedSize64, h.UncompressedSize64, h.CRC32 = zip.Store, 0, 0, 0
-		size = 0
-	}
-	out, err := w.zw.CreateRaw(&h)
-	if err != nil {
+	if err := w.alignFor(loc); err != nil {
 		return err
 	}
-	w.pending = descriptorLen(&h)
-	if err := w.out.copyData(w.zw, out, off, size, w.raw); err != nil {
+	at := w.zw.Offset()
+	if err := w.copyRange(loc.Header, loc.Data-loc.Header); err != nil {
 		return w.d.errAt(zf.Name, err)
 	}
-	w.order = append(w.order, i)
+	if err := w.copyRange(loc.Data, loc.End-loc.Data-loc.Descriptor); err != nil {
+		return w.d.errAt(zf.Name, err)
+	}
+	if err := w.copyRange(loc.End-loc.Descriptor, loc.Descriptor); err != nil {
+		return w.d.errAt(zf.Name, err)
+	}
+	w.zw.Central(i, rec.WithOffset(at))
 	if zf.FileInfo().IsDir() {
 		return nil
 	}
@@ -319,7 +321,6 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 		last[zf.Name] = i
 	}
 	recordAt := -1
-	var recordHeader zip.FileHeader
 	for i, zf := range w.zr.File {
 		name := zf.Name
 		switch {
@@ -327,7 +328,7 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 		case isSignature(name):
 			p.Notes = append(p.Notes, "removed the signature "+name+": it signed the old RECORD")
 		case name == w.d.record:
-			recordAt, recordHeader = i, reusedHeader(zf.FileHeader)
+			recordAt = i
 		case dropped[name]:
 		case last[name] != i:
 			p.Notes = append(p.Notes, fmt.Sprintf("left out the first of two entries named %s (the later one is kept)", name))
@@ -335,8 +336,8 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 			path := filepath.Join(w.d.root, filepath.FromSlash(name))
 			// Relink began the digest when it patched the file.
 			dg := w.d.digests[name]
-			w.pending = -1 // compressed here, or spliced: its descriptor's size is archive/zip's
-			line, sp, err := writeSpliced(w.zw, zf, w.raw, w.d.index[name], w.d.edited[name], path, dg)
+			ow := w.outEntry(i)
+			line, sp, err := writeSpliced(ow, zf, w.raw, w.d.index[name], w.d.edited[name], path, dg)
 			if dg.sparse && (errors.Is(err, errHole) || errors.Is(err, inflate.ErrNotWorthSplicing)) {
 				// The splice needs bytes the scratch copy does not
 				// have (predict.go): inflate it in full, edit it again.
@@ -344,11 +345,11 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 					return err
 				}
 				dg = w.d.digests[name]
-				line, sp, err = writeSpliced(w.zw, zf, w.raw, w.d.index[name], w.d.edited[name], path, dg)
+				line, sp, err = writeSpliced(ow, zf, w.raw, w.d.index[name], w.d.edited[name], path, dg)
 			}
 			switch {
 			case errors.Is(err, inflate.ErrNotWorthSplicing):
-				line, err = writeChanged(w.zw, reusedHeader(zf.FileHeader), path, dg)
+				line, err = writeChanged(ow, zf, path, dg)
 			case err == nil:
 				p.Notes = append(p.Notes, fmt.Sprintf("%s: %d of %d bytes kept in the original compressed form, %d compressed again",
 					name, sp.Reused, sp.Reused+sp.Compressed, sp.Compressed))
@@ -356,7 +357,6 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 			if err != nil {
 				return err
 			}
-			w.order = append(w.order, i)
 			w.record[i] = line
 		default:
 			if err := w.copyRaw(i, zf); err != nil {
@@ -378,26 +378,18 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 			}
 		}
 		b.WriteString(record.Line(w.d.record, "", 0) + "\n")
-		h := recordHeader
-		h.CompressedSize64, h.UncompressedSize64, h.CRC32 = 0, 0, 0
-		out, err := w.zw.CreateHeader(&h)
-		if err != nil {
+		if err := w.outEntry(recordAt).writeBytes(w.zr.File[recordAt], []byte(b.String())); err != nil {
 			return err
 		}
-		if _, err := io.WriteString(out, b.String()); err != nil {
-			return err
-		}
-		w.order = append(w.order, recordAt)
 	}
+	// The central directory in the input's order: zip readers and pip list
+	// the entries as they were; only their placement in the file differs.
 	if err := w.zw.Close(); err != nil {
 		return err
 	}
 	// The file was reserved at the input's size (newWheelOutput).
 	if err := w.tmp.File.Truncate(w.out.off); err != nil {
 		return err
-	}
-	if err := sortCentralDirectory(w.tmp.File, w.order); err != nil {
-		return fmt.Errorf("%s: writing %s: %w", w.d.input, w.tmp.Name(), err)
 	}
 	// The early fsync's error is reported here: the kernel reports a
 	// write-back error to one fsync per open file, so the one below
@@ -450,238 +442,140 @@ func (w *wheelOutput) discard() {
 	w.raw.Close()
 }
 
-// wheelOut is the new wheel's file under archive/zip. Unchanged entries'
-// data is copied from the old wheel by the kernel (copy_file_range) rather
-// than through archive/zip, which is then handed that many zero bytes so
-// that it counts them for its offsets; wheelOut drops them. Every
-// writebackChunk bytes it starts their write-back to disk, so the fsync
-// before the rename does not wait for the whole wheel at the end.
+// wheelOut is the new wheel's file. Every writebackChunk bytes it starts
+// their write-back to disk, so the fsync before the rename does not wait
+// for the whole wheel at the end.
 type wheelOut struct {
 	f       *os.File
 	cp      *dcopy.Copier // from the old wheel into f
 	off     int64         // bytes in the file
-	skip    int64         // bytes archive/zip will pass that are already in the file
 	started int64         // write-back started below this offset
-	zeros   []byte
 }
 
 const writebackChunk = 8 << 20
 
 func (o *wheelOut) Write(p []byte) (int, error) {
-	n := len(p)
-	if o.skip > 0 {
-		k := min(o.skip, int64(len(p)))
-		o.skip -= k
-		p = p[k:]
+	m, err := o.f.Write(p)
+	o.off += int64(m)
+	if err != nil {
+		return m, err
 	}
-	if len(p) > 0 {
-		m, err := o.f.Write(p)
-		o.off += int64(m)
-		if err != nil {
-			return n - len(p) + m, err
-		}
-	}
+	o.writeback()
+	return m, nil
+}
+
+func (o *wheelOut) writeback() {
 	if o.off-o.started >= writebackChunk {
 		writeback.Start(o.f, o.started, o.off-o.started)
 		o.started = o.off
 	}
-	return n, nil
 }
 
-// copyData writes the n bytes of an entry's data stored at off in the old
-// wheel src as the entry w that zw has just begun.
-func (o *wheelOut) copyData(zw *zip.Writer, w io.Writer, off, n int64, src *os.File) error {
+// copyRange appends the n bytes at off in the old wheel to the new one:
+// small ranges through this process, large ones by the kernel (directly
+// from the old wheel's pages where the offsets agree modulo the block
+// size, by copy_file_range otherwise).
+func (w *wheelOutput) copyRange(off, n int64) error {
+	o := w.out
 	if n < bigEntry {
-		_, err := io.Copy(w, io.NewSectionReader(src, off, n))
+		_, err := io.Copy(w.zw, io.NewSectionReader(w.raw, off, n))
 		return err
 	}
-	// The entry's header must be in the file before the data after it.
-	if err := zw.Flush(); err != nil {
-		return err
-	}
-	// Directly from the old wheel's pages where the offsets agree (the
-	// header's padding saw to it), by copy_file_range otherwise; both
-	// write at an offset, so the file's own offset is moved past it.
 	if _, err := o.cp.Copy(o.off, off, n); err != nil {
 		return err
 	}
 	o.off += n
+	w.zw.Skip(n)
 	if _, err := o.f.Seek(o.off, io.SeekStart); err != nil {
 		return err
 	}
-	o.skip += n
-	if o.zeros == nil {
-		o.zeros = make([]byte, 1<<20)
-	}
-	for left := n; left > 0; {
-		k := min(left, int64(len(o.zeros)))
-		if _, err := w.Write(o.zeros[:k]); err != nil {
-			return err
-		}
-		left -= k
-	}
-	if err := zw.Flush(); err != nil {
-		return err
-	}
-	if o.skip != 0 {
-		return errors.New("internal error: archive/zip did not pass the entry's data through")
-	}
+	o.writeback()
 	return nil
 }
 
-// reusedHeader is the header of an input entry as it is written again.
-// Its zip64 extra field is left out: archive/zip appends one of its own
-// where the new file needs it (an offset or size of 4 GiB or more), and
-// readers, Python's zipfile (pip) and archive/zip among them, take the
-// 64-bit values from the first zip64 field, which would be the input's,
-// holding other values or fewer of them ("Corrupt zip64 extra field" for
-// a wheel past 4 GiB, as PyTorch's ROCm wheels are). A field that runs
-// past the end of the extra data ends it. An entry of 4 GiB or more gets
-// a data descriptor, which is where archive/zip writes the 64-bit sizes
-// that its local header cannot hold, as it does for entries it compresses.
-func reusedHeader(h zip.FileHeader) zip.FileHeader {
-	var extra []byte
-	for b := h.Extra; len(b) >= 4; {
-		id, n := binary.LittleEndian.Uint16(b), 4+int(binary.LittleEndian.Uint16(b[2:]))
-		if n > len(b) {
-			break
-		}
-		if id != zip64ExtraID && id != alignExtraID {
-			extra = append(extra, b[:n]...)
-		}
-		b = b[n:]
+// alignFor leaves unused space (less than dcopy.Align bytes) before a
+// large entry whose data would otherwise land at another offset modulo
+// dcopy.Align than in the old wheel, so that its data is written directly
+// from the old wheel's pages. Zip readers go by the central directory's
+// offsets (unzip -t, zip -T, Python's zipfile and pip read such a file);
+// the entry itself stays byte for byte the input's.
+func (w *wheelOutput) alignFor(loc zipx.Local) error {
+	if loc.End-loc.Descriptor-loc.Data < bigEntry || !w.out.cp.Direct() {
+		return nil
 	}
-	h.Extra = extra
-	if h.CompressedSize64 >= math.MaxUint32 || h.UncompressedSize64 >= math.MaxUint32 {
-		h.Flags |= dataDescriptorFlag
+	gap := (loc.Data - (w.zw.Offset() + loc.Data - loc.Header)) % dcopy.Align
+	if gap < 0 {
+		gap += dcopy.Align
 	}
-	return h
+	if gap == 0 {
+		return nil
+	}
+	_, err := w.zw.Write(make([]byte, gap))
+	return err
 }
 
-const (
-	zip64ExtraID       = 0x0001
-	alignExtraID       = 0xd935 // Android's zipalign
-	dataDescriptorFlag = 0x8
-	localHeaderLen     = 30 // before the name and the extra field
-)
-
-// descriptorLen is the size of the data descriptor archive/zip writes
-// after the data of an entry it was given raw with header h (when the next
-// entry begins).
-func descriptorLen(h *zip.FileHeader) int64 {
-	switch {
-	case h.Flags&dataDescriptorFlag == 0 || strings.HasSuffix(h.Name, "/"):
-		return 0
-	case h.CompressedSize64 >= math.MaxUint32 || h.UncompressedSize64 >= math.MaxUint32:
-		return 24
-	}
-	return 16
+// entryOut writes a changed entry, i of the input, at the end of the new
+// wheel: its local header made from the old one, its data, and its
+// central record from the old one with the new values.
+type entryOut struct {
+	w   *wheelOutput
+	i   int
+	old []byte // the input's local header, name and extra fields
+	err error
 }
 
-// alignExtra returns extra with a padding field that puts the data of an
-// entry, whose local header is written at headerOff (name included), at
-// the offset of its data in the old wheel, dataOff, modulo dcopy.Align,
-// so that the data can be written directly from the old wheel's pages
-// (internal/dcopy). The field is zipalign's (ID 0xd935: the alignment,
-// then zeros), which zip readers pass over as they do every field they do
-// not know. extra is returned as it is when no padding is needed or the
-// field would not fit.
-func alignExtra(extra []byte, headerOff, dataOff int64) []byte {
-	at := headerOff + int64(len(extra)) // the data, unpadded
-	pad := (dataOff - at) % dcopy.Align
-	if pad < 0 {
-		pad += dcopy.Align
+func (w *wheelOutput) outEntry(i int) *entryOut {
+	e := &entryOut{w: w, i: i}
+	loc, err := zipx.LocalOf(w.raw, w.recs[i])
+	if err == nil {
+		e.old = make([]byte, loc.Data-loc.Header)
+		_, err = w.raw.ReadAt(e.old, loc.Header)
 	}
-	if pad == 0 {
-		return extra
+	if err != nil {
+		e.err = w.d.errAt(w.zr.File[i].Name, err)
 	}
-	for pad < 6 { // the field's ID and length, and the alignment
-		pad += dcopy.Align
-	}
-	if len(extra)+int(pad) > math.MaxUint16 {
-		return extra
-	}
-	f := make([]byte, pad)
-	binary.LittleEndian.PutUint16(f, alignExtraID)
-	binary.LittleEndian.PutUint16(f[2:], uint16(pad-4))
-	binary.LittleEndian.PutUint16(f[4:], dcopy.Align)
-	return append(extra[:len(extra):len(extra)], f...)
+	return e
 }
 
-// sortCentralDirectory reorders the central directory archive/zip wrote at
-// the end of f, whose records are in write order, so that they follow
-// order (the input index of each record): same records, same total size,
-// so the end records stay valid.
-func sortCentralDirectory(f *os.File, order []int) error {
-	st, err := f.Stat()
+// begin writes the local header for the values given (zero, with the
+// data descriptor flag, when they follow the data) and returns where it
+// begins.
+func (e *entryOut) begin(crc uint32, csize, usize uint64, flags uint16) (int64, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	at := e.w.zw.Offset()
+	_, err := e.w.zw.Write(zipx.NewLocal(e.old, crc, csize, usize, flags))
+	return at, err
+}
+
+// end adds the entry's central record.
+func (e *entryOut) end(at int64, crc uint32, csize, usize uint64, flags uint16) {
+	e.w.zw.Central(e.i, e.w.recs[e.i].WithValues(crc, csize, usize, flags, at))
+}
+
+// writeBytes writes data (RECORD) as the entry, compressed with the
+// entry's method (deflate or store).
+func (e *entryOut) writeBytes(zf *zip.File, data []byte) error {
+	body := data
+	if zf.Method == zip.Deflate {
+		var b bytes.Buffer
+		fw, _ := flate.NewWriter(&b, flate.DefaultCompression)
+		fw.Write(data)
+		fw.Close()
+		body = b.Bytes()
+	}
+	crc := crc32.ChecksumIEEE(data)
+	flags := e.w.recs[e.i].Flags() &^ dataDescriptorFlag
+	at, err := e.begin(crc, uint64(len(body)), uint64(len(data)), flags)
 	if err != nil {
 		return err
 	}
-	size := st.Size()
-	var eocd [22]byte
-	if size < 22 {
-		return errors.New("zip output too short")
-	}
-	if _, err := f.ReadAt(eocd[:], size-22); err != nil {
+	if _, err := e.w.zw.Write(body); err != nil {
 		return err
 	}
-	le := binary.LittleEndian
-	if le.Uint32(eocd[:]) != 0x06054b50 {
-		return errors.New("zip output: no end of central directory record where archive/zip writes it")
-	}
-	count, cdSize, cdOff := uint64(le.Uint16(eocd[10:])), uint64(le.Uint32(eocd[12:])), uint64(le.Uint32(eocd[16:]))
-	if count == 0xffff || cdSize == 0xffffffff || cdOff == 0xffffffff {
-		var loc [20]byte
-		if size < 42 {
-			return errors.New("zip output: no zip64 locator")
-		}
-		if _, err := f.ReadAt(loc[:], size-42); err != nil {
-			return err
-		}
-		var rec [56]byte
-		off := int64(le.Uint64(loc[8:]))
-		if le.Uint32(loc[:]) != 0x07064b50 || off < 0 || off > size-56 {
-			return errors.New("zip output: bad zip64 locator")
-		}
-		if _, err := f.ReadAt(rec[:], off); err != nil {
-			return err
-		}
-		if le.Uint32(rec[:]) != 0x06064b50 {
-			return errors.New("zip output: bad zip64 end record")
-		}
-		count, cdSize, cdOff = le.Uint64(rec[32:]), le.Uint64(rec[40:]), le.Uint64(rec[48:])
-	}
-	if count != uint64(len(order)) || cdOff > uint64(size) || cdSize > uint64(size)-cdOff {
-		return fmt.Errorf("zip output: %d central directory records at 0x%x, %d entries written", count, cdOff, len(order))
-	}
-	cd := make([]byte, cdSize)
-	if _, err := f.ReadAt(cd, int64(cdOff)); err != nil {
-		return err
-	}
-	type rec struct {
-		at   int
-		data []byte
-	}
-	recs := make([]rec, 0, len(order))
-	for b := cd; len(b) > 0; {
-		if len(b) < 46 || le.Uint32(b) != 0x02014b50 {
-			return errors.New("zip output: malformed central directory record")
-		}
-		n := 46 + int(le.Uint16(b[28:])) + int(le.Uint16(b[30:])) + int(le.Uint16(b[32:]))
-		if n > len(b) || len(recs) == len(order) {
-			return errors.New("zip output: malformed central directory record")
-		}
-		recs = append(recs, rec{order[len(recs)], b[:n]})
-		b = b[n:]
-	}
-	if len(recs) != len(order) {
-		return errors.New("zip output: central directory records missing")
-	}
-	sort.SliceStable(recs, func(i, j int) bool { return recs[i].at < recs[j].at })
-	out := make([]byte, 0, len(cd))
-	for _, r := range recs {
-		out = append(out, r.data...)
-	}
-	_, err = f.WriteAt(out, int64(cdOff))
-	return err
+	e.end(at, crc, uint64(len(body)), uint64(len(data)), flags)
+	return nil
 }
+
+const dataDescriptorFlag = 0x8

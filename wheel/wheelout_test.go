@@ -1,85 +1,18 @@
 package wheel
 
 import (
-	"archive/zip"
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
-	"github.com/rocmdoctor/rocmdoctor/internal/dcopy"
 	"github.com/rocmdoctor/rocmdoctor/internal/record"
 )
-
-// TestSortCentralDirectory: records written in one order come back in the
-// order asked for, with and without the zip64 end records archive/zip
-// writes past 65,535 entries; the archive stays readable.
-func TestSortCentralDirectory(t *testing.T) {
-	for _, n := range []int{5, 70000} {
-		t.Run(strconv.Itoa(n), func(t *testing.T) {
-			p := filepath.Join(t.TempDir(), "x.zip")
-			f, err := os.Create(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-			zw := zip.NewWriter(f)
-			// Written in reverse; order says where each belongs.
-			order := make([]int, n)
-			for k := 0; k < n; k++ {
-				i := n - 1 - k
-				w, err := zw.Create(fmt.Sprintf("e%06d", i))
-				if err != nil {
-					t.Fatal(err)
-				}
-				fmt.Fprintf(w, "%d", i)
-				order[k] = i
-			}
-			if err := zw.Close(); err != nil {
-				t.Fatal(err)
-			}
-			if err := sortCentralDirectory(f, order); err != nil {
-				t.Fatal(err)
-			}
-			zr, err := zip.OpenReader(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer zr.Close()
-			if len(zr.File) != n {
-				t.Fatalf("%d entries, want %d", len(zr.File), n)
-			}
-			for i, zf := range zr.File {
-				if zf.Name != fmt.Sprintf("e%06d", i) {
-					t.Fatalf("entry %d is %s", i, zf.Name)
-				}
-				if i == 0 || i == n-1 {
-					rc, err := zf.Open()
-					if err != nil {
-						t.Fatal(err)
-					}
-					var b [16]byte
-					k, _ := rc.Read(b[:])
-					rc.Close()
-					if string(b[:k]) != strconv.Itoa(i) {
-						t.Errorf("entry %d holds %q", i, b[:k])
-					}
-				}
-			}
-			// A count that does not match is an error, not a shuffle.
-			if err := sortCentralDirectory(f, order[:n-1]); err == nil {
-				t.Error("a short order list was accepted")
-			}
-		})
-	}
-}
 
 // The RECORD digest of a patched file is computed on its own goroutine
 // while the writer reads the file again; the line is refused when the two
@@ -191,49 +124,6 @@ func testScan(t *testing.T, name string, opener func() *os.File, data []byte) {
 	}
 }
 
-// reusedHeader drops every zip64 field of an input entry (archive/zip
-// writes the one the new archive needs), keeps the other extra fields in
-// their order, drops a field that runs past the end, and gives an entry
-// of 4 GiB or more a data descriptor for its 64-bit sizes.
-func TestReusedHeader(t *testing.T) {
-	field := func(id uint16, data ...byte) []byte {
-		return append([]byte{byte(id), byte(id >> 8), byte(len(data)), 0}, data...)
-	}
-	ut := field(0x5455, 1, 2, 3, 4, 5)
-	zip64 := field(zip64ExtraID, 8, 7, 6, 5, 4, 3, 2, 1)
-	unix := field(0x7875, 1, 4, 0, 0, 0, 0, 4, 0, 0, 0, 0)
-	pad := field(alignExtraID, 0, 16, 0, 0, 0) // an earlier relink's alignment: for the old layout
-	var extra []byte
-	for _, f := range [][]byte{zip64, ut, pad, zip64, unix} {
-		extra = append(extra, f...)
-	}
-	small := zip.FileHeader{Name: "a", Extra: extra, CompressedSize64: 10, UncompressedSize64: 20}
-	got := reusedHeader(small)
-	if want := append(append([]byte{}, ut...), unix...); !bytes.Equal(got.Extra, want) {
-		t.Errorf("extra % x, want % x", got.Extra, want)
-	}
-	if got.Flags&dataDescriptorFlag != 0 {
-		t.Error("a small entry got a data descriptor")
-	}
-	if &small.Extra[0] == &got.Extra[0] || !bytes.Equal(small.Extra, extra) {
-		t.Error("the input's header was changed")
-	}
-	// A field that claims more bytes than there are ends the extra data.
-	cut := zip.FileHeader{Extra: append(append([]byte{}, ut...), 0x01, 0x00, 0x20, 0x00, 9)}
-	if got := reusedHeader(cut); !bytes.Equal(got.Extra, ut) {
-		t.Errorf("truncated field: extra % x, want % x", got.Extra, ut)
-	}
-	for _, big := range []zip.FileHeader{
-		{CompressedSize64: 1 << 32, UncompressedSize64: 1 << 32},
-		{CompressedSize64: 1 << 20, UncompressedSize64: 5 << 30},
-		{CompressedSize64: 1<<32 - 1, UncompressedSize64: 1<<32 - 1},
-	} {
-		if got := reusedHeader(big); got.Flags&dataDescriptorFlag == 0 {
-			t.Errorf("%d/%d bytes: no data descriptor", big.CompressedSize64, big.UncompressedSize64)
-		}
-	}
-}
-
 // docs/wheel-json.md names every field of the JSON plan.
 func TestPlanJSONDocumented(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join("..", "docs", "wheel-json.md"))
@@ -248,39 +138,6 @@ func TestPlanJSONDocumented(t *testing.T) {
 				t.Errorf("docs/wheel-json.md does not document %s.%s (%q)", typ.Name(), typ.Field(i).Name, name)
 			}
 		}
-	}
-}
-
-// alignExtra pads the extra field so that the data lands at the old
-// offset modulo dcopy.Align, with a well-formed zipalign field of at least
-// six bytes, and leaves it alone when nothing is needed or it would not fit.
-func TestAlignExtra(t *testing.T) {
-	ut := []byte{0x55, 0x54, 5, 0, 1, 2, 3, 4, 5}
-	for _, c := range []struct{ headerOff, dataOff int64 }{
-		{100, 4096 + 200}, {100, 109}, {100, 105}, {100, 104}, {4096*3 + 17, 4096 + 17 + 9}, {7, 3},
-	} {
-		got := alignExtra(ut, c.headerOff, c.dataOff)
-		if (c.headerOff+int64(len(got))-c.dataOff)%dcopy.Align != 0 {
-			t.Errorf("%+v: data at %d, not congruent with %d", c, c.headerOff+int64(len(got)), c.dataOff)
-		}
-		if !bytes.Equal(got[:len(ut)], ut) {
-			t.Errorf("%+v: the existing fields changed", c)
-		}
-		rest := got[len(ut):]
-		if len(rest) == 0 {
-			continue
-		}
-		if len(rest) < 6 || binary.LittleEndian.Uint16(rest) != alignExtraID || int(binary.LittleEndian.Uint16(rest[2:]))+4 != len(rest) ||
-			binary.LittleEndian.Uint16(rest[4:]) != dcopy.Align {
-			t.Errorf("%+v: padding field % x", c, rest)
-		}
-	}
-	if got := alignExtra(ut, 100, 100+int64(len(ut))); !bytes.Equal(got, ut) {
-		t.Errorf("already aligned: % x", got)
-	}
-	long := make([]byte, 65535-100)
-	if got := alignExtra(long, 0, 1); len(got) != len(long) {
-		t.Errorf("a field past 64 KiB was added (%d bytes)", len(got))
 	}
 }
 

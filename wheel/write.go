@@ -16,6 +16,7 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/mapfile"
+	"github.com/rocmdoctor/rocmdoctor/internal/pflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/record"
 	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
 	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
@@ -158,34 +159,63 @@ func hashStream(r io.Reader) (string, int64, error) {
 	return record.Digest(sum.Sum(nil)), n, nil
 }
 
-// writeChanged streams a rewritten file into the archive under the original
-// entry's header (name, method, times, attributes) and returns its RECORD
-// line; the digest was started when the file was patched.
-func writeChanged(zw *zip.Writer, h zip.FileHeader, path string, dg *fileDigest) (string, error) {
+// writeChanged streams a rewritten file into the archive as entry e,
+// compressed with the entry's method (deflate at the fastest level, on
+// every core), under the original entry's name, times and attributes, and
+// returns its RECORD line; the digest was started when the file was
+// patched. Its CRC-32 and sizes follow the data in a data descriptor.
+func writeChanged(e *entryOut, zf *zip.File, path string, dg *fileDigest) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	h.CompressedSize64, h.UncompressedSize64, h.CRC32 = 0, 0, 0
-	w, err := zw.CreateHeader(&h)
+	flags := e.w.recs[e.i].Flags() | dataDescriptorFlag
+	at, err := e.begin(0, 0, 0, flags)
 	if err != nil {
 		return "", err
 	}
-	if !dg.checked {
-		n, err := io.Copy(w, bufio.NewReaderSize(f, 1<<20))
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", path, err)
+	cw := &countingWriter{w: e.w.zw}
+	var dst io.Writer = cw
+	var fw io.WriteCloser
+	if zf.Method == zip.Deflate {
+		if fw, err = pflate.NewWriter(cw, flate.BestSpeed); err != nil {
+			return "", err
 		}
-		return dg.line(h.Name, n)
+		dst = fw
 	}
-	// A digest taken before the file was final needs its CRC-32.
 	crc := crc32.NewIEEE()
-	n, err := io.Copy(io.MultiWriter(w, crc), bufio.NewReaderSize(f, 1<<20))
+	n, err := io.Copy(io.MultiWriter(dst, crc), bufio.NewReaderSize(f, 1<<20))
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
-	return dg.lineChecked(h.Name, n, crc.Sum32())
+	if fw != nil {
+		if err := fw.Close(); err != nil {
+			return "", err
+		}
+	}
+	sum := crc.Sum32()
+	if _, err := e.w.zw.Write(zipx.Descriptor(sum, uint64(cw.n), uint64(n))); err != nil {
+		return "", err
+	}
+	e.end(at, sum, uint64(cw.n), uint64(n), flags)
+	if !dg.checked {
+		return dg.line(zf.Name, n)
+	}
+	// A digest taken before the file was final needs its CRC-32.
+	return dg.lineChecked(zf.Name, n, sum)
+}
+
+// countingWriter counts what passes through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // writeSpliced writes a changed library deflated the way it was, reusing
@@ -197,7 +227,7 @@ func writeChanged(zw *zip.Writer, h zip.FileHeader, path string, dg *fileDigest)
 // patched, is computed on another core. ErrNotWorthSplicing (also for
 // members that were stored or had no index) sends the caller to
 // writeChanged.
-func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index, edited [][2]int64, path string, dg *fileDigest) (line string, sp *inflate.Spliced, err error) {
+func writeSpliced(e *entryOut, zf *zip.File, raw *os.File, idx *inflate.Index, edited [][2]int64, path string, dg *fileDigest) (line string, sp *inflate.Spliced, err error) {
 	if idx == nil || zf.Method != zip.Deflate {
 		return "", nil, inflate.ErrNotWorthSplicing
 	}
@@ -246,17 +276,16 @@ func writeSpliced(zw *zip.Writer, zf *zip.File, raw *os.File, idx *inflate.Index
 	if err != nil {
 		return "", nil, err
 	}
-	h := zf.FileHeader
-	h.CRC32, h.CompressedSize64, h.UncompressedSize64 = crc, uint64(sp.Size()), uint64(n)
-	h = reusedHeader(h)
-	w, err := zw.CreateRaw(&h)
+	flags := e.w.recs[e.i].Flags() &^ dataDescriptorFlag
+	at, err := e.begin(crc, uint64(sp.Size()), uint64(n), flags)
 	if err != nil {
 		return "", nil, err
 	}
-	if _, err := sp.WriteTo(w); err != nil {
+	if _, err := sp.WriteTo(e.w.zw); err != nil {
 		return "", nil, err
 	}
-	line, err = dg.lineChecked(h.Name, n, h.CRC32)
+	e.end(at, crc, uint64(sp.Size()), uint64(n), flags)
+	line, err = dg.lineChecked(zf.Name, n, crc)
 	return line, sp, err
 }
 

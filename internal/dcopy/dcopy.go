@@ -11,8 +11,8 @@
 // O_DIRECT needs the file offset, the length and the memory address
 // aligned to the device's block size, so a range is written directly only
 // where its destination offset and its source offset agree modulo Align
-// (a caller lays its output out for that: a wheel's entries are padded
-// the way zipalign pads them); the unaligned head and tail of a range,
+// (a relinked wheel's entries before the first one that changes); the
+// unaligned head and tail of a range,
 // and everything where direct I/O is not available or gains nothing
 // (tmpfs and ramfs, which accept O_DIRECT but buffer it; other systems;
 // 32-bit hosts), are copied the ordinary way.
