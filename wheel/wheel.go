@@ -138,6 +138,8 @@ type Plan struct {
 	// Warnings are what resolution worked around (a damaged
 	// ld.so.cache: rpath.Options.Warn), each once.
 	Warnings []string `json:"warnings,omitempty"`
+
+	st *relinkState // until Apply or Close
 }
 
 // ErrRefused marks a plan that cannot be applied without an override.
@@ -239,17 +241,63 @@ func (d *dist) openELF(rel string) (*elfx.File, error) {
 
 // Relink plans (and unless DryRun applies) the retargeting of input: a
 // .whl file, an unpacked wheel directory, or an installed distribution's
-// .dist-info directory.
-func Relink(ctx context.Context, input string, o Options) (rep *Plan, err error) {
-	// What resolution works around goes into the plan too, once the
-	// prediction below has stopped (this runs after its deferred cancel).
-	var warnings []string
-	o.Resolver.KeepWarnings(&warnings)
-	defer func() {
-		if rep != nil {
-			rep.Warnings = warnings
+// .dist-info directory. It is PlanRelink followed by Apply (or Close for a
+// dry run).
+func Relink(ctx context.Context, input string, o Options) (*Plan, error) {
+	p, err := PlanRelink(ctx, input, o)
+	if err != nil || o.DryRun {
+		if p != nil {
+			p.Close()
 		}
-	}()
+		return p, err
+	}
+	if err := p.Apply(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// relinkState is what a plan holds until it is applied or closed: the
+// staged copies (edited and verified), the output begun early, and the
+// goroutines still hashing.
+type relinkState struct {
+	o        Options
+	d        *dist
+	out      *wheelOutput
+	pred     *prediction
+	release  func()
+	warnings *[]string
+}
+
+func (st *relinkState) close() {
+	if st.out != nil {
+		st.out.discard()
+		st.out = nil
+	}
+	st.pred.cancel()
+	if st.d != nil {
+		for _, dg := range st.d.digests {
+			dg.cancel()
+		}
+		for _, dg := range st.d.checks {
+			dg.cancel()
+		}
+	}
+	st.release()
+}
+
+// PlanRelink stages input (see Relink), plans every file's edits, applies
+// them to private copies and verifies the result against the target: the
+// plan is what --dry-run and --json print, its findings final. A refused
+// plan comes with ErrRefused. Unless o.DryRun, the output is begun while
+// the members are staged (the entries that cannot change are copied into
+// a temporary file beside the destination, under ctx), so that Apply has
+// only the changed members and RECORD left to write. The plan holds the
+// staged files until Apply or Close.
+func PlanRelink(ctx context.Context, input string, o Options) (p *Plan, err error) {
+	// What resolution works around goes into the plan too.
+	warnings := new([]string)
+	o.Resolver.KeepWarnings(warnings)
 	dirs := o.targetDirs()
 	if len(dirs) == 0 {
 		return nil, fmt.Errorf("no target directories: give --rocm PREFIX (with lib, lib64 or llvm/lib) or --lib-dir")
@@ -262,29 +310,31 @@ func Relink(ctx context.Context, input string, o Options) (rep *Plan, err error)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
+	st := &relinkState{o: o, release: release, warnings: warnings}
+	defer func() {
+		if p != nil {
+			p.Warnings = *warnings
+		}
+		if err != nil {
+			st.close()
+			return
+		}
+		p.st = st
+	}()
 	// A wheel's output is begun as soon as its ELF members are known: the
 	// entries that cannot change are copied while those are inflated.
-	var out *wheelOutput
-	defer func() {
-		if out != nil {
-			out.discard()
-		}
-	}()
 	var targets map[string][]targetLib
-	var pred *prediction
-	defer func() { pred.cancel() }()
 	early := func(d *dist) error {
 		if o.DryRun {
 			return nil
 		}
 		var err error
-		if out, err = newWheelOutput(ctx, d, o); err != nil {
+		if st.out, err = newWheelOutput(ctx, d, o); err != nil {
 			return err
 		}
 		if d.big != nil {
-			pred = d.big
-			pred.start(ctx, d, targets, o, dirs)
+			st.pred = d.big
+			st.pred.start(ctx, d, targets, o, dirs)
 		}
 		return nil
 	}
@@ -296,30 +346,39 @@ func Relink(ctx context.Context, input string, o Options) (rep *Plan, err error)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		for _, dg := range d.digests {
-			dg.cancel()
-		}
-		for _, dg := range d.checks {
-			dg.cancel()
-		}
-	}()
-	p := &Plan{SchemaVersion: 1, Input: input, Kind: d.kind, TargetDirs: dirs, Findings: []symcheck.Finding{}, Notes: append(swept, d.notes...)}
+	st.d = d
+	p = &Plan{SchemaVersion: 1, Input: input, Kind: d.kind, TargetDirs: dirs, Findings: []symcheck.Finding{}, Notes: append(swept, d.notes...)}
 	if err := plan(ctx, d, targets, o, p); err != nil {
 		return nil, err
 	}
 	if len(p.Files) == 0 {
 		p.Notes = append(p.Notes, "no native libraries or executables for the host in it: nothing to relink")
 	}
-	// Apply the edits to the staged copies (private scratch files: patched
-	// in place, no fsync) and prove the result.
+	if err := editStaged(d, st.pred, p); err != nil {
+		return nil, err
+	}
+	if err := verify(ctx, d, dirs, o, p); err != nil {
+		return nil, err
+	}
+	d.scrub(p)
+	for _, f := range p.Findings {
+		if f.Severity == symcheck.SeverityError && !o.AllowUnresolved {
+			return p, fmt.Errorf("%s: %w: %d finding(s); nothing was written (use --allow-unresolved or --allow-soname-change as the findings say)", input, ErrRefused, len(p.Findings))
+		}
+	}
+	return p, nil
+}
+
+// editStaged applies the plan's edits to the staged copies (private
+// scratch files: patched in place, no fsync) and removes the dropped ones.
+func editStaged(d *dist, pred *prediction, p *Plan) error {
 	for _, fp := range p.Files {
 		if len(fp.Edits) == 0 {
 			continue
 		}
 		pp, err := patchelf.EditFile(filepath.Join(d.root, fp.Path), fp.Edits, patchelf.Options{}, patchelf.WriteOptions{InPlace: true, NoSync: true})
 		if err != nil {
-			return nil, d.fileErr(fp.Path, err)
+			return d.fileErr(fp.Path, err)
 		}
 		if d.kind == "wheel" && pred != nil && pred.rel == fp.Path {
 			if dg := pred.confirmed(pp); dg != nil {
@@ -329,7 +388,7 @@ func Relink(ctx context.Context, input string, o Options) (rep *Plan, err error)
 				// they were made to has a hole: inflate it in full
 				// and make them again.
 				if err := d.refill(pred, fp.Edits); err != nil {
-					return nil, d.fileErr(fp.Path, err)
+					return d.fileErr(fp.Path, err)
 				}
 				continue
 			}
@@ -342,22 +401,24 @@ func Relink(ctx context.Context, input string, o Options) (rep *Plan, err error)
 	for _, rel := range p.Drop {
 		os.Remove(filepath.Join(d.root, rel))
 	}
-	if err := verify(ctx, d, dirs, o, p); err != nil {
-		return nil, err
+	return nil
+}
+
+// Apply writes the plan: the new wheel (to Options.Output, or over the
+// input with InPlace), or the tree or installed distribution rewritten in
+// place, with RECORD regenerated. A plan is applied once; Apply releases
+// what it holds, whether it succeeds or not.
+func (p *Plan) Apply(ctx context.Context) (err error) {
+	st := p.st
+	if st == nil {
+		return errors.New("the plan was applied or closed already")
 	}
-	d.scrub(p)
-	refused := false
-	for _, f := range p.Findings {
-		if f.Severity == symcheck.SeverityError {
-			refused = true
-		}
-	}
-	if refused && !o.AllowUnresolved {
-		return p, fmt.Errorf("%s: %w: %d finding(s); nothing was written (use --allow-unresolved or --allow-soname-change as the findings say)", input, ErrRefused, len(p.Findings))
-	}
-	if o.DryRun {
-		return p, nil
-	}
+	p.st = nil
+	defer func() {
+		st.close()
+		p.Warnings = *st.warnings // with what the prediction met
+	}()
+	d, o := st.d, st.o
 	// The libraries left as they are keep their RECORD lines only if the
 	// lines are right (a library patched by hand after unpacking, zipped
 	// again without a new RECORD, left as it is now, would keep a line
@@ -369,14 +430,19 @@ func Relink(ctx context.Context, input string, o Options) (rep *Plan, err error)
 			break // no lines to check
 		}
 		path := filepath.Join(d.root, filepath.FromSlash(rel))
-		if changed[rel] || dropped[rel] || pred != nil && pred.rel == rel && pred.holed || !regularFile(path) {
+		if changed[rel] || dropped[rel] || st.pred != nil && st.pred.rel == rel && st.pred.holed || !regularFile(path) {
 			continue // new lines, no lines, a copy with a hole, or not staged
 		}
 		d.checks[rel] = startDigest(path)
 	}
 	if d.kind == "wheel" {
-		w := out
-		out = nil // finish cleans up after itself
+		w := st.out
+		if w == nil { // planned as a dry run: nothing begun
+			if w, err = newWheelOutput(ctx, d, o); err != nil {
+				return err
+			}
+		}
+		st.out = nil // finish cleans up after itself
 		err = w.finish(p)
 	} else {
 		err = writeFiles(d, p)
@@ -388,10 +454,19 @@ func Relink(ctx context.Context, input string, o Options) (rep *Plan, err error)
 		}
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p.Written = true
-	return p, nil
+	return nil
+}
+
+// Close releases what an unapplied plan holds (staged copies, the output
+// begun for it); it does nothing after Apply.
+func (p *Plan) Close() {
+	if p.st != nil {
+		p.st.close()
+		p.st = nil
+	}
 }
 
 // droppable is, for a relink that drops copies (--drop-bundled), which

@@ -300,6 +300,65 @@ func TestRelinkWritesAVerifiableWheel(t *testing.T) {
 	pythonChecks(t, fx, p.Output)
 }
 
+// Plan, then apply: PlanRelink's plan (its findings verified) writes
+// nothing into the output directory until Apply, which writes the same
+// wheel Relink writes; a plan is applied once; Close on an unapplied plan
+// leaves neither a temporary file in the output directory nor the work
+// directory. A dry-run plan (nothing begun early) applies too.
+func TestPlanThenApply(t *testing.T) {
+	fx := build(t)
+	o := wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, DropBundled: true}
+	works := func() []string {
+		m, _ := filepath.Glob(filepath.Join(os.TempDir(), "rocmdoctor-wheel-*"))
+		return m
+	}
+	before := len(works())
+	ctx := context.Background()
+
+	o.Output = filepath.Join(fx.dir, "closed")
+	p, err := wheel.PlanRelink(ctx, fx.wheel, o)
+	if err != nil || p.Written || len(p.Files) == 0 {
+		t.Fatalf("plan: %v %+v", err, p)
+	}
+	p.Close()
+	if ents, _ := os.ReadDir(o.Output); len(ents) != 0 {
+		t.Errorf("a closed plan left %d files in the output directory", len(ents))
+	}
+	if n := len(works()); n != before {
+		t.Errorf("%d work directories after Close, %d before", n, before)
+	}
+	if err := p.Apply(ctx); err == nil {
+		t.Error("a closed plan applied")
+	}
+
+	for _, dry := range []bool{false, true} {
+		o.DryRun = dry
+		o.Output = filepath.Join(fx.dir, fmt.Sprint("applied-", dry))
+		p, err := wheel.PlanRelink(ctx, fx.wheel, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Apply(ctx); err != nil {
+			t.Fatalf("dry %v: %v", dry, err)
+		}
+		if !p.Written || p.Output != filepath.Join(o.Output, wheelName) {
+			t.Errorf("dry %v: %+v", dry, p)
+		}
+		if err := p.Apply(ctx); err == nil {
+			t.Errorf("dry %v: applied twice", dry)
+		}
+		verifyRecord(t, readZip(t, p.Output))
+		if n := len(works()); n != before {
+			t.Errorf("dry %v: %d work directories after Apply, %d before", dry, n, before)
+		}
+	}
+	a, _ := os.ReadFile(filepath.Join(fx.dir, "applied-false", wheelName))
+	b, _ := os.ReadFile(filepath.Join(fx.dir, "applied-true", wheelName))
+	if !bytes.Equal(a, b) {
+		t.Error("a dry-run plan applied writes another wheel than a plan that began its output early")
+	}
+}
+
 // A provider of several MB keeps its compressed form: only the blocks
 // around the edited headers, dynamic section and appended segment are
 // compressed again, and the result still verifies, installs and loads.

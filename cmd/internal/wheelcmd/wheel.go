@@ -98,8 +98,14 @@ func run(ctx context.Context, io *cli.IOStreams, input string, o *relinkOptions)
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	p, err := wheel.Relink(ctx, input, o.opts)
+	p, err := wheel.PlanRelink(ctx, input, o.opts)
+	if err == nil && !o.opts.DryRun {
+		if err := p.Apply(ctx); err != nil {
+			return err
+		}
+	}
 	if p != nil {
+		p.Close()
 		if o.json {
 			if werr := cli.WriteJSON(io.Out, p); werr != nil {
 				return werr
