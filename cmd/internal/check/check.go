@@ -89,7 +89,7 @@ when findings at or above --fail-on remain; Ctrl-C stops with a partial report.`
 				// (Silently none when it is a shim: the RD1006 notes say
 				// the interpreter is not known. Under --root, nothing
 				// outside the root is read.)
-				opts.Python = cli.DefaultPython(nil)
+				opts.Python = cli.DefaultPython(nil, "")
 			}
 			if opts.JSON {
 				opts.Format = "json"
@@ -120,7 +120,7 @@ when findings at or above --fail-on remain; Ctrl-C stops with a partial report.`
 	f.BoolVar(&opts.ExpectRunpath, "expect-runpath", false, "report DT_RPATH where DT_RUNPATH is expected (RD1204)")
 	f.BoolVar(&opts.DlopenStrings, "dlopen-strings", false, "look up the library names in the read-only data of files that call dlopen(), as dlopen() from them would (RD1010; reads those files' sections)")
 	f.StringArrayVar(&opts.GPUTargets, "gpu-targets", nil, "GPU target IDs the build must run on, comma-separated (repeatable), e.g. gfx90a,gfx1100: enables RD1401/RD1402")
-	f.StringVar(&opts.Python, "python", "", "the Python interpreter that imports the extension modules (`PATH`; default python3 on PATH; \"\" for none): only what it exports is left to them")
+	f.StringVar(&opts.Python, "python", "", "the Python interpreter that imports the extension modules (`PATH`; default python3 on PATH, past a version manager's shim the system's; \"\" for none): only what it exports is left to them")
 	f.StringArrayVar(&opts.For, "for", nil, "a `PROGRAM` the checked files are used by, outside the scan (repeatable): what it loads and exports decides how their gaps count (RD1006, RD1012)")
 	f.BoolVar(&opts.AllowEmpty, "allow-empty", false, "accept a directory with nothing to check in it (by default an error: the gate would pass an empty install)")
 	opts.Resolver.Register(f)

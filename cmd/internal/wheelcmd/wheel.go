@@ -66,7 +66,7 @@ order and attributes), regenerates RECORD and drops RECORD.jws/RECORD.p7s.`,
 			}
 			o.opts.Resolver = ro
 			if !cmd.Flags().Changed("python") && ro.Root == "" {
-				o.opts.Python = cli.DefaultPython(io)
+				o.opts.Python = cli.DefaultPython(io, args[0])
 			}
 			if !o.opts.DryRun && !o.opts.InPlace && o.opts.Output == "" && strings.HasSuffix(args[0], ".whl") {
 				return &cli.UsageError{Err: errors.New("give -o DIR for the new wheel, --in-place, or --dry-run")}
@@ -83,7 +83,7 @@ order and attributes), regenerates RECORD and drops RECORD.jws/RECORD.p7s.`,
 	f.BoolVar(&o.opts.DropBundled, "drop-bundled", false, "remove grafted (and replaced bundled) copies nothing references any more")
 	f.BoolVar(&o.opts.AllowSONAMEChange, "allow-soname-change", false, "allow replacing a library by another major version")
 	f.BoolVar(&o.opts.AllowUnresolved, "allow-unresolved", false, "write even if closures do not resolve and bind completely")
-	f.StringVar(&o.opts.Python, "python", "", "the Python interpreter that imports the extension modules (`PATH`; default python3 on PATH; \"\" for none)")
+	f.StringVar(&o.opts.Python, "python", "", "the Python interpreter that imports the extension modules (`PATH`; default python3 on PATH, or the python3.Y of the wheel's cp3Y tag; \"\" for none)")
 	f.StringVarP(&o.opts.Output, "output", "o", "", "write the new wheel into `DIR`")
 	f.BoolVar(&o.opts.InPlace, "in-place", false, "replace the input")
 	f.BoolVar(&o.opts.DryRun, "dry-run", false, "print the plan and write nothing")
