@@ -2470,6 +2470,14 @@ func TestRelinkChangesNothingItNeedNot(t *testing.T) {
 			t.Errorf("%s: edits %v, RUNPATH %q -> %q", fp.Path, fp.Edits, fp.OldRunPath, fp.NewRunPath)
 		}
 	}
+	// The stored bytes of every entry but RECORD: local header, extra
+	// fields, data, data descriptor.
+	ra, rb := localRecords(t, whl), localRecords(t, p.Output)
+	for name, rec := range ra.records {
+		if !strings.HasSuffix(name, "/RECORD") && !bytes.Equal(rec, rb.records[name]) {
+			t.Errorf("%s: stored bytes changed", name)
+		}
+	}
 	before, after := readZip(t, whl), readZip(t, p.Output)
 	for name, a := range before {
 		if strings.HasSuffix(name, "/RECORD") {
