@@ -458,13 +458,18 @@ func (m *model) layout() (*Plan, error) {
 		}
 		p.Patches = append(p.Patches, clobber(vacated, p.Patches)...)
 	}
-	sort.SliceStable(p.Patches, func(i, j int) bool { return p.Patches[i].Offset < p.Patches[j].Offset })
 	if needSegment {
 		p.AppendOffset = int64(segOff)
 		p.Append, p.AppendTail = app.buf, app.tail
 		p.AppendSize = int(app.size())
 		p.NewSize = int64(segOff) + int64(app.size())
 	}
+	if needSegment || extend >= 0 {
+		if err := m.moveSectionHeaders(p); err != nil {
+			return nil, err
+		}
+	}
+	sort.SliceStable(p.Patches, func(i, j int) bool { return p.Patches[i].Offset < p.Patches[j].Offset })
 	p.Changed = len(p.Patches) > 0 || p.AppendSize > 0
 	p.expect = expectation{dyn: m.ents, interp: m.interp, osabi: m.osabi, stack: m.stack, needs: map[string]bool{}, rename: re}
 	for _, name := range m.verneedFile {
@@ -480,7 +485,16 @@ func (m *model) layout() (*Plan, error) {
 // appended to the file extend the table and nothing else.
 func (m *model) tailLoad() int {
 	strEnd := uint64(m.dyn.StrTab) + uint64(m.origLen)
-	if uint64(m.f.Size) > strEnd && !m.onlyPaddingAfter(strEnd) {
+	end := strEnd // of what the grown table may overwrite
+	if shoff, shentsize := m.sectionHeaders(); shoff >= strEnd && !m.pseudo {
+		// The section header table a growing edit left after it (as
+		// patchelf 0.19 does) moves past the grown table.
+		if !m.zeros(strEnd, shoff) {
+			return -1
+		}
+		end = shoff + uint64(len(m.f.ELF().Sections)*shentsize)
+	}
+	if uint64(m.f.Size) > end && !m.onlyPaddingAfter(end) {
 		return -1
 	}
 	found := -1
@@ -498,10 +512,7 @@ func (m *model) tailLoad() int {
 		return -1
 	}
 	ld := m.phdrs[found]
-	if ld.Vaddr != top || ld.Filesz != ld.Memsz || ld.Off+ld.Filesz < uint64(m.f.Size) {
-		return -1
-	}
-	if shoff, _ := m.sectionHeaders(); shoff >= strEnd {
+	if ld.Vaddr != top || ld.Filesz != ld.Memsz || ld.Off+ld.Filesz < strEnd {
 		return -1
 	}
 	for _, s := range m.f.ELF().Sections {
@@ -518,12 +529,15 @@ func (m *model) tailLoad() int {
 
 // onlyPaddingAfter reports whether the file holds only zero bytes from off
 // to its end (alignment padding after a table, at most a page).
-func (m *model) onlyPaddingAfter(off uint64) bool {
-	n := uint64(m.f.Size) - off
-	if n > m.pageSize() {
+func (m *model) onlyPaddingAfter(off uint64) bool { return m.zeros(off, uint64(m.f.Size)) }
+
+// zeros reports whether the file holds only zero bytes from off to end,
+// at most a page of them.
+func (m *model) zeros(off, end uint64) bool {
+	if end < off || end-off > m.pageSize() {
 		return false
 	}
-	b, err := readAt(m.f, int64(off), int(n))
+	b, err := readAt(m.f, int64(off), int(end-off))
 	if err != nil {
 		return false
 	}
@@ -869,6 +883,81 @@ func (m *model) encodePhdrs(ps []phdr) []byte {
 		}
 	}
 	return b
+}
+
+// moveSectionHeaders puts the section header table at the end of the file
+// after a growing edit, as patchelf 0.19 leaves it: the patches to its
+// entries go to the new copy, e_shoff points there, and the old table is
+// clobbered with the vacated sections (unless NoClobberOldSections), where
+// neither the appended bytes nor the new table write.
+func (m *model) moveSectionHeaders(p *Plan) error {
+	shoff, shentsize := m.sectionHeaders()
+	n := len(m.f.ELF().Sections)
+	if shoff == 0 || m.pseudo || n == 0 {
+		return nil
+	}
+	size := uint64(n) * uint64(shentsize)
+	table, err := readAt(m.f, int64(shoff), int(size))
+	if err != nil {
+		return m.errf("reading the section header table: %v", err)
+	}
+	// After the appended bytes: a new segment at the end of the file, or
+	// the grown .dynstr, after which only padding and this table were.
+	at := uint64(p.NewSize)
+	if p.AppendSize > 0 {
+		at = uint64(p.AppendOffset) + uint64(p.AppendSize)
+	}
+	at = align(at, 8)
+	kept := p.Patches[:0]
+	var eh *Patch
+	for _, pt := range p.Patches {
+		switch {
+		case pt.Data != nil && uint64(pt.Offset) >= shoff && uint64(pt.Offset)+uint64(len(pt.Data)) <= shoff+size:
+			copy(table[uint64(pt.Offset)-shoff:], pt.Data)
+			continue
+		case pt.What == "ELF header":
+			eh = &pt
+		}
+		kept = append(kept, pt)
+	}
+	p.Patches = kept
+	hdr := append([]byte(nil), m.ehdr...)
+	if eh != nil {
+		hdr = eh.Data
+	}
+	if m.is64 {
+		m.bo.PutUint64(hdr[40:], at)
+	} else {
+		if at > math.MaxUint32 {
+			return m.errf("no offset left for the section header table after 0x%x", at)
+		}
+		m.bo.PutUint32(hdr[32:], uint32(at))
+	}
+	if eh == nil {
+		p.Patches = append(p.Patches, Patch{Offset: 0, Size: len(hdr), What: "ELF header", Data: hdr})
+	}
+	p.Patches = append(p.Patches, Patch{Offset: int64(at), Size: len(table), What: "section headers", Data: table})
+	p.NewSize = max(p.NewSize, int64(at+size))
+	p.Moved = append(p.Moved, "section headers")
+	if !m.opts.NoClobberOldSections {
+		// What the old table held, but for what the appended bytes and the
+		// new table cover.
+		lo, hi := shoff, shoff+size
+		newLo := at
+		if p.AppendSize > 0 {
+			newLo = uint64(p.AppendOffset)
+		}
+		var vacated []Patch
+		if lo < newLo {
+			vacated = append(vacated, Patch{Offset: int64(lo), Size: int(min(hi, newLo) - lo), What: "vacated section headers"})
+		}
+		if hi > at+size {
+			from := max(lo, at+size)
+			vacated = append(vacated, Patch{Offset: int64(from), Size: int(hi - from), What: "vacated section headers"})
+		}
+		p.Patches = append(p.Patches, clobber(vacated, p.Patches)...)
+	}
+	return nil
 }
 
 // sectionHeaders is where the section header table starts (e_shoff) and

@@ -187,10 +187,12 @@ func TestSecondGrowingEditExtendsInPlace(t *testing.T) {
 			progs := phnum()
 			second := long + ":/opt/rocm-6.2.2/lib64:/a/second/edit/grows/the/table/where/it/is"
 			plan := edit(t, p, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: second}, patchelf.Edit{Kind: patchelf.KindAddNeeded, Arg: "libextra-needed.so.3"})
-			if plan.Extended != ".dynstr" || len(plan.Moved) != 0 {
+			// (The section header table, which the first edit put at the
+			// end of the file, moves past the grown table.)
+			if plan.Extended != ".dynstr" || !slices.Equal(plan.Moved, []string{"section headers"}) {
 				t.Fatalf("second growing edit did not extend .dynstr in place: %+v", plan)
 			}
-			want := int64(len(second) + 1 + len("libextra-needed.so.3") + 1)
+			want := int64(len(second)+1+len("libextra-needed.so.3")+1) + 7 // and the table's alignment
 			if got := plan.NewSize - plan.OldSize; got > want {
 				t.Errorf("file grew by %d bytes, want at most the %d bytes of new strings", got, want)
 			}
@@ -1883,5 +1885,81 @@ func TestStrippedHashSection(t *testing.T) {
 	err := editErr(p, patchelf.Edit{Kind: patchelf.KindRenameDynamicSymbols, Renames: map[string]string{"foo": "bar"}})
 	if err == nil || !strings.Contains(err.Error(), "DT_GNU_HASH") {
 		t.Errorf("rename: err = %v, want a refusal naming DT_GNU_HASH", err)
+	}
+}
+
+// TestSectionHeadersEndTheFile: after a growing edit the section header
+// table ends the file, as patchelf 0.19 leaves it, on every byte order
+// and class; its old place is clobbered like the vacated sections ('Z')
+// unless NoClobberOldSections keeps it; readelf reads the table without a
+// warning, strip rewrites the file, and the edited program still runs. An
+// edit that fits in place leaves the table where it is.
+func TestSectionHeadersEndTheFile(t *testing.T) {
+	readelf := testenv.Tool(t, "readelf", "binutils")
+	strip := testenv.Tool(t, "strip", "binutils")
+	shdrs := func(p string) (off, end, size int64) {
+		f, err := elfx.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		raw := f.ELF()
+		st, _ := os.Stat(p)
+		var shoff int64
+		b := make([]byte, 64)
+		fh, _ := os.Open(p)
+		fh.ReadAt(b, 0)
+		fh.Close()
+		if raw.Class == elf.ELFCLASS64 {
+			shoff = int64(raw.ByteOrder.Uint64(b[40:]))
+			return shoff, shoff + int64(len(raw.Sections))*64, st.Size()
+		}
+		shoff = int64(raw.ByteOrder.Uint32(b[32:]))
+		return shoff, shoff + int64(len(raw.Sections))*40, st.Size()
+	}
+	for _, name := range []string{"libfoo.so.1", "hello", "libi386.so", "libbe.so"} {
+		for _, keep := range []bool{false, true} {
+			p := copyFixture(t, name)
+			oldOff, oldEnd, _ := shdrs(p)
+			old, _ := os.ReadFile(p)
+			plan, err := patchelf.EditFile(p, []patchelf.Edit{patchelf.SetRunpath(long)}, patchelf.Options{NoClobberOldSections: keep}, patchelf.WriteOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			off, end, size := shdrs(p)
+			if end != size || off <= oldOff || !slices.Contains(plan.Moved, "section headers") {
+				t.Errorf("%s: table at %#x..%#x of a %#x-byte file (was at %#x), moved %v", name, off, end, size, oldOff, plan.Moved)
+			}
+			now, _ := os.ReadFile(p)
+			at := now[oldOff:oldEnd]
+			switch {
+			case keep && !bytes.Equal(at, old[oldOff:oldEnd]):
+				t.Errorf("%s: the old table changed with NoClobberOldSections", name)
+			case !keep && bytes.Count(at, []byte{'Z'}) != len(at):
+				t.Errorf("%s: the old table was not clobbered", name)
+			}
+			if out, err := exec.Command(readelf, "-S", "-W", p).CombinedOutput(); err != nil || bytes.Contains(out, []byte("Warning")) {
+				t.Errorf("%s: readelf -S: %v %s", name, err, out)
+			}
+			if name != "libbe.so" { // (the host's strip reads the host's machines only)
+				if out, err := exec.Command(strip, "-o", p+".stripped", p).CombinedOutput(); err != nil {
+					t.Errorf("%s: strip: %v %s", name, err, out)
+				}
+			}
+			if name == "hello" && !keep {
+				cmd := exec.Command(p)
+				cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+filepath.Dir(testenv.Testdata("libfoo.so.1")))
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Errorf("hello after the edit: %v %s", err, out)
+				}
+			}
+		}
+	}
+	// In place: the table stays.
+	p := copyFixture(t, "libfoo.so.1")
+	before, _, _ := shdrs(p)
+	edit(t, p, patchelf.SetRunpath("$ORIGIN"))
+	if after, _, _ := shdrs(p); after != before {
+		t.Errorf("an edit in place moved the table from %#x to %#x", before, after)
 	}
 }

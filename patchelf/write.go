@@ -717,7 +717,10 @@ func (p *Plan) Overlay(b []byte, off int64) {
 // SizeAfter is the size of a file of size bytes once p is applied to it.
 func (p *Plan) SizeAfter(size int64) int64 {
 	if p.AppendSize > 0 {
-		return max(size, p.AppendOffset+int64(p.AppendSize))
+		size = max(size, p.AppendOffset+int64(p.AppendSize))
+	}
+	for _, pt := range p.Patches {
+		size = max(size, pt.Offset+int64(pt.n())) // the section header table moved past the end
 	}
 	return size
 }
