@@ -31,21 +31,25 @@ type Kind string
 
 // The edits, spelled like patchelf's options.
 const (
-	KindSetRPath           Kind = "set-rpath"
-	KindAddRPath           Kind = "add-rpath"
-	KindRemoveRPath        Kind = "remove-rpath"
-	KindShrinkRPath        Kind = "shrink-rpath"
-	KindAddNeeded          Kind = "add-needed"
-	KindRemoveNeeded       Kind = "remove-needed"
-	KindReplaceNeeded      Kind = "replace-needed"
-	KindSetSoname          Kind = "set-soname"
-	KindSetInterpreter     Kind = "set-interpreter"
-	KindSetOSABI           Kind = "set-os-abi"
-	KindClearExecStack     Kind = "clear-execstack"
-	KindSetExecStack       Kind = "set-execstack"
-	KindNoDefaultLib       Kind = "no-default-lib"
-	KindAddDebugTag        Kind = "add-debug-tag"
-	KindClearSymbolVersion Kind = "clear-symbol-version"
+	KindSetRPath       Kind = "set-rpath"
+	KindAddRPath       Kind = "add-rpath"
+	KindRemoveRPath    Kind = "remove-rpath"
+	KindShrinkRPath    Kind = "shrink-rpath"
+	KindAddNeeded      Kind = "add-needed"
+	KindRemoveNeeded   Kind = "remove-needed"
+	KindReplaceNeeded  Kind = "replace-needed"
+	KindSetSoname      Kind = "set-soname"
+	KindSetInterpreter Kind = "set-interpreter"
+	KindSetOSABI       Kind = "set-os-abi"
+	KindClearExecStack Kind = "clear-execstack"
+	KindSetExecStack   Kind = "set-execstack"
+	KindNoDefaultLib   Kind = "no-default-lib"
+	KindAddDebugTag    Kind = "add-debug-tag"
+	// KindBuildResolutionCache writes NixOS's resolution cache note
+	// (patchelf's --build-resolution-cache): where each NEEDED library is
+	// found in the run path, for the loader Nixpkgs patches to read.
+	KindBuildResolutionCache Kind = "build-resolution-cache"
+	KindClearSymbolVersion   Kind = "clear-symbol-version"
 	// RenameDynamicSymbols renames .dynsym entries by Renames (all pairs at
 	// once), rebuilding the hash tables and remapping relocations.
 	KindRenameDynamicSymbols Kind = "rename-dynamic-symbols"
@@ -110,6 +114,10 @@ func NoDefaultLib() Edit { return Edit{Kind: KindNoDefaultLib} }
 
 // AddDebugTag adds a DT_DEBUG entry.
 func AddDebugTag() Edit { return Edit{Kind: KindAddDebugTag} }
+
+// BuildResolutionCache records where each NEEDED library is found in the
+// run path in a NixOS resolution cache note (.note.nixos.ldcache).
+func BuildResolutionCache() Edit { return Edit{Kind: KindBuildResolutionCache} }
 
 // ClearSymbolVersion removes the version of the dynamic symbol sym.
 func ClearSymbolVersion(sym string) Edit { return Edit{Kind: KindClearSymbolVersion, Arg: sym} }

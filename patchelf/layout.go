@@ -80,6 +80,10 @@ func (m *model) layout() (*Plan, error) {
 			}
 		}
 	}
+	lc, err := m.planLDCache(p)
+	if err != nil {
+		return nil, err
+	}
 	interpIdx := -1
 	for i := range m.phdrs {
 		if m.phdrs[i].Type == elf.PT_INTERP {
@@ -99,9 +103,21 @@ func (m *model) layout() (*Plan, error) {
 			strMoves = false
 		}
 	}
-	needSegment := m.addGNUStack || dynMoves || strMoves || interpMoves
+	needSegment := m.addGNUStack || dynMoves || strMoves || interpMoves || lc.note != nil
 
 	phdrs := append([]phdr(nil), m.phdrs...)
+	if lc.remove {
+		// The note's own segments go (a PT_NOTE, and patchelf's PT_LOAD
+		// of it alone).
+		s := m.secs[lc.old]
+		phdrs = slices.DeleteFunc(phdrs, func(ph phdr) bool {
+			return (ph.Type == elf.PT_NOTE || ph.Type == elf.PT_LOAD) && ph.Off == s.Offset && ph.Filesz == s.Size
+		})
+	}
+	if lc.note != nil {
+		// Last; it stays last when the new PT_LOAD goes in below.
+		phdrs = append(phdrs, phdr{elf.ProgHeader{Type: elf.PT_NOTE, Flags: elf.PF_R, Align: 4}})
+	}
 	if m.stack != nil {
 		for i := range phdrs {
 			if phdrs[i].Type == elf.PT_GNU_STACK {
@@ -195,6 +211,10 @@ func (m *model) layout() (*Plan, error) {
 			p.Moved = append(p.Moved, "program headers")
 		}
 	}
+	noteIdx := -1
+	if lc.note != nil {
+		noteIdx = len(phdrs) - 1
+	}
 	vaddrOf := func(off uint64) uint64 { return off - segOff + segVaddr }
 	isMoved := func(name string) *moved {
 		for i := range movedSecs {
@@ -225,6 +245,11 @@ func (m *model) layout() (*Plan, error) {
 			m.setValIf(tag, ms.oldAddr, vaddrOf(ms.newOff))
 		}
 		p.Moved = append(p.Moved, ms.name)
+	}
+	// The resolution cache note.
+	var noteOff uint64
+	if lc.note != nil {
+		noteOff = app.add(lc.note, 4)
 	}
 	// Dynamic string table: a grown table goes last in the new segment,
 	// written from m.str itself (the segment's tail) rather than copied.
@@ -313,6 +338,9 @@ func (m *model) layout() (*Plan, error) {
 			ph.Off, ph.Vaddr, ph.Paddr = segOff, segVaddr, segVaddr
 			ph.Filesz = app.size()
 			ph.Memsz = ph.Filesz
+		case i == noteIdx:
+			sz := uint64(len(lc.note))
+			ph.Off, ph.Vaddr, ph.Paddr, ph.Filesz, ph.Memsz = noteOff, vaddrOf(noteOff), vaddrOf(noteOff), sz, sz
 		case ph.Type == elf.PT_PHDR:
 			ph.Filesz, ph.Memsz = phSize, phSize
 			if tableMoves {
@@ -353,6 +381,9 @@ func (m *model) layout() (*Plan, error) {
 		app.set(tableOff, table)
 	case !bytes.Equal(old, table):
 		patch(int64(m.phoff), table, "program headers")
+		if len(table) < len(old) { // (a removed note's entries)
+			patch(int64(m.phoff)+int64(len(table)), make([]byte, len(old)-len(table)), "program headers")
+		}
 	}
 	eh := append([]byte(nil), m.ehdr...)
 	if m.is64 {
@@ -464,8 +495,13 @@ func (m *model) layout() (*Plan, error) {
 		p.AppendSize = int(app.size())
 		p.NewSize = int64(segOff) + int64(app.size())
 	}
-	if needSegment || extend >= 0 {
-		if err := m.moveSectionHeaders(p); err != nil {
+	if needSegment || extend >= 0 || lc.remove || lc.note != nil {
+		var note *elf.Section
+		if lc.note != nil {
+			note = &elf.Section{SectionHeader: elf.SectionHeader{Name: ldCacheSection, Type: elf.SHT_NOTE, Flags: elf.SHF_ALLOC,
+				Addr: vaddrOf(noteOff), Offset: noteOff, Size: uint64(len(lc.note)), Addralign: 4}}
+		}
+		if err := m.rewriteSectionHeaders(p, needSegment || extend >= 0, lc, note); err != nil {
 			return nil, err
 		}
 	}
@@ -885,15 +921,22 @@ func (m *model) encodePhdrs(ps []phdr) []byte {
 	return b
 }
 
-// moveSectionHeaders puts the section header table at the end of the file
-// after a growing edit, as patchelf 0.19 leaves it: the patches to its
-// entries go to the new copy, e_shoff points there, and the old table is
-// clobbered with the vacated sections (unless NoClobberOldSections), where
-// neither the appended bytes nor the new table write.
-func (m *model) moveSectionHeaders(p *Plan) error {
+// rewriteSectionHeaders writes the section header table anew. After a
+// growing edit (move) it ends the file, as patchelf 0.19 leaves it: the
+// patches to its entries go to the new copy, e_shoff points there, and
+// the old table is clobbered with the vacated sections (unless
+// NoClobberOldSections) where neither the appended bytes nor the new
+// table write. A removed resolution cache note loses its entry (and its
+// bytes, zeroed: they name paths); a new one, note, gets one, with its
+// name added to the section name table when that lacks it.
+func (m *model) rewriteSectionHeaders(p *Plan, move bool, lc ldcache, note *elf.Section) error {
 	shoff, shentsize := m.sectionHeaders()
-	n := len(m.f.ELF().Sections)
+	secs := m.f.ELF().Sections
+	n := len(secs)
 	if shoff == 0 || m.pseudo || n == 0 {
+		if note != nil {
+			return m.errf("no section headers to list the resolution cache note in")
+		}
 		return nil
 	}
 	size := uint64(n) * uint64(shentsize)
@@ -901,13 +944,6 @@ func (m *model) moveSectionHeaders(p *Plan) error {
 	if err != nil {
 		return m.errf("reading the section header table: %v", err)
 	}
-	// After the appended bytes: a new segment at the end of the file, or
-	// the grown .dynstr, after which only padding and this table were.
-	at := uint64(p.NewSize)
-	if p.AppendSize > 0 {
-		at = uint64(p.AppendOffset) + uint64(p.AppendSize)
-	}
-	at = align(at, 8)
 	kept := p.Patches[:0]
 	var eh *Patch
 	for _, pt := range p.Patches {
@@ -925,19 +961,76 @@ func (m *model) moveSectionHeaders(p *Plan) error {
 	if eh != nil {
 		hdr = eh.Data
 	}
+	shstrndx := int(m.bo.Uint16(hdr[len(hdr)-2:]))
+	if lc.remove {
+		s := secs[lc.old]
+		p.Patches = append(p.Patches, Patch{Offset: int64(s.Offset), Size: int(s.Size), What: "removed " + ldCacheSection, Fill: 0})
+		table = m.dropSection(table, shentsize, lc.old)
+		if shstrndx > lc.old {
+			shstrndx--
+		}
+	}
+	// Where new bytes go: after the appended ones (a new segment at the
+	// end of the file, or the grown .dynstr, after which only padding and
+	// this table were), else where the table is.
+	at := uint64(p.NewSize)
+	if p.AppendSize > 0 {
+		at = uint64(p.AppendOffset) + uint64(p.AppendSize)
+	}
+	if note != nil {
+		if shstrndx <= 0 || shstrndx >= n {
+			return m.errf("no section name table for the resolution cache note's name")
+		}
+		names := secs[shstrndx]
+		data, err := readAt(m.f, int64(names.Offset), int(names.Size))
+		if err != nil {
+			return m.errf("reading %s: %v", names.Name, err)
+		}
+		idx := nameIndex(data, ldCacheSection)
+		if idx < 0 {
+			// A longer copy of the name table, after the appended bytes.
+			idx = len(data)
+			data = append(append(data, ldCacheSection...), 0)
+			p.Patches = append(p.Patches, Patch{Offset: int64(at), Size: len(data), What: names.Name, Data: data})
+			m.putSection(table[shstrndx*shentsize:], &elf.SectionHeader{Name: "", Type: names.Type, Flags: names.Flags, Addr: 0, Offset: at,
+				Size: uint64(len(data)), Link: names.Link, Info: names.Info, Addralign: names.Addralign, Entsize: names.Entsize}, m.bo.Uint32(table[shstrndx*shentsize:]))
+			at += uint64(len(data))
+			move = true
+		}
+		entry := make([]byte, shentsize)
+		m.putSection(entry, &note.SectionHeader, uint32(idx))
+		table = append(table, entry...)
+	}
+	newN := len(table) / shentsize
+	if move {
+		at = align(at, 8)
+	} else {
+		at = shoff
+	}
+	newSize := uint64(len(table))
 	if m.is64 {
 		m.bo.PutUint64(hdr[40:], at)
+		m.bo.PutUint16(hdr[60:], uint16(newN))
+		m.bo.PutUint16(hdr[62:], uint16(shstrndx))
 	} else {
 		if at > math.MaxUint32 {
 			return m.errf("no offset left for the section header table after 0x%x", at)
 		}
 		m.bo.PutUint32(hdr[32:], uint32(at))
+		m.bo.PutUint16(hdr[48:], uint16(newN))
+		m.bo.PutUint16(hdr[50:], uint16(shstrndx))
 	}
-	if eh == nil {
+	if eh == nil && !bytes.Equal(hdr, m.ehdr) {
 		p.Patches = append(p.Patches, Patch{Offset: 0, Size: len(hdr), What: "ELF header", Data: hdr})
 	}
 	p.Patches = append(p.Patches, Patch{Offset: int64(at), Size: len(table), What: "section headers", Data: table})
-	p.NewSize = max(p.NewSize, int64(at+size))
+	p.NewSize = max(p.NewSize, int64(at+newSize))
+	if !move {
+		if newSize < size { // (a removed entry)
+			p.Patches = append(p.Patches, Patch{Offset: int64(shoff + newSize), Size: int(size - newSize), What: "section headers", Fill: 0})
+		}
+		return nil
+	}
 	p.Moved = append(p.Moved, "section headers")
 	if !m.opts.NoClobberOldSections {
 		// What the old table held, but for what the appended bytes and the
@@ -951,13 +1044,82 @@ func (m *model) moveSectionHeaders(p *Plan) error {
 		if lo < newLo {
 			vacated = append(vacated, Patch{Offset: int64(lo), Size: int(min(hi, newLo) - lo), What: "vacated section headers"})
 		}
-		if hi > at+size {
-			from := max(lo, at+size)
+		if hi > at+newSize {
+			from := max(lo, at+newSize)
 			vacated = append(vacated, Patch{Offset: int64(from), Size: int(hi - from), What: "vacated section headers"})
 		}
 		p.Patches = append(p.Patches, clobber(vacated, p.Patches)...)
 	}
 	return nil
+}
+
+// nameIndex is where name starts in a string table as a whole string, -1
+// when it does not.
+func nameIndex(table []byte, name string) int {
+	for i := 0; i < len(table); {
+		j := bytes.IndexByte(table[i:], 0)
+		if j < 0 {
+			return -1
+		}
+		if string(table[i:i+j]) == name {
+			return i
+		}
+		i += j + 1
+	}
+	return -1
+}
+
+// putSection encodes a section header into b (name is its index in the
+// section name table).
+func (m *model) putSection(b []byte, h *elf.SectionHeader, name uint32) {
+	bo := m.bo
+	bo.PutUint32(b, name)
+	bo.PutUint32(b[4:], uint32(h.Type))
+	if m.is64 {
+		bo.PutUint64(b[8:], uint64(h.Flags))
+		bo.PutUint64(b[16:], h.Addr)
+		bo.PutUint64(b[24:], h.Offset)
+		bo.PutUint64(b[32:], h.Size)
+		bo.PutUint32(b[40:], h.Link)
+		bo.PutUint32(b[44:], h.Info)
+		bo.PutUint64(b[48:], h.Addralign)
+		bo.PutUint64(b[56:], h.Entsize)
+		return
+	}
+	bo.PutUint32(b[8:], uint32(h.Flags))
+	bo.PutUint32(b[12:], uint32(h.Addr))
+	bo.PutUint32(b[16:], uint32(h.Offset))
+	bo.PutUint32(b[20:], uint32(h.Size))
+	bo.PutUint32(b[24:], h.Link)
+	bo.PutUint32(b[28:], h.Info)
+	bo.PutUint32(b[32:], uint32(h.Addralign))
+	bo.PutUint32(b[36:], uint32(h.Entsize))
+}
+
+// dropSection removes entry i from a section header table and renumbers
+// the links to the entries after it (sh_link, and sh_info where it names
+// a section: relocation tables), as patchelf's removeResolutionCache.
+func (m *model) dropSection(table []byte, shentsize, i int) []byte {
+	out := append(append([]byte(nil), table[:i*shentsize]...), table[(i+1)*shentsize:]...)
+	linkAt, infoAt := 40, 44
+	if !m.is64 {
+		linkAt, infoAt = 24, 28
+	}
+	fix := func(b []byte) {
+		switch v := int(m.bo.Uint32(b)); {
+		case v == i:
+			m.bo.PutUint32(b, 0)
+		case v > i:
+			m.bo.PutUint32(b, uint32(v-1))
+		}
+	}
+	for e := 0; e+shentsize <= len(out); e += shentsize {
+		fix(out[e+linkAt:])
+		if t := elf.SectionType(m.bo.Uint32(out[e+4:])); t == elf.SHT_REL || t == elf.SHT_RELA {
+			fix(out[e+infoAt:])
+		}
+	}
+	return out
 }
 
 // sectionHeaders is where the section header table starts (e_shoff) and

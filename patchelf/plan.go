@@ -66,6 +66,9 @@ type Plan struct {
 	NewSize  int64  `json:"new_size"`
 	// Output holds what --print-* options report after the edits.
 	Output map[string]string `json:"-"`
+	// Warnings are what patchelf warns of and goes on (an edit with
+	// nothing to do, such as a resolution cache with nothing to resolve).
+	Warnings []string `json:"warnings,omitempty"`
 
 	expect expectation
 }
@@ -128,6 +131,10 @@ type model struct {
 	symNameOff  map[int]uint64   // .dynsym index → .dynstr offset of the new name
 	opts        Options
 	output      map[string]string
+	// cacheStale: an edit changed the run path or the NEEDED set, so a
+	// resolution cache note is removed (removeResolutionCache's rules);
+	// buildCache: --build-resolution-cache was asked for.
+	cacheStale, buildCache bool
 	// secs are the section headers, or for a file without any, sections
 	// standing in for them (loaderSections); pseudo says which.
 	secs   []*elf.Section
@@ -849,6 +856,14 @@ func (m *model) apply(e Edit) error {
 		v := e.Arg
 		m.interp = &v
 		return nil
+	case KindBuildResolutionCache:
+		// (Without a dynamic section there is nothing to resolve: a
+		// warning when the plan is made, as patchelf gives.)
+		if m.opts.ForceRPath {
+			return &Error{Path: m.path, Msg: "--build-resolution-cache cannot be combined with --force-rpath", Patchelf: "--build-resolution-cache cannot be combined with --force-rpath"}
+		}
+		m.buildCache = true
+		return nil
 	case KindClearExecStack, KindSetExecStack:
 		flags := uint32(elf.PF_R | elf.PF_W)
 		if e.Kind == KindSetExecStack {
@@ -869,25 +884,37 @@ func (m *model) apply(e Edit) error {
 		return m.errf("static-pie executable (DF_1_PIE, no interpreter): it relocates itself without the dynamic loader, "+
 			"so --%s would have no effect and moving its dynamic section would break it; relink it instead", e.Kind)
 	}
+	// What makes a resolution cache note stale, as patchelf decides it: a
+	// run path that changes (removing one, even none), NEEDED entries
+	// added, removed or replaced.
+	setRPath := func(v string) {
+		if old, _, i := m.rpath(); i < 0 || old != v {
+			m.cacheStale = true
+		}
+		m.setRPath(v)
+	}
 	switch e.Kind {
 	case KindSetRPath:
-		m.setRPath(e.Arg)
+		setRPath(e.Arg)
 	case KindAddRPath:
 		old, _, i := m.rpath()
 		if i < 0 || old == "" {
-			m.setRPath(e.Arg)
+			setRPath(e.Arg)
 		} else {
-			m.setRPath(old + ":" + e.Arg)
+			setRPath(old + ":" + e.Arg)
 		}
 	case KindRemoveRPath:
+		m.cacheStale = true
 		m.remove(func(x ent) bool { return x.tag == elf.DT_RPATH || x.tag == elf.DT_RUNPATH })
 	case KindShrinkRPath:
 		old, _, i := m.rpath()
 		if i < 0 {
+			m.cacheStale = true
 			return nil
 		}
-		m.setRPath(m.shrink(old, e.Allowed))
+		setRPath(m.shrink(old, e.Allowed))
 	case KindAddNeeded:
+		m.cacheStale = true
 		for _, x := range m.ents {
 			if x.tag == elf.DT_NEEDED && x.str == e.Arg {
 				return nil
@@ -895,11 +922,18 @@ func (m *model) apply(e Edit) error {
 		}
 		m.addStr(0, elf.DT_NEEDED, e.Arg) // patchelf puts new NEEDED entries first
 	case KindRemoveNeeded:
-		m.remove(func(x ent) bool { return x.tag == elf.DT_NEEDED && x.str == e.Arg })
+		m.remove(func(x ent) bool {
+			if x.tag == elf.DT_NEEDED && x.str == e.Arg {
+				m.cacheStale = true
+				return true
+			}
+			return false
+		})
 	case KindReplaceNeeded:
 		for i, x := range m.ents {
-			if x.tag == elf.DT_NEEDED && x.str == e.Arg {
+			if x.tag == elf.DT_NEEDED && x.str == e.Arg && e.Arg != e.Arg2 {
 				m.setStr(i, e.Arg2)
+				m.cacheStale = true
 			}
 		}
 		if err := m.replaceVerneedFile(e.Arg, e.Arg2); err != nil {
@@ -921,6 +955,7 @@ func (m *model) apply(e Edit) error {
 		if m.find(elf.DT_DEBUG) < 0 {
 			m.insert(len(m.ents), ent{tag: elf.DT_DEBUG})
 		}
+
 	case KindClearSymbolVersion:
 		return m.clearSymbolVersion(e.Arg)
 	case KindRenameDynamicSymbols:

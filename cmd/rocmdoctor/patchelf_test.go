@@ -58,6 +58,11 @@ func TestInvokedAsPatchelf(t *testing.T) {
 		{[]string{"--print-os-abi", lib}, "GNU Hurd\n", "", 0, true, true},
 		{[]string{"--set-os-abi", "64", lib}, "", "", 0, true, true},
 		{[]string{"--print-os-abi", lib}, "0x40\n", "", 0, true, true},
+		// patchelf's resolution cache: a warning when there is nothing to
+		// resolve (no run path left), refused with --force-rpath.
+		{[]string{"--remove-rpath", lib}, "", "", 0, true, true},
+		{[]string{"--build-resolution-cache", lib}, "", "warning: --build-resolution-cache: no DT_NEEDED entries or run path to resolve; no cache written\n", 0, true, false},
+		{[]string{"--force-rpath", "--build-resolution-cache", lib}, "", "patchelf: --build-resolution-cache cannot be combined with --force-rpath\n", 1, true, false},
 	}
 	for _, c := range cases {
 		out, errOut, code := run(c.args...)

@@ -45,7 +45,7 @@ type Options struct {
 	remove, add                                                                   []string
 	replace                                                                       [][2]string
 	clearVersions                                                                 []string
-	noDefaultLib, debugTag                                                        bool
+	noDefaultLib, debugTag, resolutionCache                                       bool
 	stackOp                                                                       *patchelf.Kind
 	renameSymbols                                                                 string
 	renames                                                                       map[string]string
@@ -74,6 +74,7 @@ const usage = `syntax: %s
   [--clear-symbol-version SYMBOL]
   [--rename-dynamic-symbols NAME_MAP_FILE]  lines of "OLD NEW"
   [--add-debug-tag]
+  [--build-resolution-cache]  NixOS's note of where each NEEDED library is found
   [--print-execstack]
   [--clear-execstack]
   [--set-execstack]
@@ -236,6 +237,8 @@ func Parse(args []string, native bool) (*Options, error) {
 			}
 		case "--add-debug-tag":
 			o.debugTag = true
+		case "--build-resolution-cache":
+			o.resolutionCache = true
 		case "--print-execstack":
 			o.printExecstack = true
 		case "--clear-execstack":
@@ -270,6 +273,9 @@ func Parse(args []string, native bool) (*Options, error) {
 	}
 	if len(o.Files) == 0 {
 		return nil, &cli.UsageError{Err: errors.New("missing filename")}
+	}
+	if o.Force && o.resolutionCache {
+		return nil, &cli.UsageError{Err: errors.New("--build-resolution-cache cannot be combined with --force-rpath")}
 	}
 	if o.Output != "" && len(o.Files) > 1 {
 		return nil, &cli.UsageError{Err: errors.New("--output option only allowed with single input file")}
@@ -328,6 +334,9 @@ func (o *Options) Edits() []patchelf.Edit {
 	}
 	if o.debugTag {
 		es = append(es, patchelf.Edit{Kind: patchelf.KindAddDebugTag})
+	}
+	if o.resolutionCache {
+		es = append(es, patchelf.Edit{Kind: patchelf.KindBuildResolutionCache})
 	}
 	if o.stackOp != nil {
 		es = append(es, patchelf.Edit{Kind: *o.stackOp})
@@ -510,6 +519,9 @@ func (o *Options) oneTo(path string, out io.Writer) error {
 		}})
 	if err != nil {
 		return err
+	}
+	for _, w := range plan.Warnings {
+		fmt.Fprintf(o.IO.ErrOut, "warning: %s\n", w) // (patchelf's words)
 	}
 	if o.JSON {
 		return cli.WriteJSON(out, plan)
