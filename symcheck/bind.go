@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 )
 
@@ -298,7 +299,7 @@ func (t *symtab) definitionsKey(dst []elfx.Symbol, k *elfx.Key) []elfx.Symbol {
 // DynamicResult is the outcome of binding one file's closure.
 type DynamicResult struct {
 	Closure  *rpath.Result
-	Findings []Finding
+	Findings []finding.Finding
 	// Checked counts the undefined references examined; Bound those that
 	// bound to a definition (weak references that stay unresolved are
 	// neither bound nor findings).
@@ -469,8 +470,8 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 				if v.Weak || dt.verdefs[v.Name] {
 					continue
 				}
-				out.Findings = append(out.Findings, Finding{
-					Rule: RuleMissingVersion, Severity: SeverityError, File: l.obj.Path, Version: v.Name, Library: vn.File,
+				out.Findings = append(out.Findings, finding.Finding{
+					Rule: finding.RuleMissingVersion, Severity: finding.SeverityError, File: l.obj.Path, Version: v.Name, Library: vn.File,
 					Message: fmt.Sprintf("version `%s' not found (required by %s): %s defines %s", v.Name, l.obj.Path, dep.Path, versionList(dt.verdefs)),
 					Fix:     fmt.Sprintf("run against a %s that provides %s (a newer build), or rebuild %s against the older one", vn.File, v.Name, l.obj.Path),
 				})
@@ -546,7 +547,7 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 				out.Findings[i].Unresolved = append(out.Findings[i].Unresolved, u.Name)
 				return true
 			}
-			f := Finding{Rule: RuleUndefinedSymbol, Severity: SeverityError, File: l.obj.Path, Symbol: u.Name,
+			f := finding.Finding{Rule: finding.RuleUndefinedSymbol, Severity: finding.SeverityError, File: l.obj.Path, Symbol: u.Name,
 				Demangled: Demangle(u.Name), Version: u.Version, Library: u.Library}
 			switch {
 			case len(others) > 0 && u.Version == "":
@@ -557,7 +558,7 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 					u.Name, l.obj.Path, strings.Join(others, ", "))
 				f.Fix = fmt.Sprintf("rebuild %s against the library it runs with (the link records the version it needs), or provide a build that exports %s unversioned or as its default version", l.obj.Path, u.Name)
 			case len(others) > 0:
-				f.Rule = RuleVersionMismatch
+				f.Rule = finding.RuleVersionMismatch
 				f.DefinedWith = others
 				f.Message = fmt.Sprintf("symbol %s version %s not defined in file %s with link time reference (%s); defined as %s",
 					u.Name, u.Version, u.Library, l.obj.Path, strings.Join(others, ", "))
@@ -603,7 +604,7 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 // missingInterpreter is the finding for a program whose PT_INTERP the
 // kernel will not start it with (rpath.Result.InterpProblem); loader is
 // the machine's usual loader where it is usable here, else "".
-func missingInterpreter(o *rpath.Object, problem, loader string) Finding {
+func missingInterpreter(o *rpath.Object, problem, loader string) finding.Finding {
 	interp := o.Interpreter()
 	msg := fmt.Sprintf("program interpreter %s: %s; the kernel refuses to start %s", interp, problem, o.Path)
 	if problem == "not found" {
@@ -618,10 +619,10 @@ func missingInterpreter(o *rpath.Object, problem, loader string) Finding {
 			fix += ", or install a loader at " + d
 		}
 	}
-	return Finding{Rule: RuleMissingInterpreter, Severity: SeverityError, File: o.Path, Library: interp, Message: msg, Fix: fix}
+	return finding.Finding{Rule: finding.RuleMissingInterpreter, Severity: finding.SeverityError, File: o.Path, Library: interp, Message: msg, Fix: fix}
 }
 
-func missingLibrary(file string, d *rpath.Dep) Finding {
+func missingLibrary(file string, d *rpath.Dep) finding.Finding {
 	msg := fmt.Sprintf("%s => not found (needed by %s)", d.Name, file)
 	var rej []string
 	var stop *rpath.Attempt
@@ -647,7 +648,7 @@ func missingLibrary(file string, d *rpath.Dep) Finding {
 		// Opened as it is, never searched for (RD1211).
 		fix = "the NEEDED entry is a path, which ld.so opens as it is (a relative one against the working directory) instead of searching for it: give the library a SONAME and relink, or `rocmdoctor patchelf --replace-needed " + d.Name + " " + path.Base(d.Name) + "`"
 	}
-	return Finding{Rule: RuleMissingLibrary, Severity: SeverityError, File: file, Library: d.Name, Message: msg, Fix: fix}
+	return finding.Finding{Rule: finding.RuleMissingLibrary, Severity: finding.SeverityError, File: file, Library: d.Name, Message: msg, Fix: fix}
 }
 
 // ownDiagnosis reports whether an unresolved name has a cause of its own
@@ -661,7 +662,7 @@ func ownDiagnosis(name string) bool {
 // foldUnresolved sorts the symbols folded into a missing-library finding
 // and names them in its message; alsoMissing are the file's other missing
 // libraries, which may define its unversioned names instead.
-func foldUnresolved(f *Finding, alsoMissing []string) {
+func foldUnresolved(f *finding.Finding, alsoMissing []string) {
 	n := len(f.Unresolved)
 	if n == 0 {
 		return

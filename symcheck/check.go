@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/cmake"
 	"github.com/rocmdoctor/rocmdoctor/internal/par"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
@@ -59,7 +60,7 @@ type CheckOptions struct {
 	ExpectRunpath bool
 	Ignores       []Ignore
 	// Severity overrides by rule ID or name; SeverityOff drops the rule.
-	Severity map[string]Severity
+	Severity map[string]finding.Severity
 	// Baseline holds fingerprints of accepted findings.
 	Baseline map[string]bool
 	// Progress, when set, is called after each file.
@@ -99,9 +100,6 @@ type CheckOptions struct {
 	gpuRequired []elfx.TargetID
 }
 
-// SeverityOff disables a rule in CheckOptions.Severity.
-const SeverityOff Severity = "off"
-
 // FileError is an input that could not be checked.
 type FileError struct {
 	Path  string `json:"path"`
@@ -133,14 +131,14 @@ func pathErr(path string, err error) error {
 
 // CheckReport is the result of Check.
 type CheckReport struct {
-	SchemaVersion int         `json:"schema_version"`
-	Roots         []string    `json:"roots"`
-	Files         []string    `json:"files"` // every file checked, sorted
-	Findings      []Finding   `json:"findings"`
-	Ignored       int         `json:"ignored"`
-	Baselined     int         `json:"baselined"`
-	Interrupted   bool        `json:"interrupted"`
-	Errors        []FileError `json:"errors"`
+	SchemaVersion int               `json:"schema_version"`
+	Roots         []string          `json:"roots"`
+	Files         []string          `json:"files"` // every file checked, sorted
+	Findings      []finding.Finding `json:"findings"`
+	Ignored       int               `json:"ignored"`
+	Baselined     int               `json:"baselined"`
+	Interrupted   bool              `json:"interrupted"`
+	Errors        []FileError       `json:"errors"`
 	// Warnings are what the scan worked around (a damaged ld.so.cache:
 	// rpath.Options.Warn), each once.
 	Warnings []string `json:"warnings,omitempty"`
@@ -148,13 +146,7 @@ type CheckReport struct {
 
 // Count returns the number of findings at or above threshold.
 func (r *CheckReport) Count(threshold string) int {
-	return CountAtLeast(r.Findings, threshold)
-}
-
-// Fingerprint identifies a finding across runs for baselines: rule, file
-// (relative to its scan root), symbol, library and version.
-func (f Finding) Fingerprint() string {
-	return strings.Join([]string{f.ID, f.RelPath, f.Symbol, f.Library, f.Version}, "|")
+	return finding.CountAtLeast(r.Findings, threshold)
 }
 
 type candidate struct {
@@ -178,7 +170,7 @@ type candidate struct {
 // the path that sorts first in walk order). Cancelling ctx stops promptly and
 // returns the partial report with Interrupted set.
 func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport, error) {
-	rep := &CheckReport{SchemaVersion: CheckSchemaVersion, Roots: roots, Files: []string{}, Findings: []Finding{}, Errors: []FileError{}}
+	rep := &CheckReport{SchemaVersion: CheckSchemaVersion, Roots: roots, Files: []string{}, Findings: []finding.Finding{}, Errors: []FileError{}}
 	// What the resolvers work around is in the report (JSON, SARIF) as
 	// well as told to the caller's Warn.
 	opts.Resolver.KeepWarnings(&rep.Warnings)
@@ -327,7 +319,7 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 		}
 		scanWide(ctx, b, files)
 	}
-	var gpuTree []Finding
+	var gpuTree []finding.Finding
 	if len(opts.gpuRequired) > 0 && ctx.Err() == nil {
 		scans := make([]scannedPath, len(kept))
 		for i, r := range kept {
@@ -339,7 +331,7 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	for _, r := range kept {
 		nf += len(r.findings)
 	}
-	rep.Files, rep.Findings = make([]string, 0, len(kept)), make([]Finding, 0, nf)
+	rep.Files, rep.Findings = make([]string, 0, len(kept)), make([]finding.Finding, 0, nf)
 	for _, r := range kept {
 		if r.err != nil {
 			if ctx.Err() != nil {
@@ -374,7 +366,7 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 // Files are compared by rank: a file's findings come together, so its
 // path is compared with the others once per file rather than in every
 // comparison of the sort (paths share long prefixes).
-func sortFindings(fs []Finding) []Finding {
+func sortFindings(fs []finding.Finding) []finding.Finding {
 	idx := make([]int32, len(fs))
 	var files []string
 	for i := range idx {
@@ -400,7 +392,7 @@ func sortFindings(fs []Finding) []Finding {
 			strings.Compare(a.Symbol, b.Symbol), strings.Compare(a.Library, b.Library),
 			strings.Compare(a.Version, b.Version), strings.Compare(a.Message, b.Message))
 	})
-	out := make([]Finding, len(fs))
+	out := make([]finding.Finding, len(fs))
 	for k, i := range idx {
 		out[k] = fs[i]
 	}
@@ -564,25 +556,25 @@ func walkFiles(ctx context.Context, dir, root string, out []candidate) ([]candid
 
 // checkCK checks a composable_kernel CMake config against the scan's
 // consumers (their CK references by path, read during the scan).
-func checkCK(path string, consumers map[string][]string) ([]Finding, error) {
+func checkCK(path string, consumers map[string][]string) ([]finding.Finding, error) {
 	paths := make([]string, 0, len(consumers))
 	for p := range consumers {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
-	rep, err := CheckCK(path, CKOptions{MissingSeverity: SeverityWarning, Consumers: paths, consumerRefs: consumers})
+	rep, err := CheckCK(path, CKOptions{MissingSeverity: finding.SeverityWarning, Consumers: paths, consumerRefs: consumers})
 	var le *cmake.LimitError
 	var pe *cmake.ParseError
 	switch {
 	case errors.As(err, &le):
 		// FILE:LINE is where it stopped, perhaps in a file it includes.
-		sev := SeverityWarning
+		sev := finding.SeverityWarning
 		if le.CMakeFails {
-			sev = SeverityError
+			sev = finding.SeverityError
 		}
-		return []Finding{ckConfigError(path, sev, err)}, nil
+		return []finding.Finding{ckConfigError(path, sev, err)}, nil
 	case errors.As(err, &pe):
-		return []Finding{ckConfigError(path, SeverityWarning, err)}, nil
+		return []finding.Finding{ckConfigError(path, finding.SeverityWarning, err)}, nil
 	case err != nil:
 		return nil, err
 	}
@@ -590,16 +582,16 @@ func checkCK(path string, consumers map[string][]string) ([]Finding, error) {
 }
 
 // ckConfigError is RD1306 for the config at path.
-func ckConfigError(path string, sev Severity, err error) Finding {
-	r, _ := LookupRule(RuleCKConfigError)
-	return Finding{Rule: RuleCKConfigError, Severity: sev, File: path, Message: err.Error() + "; its components are not checked", Fix: r.Fix}
+func ckConfigError(path string, sev finding.Severity, err error) finding.Finding {
+	r, _ := finding.LookupRule(finding.RuleCKConfigError)
+	return finding.Finding{Rule: finding.RuleCKConfigError, Severity: sev, File: path, Message: err.Error() + "; its components are not checked", Fix: r.Fix}
 }
 
 // scanned is what a worker found in one file.
 type scanned struct {
 	kind     string // "" for a file none of the checks applies to
 	id       elfx.FileID
-	findings []Finding
+	findings []finding.Finding
 	err      error
 	ckRefs   []string // undefined CK instance functions (when a CK config is in the scan)
 	// With GPU targets: whether the file carries device code, and for a
@@ -649,7 +641,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 				opts.Resolver.Files.KnowStat(c.path, p.Info)
 			}
 			needs := func() ([]elfx.VersionNeed, error) { return t.needs, nil }
-			var gf []Finding
+			var gf []finding.Finding
 			if gpu {
 				gf, sc.deviceCode = deviceCodeFindings(c.path, t.facts.code, nil, opts.gpuRequired)
 			}
@@ -678,7 +670,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 			sc.err = err
 			return sc
 		}
-		var gf []Finding
+		var gf []finding.Finding
 		if gpu {
 			cos, notes := codeObjects(f, nil)
 			gf, sc.deviceCode = deviceCodeFindings(c.path, cos, notes, opts.gpuRequired)
@@ -752,7 +744,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 // deviceCodeFindings are the device-code rules (RD1401, RD1403) for one
 // file or archive whose code objects are cos, notes saying what of its
 // device code could not be read, and whether it has any.
-func deviceCodeFindings(path string, cos []elfx.CodeObject, notes []string, required []elfx.TargetID) ([]Finding, bool) {
+func deviceCodeFindings(path string, cos []elfx.CodeObject, notes []string, required []elfx.TargetID) ([]finding.Finding, bool) {
 	lib := GPULibrary{Path: path, Notes: notes}
 	lib.summarize(cos)
 	if len(lib.Code) == 0 && len(lib.Notes) == 0 {
@@ -771,7 +763,7 @@ type scannedPath struct {
 // Tensile directories the scan's paths reveal (kernel files judged by what
 // the workers found, RD1402), and no device code anywhere (RD1401), each
 // with its path relative to the root it was found under.
-func tensileFindings(scans []scannedPath, roots []string, required []elfx.TargetID) []Finding {
+func tensileFindings(scans []scannedPath, roots []string, required []elfx.TargetID) []finding.Finding {
 	layout := newTensileLayout()
 	parsed := map[string]bool{}
 	rootOf := map[string]string{}
@@ -818,7 +810,7 @@ var scanParsed func(path string)
 // ff describes, whose version requirements needs reads. f is the open
 // file, which it closes, or nil when the file was parsed before (as a
 // dependency) and ff comes from its cached table t.
-func checkELF(ctx context.Context, b *Binder, f *elfx.File, t *symtab, ff *fileFacts, needs func() ([]elfx.VersionNeed, error), c candidate, opts *CheckOptions, sc *scanned) ([]Finding, error) {
+func checkELF(ctx context.Context, b *Binder, f *elfx.File, t *symtab, ff *fileFacts, needs func() ([]elfx.VersionNeed, error), c candidate, opts *CheckOptions, sc *scanned) ([]finding.Finding, error) {
 	// The references to composable_kernel instances, for a CK install in
 	// the scan, are read now, from the open file and its table.
 	ckRefs := func(t *elfx.SymbolTable) {
@@ -877,8 +869,8 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, t *symtab, ff *fileF
 	}
 	if t != nil && ff.typ == elf.ET_DYN && !t.tab.Searched() {
 		if n := t.tab.Counts().Defined; n > 0 {
-			r, _ := LookupRule(RuleUnsearched)
-			out = append(out, Finding{Rule: RuleUnsearched, Severity: r.Severity, File: c.path, Fix: r.Fix,
+			r, _ := finding.LookupRule(finding.RuleUnsearched)
+			out = append(out, finding.Finding{Rule: finding.RuleUnsearched, Severity: r.Severity, File: c.path, Fix: r.Fix,
 				Message: fmt.Sprintf("%s defines %d dynamic symbol(s), but ld.so looks up none of them: its dynamic section names no symbol hash table with buckets (DT_GNU_HASH or DT_HASH)", c.path, n)})
 		}
 	}
@@ -903,7 +895,7 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, t *symtab, ff *fileF
 // libraries, the LLVMInitialize* diagnosis, dlopen() names and unwinders.
 // A Python extension is bound in opts.Python when it is set, so that only
 // what the interpreter exports is left to it.
-func bindFindings(ctx context.Context, b *Binder, path string, ff *fileFacts, module, python bool, opts *CheckOptions) ([]Finding, *DynamicResult, error) {
+func bindFindings(ctx context.Context, b *Binder, path string, ff *fileFacts, module, python bool, opts *CheckOptions) ([]finding.Finding, *DynamicResult, error) {
 	inHost := python && opts.Python != ""
 	var dr *DynamicResult
 	var err error
@@ -918,7 +910,7 @@ func bindFindings(ctx context.Context, b *Binder, path string, ff *fileFacts, mo
 	var unresolved []string
 	out := dr.Findings[:0] // rewritten in place: each is written at or before where it was read
 	for _, fd := range dr.Findings {
-		if fd.Rule == RuleUndefinedSymbol && fd.File == path {
+		if fd.Rule == finding.RuleUndefinedSymbol && fd.File == path {
 			switch {
 			case inHost:
 				fd.Message += fmt.Sprintf(" — neither %s (which imports the module) nor the module's libraries define it", opts.Python)
@@ -926,7 +918,7 @@ func bindFindings(ctx context.Context, b *Binder, path string, ff *fileFacts, mo
 				AsModuleNote(&fd, path, python)
 			}
 		}
-		if fd.Rule == RuleUndefinedSymbol {
+		if fd.Rule == finding.RuleUndefinedSymbol {
 			unresolved = append(unresolved, fd.Symbol)
 		}
 		out = append(out, fd)
@@ -940,7 +932,7 @@ func bindFindings(ctx context.Context, b *Binder, path string, ff *fileFacts, mo
 	// Unwinder problems are reported for the file whose closure has them;
 	// a static copy is reported once, on the library that carries it.
 	for _, fd := range uw.Findings {
-		if fd.Rule == RuleExportsUnwinder && fd.File != path {
+		if fd.Rule == finding.RuleExportsUnwinder && fd.File != path {
 			continue
 		}
 		out = append(out, fd)
@@ -999,8 +991,8 @@ func ModuleKind(typ elf.Type, hasInterp bool, d *elfx.Dynamic, path string) (mod
 
 // AsModuleNote makes an undefined-symbol finding of the module at path a
 // note (RD1006): the program that loads the module may define the symbol.
-func AsModuleNote(fd *Finding, path string, python bool) {
-	fd.Rule, fd.Severity = RuleModuleUndefined, SeverityNote
+func AsModuleNote(fd *finding.Finding, path string, python bool) {
+	fd.Rule, fd.Severity = finding.RuleModuleUndefined, finding.SeverityNote
 	if python {
 		fd.Message += " — a Python extension module: the interpreter that imports it defines the Py* API"
 	} else {
@@ -1066,7 +1058,7 @@ func llvmName(names []byte) bool {
 	return false
 }
 
-func llvmFinding(path string, d *LLVMDiagnosis) []Finding {
+func llvmFinding(path string, d *LLVMDiagnosis) []finding.Finding {
 	if d == nil {
 		return nil
 	}
@@ -1074,7 +1066,7 @@ func llvmFinding(path string, d *LLVMDiagnosis) []Finding {
 	for _, t := range d.Missing {
 		targets = append(targets, t.Target)
 	}
-	return []Finding{{Rule: RuleLLVMTargets, Severity: SeverityError, File: path, Symbol: "LLVMInitialize" + strings.Join(targets, ",") + "*",
+	return []finding.Finding{{Rule: finding.RuleLLVMTargets, Severity: finding.SeverityError, File: path, Symbol: "LLVMInitialize" + strings.Join(targets, ",") + "*",
 		Message: d.Message, Fix: d.Fix}}
 }
 
@@ -1082,11 +1074,11 @@ var soFile = lazyRegexp(`(^lib.*\.so(\.[0-9.]+)?$)|(\.so(\.[0-9]+)*$)`)
 
 // hygiene runs the file-level rules RD1201–RD1209 and RD1211–RD1213;
 // notExec says why the file cannot be executed ("" when it can).
-func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), path, notExec string, opts *CheckOptions) ([]Finding, error) {
-	var out []Finding
+func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), path, notExec string, opts *CheckOptions) ([]finding.Finding, error) {
+	var out []finding.Finding
 	add := func(rule, msg, sym, lib string) {
-		r, _ := LookupRule(rule)
-		out = append(out, Finding{Rule: rule, Severity: r.Severity, File: path, Symbol: sym, Library: lib, Message: msg, Fix: r.Fix})
+		r, _ := finding.LookupRule(rule)
+		out = append(out, finding.Finding{Rule: rule, Severity: r.Severity, File: path, Symbol: sym, Library: lib, Message: msg, Fix: r.Fix})
 	}
 	if ff.typ != elf.ET_DYN && ff.typ != elf.ET_EXEC {
 		return nil, nil
@@ -1097,10 +1089,10 @@ func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), pat
 		return nil, ff.interpErr
 	}
 	if ff.interp != "" && isBuildDir(ff.interp, opts.WorkDir) {
-		add(RuleBuildDirInterp, fmt.Sprintf("%s: program interpreter %q lies in a build or temporary directory", path, ff.interp), "", ff.interp)
+		add(finding.RuleBuildDirInterp, fmt.Sprintf("%s: program interpreter %q lies in a build or temporary directory", path, ff.interp), "", ff.interp)
 	}
 	if notExec != "" && ff.program() {
-		add(RuleProgramNotExec, fmt.Sprintf("%s is a program, but %s: running it fails with \"Permission denied\"", path, notExec), "", "")
+		add(finding.RuleProgramNotExec, fmt.Sprintf("%s is a program, but %s: running it fails with \"Permission denied\"", path, notExec), "", "")
 	}
 	d, err := ff.dyn, ff.dynErr
 	if err != nil && !errors.Is(err, elfx.ErrNoDynamic) {
@@ -1111,7 +1103,7 @@ func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), pat
 		if !st.Present {
 			why = "there is no PT_GNU_STACK, so the stack defaults to executable"
 		}
-		add(RuleExecStack, fmt.Sprintf("%s: executable stack (%s)", path, why), "", "")
+		add(finding.RuleExecStack, fmt.Sprintf("%s: executable stack (%s)", path, why), "", "")
 	}
 	if d == nil {
 		return out, nil
@@ -1120,26 +1112,26 @@ func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), pat
 		for _, e := range entries {
 			switch {
 			case e == "":
-				add(RuleRelativeRunpath, fmt.Sprintf("%s: %s has an empty entry, which means the working directory", path, tag), "", e)
+				add(finding.RuleRelativeRunpath, fmt.Sprintf("%s: %s has an empty entry, which means the working directory", path, tag), "", e)
 			case rpath.OriginRelative(e):
 			case soFile().MatchString(filepath.Base(e)) && !strings.HasSuffix(e, "/"):
-				add(RuleFileNameRunpath, fmt.Sprintf("%s: %s entry %q is a file name, not a directory", path, tag, e), "", e)
+				add(finding.RuleFileNameRunpath, fmt.Sprintf("%s: %s entry %q is a file name, not a directory", path, tag, e), "", e)
 			case !strings.HasPrefix(e, "/"):
 				// Other tokens expand to relative paths ($LIB to lib64,
 				// $PLATFORM to haswell) and unknown ones stay literal.
-				add(RuleRelativeRunpath, fmt.Sprintf("%s: %s entry %q is relative to the working directory", path, tag, e), "", e)
+				add(finding.RuleRelativeRunpath, fmt.Sprintf("%s: %s entry %q is relative to the working directory", path, tag, e), "", e)
 			case isBuildDir(e, opts.WorkDir):
-				add(RuleBuildDirRunpath, fmt.Sprintf("%s: %s entry %q points into a build or temporary directory", path, tag, e), "", e)
+				add(finding.RuleBuildDirRunpath, fmt.Sprintf("%s: %s entry %q points into a build or temporary directory", path, tag, e), "", e)
 			}
 		}
 	}
 	check("RPATH", d.RPathList())
 	check("RUNPATH", d.RunPathList())
 	if opts.ExpectRunpath && d.HasRPath && !d.HasRunPath {
-		add(RuleRPathNotRunpath, fmt.Sprintf("%s: DT_RPATH %q where DT_RUNPATH is expected", path, d.RPath), "", "")
+		add(finding.RuleRPathNotRunpath, fmt.Sprintf("%s: DT_RPATH %q where DT_RUNPATH is expected", path, d.RPath), "", "")
 	}
 	if library, _ := unnamed(ff.typ, ff.hasInterp, d, path); library {
-		add(RuleMissingSoname, fmt.Sprintf("%s: shared library without DT_SONAME", path), "", "")
+		add(finding.RuleMissingSoname, fmt.Sprintf("%s: shared library without DT_SONAME", path), "", "")
 	}
 	for _, n := range d.Needed {
 		switch {
@@ -1148,13 +1140,13 @@ func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), pat
 			// "$ORIGIN/../lib/libpython3.12.so.1.0": ld.so expands it
 			// (python-build-standalone links this way); relocatable.
 		case strings.HasPrefix(n, "/"):
-			add(RuleNeededPath, fmt.Sprintf("%s: NEEDED entry %q is a path: ld.so opens that file and no other, without searching RUNPATH, LD_LIBRARY_PATH or the cache", path, n), "", n)
+			add(finding.RuleNeededPath, fmt.Sprintf("%s: NEEDED entry %q is a path: ld.so opens that file and no other, without searching RUNPATH, LD_LIBRARY_PATH or the cache", path, n), "", n)
 		default:
-			add(RuleNeededPath, fmt.Sprintf("%s: NEEDED entry %q is a relative path: ld.so opens it against the working directory of the process, without searching for it", path, n), "", n)
+			add(finding.RuleNeededPath, fmt.Sprintf("%s: NEEDED entry %q is a relative path: ld.so opens it against the working directory of the process, without searching for it", path, n), "", n)
 		}
 	}
 	if d.TextRel {
-		add(RuleTextRel, fmt.Sprintf("%s: text relocations (DT_TEXTREL)", path), "", "")
+		add(finding.RuleTextRel, fmt.Sprintf("%s: text relocations (DT_TEXTREL)", path), "", "")
 	}
 	if opts.Glibc != "" || opts.Glibcxx != "" {
 		needs, err := versionNeeds()
@@ -1173,10 +1165,10 @@ func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), pat
 			}
 		}
 		if glibc != "" {
-			add(RuleGlibcTooNew, fmt.Sprintf("%s requires GLIBC_%s, newer than the baseline %s", path, glibc, opts.Glibc), "", "GLIBC_"+glibc)
+			add(finding.RuleGlibcTooNew, fmt.Sprintf("%s requires GLIBC_%s, newer than the baseline %s", path, glibc, opts.Glibc), "", "GLIBC_"+glibc)
 		}
 		if glibcxx != "" {
-			add(RuleGlibcxxTooNew, fmt.Sprintf("%s requires GLIBCXX_%s, newer than the baseline %s", path, glibcxx, opts.Glibcxx), "", "GLIBCXX_"+glibcxx)
+			add(finding.RuleGlibcxxTooNew, fmt.Sprintf("%s requires GLIBCXX_%s, newer than the baseline %s", path, glibcxx, opts.Glibcxx), "", "GLIBCXX_"+glibcxx)
 		}
 	}
 	return out, nil
@@ -1303,7 +1295,7 @@ var inMemoryMember uint64 = 32 << 20
 // once, and the wheel's rocBLAS/hipBLASLt Tensile directory judged as a
 // prefix's is (from the member names; kernel files parsed once, here);
 // deviceCode says whether the wheel has any.
-func checkWheel(ctx context.Context, p *elfx.Probe, opts *CheckOptions) (out []Finding, deviceCode bool, err error) {
+func checkWheel(ctx context.Context, p *elfx.Probe, opts *CheckOptions) (out []finding.Finding, deviceCode bool, err error) {
 	path := p.Path
 	zr, err := zip.NewReader(p, p.Info.Size())
 	if err != nil {
@@ -1316,14 +1308,14 @@ func checkWheel(ctx context.Context, p *elfx.Probe, opts *CheckOptions) (out []F
 	if err != nil {
 		return nil, false, err
 	}
-	nameRule, _ := LookupRule(RuleWheelMemberName)
+	nameRule, _ := finding.LookupRule(finding.RuleWheelMemberName)
 	for _, zf := range zr.File {
 		if msg, refused := zipx.NameProblem(zf); msg != "" {
-			sev := SeverityWarning
+			sev := finding.SeverityWarning
 			if refused {
-				sev = SeverityError
+				sev = finding.SeverityError
 			}
-			out = append(out, Finding{Rule: RuleWheelMemberName, Severity: sev, File: zipx.MemberPath(path, zf.Name), Message: msg, Fix: nameRule.Fix})
+			out = append(out, finding.Finding{Rule: finding.RuleWheelMemberName, Severity: sev, File: zipx.MemberPath(path, zf.Name), Message: msg, Fix: nameRule.Fix})
 		}
 	}
 	gpu := len(opts.gpuRequired) > 0
@@ -1340,7 +1332,7 @@ func checkWheel(ctx context.Context, p *elfx.Probe, opts *CheckOptions) (out []F
 		// against): on the way when it is extracted for the rules,
 		// through the pool otherwise.
 		v := rec.verifier(zf)
-		var fs []Finding
+		var fs []finding.Finding
 		var dc, teed bool
 		switch {
 		case gpu && tensile.add(name), zf.UncompressedSize64 < 64:
@@ -1407,7 +1399,7 @@ func checkWheel(ctx context.Context, p *elfx.Probe, opts *CheckOptions) (out []F
 // raw is the wheel. When tee is not nil and the rules extract the member,
 // all of it is written to tee on the way (for RECORD's hash), and teed
 // says so.
-func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOptions, tee io.Writer) (fs []Finding, dc, teed bool, err error) {
+func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOptions, tee io.Writer) (fs []finding.Finding, dc, teed bool, err error) {
 	// Only what the host's loader loads has file-level rules: AMDGPU code
 	// objects (thousands in PyTorch's wheels) are not extracted, unless
 	// their device code is asked about.
@@ -1507,10 +1499,10 @@ func memberReader(zf *zip.File, raw io.ReaderAt, tee io.Writer) (r io.ReaderAt, 
 
 // applyPolicy sets rule IDs, applies severity overrides, ignores and the
 // baseline, and counts what was dropped.
-func applyPolicy(rep *CheckReport, in []Finding, opts *CheckOptions) []Finding {
+func applyPolicy(rep *CheckReport, in []finding.Finding, opts *CheckOptions) []finding.Finding {
 	out := in[:0]
 	for _, f := range in {
-		r, ok := LookupRule(f.Rule)
+		r, ok := finding.LookupRule(f.Rule)
 		if ok {
 			f.ID = r.ID
 		}
@@ -1519,7 +1511,7 @@ func applyPolicy(rep *CheckReport, in []Finding, opts *CheckOptions) []Finding {
 		} else if s, ok := opts.Severity[f.Rule]; ok {
 			f.Severity = s
 		}
-		if f.Severity == SeverityOff {
+		if f.Severity == finding.SeverityOff {
 			rep.Ignored++
 			continue
 		}
@@ -1536,7 +1528,7 @@ func applyPolicy(rep *CheckReport, in []Finding, opts *CheckOptions) []Finding {
 	return out
 }
 
-func ignored(f Finding, igs []Ignore) bool {
+func ignored(f finding.Finding, igs []Ignore) bool {
 	for _, ig := range igs {
 		if len(ig.Rules) > 0 {
 			hit := false

@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
@@ -95,7 +96,7 @@ func TestCorpusCheckGPUTargetsAgreeWithGPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	rootsChecked(t, rep, root)
-	ours := gpuFindings(rep, func(f symcheck.Finding) string { return f.Rule + " " + f.Message })
+	ours := gpuFindings(rep, func(f finding.Finding) string { return f.Rule + " " + f.Message })
 	g, err := symcheck.GPUs(context.Background(), []string{root}, symcheck.GPUOptions{Require: targets})
 	if err != nil {
 		t.Fatal(err)
@@ -439,7 +440,7 @@ func TestCheckWheelMembers(t *testing.T) {
 		rep := checkMembersIn(t, p, limit)
 		found := false
 		for _, f := range rep.Findings {
-			found = found || f.File == p+"!/pkg/libexecstack.so" && f.Rule == symcheck.RuleExecStack
+			found = found || f.File == p+"!/pkg/libexecstack.so" && f.Rule == finding.RuleExecStack
 		}
 		if !found {
 			t.Errorf("in-memory limit %d: no executable-stack finding for the member: %+v", limit, rep.Findings)
@@ -585,7 +586,7 @@ func TestCheckReadsEachTableOnce(t *testing.T) {
 			t.Fatalf("files = %v, want libdep and 8 programs", rep.Files)
 		}
 		for _, f := range rep.Findings {
-			if f.Rule == symcheck.RuleUndefinedSymbol || f.Rule == symcheck.RuleMissingLibrary {
+			if f.Rule == finding.RuleUndefinedSymbol || f.Rule == finding.RuleMissingLibrary {
 				t.Errorf("finding: %+v", f)
 			}
 		}
@@ -692,7 +693,7 @@ func TestCheckOriginOfLinkedFile(t *testing.T) {
 			t.Fatalf("check %s scanned nothing", root)
 		}
 		for _, f := range rep.Findings {
-			if f.Rule == symcheck.RuleMissingLibrary || f.Rule == symcheck.RuleUndefinedSymbol {
+			if f.Rule == finding.RuleMissingLibrary || f.Rule == finding.RuleUndefinedSymbol {
 				t.Errorf("check %s: %s: %s", root, f.Rule, f.Message)
 			}
 		}
@@ -746,7 +747,7 @@ func TestCheckDependencyParsedOnce(t *testing.T) {
 	for _, f := range alone {
 		rules[strings.SplitN(f, ":", 2)[0]] = true
 	}
-	for _, r := range []string{symcheck.RuleExecStack, symcheck.RuleMissingSoname, symcheck.RuleBuildDirRunpath, symcheck.RuleGlibcTooNew, symcheck.RuleUndefinedSymbol} {
+	for _, r := range []string{finding.RuleExecStack, finding.RuleMissingSoname, finding.RuleBuildDirRunpath, finding.RuleGlibcTooNew, finding.RuleUndefinedSymbol} {
 		if !rules[r] {
 			t.Errorf("checked alone, no %s finding: %v", r, alone)
 		}
@@ -875,7 +876,7 @@ func TestCheckGPUTargets(t *testing.T) {
 		rootsChecked(t, rep, root)
 		var out []string
 		for _, f := range rep.Findings {
-			if f.Rule == symcheck.RuleGPUTargetMissing || f.Rule == symcheck.RuleTensileMissing {
+			if f.Rule == finding.RuleGPUTargetMissing || f.Rule == finding.RuleTensileMissing {
 				rel, _ := filepath.Rel(root, f.File)
 				if f.RelPath != rel {
 					t.Errorf("%s: relative path %q, want %q", f.File, f.RelPath, rel)
@@ -921,7 +922,7 @@ func TestCheckGPUTargets(t *testing.T) {
 	}
 	var none []string
 	for _, f := range rep.Findings {
-		if f.Rule == symcheck.RuleGPUTargetMissing {
+		if f.Rule == finding.RuleGPUTargetMissing {
 			none = append(none, f.Message)
 			if f.File != testenv.Testdata("libfoo.so.1") {
 				t.Errorf("no device code: filed under %q, want the root", f.File)
@@ -949,7 +950,7 @@ func TestCheckGPUTargetsWheel(t *testing.T) {
 			t.Fatal(err)
 		}
 		rootsChecked(t, rep, whl)
-		return gpuFindings(rep, func(f symcheck.Finding) string {
+		return gpuFindings(rep, func(f finding.Finding) string {
 			return string(f.Severity) + " " + f.ID + " " + strings.TrimPrefix(f.File, whl)
 		})
 	}
@@ -1015,8 +1016,8 @@ func TestWheelMemberThatDoesNotDecode(t *testing.T) {
 				t.Fatal(err)
 			}
 			if name == kernel && targets != nil {
-				if len(rep.Errors) != 0 || !slices.ContainsFunc(rep.Findings, func(f symcheck.Finding) bool {
-					return f.Rule == symcheck.RuleTensileMissing && f.File == p+"!/"+name
+				if len(rep.Errors) != 0 || !slices.ContainsFunc(rep.Findings, func(f finding.Finding) bool {
+					return f.Rule == finding.RuleTensileMissing && f.File == p+"!/"+name
 				}) {
 					t.Errorf("check %s (GPU targets %v): errors %+v, findings %+v; want the kernel file reported", name, targets, rep.Errors, rep.Findings)
 				}
@@ -1043,7 +1044,7 @@ func TestWheelMemberThatDoesNotDecode(t *testing.T) {
 }
 
 // gpuFindings renders rep's GPU-rule findings (RD1401, RD1402) with line.
-func gpuFindings(rep *symcheck.CheckReport, line func(symcheck.Finding) string) []string {
+func gpuFindings(rep *symcheck.CheckReport, line func(finding.Finding) string) []string {
 	var out []string
 	for _, f := range rep.Findings {
 		if f.ID == "RD1401" || f.ID == "RD1402" {
@@ -1087,7 +1088,7 @@ func TestCheckDamagedSectionTable(t *testing.T) {
 			t.Errorf("%v: errors %q, want one for %s's section header table", roots, errs, lib)
 		}
 		for _, f := range rep.Findings {
-			if f.File == app && (f.Rule == symcheck.RuleMissingLibrary || f.Rule == symcheck.RuleUndefinedSymbol) {
+			if f.File == app && (f.Rule == finding.RuleMissingLibrary || f.Rule == finding.RuleUndefinedSymbol) {
 				t.Errorf("%v: %s: %s", roots, f.Rule, f.Message)
 			}
 		}
@@ -1171,7 +1172,7 @@ func TestCheckUnreadableDeviceCode(t *testing.T) {
 			"\t.section __CLANG_OFFLOAD_BUNDLE__extra,\"a\",@progbits\n"+garbage+end), "-Wl,-soname,libpartial.so")
 	build(filepath.Join(lib, "aa_user.so"), asm("user.s", end), "-L"+lib, "-Wl,--no-as-needed", "-l:libbroken.so",
 		"-Wl,-soname,libaa_user.so,--enable-new-dtags,-rpath,$ORIGIN/../lib64")
-	check := func(paths []string, targets ...string) []symcheck.Finding {
+	check := func(paths []string, targets ...string) []finding.Finding {
 		t.Helper()
 		// One worker: aa_user.so, and libbroken.so as its dependency, are
 		// parsed before the walk reaches libbroken.so.
@@ -1180,7 +1181,7 @@ func TestCheckUnreadableDeviceCode(t *testing.T) {
 			t.Fatal(err)
 		}
 		rootsChecked(t, rep, paths...)
-		var out []symcheck.Finding
+		var out []finding.Finding
 		for _, f := range rep.Findings {
 			if strings.HasPrefix(f.ID, "RD14") {
 				out = append(out, f)
@@ -1278,7 +1279,7 @@ func TestRunpathTokens(t *testing.T) {
 	rootsChecked(t, rep, dir)
 	var relative []string
 	for _, f := range rep.Findings {
-		if f.Rule == symcheck.RuleRelativeRunpath {
+		if f.Rule == finding.RuleRelativeRunpath {
 			relative = append(relative, f.Library)
 		}
 	}
@@ -1351,9 +1352,9 @@ func TestNeededPath(t *testing.T) {
 	}
 	var got []string
 	for _, f := range rep.Findings {
-		if f.Rule == symcheck.RuleNeededPath || f.Rule == symcheck.RuleMissingLibrary || f.Rule == symcheck.RuleUndefinedSymbol {
+		if f.Rule == finding.RuleNeededPath || f.Rule == finding.RuleMissingLibrary || f.Rule == finding.RuleUndefinedSymbol {
 			got = append(got, filepath.Base(f.File)+" "+f.Rule+" "+f.Library)
-			if f.Rule == symcheck.RuleNeededPath && !strings.Contains(f.Message, "opens that file and no other") {
+			if f.Rule == finding.RuleNeededPath && !strings.Contains(f.Message, "opens that file and no other") {
 				t.Errorf("absolute entry: %s", f.Message)
 			}
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
 	"go.yaml.in/yaml/v3"
@@ -122,15 +123,15 @@ func LoadConfig(path string, opts *CheckOptions) (baseline string, err error) {
 		opts.GPUTargets = ts
 	}
 	for k, v := range c.Severity {
-		if _, ok := LookupRule(k); !ok {
+		if _, ok := finding.LookupRule(k); !ok {
 			return "", bad(k, fmt.Errorf("[severity]: unknown rule %q", k))
 		}
-		sev, err := ParseSeverity(v)
+		sev, err := finding.ParseSeverity(v)
 		if err != nil {
 			return "", bad(k, fmt.Errorf("[severity] %s: %w", k, err))
 		}
 		if opts.Severity == nil {
-			opts.Severity = map[string]Severity{}
+			opts.Severity = map[string]finding.Severity{}
 		}
 		opts.Severity[k] = sev
 	}
@@ -140,7 +141,7 @@ func LoadConfig(path string, opts *CheckOptions) (baseline string, err error) {
 			ig.Rules = append(ig.Rules, ci.Rule)
 		}
 		for _, r := range ig.Rules {
-			if _, ok := LookupRule(r); !ok {
+			if _, ok := finding.LookupRule(r); !ok {
 				return "", bad(r, fmt.Errorf("[[ignore]] %d: unknown rule %q", i+1, r))
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/finding"
 )
 
 func TestFindConfigUpwardTOMLBeforeYAML(t *testing.T) {
@@ -103,7 +105,7 @@ func TestLoadConfigFormats(t *testing.T) {
 			t.Errorf("%q: %v", c.src, err)
 		case c.err == "":
 			if o.Severity == nil {
-				o.Severity = map[string]Severity{}
+				o.Severity = map[string]finding.Severity{}
 			}
 			if got := fmt.Sprintf("%v %v %v %s", append([]string{}, o.GPUTargets...), o.Severity, append([]Ignore{}, o.Ignores...), o.Glibc); got != c.want {
 				t.Errorf("%q: read %q, want %q", c.src, got, c.want)

@@ -12,20 +12,11 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/cmake"
 )
 
 // composable_kernel install checks.
-
-// CK rule names.
-const (
-	RuleCKComponentMissing = "ck-component-missing"
-	RuleCKBadLocation      = "ck-bad-imported-location"
-	RuleCKNoInstances      = "ck-no-instances"
-	RuleCKMissingTarget    = "ck-missing-link-target"
-	RuleCKMissingInstance  = "ck-missing-instance"
-	RuleCKConfigError      = "ck-config-error"
-)
 
 // CKPresets are the components MIOpen's find_package(composable_kernel …)
 // asks for, by release. Sources: ROCm/MIOpen#2526 (ROCm 6.1) replaced
@@ -67,7 +58,7 @@ type CKOptions struct {
 	// MissingSeverity is the severity of a missing required component
 	// (default error; check uses warning when it only knows what the
 	// config advertises).
-	MissingSeverity Severity
+	MissingSeverity finding.Severity
 }
 
 // CKTarget is one IMPORTED target of an installed component.
@@ -99,23 +90,23 @@ type CKComponent struct {
 
 // CKReport is the result of CheckCK.
 type CKReport struct {
-	SchemaVersion int           `json:"schema_version"`
-	Prefix        string        `json:"prefix"`
-	Config        string        `json:"config"`
-	Advertised    []string      `json:"advertised_components"`
-	Requested     []string      `json:"requested_components"`
-	Components    []CKComponent `json:"components"`
-	GPUTargets    []string      `json:"gpu_targets"`
-	CMakeErrors   []string      `json:"cmake_errors,omitempty"`
-	Findings      []Finding     `json:"findings"`
+	SchemaVersion int               `json:"schema_version"`
+	Prefix        string            `json:"prefix"`
+	Config        string            `json:"config"`
+	Advertised    []string          `json:"advertised_components"`
+	Requested     []string          `json:"requested_components"`
+	Components    []CKComponent     `json:"components"`
+	GPUTargets    []string          `json:"gpu_targets"`
+	CMakeErrors   []string          `json:"cmake_errors,omitempty"`
+	Findings      []finding.Finding `json:"findings"`
 }
 
 // missingSeverity is MissingSeverity, error when unset.
-func (o CKOptions) missingSeverity() Severity {
+func (o CKOptions) missingSeverity() finding.Severity {
 	if o.MissingSeverity != "" {
 		return o.MissingSeverity
 	}
-	return SeverityError
+	return finding.SeverityError
 }
 
 // FindCKConfig locates composable_kernelConfig.cmake under prefix.
@@ -146,7 +137,7 @@ func CheckCK(prefix string, opts CKOptions) (*CKReport, error) {
 	} else {
 		prefix = filepath.Clean(filepath.Join(filepath.Dir(cfg), "..", "..", ".."))
 	}
-	rep := &CKReport{SchemaVersion: 1, Prefix: prefix, Config: cfg, Findings: []Finding{}, GPUTargets: []string{}}
+	rep := &CKReport{SchemaVersion: 1, Prefix: prefix, Config: cfg, Findings: []finding.Finding{}, GPUTargets: []string{}}
 	// First pass: what the config advertises.
 	probe := cmake.New()
 	if err := probe.EvalFile(cfg); err != nil {
@@ -196,7 +187,7 @@ func CheckCK(prefix string, opts CKOptions) (*CKReport, error) {
 	if len(requested) == 0 {
 		// Nothing advertised and nothing asked for: nothing below would
 		// be checked, so the config itself is the finding.
-		rep.Findings = append(rep.Findings, Finding{Rule: RuleCKComponentMissing, Severity: opts.missingSeverity(), File: cfg,
+		rep.Findings = append(rep.Findings, finding.Finding{Rule: finding.RuleCKComponentMissing, Severity: opts.missingSeverity(), File: cfg,
 			Message: fmt.Sprintf("%s advertises no components (it sets no _composable_kernel_supported_components list): find_package(composable_kernel COMPONENTS …) fails for every component", filepath.Base(cfg)),
 			Fix:     "reinstall composable_kernel (its generated config lists the components it built), or name the components with --require / --for"})
 	}
@@ -230,15 +221,15 @@ func CheckCK(prefix string, opts CKOptions) (*CKReport, error) {
 		}
 		if len(rep.Advertised) > 0 && !slices.Contains(rep.Advertised, c) {
 			comp.Status = "not advertised"
-			rep.Findings = append(rep.Findings, Finding{Rule: RuleCKComponentMissing, Severity: SeverityError, File: cfg, Library: c,
+			rep.Findings = append(rep.Findings, finding.Finding{Rule: finding.RuleCKComponentMissing, Severity: finding.SeverityError, File: cfg, Library: c,
 				Message: fmt.Sprintf("component %s is not among the components %s advertises (%s): find_package fails with \"Unsupported component: %s\"", c, filepath.Base(cfg), strings.Join(rep.Advertised, ", "), c),
 				Fix:     "use a composable_kernel release that has this component, or pick the consumer preset matching this CK release"})
 		} else if !comp.Present {
 			sev := opts.missingSeverity()
 			if !required[c] {
-				sev = SeverityWarning
+				sev = finding.SeverityWarning
 			}
-			rep.Findings = append(rep.Findings, Finding{Rule: RuleCKComponentMissing, Severity: sev, File: cfg, Library: c,
+			rep.Findings = append(rep.Findings, finding.Finding{Rule: finding.RuleCKComponentMissing, Severity: sev, File: cfg, Library: c,
 				Message: fmt.Sprintf("%s is missing: find_package(composable_kernel COMPONENTS %s) fails with \"include could not find requested file\"; CK skips a component that has no kernel instances for its GPU targets", comp.TargetsFile, c),
 				Fix:     "rebuild composable_kernel with GPU targets that have instances for this component (see the cause below)"})
 		}
@@ -259,7 +250,7 @@ func CheckCK(prefix string, opts CKOptions) (*CKReport, error) {
 				l = strings.TrimSuffix(strings.TrimPrefix(l, "$<LINK_ONLY:"), ">")
 				ct.LinkLibraries = append(ct.LinkLibraries, l)
 				if strings.HasPrefix(l, "composable_kernel::") && in.Targets[l] == nil {
-					rep.Findings = append(rep.Findings, Finding{Rule: RuleCKMissingTarget, Severity: SeverityError, File: tg.DefinedIn, Library: l,
+					rep.Findings = append(rep.Findings, finding.Finding{Rule: finding.RuleCKMissingTarget, Severity: finding.SeverityError, File: tg.DefinedIn, Library: l,
 						Message: fmt.Sprintf("%s links %s, which no installed Targets file defines", name, l),
 						Fix:     "install the component that exports " + l + " (request it in find_package as well)"})
 				}
@@ -333,7 +324,7 @@ func checkCKLocation(rep *CKReport, comp *CKComponent, name, definedIn string, c
 				ct.Status = "foreign objects"
 			}
 		}
-		rep.Findings = append(rep.Findings, Finding{Rule: RuleCKBadLocation, Severity: SeverityError, File: definedIn, Library: name,
+		rep.Findings = append(rep.Findings, finding.Finding{Rule: finding.RuleCKBadLocation, Severity: finding.SeverityError, File: definedIn, Library: name,
 			Message: msg, Fix: "reinstall composable_kernel (the Targets files and the libraries must come from the same install)"})
 	}
 	if ct.Location == "" {
@@ -393,7 +384,7 @@ func checkCKLocation(rep *CKReport, comp *CKComponent, name, definedIn string, c
 			if ct.Status == "ok" {
 				ct.Status = "no instances"
 			}
-			rep.Findings = append(rep.Findings, Finding{Rule: RuleCKNoInstances, Severity: SeverityError, File: ct.Location, Library: comp.Name,
+			rep.Findings = append(rep.Findings, finding.Finding{Rule: finding.RuleCKNoInstances, Severity: finding.SeverityError, File: ct.Location, Library: comp.Name,
 				Message: fmt.Sprintf("%s defines no ck::tensor_operation::device::instance::add_device_…_instances functions: the component was built without kernel instances", ct.Location),
 				Fix:     "rebuild composable_kernel with GPU targets that have instances for " + comp.Name})
 		}
@@ -459,7 +450,7 @@ func checkCKConsumers(rep *CKReport, consumers []string, known map[string][]stri
 			}
 			d := Demangle(r)
 			comp := componentFor(d)
-			rep.Findings = append(rep.Findings, Finding{Rule: RuleCKMissingInstance, Severity: SeverityError, File: p, Symbol: r, Demangled: d, Library: comp,
+			rep.Findings = append(rep.Findings, finding.Finding{Rule: finding.RuleCKMissingInstance, Severity: finding.SeverityError, File: p, Symbol: r, Demangled: d, Library: comp,
 				Message: fmt.Sprintf("%s calls %s, which no installed composable_kernel archive defines (expected in %s)", p, shortName(d, r), comp),
 				Fix:     fmt.Sprintf("rebuild composable_kernel so that %s has instances for the consumer's data types and GPU targets", comp)})
 		}
@@ -580,10 +571,10 @@ func explainCK(rep *CKReport) {
 	fix := `cmake -DGPU_TARGETS="gfx90a;gfx1100" -DDL_KERNELS=ON -DINSTANCES_ONLY=OFF … (list the GPUs you need; include a gfx9 XDL target for conv/contraction)`
 	for i := range rep.Findings {
 		f := &rep.Findings[i]
-		if f.Rule == RuleCKComponentMissing && f.Library == "" {
+		if f.Rule == finding.RuleCKComponentMissing && f.Library == "" {
 			continue // a config that advertises nothing: not a GPU-target matter
 		}
-		if f.Rule == RuleCKComponentMissing || f.Rule == RuleCKNoInstances || f.Rule == RuleCKMissingInstance {
+		if f.Rule == finding.RuleCKComponentMissing || f.Rule == finding.RuleCKNoInstances || f.Rule == finding.RuleCKMissingInstance {
 			f.Message += ". Likely cause: " + cause
 			f.Fix = fix
 		}

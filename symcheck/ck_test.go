@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
@@ -75,7 +76,7 @@ func TestCKCompleteInstall(t *testing.T) {
 	}
 	// The preset for 6.3 also asks for mha, which this install lacks: optional.
 	rep = checkCK(t, prefix, symcheck.CKOptions{Preset: "miopen-6.3"})
-	if got := ckRules(rep); len(got) != 1 || got[0] != "ck-component-missing:device_mha_operations" || rep.Findings[0].Severity != symcheck.SeverityWarning {
+	if got := ckRules(rep); len(got) != 1 || got[0] != "ck-component-missing:device_mha_operations" || rep.Findings[0].Severity != finding.SeverityWarning {
 		t.Errorf("6.3: %v", got)
 	}
 }
@@ -130,7 +131,7 @@ func TestCKConsumer(t *testing.T) {
 		t.Fatalf("findings = %v", ckRules(rep))
 	}
 	f := rep.Findings[0]
-	if f.Rule != symcheck.RuleCKMissingInstance || f.Library != "device_conv_operations" ||
+	if f.Rule != finding.RuleCKMissingInstance || f.Library != "device_conv_operations" ||
 		!strings.Contains(f.Message, "ck::tensor_operation::device::instance::add_device_grouped_conv3d_bwd_weight_xdl_ndhwgc_gkzyxc_ndhwgk_bf16_instances") {
 		t.Errorf("finding = %+v", f)
 	}
@@ -240,7 +241,7 @@ func TestCKAgreesWithCMake(t *testing.T) {
 			rep := checkCK(t, prefix, symcheck.CKOptions{Require: comps})
 			errs := 0
 			for _, f := range rep.Findings {
-				if f.Severity == symcheck.SeverityError {
+				if f.Severity == finding.SeverityError {
 					errs++
 				}
 			}
@@ -269,7 +270,7 @@ func TestCKConfigThatAdvertisesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Findings) != 1 || rep.Findings[0].Rule != symcheck.RuleCKComponentMissing || rep.Findings[0].Severity != symcheck.SeverityError ||
+	if len(rep.Findings) != 1 || rep.Findings[0].Rule != finding.RuleCKComponentMissing || rep.Findings[0].Severity != finding.SeverityError ||
 		!strings.Contains(rep.Findings[0].Message, "advertises no components") || strings.Contains(rep.Findings[0].Message, "Likely cause") {
 		t.Errorf("findings %+v", rep.Findings)
 	}

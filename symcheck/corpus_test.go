@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
@@ -124,11 +125,11 @@ func bindingAgreesWithLddR(t *testing.T, root string, machine elf.Machine, least
 		var got []string
 		for _, fd := range res.Findings {
 			switch fd.Rule {
-			case symcheck.RuleUndefinedSymbol, symcheck.RuleVersionMismatch:
+			case finding.RuleUndefinedSymbol, finding.RuleVersionMismatch:
 				got = append(got, fd.Symbol+" ("+canon(fd.File)+")")
-			case symcheck.RuleMissingVersion:
+			case finding.RuleMissingVersion:
 				got = append(got, "version "+fd.Version+" ("+canon(fd.File)+")")
-			case symcheck.RuleMissingLibrary:
+			case finding.RuleMissingLibrary:
 				for _, u := range fd.Unresolved {
 					name, _, _ := strings.Cut(u, "@")
 					got = append(got, name+" ("+canon(fd.File)+")")

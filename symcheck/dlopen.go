@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 )
 
@@ -22,11 +23,11 @@ type dlopenFacts struct {
 // res: RD1009 for a note that is not valid, RD1008 for a declared library
 // dlopen() from the file would not find (severity by the note's priority),
 // RD1010 for a library its read-only data names that it would not find.
-func dlopenFindings(r *rpath.Resolver, res *rpath.Result, path string, df *dlopenFacts) []Finding {
-	var out []Finding
+func dlopenFindings(r *rpath.Resolver, res *rpath.Result, path string, df *dlopenFacts) []finding.Finding {
+	var out []finding.Finding
 	if df.notesErr != nil {
-		info, _ := LookupRule(RuleDlopenNoteInvalid)
-		out = append(out, Finding{Rule: RuleDlopenNoteInvalid, Severity: info.Severity, File: path, Fix: info.Fix,
+		info, _ := finding.LookupRule(finding.RuleDlopenNoteInvalid)
+		out = append(out, finding.Finding{Rule: finding.RuleDlopenNoteInvalid, Severity: info.Severity, File: path, Fix: info.Fix,
 			Message: df.notesErr.Error() + "; package-notes' dlopen-notes.py (rpm's and debhelper's dependency generator) fails on the file or drops the note"})
 	}
 	for _, l := range r.LookupDlopen(res, res.Root, df.notes, df.names) {
@@ -34,13 +35,13 @@ func dlopenFindings(r *rpath.Resolver, res *rpath.Result, path string, df *dlope
 			continue
 		}
 		var msg string
-		info, _ := LookupRule(RuleDlopenNameMissing)
+		info, _ := finding.LookupRule(finding.RuleDlopenNameMissing)
 		sev := info.Severity
 		if l.Source == "note" {
 			// The rule's default severity is a recommended library's.
-			info, _ = LookupRule(RuleDlopenMissing)
+			info, _ = finding.LookupRule(finding.RuleDlopenMissing)
 			sev = info.Severity
-			if s, ok := map[string]Severity{elfx.DlopenRequired: SeverityError, elfx.DlopenSuggested: SeverityNote}[l.Priority]; ok {
+			if s, ok := map[string]finding.Severity{elfx.DlopenRequired: finding.SeverityError, elfx.DlopenSuggested: finding.SeverityNote}[l.Priority]; ok {
 				sev = s
 			}
 			what := fmt.Sprintf("%s priority", l.Priority)
@@ -53,7 +54,7 @@ func dlopenFindings(r *rpath.Resolver, res *rpath.Result, path string, df *dlope
 			msg = fmt.Sprintf("%s calls dlopen() and names %s in its read-only data; dlopen() from it would find %s",
 				path, andList(l.Names), noneOf(l.Names))
 		}
-		out = append(out, Finding{Rule: info.Name, Severity: sev, File: path, Library: l.Names[0],
+		out = append(out, finding.Finding{Rule: info.Name, Severity: sev, File: path, Library: l.Names[0],
 			Message: msg + rejectedText(l.Dep), Fix: info.Fix})
 	}
 	return out

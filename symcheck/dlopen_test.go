@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
@@ -69,7 +70,7 @@ int main(void){ for (int i = 0; i < 6; i++) printf("%s %d\n", name_of(i), try_lo
 		t.Fatal(err)
 	}
 	byRule := map[string][]string{}
-	sev := map[string]symcheck.Severity{}
+	sev := map[string]finding.Severity{}
 	for _, f := range rep.Findings {
 		if f.ID == "RD1008" || f.ID == "RD1010" {
 			byRule[f.ID] = append(byRule[f.ID], f.Library)
@@ -86,7 +87,7 @@ int main(void){ for (int i = 0; i < 6; i++) printf("%s %d\n", name_of(i), try_lo
 	if !slices.Equal(byRule["RD1008"], []string{"libopt.so.2"}) || !slices.Equal(slices.Sorted(slices.Values(byRule["RD1010"])), slices.Sorted(slices.Values([]string{"libother.so.1", gonePath}))) {
 		t.Errorf("RD1008 %q, RD1010 %q: want the declared one by its note only, the other by its string", byRule["RD1008"], byRule["RD1010"])
 	}
-	if sev["libopt.so.2"] != symcheck.SeverityNote {
+	if sev["libopt.so.2"] != finding.SeverityNote {
 		t.Errorf("severities %v: want the note's priority (suggested: note)", sev)
 	}
 

@@ -9,23 +9,8 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 )
-
-// Evidence says what in the scan decided the severity of a finding that
-// the file alone would make an error: how the file is used, and by what.
-type Evidence struct {
-	// Kind is "module" (no SONAME and NEEDED by nothing in the scan: only
-	// dlopen() loads it), "host-program" (a program in the scan exports
-	// every name the file misses), "by-design" (an interface the loading
-	// program supplies, from a cited table), "underlinked" (libraries in
-	// the scan that the file does not NEED define the names) or
-	// "program-context" (a program in the scan loads the file and the
-	// missing library through its own search path).
-	Kind      string   `json:"kind"`
-	Program   string   `json:"program,omitempty"`
-	Libraries []string `json:"libraries,omitempty"`
-	Source    string   `json:"source,omitempty"` // the citation of a by-design interface
-}
 
 // elfScan is what the scan-wide rules need of one ELF file of the scan.
 type elfScan struct {
@@ -146,7 +131,7 @@ func (w *wide) file(s *scanned) {
 	e := s.elf
 	var undef []string
 	for _, f := range s.findings {
-		if f.Rule == RuleUndefinedSymbol && f.Severity == SeverityError && f.File == e.path {
+		if f.Rule == finding.RuleUndefinedSymbol && f.Severity == finding.SeverityError && f.File == e.path {
 			undef = append(undef, f.Symbol)
 		}
 	}
@@ -154,7 +139,7 @@ func (w *wide) file(s *scanned) {
 		if ev, fix := w.undefinedEvidence(e, undef); ev != nil {
 			for i := range s.findings {
 				f := &s.findings[i]
-				if f.Rule == RuleUndefinedSymbol && f.Severity == SeverityError && f.File == e.path {
+				if f.Rule == finding.RuleUndefinedSymbol && f.Severity == finding.SeverityError && f.File == e.path {
 					applyEvidence(f, ev, fix)
 				}
 			}
@@ -162,22 +147,22 @@ func (w *wide) file(s *scanned) {
 	}
 	for i := range s.findings {
 		f := &s.findings[i]
-		if f.Rule == RuleMissingSoname && f.Severity == SeverityWarning && w.module(e) {
+		if f.Rule == finding.RuleMissingSoname && f.Severity == finding.SeverityWarning && w.module(e) {
 			// A module is loaded by path: it needs no SONAME.
-			f.Severity, f.Evidence = SeverityNote, &Evidence{Kind: "module"}
+			f.Severity, f.Evidence = finding.SeverityNote, &finding.Evidence{Kind: "module"}
 			f.Message += " — NEEDED by nothing in the scan: a module loaded with dlopen(), which needs none"
 		}
-		if f.Rule == RuleMissingLibrary && f.Severity == SeverityError && f.File == e.path {
+		if f.Rule == finding.RuleMissingLibrary && f.Severity == finding.SeverityError && f.File == e.path {
 			if l, by := w.loadedByPath(e, f.Library); l != nil {
-				f.Rule, f.Severity = RuleProgramContext, SeverityNote
-				f.Evidence = &Evidence{Kind: "program-context", Program: by, Libraries: []string{l.path}}
+				f.Rule, f.Severity = finding.RuleProgramContext, finding.SeverityNote
+				f.Evidence = &finding.Evidence{Kind: "program-context", Program: by, Libraries: []string{l.path}}
 				f.Message += fmt.Sprintf(" — %s is in the scan at %s, which %s loads by path with dlopen() (it holds a path ending in /%s): a file loaded after it finds it loaded", f.Library, l.path, by, filepath.Base(l.path))
 				f.Fix = "none needed where the file is loaded after " + l.path + "; to load it on its own, add that directory to its RUNPATH: rocmdoctor patchelf --add-rpath " + filepath.Dir(l.path) + " " + e.path
 				continue
 			}
 			if p := w.loadedWith(e, f.Library); p != nil {
-				f.Rule, f.Severity = RuleProgramContext, SeverityNote
-				f.Evidence = &Evidence{Kind: "program-context", Program: p.path}
+				f.Rule, f.Severity = finding.RuleProgramContext, finding.SeverityNote
+				f.Evidence = &finding.Evidence{Kind: "program-context", Program: p.path}
 				f.Message += fmt.Sprintf(" — in the process of %s, which loads this file, %s is found through the program's own search path and reused", p.path, f.Library)
 				f.Fix = "none needed where the file is used by " + p.path + "; to load it on its own, add the library's directory to its RUNPATH: rocmdoctor patchelf --add-rpath " + filepath.Dir(p.found[f.Library]) + " " + e.path
 			}
@@ -193,10 +178,10 @@ func (w *wide) module(e *elfScan) bool {
 
 // undefinedEvidence explains all of a file's undefined names at once, or
 // returns nil: one name the scan cannot account for keeps every error.
-func (w *wide) undefinedEvidence(e *elfScan, names []string) (*Evidence, string) {
+func (w *wide) undefinedEvidence(e *elfScan, names []string) (*finding.Evidence, string) {
 	for _, d := range byDesign {
 		if e.soname == d.soname && !slices.ContainsFunc(names, func(n string) bool { return !strings.HasPrefix(n, d.prefix) }) {
-			return &Evidence{Kind: "by-design", Source: d.source}, "none: the program that loads it supplies these by design"
+			return &finding.Evidence{Kind: "by-design", Source: d.source}, "none: the program that loads it supplies these by design"
 		}
 	}
 	// LLVM's names are the LLVMInitialize* diagnosis's: a program that
@@ -205,11 +190,11 @@ func (w *wide) undefinedEvidence(e *elfScan, names []string) (*Evidence, string)
 	llvm := slices.ContainsFunc(names, func(n string) bool { return llvmName([]byte(n)) })
 	for _, p := range w.all {
 		if !llvm && p.program && w.defines(p, names) {
-			return &Evidence{Kind: "host-program", Program: p.path}, "none where " + p.path + " loads it; to check: rocmdoctor symbols --host " + p.path + " " + e.path
+			return &finding.Evidence{Kind: "host-program", Program: p.path}, "none where " + p.path + " loads it; to check: rocmdoctor symbols --host " + p.path + " " + e.path
 		}
 	}
 	if w.module(e) {
-		return &Evidence{Kind: "module"}, "check it in the program that loads it: rocmdoctor symbols --host PROGRAM " + e.path
+		return &finding.Evidence{Kind: "module"}, "check it in the program that loads it: rocmdoctor symbols --host PROGRAM " + e.path
 	}
 	return w.underlinked(e, names)
 }
@@ -220,7 +205,7 @@ func (w *wide) undefinedEvidence(e *elfScan, names []string) (*Evidence, string)
 // scan (a distribution's libLLVM beside a ROCm build's) defining
 // LLVMInitializeX86Target is the mix the LLVMInitialize* diagnosis warns
 // of, not the fix.
-func (w *wide) underlinked(e *elfScan, names []string) (*Evidence, string) {
+func (w *wide) underlinked(e *elfScan, names []string) (*finding.Evidence, string) {
 	for _, n := range names {
 		if llvmName([]byte(n)) {
 			return nil, ""
@@ -255,7 +240,7 @@ func (w *wide) underlinked(e *elfScan, names []string) (*Evidence, string) {
 		libs = append(libs, best)
 		left = slices.DeleteFunc(left, func(n string) bool { return slices.Contains(bestN, n) })
 	}
-	ev := &Evidence{Kind: "underlinked"}
+	ev := &finding.Evidence{Kind: "underlinked"}
 	fix := "rocmdoctor patchelf"
 	var dirs []string
 	res, err := w.b.resolver.Resolve(w.ctx, e.path)
@@ -282,20 +267,20 @@ func plural(n int, one, many string) string {
 }
 
 // applyEvidence rewrites an undefined-symbol error by its evidence.
-func applyEvidence(f *Finding, ev *Evidence, fix string) {
+func applyEvidence(f *finding.Finding, ev *finding.Evidence, fix string) {
 	f.Evidence, f.Fix = ev, fix
 	switch ev.Kind {
 	case "underlinked":
-		f.Rule, f.Severity = RuleUnderlinked, SeverityWarning
+		f.Rule, f.Severity = finding.RuleUnderlinked, finding.SeverityWarning
 		f.Message += " — defined by " + strings.Join(ev.Libraries, ", ") + " in the scan, which the file does not NEED: it loads only where a program loads that library first"
 	case "host-program":
-		f.Rule, f.Severity = RuleModuleUndefined, SeverityNote
+		f.Rule, f.Severity = finding.RuleModuleUndefined, finding.SeverityNote
 		f.Message += " — defined by " + ev.Program + " in the scan: a plugin of that program"
 	case "by-design":
-		f.Rule, f.Severity = RuleModuleUndefined, SeverityNote
+		f.Rule, f.Severity = finding.RuleModuleUndefined, finding.SeverityNote
 		f.Message += " — supplied by the loading program by design (" + ev.Source + ")"
 	default:
-		f.Rule, f.Severity = RuleModuleUndefined, SeverityNote
+		f.Rule, f.Severity = finding.RuleModuleUndefined, finding.SeverityNote
 		f.Message += " — a loadable module (no SONAME, NEEDED by nothing in the scan): the program that loads it may define it"
 	}
 }

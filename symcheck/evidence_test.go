@@ -9,19 +9,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
 // checkTree runs Check over root and returns the findings about file.
-func checkTree(t *testing.T, root, file string) []symcheck.Finding {
+func checkTree(t *testing.T, root, file string) []finding.Finding {
 	t.Helper()
 	rep, err := symcheck.Check(context.Background(), []string{root}, symcheck.CheckOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []symcheck.Finding
+	var out []finding.Finding
 	for _, f := range rep.Findings {
 		if f.File == file && f.Symbol != "" {
 			out = append(out, f)
@@ -59,7 +60,7 @@ func TestEvidenceHostProgram(t *testing.T) {
 		t.Fatalf("the program does not load its plugin: %v\n%s", err, out)
 	}
 	fs := checkTree(t, p.root, plug)
-	if len(fs) != 1 || fs[0].Rule != symcheck.RuleModuleUndefined || fs[0].Severity != symcheck.SeverityNote ||
+	if len(fs) != 1 || fs[0].Rule != finding.RuleModuleUndefined || fs[0].Severity != finding.SeverityNote ||
 		fs[0].Evidence == nil || fs[0].Evidence.Kind != "host-program" || fs[0].Evidence.Program != app {
 		t.Fatalf("findings %+v, want one RD1006 note naming %s", fs, app)
 	}
@@ -70,13 +71,13 @@ func TestEvidenceHostProgram(t *testing.T) {
 		t.Fatalf("the program loads a plugin it lacks a name for: %v %s", err, out)
 	}
 	for _, f := range checkTree(t, p.root, bad) {
-		if f.Severity != symcheck.SeverityError {
+		if f.Severity != finding.SeverityError {
 			t.Errorf("a plugin whose host lacks a name: %+v", f)
 		}
 	}
 	// Without the program in the scan the plugin's gap is an error.
 	fs = checkTree(t, filepath.Dir(plug), plug)
-	if len(fs) != 1 || fs[0].Rule != symcheck.RuleUndefinedSymbol || fs[0].Severity != symcheck.SeverityError {
+	if len(fs) != 1 || fs[0].Rule != finding.RuleUndefinedSymbol || fs[0].Severity != finding.SeverityError {
 		t.Fatalf("the plugin without its program: %+v, want RD1001", fs)
 	}
 }
@@ -88,7 +89,7 @@ func TestEvidenceModuleOrLibrary(t *testing.T) {
 	p := newPfx(t)
 	mod := p.cc("lib/libmod.so", "extern int mystery(void); int mod(void) { return mystery(); }\n", "-shared", "-fPIC")
 	fs := checkTree(t, p.root, mod)
-	if len(fs) != 1 || fs[0].Rule != symcheck.RuleModuleUndefined || fs[0].Evidence == nil || fs[0].Evidence.Kind != "module" {
+	if len(fs) != 1 || fs[0].Rule != finding.RuleModuleUndefined || fs[0].Evidence == nil || fs[0].Evidence.Kind != "module" {
 		t.Fatalf("findings %+v, want an RD1006 note (module)", fs)
 	}
 	rep, err := symcheck.Check(context.Background(), []string{mod}, symcheck.CheckOptions{})
@@ -96,7 +97,7 @@ func TestEvidenceModuleOrLibrary(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range rep.Findings {
-		if f.Rule == symcheck.RuleMissingSoname && f.Severity != symcheck.SeverityNote {
+		if f.Rule == finding.RuleMissingSoname && f.Severity != finding.SeverityNote {
 			t.Errorf("a module without SONAME: %s %s", f.Severity, f.Message)
 		}
 	}
@@ -108,7 +109,7 @@ func TestEvidenceModuleOrLibrary(t *testing.T) {
 		t.Fatalf("the program that NEEDs it: %v %s, want undefined symbol mystery", err, out)
 	}
 	fs = checkTree(t, p.root, mod)
-	if len(fs) != 1 || fs[0].Rule != symcheck.RuleUndefinedSymbol || fs[0].Severity != symcheck.SeverityError {
+	if len(fs) != 1 || fs[0].Rule != finding.RuleUndefinedSymbol || fs[0].Severity != finding.SeverityError {
 		t.Fatalf("NEEDED by a program: %+v, want RD1001", fs)
 	}
 }
@@ -129,7 +130,7 @@ func TestEvidenceUnderlinked(t *testing.T) {
 		t.Fatalf("findings %+v, want two", fs)
 	}
 	for _, f := range fs {
-		if f.Rule != symcheck.RuleUnderlinked || f.Severity != symcheck.SeverityWarning || f.Evidence == nil ||
+		if f.Rule != finding.RuleUnderlinked || f.Severity != finding.SeverityWarning || f.Evidence == nil ||
 			len(f.Evidence.Libraries) != 1 || !strings.HasSuffix(f.Evidence.Libraries[0], "libdef.so.1") {
 			t.Fatalf("finding %+v, want RD1011 naming libdef.so.1", f)
 		}
@@ -171,14 +172,14 @@ func TestEvidenceUnderlinked(t *testing.T) {
 	p.cc("bin/opt", "void LLVMInitializeX86Target(void) {}\nint main(void) { return 0; }\n", "-rdynamic")
 	miopen := p.lib("lib/libMIOpen.so.1", "libMIOpen.so.1", "extern void LLVMInitializeX86Target(void); void m(void) { LLVMInitializeX86Target(); }\n")
 	for _, f := range checkTree(t, p.root, miopen) {
-		if f.Severity != symcheck.SeverityError || f.Rule != symcheck.RuleUndefinedSymbol && f.Rule != symcheck.RuleLLVMTargets {
+		if f.Severity != finding.SeverityError || f.Rule != finding.RuleUndefinedSymbol && f.Rule != finding.RuleLLVMTargets {
 			t.Errorf("LLVMInitializeX86Target with another LLVM in the scan: %+v", f)
 		}
 	}
 	// A name nobody in the scan defines keeps every error.
 	other := p.lib("lib/libother.so.1", "libother.so.1", "extern int helper(void), nowhere(void); int o(void) { return helper() + nowhere(); }\n")
 	for _, f := range checkTree(t, p.root, other) {
-		if f.Severity != symcheck.SeverityError {
+		if f.Severity != finding.SeverityError {
 			t.Errorf("with an unaccounted name: %+v", f)
 		}
 	}
@@ -193,7 +194,7 @@ func TestEvidenceByDesign(t *testing.T) {
 		t.Fatal("no findings: libthread_db's ps_* callbacks are undefined")
 	}
 	for _, f := range fs {
-		if f.Severity != symcheck.SeverityNote || f.Evidence == nil || f.Evidence.Kind != "by-design" || !strings.HasPrefix(f.Symbol, "ps_") {
+		if f.Severity != finding.SeverityNote || f.Evidence == nil || f.Evidence.Kind != "by-design" || !strings.HasPrefix(f.Symbol, "ps_") {
 			t.Errorf("%+v, want a by-design note", f)
 		}
 	}
@@ -224,7 +225,7 @@ func TestEvidenceProgramContext(t *testing.T) {
 	for _, f := range rep.Findings {
 		if f.File == core && f.Library == "libshared.so" {
 			found = true
-			if f.Rule != symcheck.RuleProgramContext || f.Severity != symcheck.SeverityNote || f.Evidence == nil || f.Evidence.Program != app {
+			if f.Rule != finding.RuleProgramContext || f.Severity != finding.SeverityNote || f.Evidence == nil || f.Evidence.Program != app {
 				t.Errorf("%+v, want an RD1012 note naming %s", f, app)
 			}
 		}
@@ -239,7 +240,7 @@ func TestEvidenceProgramContext(t *testing.T) {
 	}
 	for _, f := range rep.Findings {
 		if f.File == core && f.Library == "libshared.so" {
-			if f.Rule != symcheck.RuleProgramContext || f.Evidence == nil || f.Evidence.Program != app || !strings.Contains(f.Fix, "--add-rpath "+filepath.Dir(shared)+" ") {
+			if f.Rule != finding.RuleProgramContext || f.Evidence == nil || f.Evidence.Program != app || !strings.Contains(f.Fix, "--add-rpath "+filepath.Dir(shared)+" ") {
 				t.Errorf("with --for %s: %+v", app, f)
 			}
 		}
@@ -263,7 +264,7 @@ func TestEvidenceProgramContext(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range rep.Findings {
-		if f.File == core && f.Library == "libshared.so" && (f.Rule != symcheck.RuleMissingLibrary || f.Severity != symcheck.SeverityError) {
+		if f.File == core && f.Library == "libshared.so" && (f.Rule != finding.RuleMissingLibrary || f.Severity != finding.SeverityError) {
 			t.Errorf("without the program: %+v, want RD1004", f)
 		}
 	}
@@ -313,9 +314,9 @@ func TestEvidenceLoadedByPath(t *testing.T) {
 			}
 			n++
 			switch {
-			case byPath && (f.Rule != symcheck.RuleProgramContext || f.Evidence == nil || !strings.HasSuffix(f.Evidence.Program, "liblaunch.so")):
+			case byPath && (f.Rule != finding.RuleProgramContext || f.Evidence == nil || !strings.HasSuffix(f.Evidence.Program, "liblaunch.so")):
 				t.Errorf("loaded by path: %+v, want an RD1012 note naming liblaunch.so", f)
-			case !byPath && (f.Rule != symcheck.RuleMissingLibrary || f.Severity != symcheck.SeverityError):
+			case !byPath && (f.Rule != finding.RuleMissingLibrary || f.Severity != finding.SeverityError):
 				t.Errorf("dlopen by name: %+v, want RD1004", f)
 			}
 		}
@@ -356,7 +357,7 @@ func TestIndexMachineAndRuntimes(t *testing.T) {
 		if runtimes == 0 || len(f.Providers) == runtimes {
 			t.Errorf("providers %v: want the C library first, then the marked runtimes", f.Providers)
 		}
-		if strings.Contains(f.Fix, "clang_rt") || !strings.Contains(f.Fix, "libc.") || f.Severity != symcheck.SeverityNote {
+		if strings.Contains(f.Fix, "clang_rt") || !strings.Contains(f.Fix, "libc.") || f.Severity != finding.SeverityNote {
 			t.Errorf("fix %q", f.Fix)
 		}
 		return

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
@@ -18,7 +19,7 @@ func ExampleSymbols() {
 		return
 	}
 	for _, f := range rep.Findings {
-		if f.Rule == symcheck.RuleUndefinedSymbol {
+		if f.Rule == finding.RuleUndefinedSymbol {
 			fmt.Println(f.Symbol, "defined in", filepath.Base(f.Providers[0].File), f.Providers[0].Member)
 		}
 	}

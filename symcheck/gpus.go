@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/par"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/walk"
@@ -108,14 +109,14 @@ type TensileReport struct {
 
 // GPUReport is the result of GPUs.
 type GPUReport struct {
-	SchemaVersion int             `json:"schema_version"`
-	Columns       []string        `json:"columns"`
-	Libraries     []GPULibrary    `json:"libraries"`
-	NoDeviceCode  []string        `json:"no_device_code"`
-	Tensile       []TensileReport `json:"tensile,omitempty"`
-	MIOpenKDB     map[string]int  `json:"miopen_kdb,omitempty"` // arch → kernel databases
-	Expected      []string        `json:"expected,omitempty"`   // from --expect-from
-	Findings      []Finding       `json:"findings"`
+	SchemaVersion int               `json:"schema_version"`
+	Columns       []string          `json:"columns"`
+	Libraries     []GPULibrary      `json:"libraries"`
+	NoDeviceCode  []string          `json:"no_device_code"`
+	Tensile       []TensileReport   `json:"tensile,omitempty"`
+	MIOpenKDB     map[string]int    `json:"miopen_kdb,omitempty"` // arch → kernel databases
+	Expected      []string          `json:"expected,omitempty"`   // from --expect-from
+	Findings      []finding.Finding `json:"findings"`
 	// Errors are the paths named that could not be read (missing, not a
 	// regular file or directory, not an ELF file, archive or code object,
 	// malformed); the others are still reported.
@@ -136,7 +137,7 @@ type GPUOptions struct {
 // against the required (or found) targets, rocBLAS/hipBLASLt Tensile
 // libraries and MIOpen kernel databases.
 func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, error) {
-	rep := &GPUReport{SchemaVersion: 1, Libraries: []GPULibrary{}, NoDeviceCode: []string{}, Findings: []Finding{}, Errors: []FileError{}}
+	rep := &GPUReport{SchemaVersion: 1, Libraries: []GPULibrary{}, NoDeviceCode: []string{}, Findings: []finding.Finding{}, Errors: []FileError{}}
 	var required []elfx.TargetID
 	for _, r := range opts.Require {
 		id, err := elfx.ParseTargetID(r)
@@ -349,11 +350,11 @@ func (l *GPULibrary) cover(want elfx.TargetID) Coverage {
 // deviceFindings are check's device-code findings for the library: what
 // of its code could not be read (RD1403, one per reason) and each
 // required target none of it runs on (RD1401).
-func (l *GPULibrary) deviceFindings(required []elfx.TargetID) []Finding {
-	var out []Finding
+func (l *GPULibrary) deviceFindings(required []elfx.TargetID) []finding.Finding {
+	var out []finding.Finding
 	for _, n := range l.Notes {
-		out = append(out, Finding{
-			Rule: RuleDeviceCodeUnread, Severity: SeverityWarning, File: l.Path,
+		out = append(out, finding.Finding{
+			Rule: finding.RuleDeviceCodeUnread, Severity: finding.SeverityWarning, File: l.Path,
 			Message: fmt.Sprintf("%s has device code that cannot be read (%s): whether it runs on %s cannot be told", l.Path, strings.TrimPrefix(n, l.Path+": "), targetList(required)),
 			Fix:     "if it is damaged (a truncated copy, a section rewritten by a tool that does not know offload bundles), rebuild or reinstall it; `rocmdoctor gpus` on it lists what could be read, `clang-offload-bundler --list` a bundle rocmdoctor cannot decode",
 		})
@@ -371,12 +372,12 @@ func targetList(ts []elfx.TargetID) string {
 
 // missing reports each required target none of the library's device code
 // runs on.
-func (l *GPULibrary) missing(required []elfx.TargetID) []Finding {
-	var out []Finding
+func (l *GPULibrary) missing(required []elfx.TargetID) []finding.Finding {
+	var out []finding.Finding
 	for _, r := range required {
 		if l.cover(r) == CoverageNone {
-			out = append(out, Finding{
-				Rule: RuleGPUTargetMissing, Severity: SeverityError, File: l.Path,
+			out = append(out, finding.Finding{
+				Rule: finding.RuleGPUTargetMissing, Severity: finding.SeverityError, File: l.Path,
 				Message: fmt.Sprintf("%s has device code for %s but none usable on %s (hipErrorNoBinaryForGpu at run time)", l.Path, strings.Join(l.Targets, ", "), r),
 				Fix:     fmt.Sprintf("rebuild it with %s in GPU_TARGETS/AMDGPU_TARGETS (check INSTANCES_ONLY, which ignores GPU_TARGETS)", r.Processor),
 			})
@@ -387,9 +388,9 @@ func (l *GPULibrary) missing(required []elfx.TargetID) []Finding {
 
 // noDeviceCode is the finding for required targets over paths that hold
 // no device code at all.
-func noDeviceCode(paths []string, required []elfx.TargetID) Finding {
-	return Finding{
-		Rule: RuleGPUTargetMissing, Severity: SeverityError, File: strings.Join(paths, " "),
+func noDeviceCode(paths []string, required []elfx.TargetID) finding.Finding {
+	return finding.Finding{
+		Rule: finding.RuleGPUTargetMissing, Severity: finding.SeverityError, File: strings.Join(paths, " "),
 		Message: fmt.Sprintf("no device code in %s: nothing there runs on %s", strings.Join(paths, ", "), targetList(required)),
 		Fix:     "give the directories or libraries that carry the device code (lib/ of the install, librocblas.so and its library/ directory), or check that GPU_TARGETS/AMDGPU_TARGETS were set when it was built",
 	}
@@ -685,9 +686,9 @@ func tensileCodeObject(p string) string {
 // without its directory (built without Tensile), a required target with
 // no kernels, and kernel files that parses says are not code objects for
 // the architecture in their names.
-func (t *tensileLayout) check(required []elfx.TargetID, parses func(path, arch string) bool) ([]TensileReport, []Finding) {
+func (t *tensileLayout) check(required []elfx.TargetID, parses func(path, arch string) bool) ([]TensileReport, []finding.Finding) {
 	var reps []TensileReport
-	var out []Finding
+	var out []finding.Finding
 	for _, prefixDir := range slices.Sorted(maps.Keys(t.libs)) {
 		libPath := t.libs[prefixDir]
 		found := false
@@ -697,8 +698,8 @@ func (t *tensileLayout) check(required []elfx.TargetID, parses func(path, arch s
 		if !found {
 			name := filepath.Base(prefixDir)
 			reps = append(reps, TensileReport{Library: name, Archs: map[string][]string{}})
-			fd := Finding{
-				Rule: RuleTensileMissing, Severity: SeverityError, File: libPath,
+			fd := finding.Finding{
+				Rule: finding.RuleTensileMissing, Severity: finding.SeverityError, File: libPath,
 				Message: fmt.Sprintf("%s has no %s/library directory: it was built without Tensile (it holds no Tensile code), and %s", libPath, prefixDir, tensileConsequence(name, "")),
 				Fix:     "rebuild with BUILD_WITH_TENSILE=ON (and Tensile_ARCHITECTURE/GPU_TARGETS for your GPUs)",
 			}
@@ -730,15 +731,15 @@ func (t *tensileLayout) check(required []elfx.TargetID, parses func(path, arch s
 		for _, r := range required {
 			if len(tr.Archs[r.Processor]) == 0 {
 				have := slices.Sorted(maps.Keys(tr.Archs))
-				out = append(out, Finding{
-					Rule: RuleTensileMissing, Severity: SeverityError, File: d,
+				out = append(out, finding.Finding{
+					Rule: finding.RuleTensileMissing, Severity: finding.SeverityError, File: d,
 					Message: fmt.Sprintf("%s has Tensile kernels for %s but none for %s: %s", d, strings.Join(have, ", "), r.Processor, tensileConsequence(tr.Library, " on that GPU")),
 					Fix:     fmt.Sprintf("rebuild %s with %s in its GPU targets", tr.Library, r.Processor),
 				})
 			}
 		}
 		for _, b := range tr.Bad {
-			out = append(out, Finding{Rule: RuleTensileMissing, Severity: SeverityWarning, File: filepath.Join(d, b),
+			out = append(out, finding.Finding{Rule: finding.RuleTensileMissing, Severity: finding.SeverityWarning, File: filepath.Join(d, b),
 				Message: fmt.Sprintf("%s does not parse as a code object for the architecture in its name", filepath.Join(d, b)),
 				Fix:     "reinstall the Tensile library files"})
 		}
@@ -892,7 +893,7 @@ func checkExpected(rep *GPUReport, cache string) error {
 	if !isOn(vars["DL_KERNELS"]) && len(missing) > 0 {
 		msg += "; DL_KERNELS is off, so targets that only have DL instances get none"
 	}
-	rep.Findings = append(rep.Findings, Finding{Rule: RuleGPUTargetsDiffer, Severity: SeverityError, File: cache, Message: msg, Fix: fix})
+	rep.Findings = append(rep.Findings, finding.Finding{Rule: finding.RuleGPUTargetsDiffer, Severity: finding.SeverityError, File: cache, Message: msg, Fix: fix})
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
@@ -75,7 +76,7 @@ func TestGPUMatrixFixture(t *testing.T) {
 	}
 	var missing []string
 	for _, f := range rep.Findings {
-		if f.Rule == symcheck.RuleGPUTargetMissing {
+		if f.Rule == finding.RuleGPUTargetMissing {
 			missing = append(missing, f.Message[strings.LastIndex(f.Message, " on ")+4:])
 		}
 	}
@@ -139,7 +140,7 @@ func TestTensileAndMIOpen(t *testing.T) {
 		}
 	}
 	for _, f := range rep.Findings {
-		if f.Rule == symcheck.RuleGPUTargetMissing {
+		if f.Rule == finding.RuleGPUTargetMissing {
 			t.Errorf("finding on a Tensile kernel file: %s", f.Message)
 		}
 	}
@@ -147,9 +148,9 @@ func TestTensileAndMIOpen(t *testing.T) {
 	// object.
 	kernels := filepath.Join(lib, "Kernels.so-000-gfx90a.hsaco")
 	named := gpus(t, []string{kernels}, symcheck.GPUOptions{Require: []string{"gfx1100"}})
-	var onFile []symcheck.Finding
+	var onFile []finding.Finding
 	for _, f := range named.Findings {
-		if f.Rule == symcheck.RuleGPUTargetMissing {
+		if f.Rule == finding.RuleGPUTargetMissing {
 			onFile = append(onFile, f)
 		}
 	}
@@ -336,7 +337,7 @@ func TestGPUCompressedBundles(t *testing.T) {
 	}
 	var failed []string
 	for _, f := range rep.Findings {
-		if f.Rule == symcheck.RuleGPUTargetMissing {
+		if f.Rule == finding.RuleGPUTargetMissing {
 			failed = append(failed, filepath.Base(f.File)+" "+f.Message[strings.LastIndex(f.Message, " on ")+4:])
 		}
 	}
@@ -354,7 +355,7 @@ func TestGPUsRequireWithoutDeviceCode(t *testing.T) {
 	host := testenv.Testdata("libfoo.so.1")
 	empty := t.TempDir()
 	rep := gpus(t, []string{empty, host}, symcheck.GPUOptions{Require: []string{"gfx90a", "gfx1030"}})
-	if len(rep.Findings) != 1 || rep.Findings[0].Rule != symcheck.RuleGPUTargetMissing || rep.Findings[0].Severity != symcheck.SeverityError ||
+	if len(rep.Findings) != 1 || rep.Findings[0].Rule != finding.RuleGPUTargetMissing || rep.Findings[0].Severity != finding.SeverityError ||
 		rep.Findings[0].Message != "no device code in "+empty+", "+host+": nothing there runs on gfx90a, gfx1030" || rep.Findings[0].Fix == "" {
 		t.Errorf("findings %+v", rep.Findings)
 	}
@@ -635,7 +636,7 @@ func TestTensileArchSubdirectories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cf := gpuFindings(crep, func(f symcheck.Finding) string {
+	cf := gpuFindings(crep, func(f finding.Finding) string {
 		return string(f.Severity) + " " + f.Rule + " " + strings.TrimPrefix(f.File, prefix)
 	})
 	slices.Sort(cf)

@@ -9,13 +9,14 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/walk"
 )
 
 // Index maps symbol names to the files in a build tree or prefix that
 // define them.
 type Index struct {
-	defs  map[string][]Provider
+	defs  map[string][]finding.Provider
 	Files int // files indexed
 	// For, when set, is the input's ELF class and machine: a file or
 	// member of another is no candidate (a 32-bit libc, an amdgcn object).
@@ -23,7 +24,7 @@ type Index struct {
 }
 
 // Providers returns the definitions of name, sorted.
-func (x *Index) Providers(name string) []Provider {
+func (x *Index) Providers(name string) []finding.Provider {
 	if x == nil {
 		return nil
 	}
@@ -52,8 +53,8 @@ func BuildIndexFor(ctx context.Context, dirs []string, want map[string]bool, for
 // (the system's library directories: their shared libraries are what a
 // link would take).
 func buildIndex(ctx context.Context, dirs []string, want map[string]bool, forHdr *elfx.Header, sharedOnly bool) (*Index, error) {
-	x := &Index{defs: map[string][]Provider{}, For: forHdr}
-	add := func(name string, p Provider) {
+	x := &Index{defs: map[string][]finding.Provider{}, For: forHdr}
+	add := func(name string, p finding.Provider) {
 		if want == nil || want[name] {
 			x.defs[name] = append(x.defs[name], p)
 		}
@@ -128,7 +129,7 @@ func indexable(name string) bool {
 	return strings.HasSuffix(name, ".a") || strings.HasSuffix(name, ".o") || strings.HasSuffix(name, ".so") || strings.Contains(name, ".so.")
 }
 
-func (x *Index) indexFile(p string, add func(string, Provider)) {
+func (x *Index) indexFile(p string, add func(string, finding.Provider)) {
 	pr, err := elfx.OpenProbe(p)
 	if err != nil {
 		return
@@ -159,7 +160,7 @@ func (x *Index) indexFile(p string, add func(string, Provider)) {
 						}
 					}
 				}
-				add(s.Name, Provider{File: p, Member: m})
+				add(s.Name, finding.Provider{File: p, Member: m})
 			}
 			return
 		}
@@ -171,7 +172,7 @@ func (x *Index) indexFile(p string, add func(string, Provider)) {
 			syms, _ := f.Symbols()
 			for _, s := range syms {
 				if exported(s) {
-					add(s.Name, Provider{File: p, Member: m.Name})
+					add(s.Name, finding.Provider{File: p, Member: m.Name})
 				}
 			}
 		}
@@ -192,7 +193,7 @@ func (x *Index) indexFile(p string, add func(string, Provider)) {
 		}
 		for _, s := range syms {
 			if exported(s) {
-				add(s.Name, Provider{File: p})
+				add(s.Name, finding.Provider{File: p})
 			}
 		}
 	default:

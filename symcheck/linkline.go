@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/rawpath"
 )
 
@@ -517,16 +518,16 @@ func (ll *LinkLine) lookUnpassed(names []string) *LinkCandidate {
 }
 
 // LinkFindings turns incompatible inputs into findings.
-func LinkFindings(ll *LinkLine) []Finding {
-	var out []Finding
+func LinkFindings(ll *LinkLine) []finding.Finding {
+	var out []finding.Finding
 	for _, in := range ll.Inputs {
 		if in.Compatible {
 			continue
 		}
-		f := Finding{Rule: RuleIncompatibleInput, Severity: SeverityError, File: in.Path, Library: in.Arg}
+		f := finding.Finding{Rule: finding.RuleIncompatibleInput, Severity: finding.SeverityError, File: in.Path, Library: in.Arg}
 		switch {
 		case in.Kind == "missing" && strings.HasPrefix(in.Arg, "-l"):
-			f.Rule = RuleMissingLibrary
+			f.Rule = finding.RuleMissingLibrary
 			// -l:NAME looks for NAME itself; -lNAME for libNAME.so, libNAME.a.
 			looked := fmt.Sprintf("lib%s.so or lib%s.a", in.Arg[2:], in.Arg[2:])
 			if name, exact := strings.CutPrefix(in.Arg, "-l:"); exact {
@@ -542,7 +543,7 @@ func LinkFindings(ll *LinkLine) []Finding {
 				unpassedFinding(&f, ll, in, looked)
 			}
 		case in.Kind == "missing":
-			f.Rule = RuleMissingLibrary
+			f.Rule = finding.RuleMissingLibrary
 			f.Message = fmt.Sprintf("input %s does not exist", in.Arg)
 			f.Fix = "build it first or correct the path; the linker stops at a missing input"
 		default:
@@ -573,7 +574,7 @@ func LinkFindings(ll *LinkLine) []Finding {
 
 // unpassedFinding explains a -l that ld.lld does not find because the
 // driver kept the -L that would have found it.
-func unpassedFinding(f *Finding, ll *LinkLine, in LinkInput, looked string) {
+func unpassedFinding(f *finding.Finding, ll *LinkLine, in LinkInput, looked string) {
 	f.Message = fmt.Sprintf("%s: ld.lld finds no %s: %s, so -L%s given to the driver does not reach it and the link fails with \"unable to find library %s\"",
 		in.Arg, looked, ll.Driver, strings.Join(ll.Unpassed, " -L"), in.Arg)
 	u := in.Unpassed

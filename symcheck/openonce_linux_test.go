@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
@@ -59,7 +60,7 @@ func TestCheckOpensAnArchiveOnce(t *testing.T) {
 		})
 		diagnosed := false
 		for _, f := range rep.Findings {
-			diagnosed = diagnosed || (f.Rule == symcheck.RuleLLVMTargets && f.File == a)
+			diagnosed = diagnosed || (f.Rule == finding.RuleLLVMTargets && f.File == a)
 		}
 		if n != 1 || !diagnosed || len(rep.Errors) > 0 {
 			t.Errorf("GPU targets %v: %s opened %d times (want 1), LLVM diagnosis %v, errors %v", targets, a, n, diagnosed, rep.Errors)

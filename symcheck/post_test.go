@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rocmdoctor/rocmdoctor/finding"
 )
 
 // TestRelTo: the shortcut for paths the walk joined to a clean root gives
@@ -33,20 +35,20 @@ func TestSortFindingsOrder(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	pick := func(s ...string) string { return s[rng.Intn(len(s))] }
 	for round := 0; round < 50; round++ {
-		var fs []Finding
+		var fs []finding.Finding
 		for g := rng.Intn(30); g >= 0; g-- {
 			file := pick("/usr/lib/a-b/x.so", "/usr/lib/a/x.so", "/usr/lib/a.so", "/usr/lib/libz.so.1", "/opt/rocm/lib/libamdhip64.so.5", "")
 			for n := rng.Intn(5); n >= 0; n-- {
-				fs = append(fs, Finding{File: file, ID: pick("RD1001", "RD1002", "RD1201"), Symbol: pick("", "a", "b"),
+				fs = append(fs, finding.Finding{File: file, ID: pick("RD1001", "RD1002", "RD1201"), Symbol: pick("", "a", "b"),
 					Library: pick("", "libc.so.6"), Version: pick("", "GLIBC_2.34"), Message: pick("m", "n"), Fix: fmt.Sprint(len(fs))})
 			}
 		}
 		want := slices.Clone(fs)
-		slices.SortStableFunc(want, func(a, b Finding) int {
+		slices.SortStableFunc(want, func(a, b finding.Finding) int {
 			return cmp.Or(strings.Compare(a.File, b.File), strings.Compare(a.ID, b.ID), strings.Compare(a.Symbol, b.Symbol),
 				strings.Compare(a.Library, b.Library), strings.Compare(a.Version, b.Version), strings.Compare(a.Message, b.Message))
 		})
-		if got := sortFindings(fs); !slices.EqualFunc(got, want, func(a, b Finding) bool { return a.File == b.File && a.Fix == b.Fix }) {
+		if got := sortFindings(fs); !slices.EqualFunc(got, want, func(a, b finding.Finding) bool { return a.File == b.File && a.Fix == b.Fix }) {
 			t.Fatalf("round %d: sorted\n%v\nwant\n%v", round, got, want)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
@@ -32,11 +33,11 @@ func TestPrecisionOnSystemTrees(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			byFile := map[string][]symcheck.Finding{}
+			byFile := map[string][]finding.Finding{}
 			var files []string
 			total := 0
 			for _, f := range rep.Findings {
-				if f.Severity != symcheck.SeverityError {
+				if f.Severity != finding.SeverityError {
 					continue
 				}
 				if len(byFile[f.File]) == 0 {
@@ -53,7 +54,7 @@ func TestPrecisionOnSystemTrees(t *testing.T) {
 				for _, f := range fs {
 					ok, why := false, ""
 					switch f.Rule {
-					case symcheck.RuleMissingLibrary, symcheck.RuleUndefinedSymbol, symcheck.RuleVersionMismatch, symcheck.RuleMissingVersion:
+					case finding.RuleMissingLibrary, finding.RuleUndefinedSymbol, finding.RuleVersionMismatch, finding.RuleMissingVersion:
 						if !loaded {
 							loadErr, loaded = loadFailure(t, harness, file), true
 						}
@@ -67,21 +68,21 @@ func TestPrecisionOnSystemTrees(t *testing.T) {
 							}
 						}
 						why = "the loader: " + loadErr
-					case symcheck.RuleExecStack:
+					case finding.RuleExecStack:
 						out, _ := exec.Command(readelf, "-lW", file).Output()
 						ok = stackLine(string(out), "RWE")
 						why = "readelf -l shows no RWE GNU_STACK"
-					case symcheck.RuleBuildDirRunpath:
+					case finding.RuleBuildDirRunpath:
 						out, _ := exec.Command(readelf, "-dW", file).Output()
 						ok = buildDirEntry(string(out))
 						why = "readelf -d shows no RUNPATH entry in a missing /build or a temporary directory"
-					case symcheck.RuleMissingInterpreter:
+					case finding.RuleMissingInterpreter:
 						out, _ := exec.Command(readelf, "-lW", file).Output()
 						interp := interpreterOf(string(out))
 						_, serr := os.Stat(interp)
 						ok = interp != "" && serr != nil
 						why = "readelf -l: interpreter " + interp
-					case symcheck.RuleMultipleUnwinders:
+					case finding.RuleMultipleUnwinders:
 						ok = bindsToTwoUnwinders(t, harness, file)
 						why = "LD_DEBUG=bindings shows one provider"
 					default:

@@ -16,21 +16,13 @@ import (
 	"sync"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/walk"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 )
 
 // Prefix consistency: version skew, duplicate providers, toolchain layout.
-
-// Rule names of the prefix checks.
-const (
-	RuleVersionSkew       = "rocm-version-skew"
-	RuleDuplicateProvider = "duplicate-provider"
-	RuleResourceDir       = "clang-resource-dir"
-	RuleDeviceLibs        = "device-libs-missing"
-	RuleHeadersMissing    = "headers-missing"
-)
 
 // HeaderSets are the headers consumers include from other components when
 // built a certain way; data, so more consumers can be added.
@@ -104,7 +96,7 @@ type PrefixReport struct {
 	Majority      string             `json:"majority_release,omitempty"`
 	Providers     []RuntimeCopies    `json:"duplicate_providers"`
 	Toolchain     Toolchain          `json:"toolchain"`
-	Findings      []Finding          `json:"findings"`
+	Findings      []finding.Finding  `json:"findings"`
 	// Warnings are what resolution worked around (a damaged
 	// ld.so.cache: rpath.Options.Warn), each once.
 	Warnings []string `json:"warnings,omitempty"`
@@ -140,7 +132,7 @@ func Prefix(ctx context.Context, prefix string, o PrefixOptions) (*PrefixReport,
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%s: not a directory", prefix)
 	}
-	rep := &PrefixReport{SchemaVersion: 1, Prefix: prefix, Versions: []ComponentVersion{}, Providers: []RuntimeCopies{}, Findings: []Finding{}}
+	rep := &PrefixReport{SchemaVersion: 1, Prefix: prefix, Versions: []ComponentVersion{}, Providers: []RuntimeCopies{}, Findings: []finding.Finding{}}
 	o.Resolver.KeepWarnings(&rep.Warnings)
 	libDirs := append(libDirsOf(prefix), o.LibDirs...)
 	rep.versions(prefix, libDirs)
@@ -167,7 +159,7 @@ func Prefix(ctx context.Context, prefix string, o PrefixOptions) (*PrefixReport,
 			}
 		}
 		if len(missing) > 0 {
-			rep.Findings = append(rep.Findings, Finding{Rule: RuleHeadersMissing, Severity: SeverityError, File: filepath.Join(prefix, "include"), Library: h,
+			rep.Findings = append(rep.Findings, finding.Finding{Rule: finding.RuleHeadersMissing, Severity: finding.SeverityError, File: filepath.Join(prefix, "include"), Library: h,
 				Message: fmt.Sprintf("%s: %s; missing under %s/include: %s", h, set.Why, prefix, strings.Join(missing, ", ")),
 				Fix:     set.Fix})
 		}
@@ -262,7 +254,7 @@ func (rep *PrefixReport) versions(prefix string, libDirs []string) {
 			ps = append(ps, p)
 		}
 		sort.Strings(ps)
-		rep.Findings = append(rep.Findings, Finding{Rule: RuleVersionSkew, Severity: SeverityError, File: ps[0], Library: "libamdhip64",
+		rep.Findings = append(rep.Findings, finding.Finding{Rule: finding.RuleVersionSkew, Severity: finding.SeverityError, File: ps[0], Library: "libamdhip64",
 			Message: fmt.Sprintf("%d HIP runtimes in one prefix: %s; a process that loads components built against both gets two HIP runtimes", len(ps), strings.Join(ps, ", ")),
 			Fix:     "rebuild every component against one ROCm release and remove the other runtime"})
 	}
@@ -277,7 +269,7 @@ func (rep *PrefixReport) versions(prefix string, libDirs []string) {
 	}
 	for _, v := range rep.Versions {
 		if v.Release != rep.Majority {
-			rep.Findings = append(rep.Findings, Finding{Rule: RuleVersionSkew, Severity: SeverityError, File: v.Evidence, Library: v.Component,
+			rep.Findings = append(rep.Findings, finding.Finding{Rule: finding.RuleVersionSkew, Severity: finding.SeverityError, File: v.Evidence, Library: v.Component,
 				Message: fmt.Sprintf("%s says ROCm %s (%s) while the rest of the prefix says %s", v.Component, v.Release, v.Evidence, rep.Majority),
 				Fix:     "rebuild or reinstall " + v.Component + " from the same ROCm release as the rest"})
 		}
@@ -390,7 +382,7 @@ func (rep *PrefixReport) duplicates(ctx context.Context, libDirs []string, o Pre
 				parts = append(parts, part+")")
 				crossings += len(pv.Interposed[l])
 			}
-			fd := Finding{Rule: RuleDuplicateProvider, Severity: SeverityError, File: root, Library: k,
+			fd := finding.Finding{Rule: finding.RuleDuplicateProvider, Severity: finding.SeverityError, File: root, Library: k,
 				Message: fmt.Sprintf("%d copies of %s in the closure of %s: %s wins by load order and interposes references meant for %s", len(objs), k, root, pv.Winner, strings.Join(parts, "; ")),
 				Fix:     "build every component against one " + k + " (for LLVM: build ROCm on the distribution's LLVM, or link it statically with hidden visibility)"}
 			if k == "unwinder" {
@@ -405,7 +397,7 @@ func (rep *PrefixReport) duplicates(ctx context.Context, libDirs []string, o Pre
 				// As LD_DEBUG=bindings shows: every reference binds to the
 				// copy it was linked against (LLVM_15 and LLVM_17 version
 				// nodes keep two LLVMs apart).
-				fd.Severity = SeverityNote
+				fd.Severity = finding.SeverityNote
 				fd.Message = fmt.Sprintf("%d copies of %s in the closure of %s, loaded without interposition: every reference of the objects linked against %s binds to it", len(objs), k, root, strings.Join(pv.Others, ", "))
 				fd.Fix = "none needed now; both copies take memory and start-up time, and unversioned copies would interpose"
 				if k == "unwinder" {
@@ -550,11 +542,11 @@ func (rep *PrefixReport) toolchain(prefix string) {
 		tc.ResourceDir = wantDir
 	} else if _, err := os.Stat(otherDir); err == nil {
 		tc.ResourceDir = otherDir
-		rep.Findings = append(rep.Findings, Finding{Rule: RuleResourceDir, Severity: SeverityError, File: otherDir, Library: "clang " + full,
+		rep.Findings = append(rep.Findings, finding.Finding{Rule: finding.RuleResourceDir, Severity: finding.SeverityError, File: otherDir, Library: "clang " + full,
 			Message: fmt.Sprintf("clang %s looks for its resource directory at %s, but the install has %s (the layout of LLVM %s); standard headers such as stddef.h are not found", full, wantDir, otherDir, map[bool]string{true: "≤ 15", false: "≥ 16"}[want == mj]),
 			Fix:     fmt.Sprintf("rename or symlink %s to %s, or pass -resource-dir=%s", otherDir, wantDir, otherDir)})
 	} else {
-		rep.Findings = append(rep.Findings, Finding{Rule: RuleResourceDir, Severity: SeverityError, File: tc.Clang, Library: "clang " + full,
+		rep.Findings = append(rep.Findings, finding.Finding{Rule: finding.RuleResourceDir, Severity: finding.SeverityError, File: tc.Clang, Library: "clang " + full,
 			Message: fmt.Sprintf("clang %s has no resource directory (%s)", full, wantDir), Fix: "install clang's resource headers (clang-resource-headers / the compiler-rt package)"})
 	}
 	if tc.ResourceDir != "" {
@@ -570,7 +562,7 @@ func (rep *PrefixReport) toolchain(prefix string) {
 				msg += fmt.Sprintf("; they are in %s (the layout of LLVM %s)", otherDir, map[bool]string{true: "≥ 16", false: "≤ 15"}[want == mj])
 				fix = fmt.Sprintf("remove the empty %s and rename or symlink %s to it, or pass -resource-dir=%s", wantDir, otherDir, otherDir)
 			}
-			rep.Findings = append(rep.Findings, Finding{Rule: RuleResourceDir, Severity: SeverityError, File: wantDir, Library: "clang " + full, Message: msg, Fix: fix})
+			rep.Findings = append(rep.Findings, finding.Finding{Rule: finding.RuleResourceDir, Severity: finding.SeverityError, File: wantDir, Library: "clang " + full, Message: msg, Fix: fix})
 		}
 	}
 	// Device-library bitcode: ROCm ≥ 6.2 (clang ≥ 17) keeps it under the
@@ -595,7 +587,7 @@ func (rep *PrefixReport) toolchain(prefix string) {
 		}
 	}
 	if tc.DeviceLibs == "" {
-		rep.Findings = append(rep.Findings, Finding{Rule: RuleDeviceLibs, Severity: SeverityError, File: tc.Clang, Library: "clang " + full,
+		rep.Findings = append(rep.Findings, finding.Finding{Rule: finding.RuleDeviceLibs, Severity: finding.SeverityError, File: tc.Clang, Library: "clang " + full,
 			Message: fmt.Sprintf("no AMDGPU device-library bitcode (ocml.bc, ockl.bc) in %s: HIP compiles fail with \"cannot find ROCm device library; provide its path via '--rocm-path' or '--rocm-device-lib-path'\"", strings.Join(where, ", ")),
 			Fix:     "install rocm-device-libs where this clang looks (" + where[0] + ") or pass --rocm-device-lib-path=<dir with ocml.bc>"})
 	}

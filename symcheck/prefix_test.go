@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
@@ -143,18 +144,18 @@ func TestPrefixDuplicateLLVM(t *testing.T) {
 			if by := dup.LinkedAgainst[l15]; len(by) != 1 || by[0] != comgr {
 				t.Errorf("linked against the loser: %v", by)
 			}
-			var fd *symcheck.Finding
+			var fd *finding.Finding
 			for i, f := range rep.Findings {
-				if f.Rule == symcheck.RuleDuplicateProvider && f.File == app {
+				if f.Rule == finding.RuleDuplicateProvider && f.File == app {
 					fd = &rep.Findings[i]
 				}
 			}
 			switch {
 			case fd == nil:
 				t.Fatalf("no finding: %s", prefixRules(rep))
-			case versioned && (fd.Severity != symcheck.SeverityNote || len(dup.Interposed) != 0):
+			case versioned && (fd.Severity != finding.SeverityNote || len(dup.Interposed) != 0):
 				t.Errorf("versioned apart: %s %s, interposed %v; want a note", fd.Severity, fd.Message, dup.Interposed)
-			case !versioned && (fd.Severity != symcheck.SeverityError || strings.Join(dup.Interposed[l15], ",") != "libcomgr.so: LLVMInitializeX86Target"):
+			case !versioned && (fd.Severity != finding.SeverityError || strings.Join(dup.Interposed[l15], ",") != "libcomgr.so: LLVMInitializeX86Target"):
 				t.Errorf("unversioned: %s %s, interposed %v; want an error naming the reference", fd.Severity, fd.Message, dup.Interposed)
 			}
 		})
@@ -278,13 +279,13 @@ int main(void){puts(v);return 0;}`), 0o644)
 		t.Fatalf("copying clang's headers: %v %s", err, o)
 	}
 	rep := runPrefix(t, p.root, symcheck.PrefixOptions{})
-	var f *symcheck.Finding
+	var f *finding.Finding
 	for i := range rep.Findings {
-		if rep.Findings[i].Rule == symcheck.RuleResourceDir {
+		if rep.Findings[i].Rule == finding.RuleResourceDir {
 			f = &rep.Findings[i]
 		}
 	}
-	if f == nil || f.Severity != symcheck.SeverityError || !strings.Contains(f.Message, empty) || !strings.Contains(f.Message, full) || !strings.Contains(f.Fix, "symlink") {
+	if f == nil || f.Severity != finding.SeverityError || !strings.Contains(f.Message, empty) || !strings.Contains(f.Message, full) || !strings.Contains(f.Fix, "symlink") {
 		t.Fatalf("finding %+v, want an error naming %s and %s", f, empty, full)
 	}
 	src := filepath.Join(t.TempDir(), "s.c")

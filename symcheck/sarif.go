@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/rocmdoctor/rocmdoctor/finding"
 )
 
 // SARIF 2.1.0 and JUnit renderings of a CheckReport.
@@ -93,11 +95,11 @@ type sarifArtifact struct {
 	URIBaseID string `json:"uriBaseId,omitempty"`
 }
 
-func sarifLevel(s Severity) string {
+func sarifLevel(s finding.Severity) string {
 	switch s {
-	case SeverityError:
+	case finding.SeverityError:
 		return "error"
-	case SeverityWarning:
+	case finding.SeverityWarning:
 		return "warning"
 	}
 	return "note"
@@ -111,11 +113,11 @@ func WriteSARIF(w io.Writer, rep *CheckReport, toolVersion string) error {
 		Name: "rocmdoctor", Version: toolVersion, InformationURI: "https://github.com/rocmdoctor/rocmdoctor",
 	}}, Results: []sarifResult{}}
 	index := map[string]int{}
-	for i, r := range Rules {
+	for i, r := range finding.Rules {
 		index[r.ID] = i
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{
 			ID: r.ID, Name: r.Name, ShortDescription: sarifText{r.Name}, FullDescription: sarifText{r.Description},
-			Help: sarifText{r.Fix}, HelpURI: RuleURL(r.ID), DefaultConfiguration: sarifConfig{sarifLevel(r.Severity)},
+			Help: sarifText{r.Fix}, HelpURI: finding.RuleURL(r.ID), DefaultConfiguration: sarifConfig{sarifLevel(r.Severity)},
 		})
 	}
 	// The files that could not be checked are the run's notifications
@@ -205,7 +207,7 @@ type JUnitFailure struct {
 // and are left out.
 func WriteJUnit(w io.Writer, rep *CheckReport, threshold string) error {
 	suite := JUnitSuite{Name: "rocmdoctor check"}
-	byFile := map[string][]Finding{}
+	byFile := map[string][]finding.Finding{}
 	for _, f := range rep.Findings {
 		byFile[f.File] = append(byFile[f.File], f)
 	}
@@ -264,7 +266,7 @@ func WriteJUnit(w io.Writer, rep *CheckReport, threshold string) error {
 
 // junitName names a finding's test case: its rule and what it is about
 // (the symbol, library or version), or its rule alone.
-func junitName(f Finding) string {
+func junitName(f finding.Finding) string {
 	about := f.Symbol
 	if about == "" {
 		about = f.Library
@@ -276,13 +278,4 @@ func junitName(f Finding) string {
 		return f.ID + " " + f.Rule
 	}
 	return f.ID + " " + f.Rule + ": " + about
-}
-
-// ParseSeverity parses a severity name for configuration.
-func ParseSeverity(s string) (Severity, error) {
-	switch v := Severity(strings.ToLower(s)); v {
-	case SeverityError, SeverityWarning, SeverityNote, SeverityOff:
-		return v, nil
-	}
-	return "", fmt.Errorf("severity must be error, warning, note or off, not %q", s)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 )
 
@@ -45,10 +46,10 @@ type Report struct {
 	Objects int `json:"objects"`
 	// Satisfied counts references bound (dynamic) or names defined inside
 	// the inputs (link-inputs).
-	Satisfied    int            `json:"satisfied"`
-	Findings     []Finding      `json:"findings"`
-	LLVM         *LLVMDiagnosis `json:"llvm,omitempty"`
-	IndexedFiles int            `json:"indexed_files,omitempty"`
+	Satisfied    int               `json:"satisfied"`
+	Findings     []finding.Finding `json:"findings"`
+	LLVM         *LLVMDiagnosis    `json:"llvm,omitempty"`
+	IndexedFiles int               `json:"indexed_files,omitempty"`
 	// Warnings are what resolution worked around (a damaged
 	// ld.so.cache: rpath.Options.Warn), each once.
 	Warnings []string `json:"warnings,omitempty"`
@@ -58,7 +59,7 @@ type Report struct {
 func (r *Report) Errors() int {
 	n := 0
 	for _, f := range r.Findings {
-		if f.Severity == SeverityError {
+		if f.Severity == finding.SeverityError {
 			n++
 		}
 	}
@@ -78,7 +79,7 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 			return nil, fmt.Errorf("--filter %q: %w", opts.Filter, err)
 		}
 	}
-	rep := &Report{SchemaVersion: SymbolsSchemaVersion, Inputs: paths, Host: opts.Host, Findings: []Finding{}}
+	rep := &Report{SchemaVersion: SymbolsSchemaVersion, Inputs: paths, Host: opts.Host, Findings: []finding.Finding{}}
 	opts.Resolver.KeepWarnings(&rep.Warnings)
 	dynamic, err := isDynamicInput(paths)
 	if err != nil {
@@ -125,8 +126,8 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 		defined = func(n string) bool { return res.Defined[n] }
 		for _, n := range res.UnresolvedNames() {
 			by := res.Unresolved[n]
-			rep.Findings = append(rep.Findings, Finding{
-				Rule: RuleUnresolvedStatic, Severity: SeverityError, File: strings.Join(paths, " "), Symbol: n,
+			rep.Findings = append(rep.Findings, finding.Finding{
+				Rule: finding.RuleUnresolvedStatic, Severity: finding.SeverityError, File: strings.Join(paths, " "), Symbol: n,
 				Demangled: Demangle(n), ReferencedBy: by,
 				Message: fmt.Sprintf("%s is referenced by %d object(s) (%s) and defined by none of the inputs", n, len(by), summarize(by)),
 				Fix:     "add the library or archive that defines it to the link (see --index)",
@@ -141,7 +142,7 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 			}
 			// The truly unresolved first, then what a system library
 			// defines, then what the toolchain supplies.
-			rank := map[Severity]int{SeverityError: 0, SeverityWarning: 1, SeverityNote: 2}
+			rank := map[finding.Severity]int{finding.SeverityError: 0, finding.SeverityWarning: 1, finding.SeverityNote: 2}
 			sort.SliceStable(rep.Findings, func(i, j int) bool { return rank[rep.Findings[i].Severity] < rank[rep.Findings[j].Severity] })
 		}
 	}
@@ -168,7 +169,7 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 			}
 			// (What the toolchain or a system library supplies keeps its
 			// fix.)
-			if len(f.Providers) > 0 && f.Rule != RuleVersionMismatch && f.Severity == SeverityError {
+			if len(f.Providers) > 0 && f.Rule != finding.RuleVersionMismatch && f.Severity == finding.SeverityError {
 				f.Fix = "link " + providerFiles(f.Providers)
 			}
 		}
@@ -211,7 +212,7 @@ var toolchainLibs = []string{"libc.so.6", "libm.so.6", "libstdc++.so.6", "libgcc
 // library of the system's library directories defines (a warning: link it),
 // read from the libraries themselves for machine h. What neither defines
 // stays an error.
-func systemNames(ctx context.Context, fs []Finding, r *rpath.Resolver, h elfx.Header) error {
+func systemNames(ctx context.Context, fs []finding.Finding, r *rpath.Resolver, h elfx.Header) error {
 	dirs := r.LinkerDirs(h)
 	toolchain := map[string]string{} // name -> library
 	for _, lib := range toolchainLibs {
@@ -254,8 +255,8 @@ func systemNames(ctx context.Context, fs []Finding, r *rpath.Resolver, h elfx.He
 	for i := range fs {
 		f := &fs[i]
 		if lib, ok := toolchain[f.Symbol]; ok {
-			f.Providers = append(f.Providers, Provider{File: lib, Note: "toolchain"})
-			f.Severity = SeverityNote
+			f.Providers = append(f.Providers, finding.Provider{File: lib, Note: "toolchain"})
+			f.Severity = finding.SeverityNote
 			f.Message += " — supplied by the toolchain's " + lib + ", which the compiler driver links"
 			f.Fix = "none: the compiler driver links " + filepath.Base(lib)
 			continue
@@ -264,8 +265,8 @@ func systemNames(ctx context.Context, fs []Finding, r *rpath.Resolver, h elfx.He
 			if p.Note != "" || !strings.Contains(filepath.Base(p.File), ".so") {
 				continue
 			}
-			f.Providers = append(f.Providers, Provider{File: p.File, Note: "system library"})
-			f.Severity = SeverityWarning
+			f.Providers = append(f.Providers, finding.Provider{File: p.File, Note: "system library"})
+			f.Severity = finding.SeverityWarning
 			f.Message += " — defined by the system's " + p.File
 			f.Fix = "add " + linkFlag(p.File) + " to the link"
 			break
@@ -348,7 +349,7 @@ func canonical(p string) string {
 	return p
 }
 
-func providerFiles(ps []Provider) string {
+func providerFiles(ps []finding.Provider) string {
 	seen := map[string]bool{}
 	var out []string
 	for _, p := range ps {

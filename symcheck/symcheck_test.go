@@ -20,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
@@ -30,7 +31,7 @@ var x86Five = []string{
 	"LLVMInitializeX86TargetInfo", "LLVMInitializeX86TargetMC",
 }
 
-func symbolsOf(fs []symcheck.Finding, rule string) []string {
+func symbolsOf(fs []finding.Finding, rule string) []string {
 	var out []string
 	for _, f := range fs {
 		if f.Rule == rule {
@@ -80,7 +81,7 @@ func TestSeedCaseFixtures(t *testing.T) {
 		if rep.Mode != "dynamic" {
 			t.Errorf("mode = %s", rep.Mode)
 		}
-		if got := symbolsOf(rep.Findings, symcheck.RuleUndefinedSymbol); !reflect.DeepEqual(got, x86Five) {
+		if got := symbolsOf(rep.Findings, finding.RuleUndefinedSymbol); !reflect.DeepEqual(got, x86Five) {
 			t.Fatalf("undefined = %v, want %v", got, x86Five)
 		}
 		wantArchive := map[string]string{
@@ -100,7 +101,7 @@ func TestSeedCaseFixtures(t *testing.T) {
 		if rep.Mode != "link-inputs" || rep.Objects != 4 || rep.Satisfied != 3 {
 			t.Errorf("mode %s, %d objects, %d satisfied; want link-inputs, 4, 3 (the AMDGPU initialisers)", rep.Mode, rep.Objects, rep.Satisfied)
 		}
-		if got := symbolsOf(rep.Findings, symcheck.RuleUnresolvedStatic); !reflect.DeepEqual(got, x86Five) {
+		if got := symbolsOf(rep.Findings, finding.RuleUnresolvedStatic); !reflect.DeepEqual(got, x86Five) {
 			t.Fatalf("unresolved = %v", got)
 		}
 		for _, f := range rep.Findings {
@@ -120,7 +121,7 @@ func TestSeedCaseFixtures(t *testing.T) {
 	})
 	t.Run("filter", func(t *testing.T) {
 		rep := check(t, []string{testenv.Testdata("librockCompiler.a")}, symcheck.SymbolsOptions{Filter: "*TargetMC"})
-		if got := symbolsOf(rep.Findings, symcheck.RuleUnresolvedStatic); !reflect.DeepEqual(got, []string{"LLVMInitializeX86TargetMC"}) {
+		if got := symbolsOf(rep.Findings, finding.RuleUnresolvedStatic); !reflect.DeepEqual(got, []string{"LLVMInitializeX86TargetMC"}) {
 			t.Errorf("filtered = %v", got)
 		}
 	})
@@ -158,7 +159,7 @@ func TestSeedCaseFromScratch(t *testing.T) {
 		opts.IndexDirs = []string{testenv.File(t, llvm+"/libLLVMX86CodeGen.a", "llvm-15-dev")[:len(llvm)]}
 	}
 	rep := check(t, []string{filepath.Join(dir, "libMIOpen.so")}, opts)
-	if got := symbolsOf(rep.Findings, symcheck.RuleUndefinedSymbol); !reflect.DeepEqual(got, x86Five) {
+	if got := symbolsOf(rep.Findings, finding.RuleUndefinedSymbol); !reflect.DeepEqual(got, x86Five) {
 		t.Fatalf("undefined = %v, want %v", got, x86Five)
 	}
 	wantSeedDiagnosis(t, rep, len(opts.IndexDirs) > 0)
@@ -181,7 +182,7 @@ func TestSeedCaseFromScratch(t *testing.T) {
 	}
 	// The archives given together: the same five, referenced by rock.o.
 	rep = check(t, []string{filepath.Join(dir, "librock.a"), filepath.Join(dir, "libamdgpu.a")}, symcheck.SymbolsOptions{})
-	if got := symbolsOf(rep.Findings, symcheck.RuleUnresolvedStatic); !reflect.DeepEqual(got, x86Five) {
+	if got := symbolsOf(rep.Findings, finding.RuleUnresolvedStatic); !reflect.DeepEqual(got, x86Five) {
 		t.Errorf("link inputs: unresolved = %v", got)
 	}
 }
@@ -266,12 +267,12 @@ func TestVersions(t *testing.T) {
 		t.Errorf("oracle: the loader should refuse with version `V2' not found, got %v %s", err, out)
 	}
 	for _, f := range rep.Findings {
-		if f.Rule == symcheck.RuleMissingVersion && !strings.Contains(f.Message, "version `V2' not found (required by "+app+")") {
+		if f.Rule == finding.RuleMissingVersion && !strings.Contains(f.Message, "version `V2' not found (required by "+app+")") {
 			t.Errorf("message %q does not say what the loader says", f.Message)
 		}
 		// The definitions the reference did not accept, in scope order.
 		lib := filepath.Join(dir, "lib")
-		if want := []string{"V1 in " + filepath.Join(lib, "libv.so.1"), "V1 in " + filepath.Join(lib, "libw.so.1")}; f.Rule == symcheck.RuleVersionMismatch && !reflect.DeepEqual(f.DefinedWith, want) {
+		if want := []string{"V1 in " + filepath.Join(lib, "libv.so.1"), "V1 in " + filepath.Join(lib, "libw.so.1")}; f.Rule == finding.RuleVersionMismatch && !reflect.DeepEqual(f.DefinedWith, want) {
 			t.Errorf("bar@V2 defined with %q, want %q", f.DefinedWith, want)
 		}
 	}
@@ -382,7 +383,7 @@ func TestFindingsOutliveMappedTables(t *testing.T) {
 	for range 3 {
 		runtime.GC() // the tables' mappings go once unreachable
 	}
-	got := symbolsOf(rep.Findings, symcheck.RuleUndefinedSymbol)
+	got := symbolsOf(rep.Findings, finding.RuleUndefinedSymbol)
 	if len(got) != n {
 		t.Fatalf("%d undefined-symbol findings, want %d", len(got), n)
 	}
@@ -447,7 +448,7 @@ func TestMissingLibraryListsItsSymbols(t *testing.T) {
 		t.Errorf("findings = %q, want %q", got, want)
 	}
 	for _, f := range rep.Findings {
-		if f.Rule == symcheck.RuleMissingLibrary && !strings.Contains(f.Message, "2 undefined symbols expected from it: bar, foo") {
+		if f.Rule == finding.RuleMissingLibrary && !strings.Contains(f.Message, "2 undefined symbols expected from it: bar, foo") {
 			t.Errorf("message %q does not list the symbols", f.Message)
 		}
 	}
@@ -625,7 +626,7 @@ func fooApp(t *testing.T, edit func(t *testing.T, b []byte, f *elf.File), ldflag
 // when binds is set and otherwise fail with "undefined symbol: foo", and
 // checks that binding it finds the same: nothing, or foo undefined. It
 // returns the findings.
-func fooBinds(t *testing.T, app string, binds bool) []symcheck.Finding {
+func fooBinds(t *testing.T, app string, binds bool) []finding.Finding {
 	t.Helper()
 	out, err := exec.Command(app).CombinedOutput()
 	if ran := err == nil; ran != binds || !ran && !strings.Contains(string(out), "undefined symbol: foo") {
@@ -637,7 +638,7 @@ func fooBinds(t *testing.T, app string, binds bool) []symcheck.Finding {
 		got = append(got, f.Rule+":"+f.Symbol)
 	}
 	if !binds {
-		want = []string{symcheck.RuleUndefinedSymbol + ":foo"}
+		want = []string{finding.RuleUndefinedSymbol + ":foo"}
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("findings = %v, want %v", got, want)
@@ -786,7 +787,7 @@ func TestUnversionedReferenceRealLoader(t *testing.T) {
 			}
 			f := rep.Findings[0]
 			want := "V2 in " + filepath.Join(dir, "libv.so.1")
-			if f.Rule != symcheck.RuleUndefinedSymbol || f.Symbol != "foo" || !slices.Equal(f.DefinedWith, []string{want}) ||
+			if f.Rule != finding.RuleUndefinedSymbol || f.Symbol != "foo" || !slices.Equal(f.DefinedWith, []string{want}) ||
 				!strings.HasPrefix(f.Message, "undefined symbol: foo ("+app+")") {
 				t.Errorf("finding %s %s %q defined with %q", f.Rule, f.Symbol, f.Message, f.DefinedWith)
 			}
@@ -815,9 +816,9 @@ func TestMissingLibraryAtLoaderStop(t *testing.T) {
 		t.Fatalf("oracle: %v %s", err, out)
 	}
 	rep := check(t, []string{app}, symcheck.SymbolsOptions{Resolver: rpath.Options{LDLibraryPath: []string{filepath.Dir(bad)}}})
-	var lib *symcheck.Finding
+	var lib *finding.Finding
 	for i, f := range rep.Findings {
-		if f.Rule == symcheck.RuleMissingLibrary {
+		if f.Rule == finding.RuleMissingLibrary {
 			lib = &rep.Findings[i]
 		}
 	}
@@ -845,7 +846,7 @@ func TestMissingInterpreter(t *testing.T) {
 		t.Fatalf("findings %+v, want one", rep.Findings)
 	}
 	f := rep.Findings[0]
-	if f.Rule != symcheck.RuleMissingInterpreter || f.Library != interp || f.Severity != symcheck.SeverityError ||
+	if f.Rule != finding.RuleMissingInterpreter || f.Library != interp || f.Severity != finding.SeverityError ||
 		!strings.Contains(f.Message, interp+": not found") || !strings.Contains(f.Message, "required file not found") ||
 		f.Fix != "point it at the system's loader: rocmdoctor patchelf --set-interpreter /lib64/ld-linux-x86-64.so.2 "+prog {
 		t.Errorf("finding %+v", f)
@@ -856,9 +857,9 @@ func TestMissingInterpreter(t *testing.T) {
 	empty := rpath.Options{Root: t.TempDir(), NoCache: true}
 	for p, tail := range map[string]string{prog: "dynamic-linker names it)", testenv.Testdata("hello"): ", or install a loader at /lib64/ld-linux-x86-64.so.2"} {
 		rep := check(t, []string{p}, symcheck.SymbolsOptions{Resolver: empty})
-		var f *symcheck.Finding
+		var f *finding.Finding
 		for i := range rep.Findings {
-			if rep.Findings[i].Rule == symcheck.RuleMissingInterpreter {
+			if rep.Findings[i].Rule == finding.RuleMissingInterpreter {
 				f = &rep.Findings[i]
 			}
 		}

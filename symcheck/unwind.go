@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 )
 
@@ -109,9 +110,9 @@ func isUnwinderLibrary(soname, path string) bool {
 
 // UnwindResult is the outcome of CheckUnwind for one file.
 type UnwindResult struct {
-	File      string     `json:"file"`
-	Unwinders []Unwinder `json:"unwinders"`
-	Findings  []Finding  `json:"findings"`
+	File      string            `json:"file"`
+	Unwinders []Unwinder        `json:"unwinders"`
+	Findings  []finding.Finding `json:"findings"`
 	// Error says why the file could not be checked (it begins with the
 	// path); the other fields are empty then.
 	Error string `json:"error,omitempty"`
@@ -140,7 +141,7 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string, boundBy bool) (*
 	if err != nil {
 		return nil, err
 	}
-	out := &UnwindResult{File: path, Unwinders: []Unwinder{}, Findings: []Finding{}}
+	out := &UnwindResult{File: path, Unwinders: []Unwinder{}, Findings: []finding.Finding{}}
 	byPath := map[string]int{}
 	forwards := map[string]bool{} // objects whose _Unwind_* are interceptors only
 	for i, o := range res.Objects {
@@ -196,8 +197,8 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string, boundBy bool) (*
 			}
 			parts = append(parts, s)
 		}
-		fd := Finding{
-			Rule: RuleMultipleUnwinders, Severity: SeverityError, File: path, Symbol: "_Unwind_RaiseException",
+		fd := finding.Finding{
+			Rule: finding.RuleMultipleUnwinders, Severity: finding.SeverityError, File: path, Symbol: "_Unwind_RaiseException",
 			Message: fmt.Sprintf("%d providers of the unwinding ABI in one process: %s; exceptions thrown through frames registered with one and caught with the other crash",
 				len(out.Unwinders), strings.Join(parts, "; ")),
 			Fix: "link every component against one unwinder (all libgcc_s, or all LLVM libunwind via -unwindlib=libunwind); rebuild the odd one out",
@@ -214,7 +215,7 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string, boundBy bool) (*
 			static = static || u.Static
 		}
 		if bound < 2 && !static {
-			fd.Severity = SeverityNote
+			fd.Severity = finding.SeverityNote
 			fd.Message = fmt.Sprintf("%d providers of the unwinding ABI in one process, but every reference to it binds to one: %s; no exception crosses between them",
 				len(out.Unwinders), strings.Join(parts, "; "))
 			fd.Fix = "none needed now; linking every component against one unwinder keeps it so"
@@ -227,8 +228,8 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string, boundBy bool) (*
 				continue
 			}
 			for _, r := range d.Rejected {
-				out.Findings = append(out.Findings, Finding{
-					Rule: RuleUnwinderMachine, Severity: SeverityWarning, File: o.Path, Library: d.Name,
+				out.Findings = append(out.Findings, finding.Finding{
+					Rule: finding.RuleUnwinderMachine, Severity: finding.SeverityWarning, File: o.Path, Library: d.Name,
 					Message: fmt.Sprintf("%s needs %s; %s was skipped: %s", o.Path, d.Name, r.Path, strings.TrimPrefix(r.Result, "skipped: ")),
 					Fix:     "remove the directory with the foreign-architecture unwinder from the search path (RUNPATH, LD_LIBRARY_PATH, -L)",
 				})
@@ -248,8 +249,8 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string, boundBy bool) (*
 				want = FlavourNonGNU
 			}
 			if got := out.Unwinders[u].Flavour; want != "" && got != want {
-				out.Findings = append(out.Findings, Finding{
-					Rule: RuleUnwinderFlavour, Severity: SeverityError, File: o.Path, Library: d.Name,
+				out.Findings = append(out.Findings, finding.Finding{
+					Rule: finding.RuleUnwinderFlavour, Severity: finding.SeverityError, File: o.Path, Library: d.Name,
 					Message: fmt.Sprintf("%s needs %s (%s) but it resolves to %s, which is %s", o.Path, d.Name, want, d.Object.Path, got),
 					Fix:     fmt.Sprintf("install the %s build of %s, or fix the search path so the right one comes first", want, d.Name),
 				})
@@ -258,8 +259,8 @@ func (b *Binder) unwindFindings(res *rpath.Result, path string, boundBy bool) (*
 	}
 	for _, u := range out.Unwinders {
 		if u.Static {
-			out.Findings = append(out.Findings, Finding{
-				Rule: RuleExportsUnwinder, Severity: SeverityWarning, File: u.Path, Symbol: "_Unwind_RaiseException",
+			out.Findings = append(out.Findings, finding.Finding{
+				Rule: finding.RuleExportsUnwinder, Severity: finding.SeverityWarning, File: u.Path, Symbol: "_Unwind_RaiseException",
 				Message: fmt.Sprintf("%s exports _Unwind_* from a statically linked %s copy; every process that loads it gets a second unwinder", u.Path, u.Flavour),
 				Fix:     "link the unwinder dynamically, or hide it (-Wl,--exclude-libs,ALL or a version script with local: _Unwind_*)",
 			})
@@ -294,7 +295,7 @@ func CheckUnwindFiles(ctx context.Context, paths []string, opts rpath.Options) (
 			if ctx.Err() != nil {
 				return out, ctx.Err()
 			}
-			r = &UnwindResult{File: p, Unwinders: []Unwinder{}, Findings: []Finding{}, Error: namedError(p, err)}
+			r = &UnwindResult{File: p, Unwinders: []Unwinder{}, Findings: []finding.Finding{}, Error: namedError(p, err)}
 		}
 		out = append(out, r)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
@@ -26,7 +27,7 @@ func copyFile(t *testing.T, src, dst string) {
 	}
 }
 
-func findingRules(fs []symcheck.Finding) []string {
+func findingRules(fs []finding.Finding) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.Rule)
@@ -50,7 +51,7 @@ func TestLinkLineAMDGPUWithHostLibunwind(t *testing.T) {
 	}
 	f := fs[0]
 	want := "`-lunwind` resolves to " + filepath.Join(dir, "host", "libunwind.so") + " (ELF64 EM_X86_64), but the link is for EM_AMDGPU gfx803 (" + testenv.Testdata("k-gfx803.o") + ", code object v4)"
-	if f.Rule != symcheck.RuleIncompatibleInput || !strings.HasPrefix(f.Message, want) {
+	if f.Rule != finding.RuleIncompatibleInput || !strings.HasPrefix(f.Message, want) {
 		t.Errorf("message = %q\nwant prefix %q", f.Message, want)
 	}
 	if !strings.Contains(f.Fix, "the device link must not get host -l flags; remove -lunwind or the -L"+filepath.Join(dir, "host")) {
@@ -241,7 +242,7 @@ func TestLinkLineClangDriverAMDGPU(t *testing.T) {
 	must(clang, "-target", "amdgcn-amd-amdhsa", "-mcpu=gfx906", "-nogpulib", "-c", "dev.c", "k.c")
 	must(ar, "rc", filepath.Join(devlib, "libdev.a"), "dev.o")
 
-	check := func(args []string) (*symcheck.LinkLine, []symcheck.Finding, string, error) {
+	check := func(args []string) (*symcheck.LinkLine, []finding.Finding, string, error) {
 		t.Helper()
 		ll, err := symcheck.ParseLinkLine(append([]string{clang}, args...))
 		if err != nil {
@@ -260,7 +261,7 @@ func TestLinkLineClangDriverAMDGPU(t *testing.T) {
 	if len(ll.SearchDirs) != 0 || !reflect.DeepEqual(ll.Unpassed, []string{host}) || !strings.Contains(ll.Driver, "clang 15") {
 		t.Errorf("model: search %q, unpassed %q, driver %q", ll.SearchDirs, ll.Unpassed, ll.Driver)
 	}
-	if len(fs) != 1 || fs[0].Rule != symcheck.RuleMissingLibrary || !strings.Contains(fs[0].Message, `"unable to find library -lunwind"`) ||
+	if len(fs) != 1 || fs[0].Rule != finding.RuleMissingLibrary || !strings.Contains(fs[0].Message, `"unable to find library -lunwind"`) ||
 		!strings.Contains(fs[0].Message, filepath.Join(host, "libunwind.so")+" (ELF64 EM_X86_64), incompatible") || !strings.Contains(fs[0].Fix, "remove -lunwind") {
 		t.Fatalf("findings: %+v", fs)
 	}
@@ -270,7 +271,7 @@ func TestLinkLineClangDriverAMDGPU(t *testing.T) {
 	}
 	// Through -Wl, the directory reaches ld.lld: "incompatible".
 	if _, fs, out, err := check(append(probe, "-Wl,-L"+host, "-lunwind")); err == nil || !strings.Contains(out, "is incompatible with") ||
-		len(fs) != 1 || fs[0].Rule != symcheck.RuleIncompatibleInput {
+		len(fs) != 1 || fs[0].Rule != finding.RuleIncompatibleInput {
 		t.Errorf("-Wl,-L: clang %v %s; findings %+v", err, out, fs)
 	}
 	// A device archive: found by nobody with -L; the fix is -Wl,-L.
@@ -345,7 +346,7 @@ func TestUnwindClosure(t *testing.T) {
 	if !flavours[symcheck.FlavourLLVM] || !flavours[symcheck.FlavourLibgcc] {
 		t.Errorf("unwinders = %+v", r.Unwinders)
 	}
-	if rules := findingRules(r.Findings); len(rules) == 0 || rules[0] != symcheck.RuleMultipleUnwinders {
+	if rules := findingRules(r.Findings); len(rules) == 0 || rules[0] != finding.RuleMultipleUnwinders {
 		t.Errorf("findings = %v", rules)
 	} else if !strings.Contains(r.Findings[0].Message, "used by "+both) {
 		t.Errorf("the message should say which object binds to which: %s", r.Findings[0].Message)
@@ -361,7 +362,7 @@ func TestUnwindClosure(t *testing.T) {
 	}
 	found := false
 	for _, f := range rs[0].Findings {
-		found = found || (f.Rule == symcheck.RuleUnwinderFlavour && strings.Contains(f.Message, "which is nongnu-libunwind"))
+		found = found || (f.Rule == finding.RuleUnwinderFlavour && strings.Contains(f.Message, "which is nongnu-libunwind"))
 	}
 	if !found {
 		t.Errorf("flavour mismatch not found: %+v", rs[0].Findings)
@@ -372,7 +373,7 @@ func TestUnwindClosure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rules := strings.Join(findingRules(rs[0].Findings), ","); !strings.Contains(rules, symcheck.RuleExportsUnwinder) {
+	if rules := strings.Join(findingRules(rs[0].Findings), ","); !strings.Contains(rules, finding.RuleExportsUnwinder) {
 		t.Errorf("static copy: %v", rules)
 	}
 	// 4. A sanitizer-style interceptor (compiler-rt defines
@@ -546,9 +547,9 @@ func TestUnwindersSeverityFromBindings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got *symcheck.Finding
+	var got *finding.Finding
 	for i, f := range rs[0].Findings {
-		if f.Rule == symcheck.RuleMultipleUnwinders {
+		if f.Rule == finding.RuleMultipleUnwinders {
 			got = &rs[0].Findings[i]
 		}
 	}
@@ -563,7 +564,7 @@ func TestUnwindersSeverityFromBindings(t *testing.T) {
 		}
 	}
 	for p := range providers {
-		if got.Severity != symcheck.SeverityNote || !strings.Contains(got.Message, filepath.Base(p)+" (") {
+		if got.Severity != finding.SeverityNote || !strings.Contains(got.Message, filepath.Base(p)+" (") {
 			t.Errorf("RD1101 %s: %s; the loader bound everything to %s", got.Severity, got.Message, p)
 		}
 	}
@@ -571,9 +572,9 @@ func TestUnwindersSeverityFromBindings(t *testing.T) {
 	rep := runPrefix(t, dir, symcheck.PrefixOptions{Programs: []string{lib}})
 	dups := 0
 	for _, f := range rep.Findings {
-		if f.Rule == symcheck.RuleDuplicateProvider && f.File == lib && f.Library == "unwinder" {
+		if f.Rule == finding.RuleDuplicateProvider && f.File == lib && f.Library == "unwinder" {
 			dups++
-			if f.Severity != symcheck.SeverityNote {
+			if f.Severity != finding.SeverityNote {
 				t.Errorf("prefix: %s %s; the loader bound everything to one copy", f.Severity, f.Message)
 			}
 		}
@@ -597,7 +598,7 @@ func TestUnwindersSeverityFromBindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range rs[0].Findings {
-		if f.Rule == symcheck.RuleMultipleUnwinders && f.Severity != symcheck.SeverityError {
+		if f.Rule == finding.RuleMultipleUnwinders && f.Severity != finding.SeverityError {
 			t.Errorf("with a static copy: %s %s", f.Severity, f.Message)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
 	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
 	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
@@ -29,7 +30,7 @@ const wheelStagePrefix = "rocmdoctor-check-"
 // and the target system (opts.Resolver: --root, --lib-dir), a Python
 // extension in opts.Python. The findings are check's for the same files
 // unpacked, with the staged paths read as WHEEL!/member.
-func wheelClosures(ctx context.Context, path string, zr *zip.Reader, raw io.ReaderAt, opts *CheckOptions) ([]Finding, error) {
+func wheelClosures(ctx context.Context, path string, zr *zip.Reader, raw io.ReaderAt, opts *CheckOptions) ([]finding.Finding, error) {
 	var elfs []*zip.File
 	var total uint64
 	for _, zf := range zr.File {
@@ -82,7 +83,7 @@ func wheelClosures(ctx context.Context, path string, zr *zip.Reader, raw io.Read
 	ro := opts.Resolver
 	ro.Files = nil // (the scan's cache keys files by identity; these go away)
 	b := NewBinder(rpath.New(ro))
-	var out []Finding
+	var out []finding.Finding
 	for _, p := range staged {
 		f, err := elfx.Open(p)
 		if err != nil {
@@ -106,7 +107,7 @@ func wheelClosures(ctx context.Context, path string, zr *zip.Reader, raw io.Read
 }
 
 // unstage reads the staged paths in fd as the wheel's members.
-func unstage(fd Finding, dir, wheel string) Finding {
+func unstage(fd finding.Finding, dir, wheel string) finding.Finding {
 	r := strings.NewReplacer(dir+string(filepath.Separator), wheel+zipx.MemberSep)
 	fd.File = r.Replace(fd.File)
 	fd.Message = r.Replace(fd.Message)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
@@ -77,8 +78,8 @@ func bindingKeys(rep *symcheck.CheckReport, root string) []string {
 	var out []string
 	for _, f := range rep.Findings {
 		switch f.Rule {
-		case symcheck.RuleUndefinedSymbol, symcheck.RuleModuleUndefined, symcheck.RuleMissingLibrary, symcheck.RuleVersionMismatch,
-			symcheck.RuleMissingVersion, symcheck.RuleUnderlinked, symcheck.RuleProgramContext, symcheck.RuleMultipleUnwinders:
+		case finding.RuleUndefinedSymbol, finding.RuleModuleUndefined, finding.RuleMissingLibrary, finding.RuleVersionMismatch,
+			finding.RuleMissingVersion, finding.RuleUnderlinked, finding.RuleProgramContext, finding.RuleMultipleUnwinders:
 		default:
 			continue
 		}

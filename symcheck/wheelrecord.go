@@ -12,12 +12,10 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/record"
 	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
 )
-
-// RuleWheelRecord: a wheel's RECORD does not describe its files.
-const RuleWheelRecord = "wheel-record"
 
 // maxRecord bounds the RECORD read from a wheel (PyTorch's lists ~15,000
 // files in ~1.5 MB): what it declares is refused past it, and what it
@@ -27,10 +25,6 @@ const maxRecord = 16 << 20
 // maxGone is how many files RECORD lists that the wheel lacks are named
 // one by one.
 const maxGone = 100
-
-// recordFix is the fix of every RD1501 finding.
-const recordFix = "Regenerate RECORD from the files: unzip the wheel and run `python -m wheel pack` on the tree, which writes it anew " +
-	"(`wheel unpack` refuses such a wheel). Edit libraries in wheels with `rocmdoctor wheel relink`, which updates RECORD, not patchelf on an unpacked copy."
 
 // wheelRecord checks the members of one wheel against its RECORD, as an
 // installer that follows the binary distribution format does (PEP 427:
@@ -45,7 +39,7 @@ type wheelRecord struct {
 	name     string // the RECORD member, distInfo/RECORD
 	entries  map[string]record.Entry
 	seen     map[string]bool
-	out      []Finding
+	out      []finding.Finding
 }
 
 // newWheelRecord finds the wheel's .dist-info directory and reads its
@@ -109,7 +103,7 @@ func newWheelRecord(wheel string, zr *zip.Reader, raw io.ReaderAt) (*wheelRecord
 }
 
 func (w *wheelRecord) add(file, msg string) {
-	w.out = append(w.out, Finding{Rule: RuleWheelRecord, Severity: SeverityError, File: file, Message: msg, Fix: recordFix})
+	w.out = append(w.out, finding.Finding{Rule: finding.RuleWheelRecord, Severity: finding.SeverityError, File: file, Message: msg, Fix: finding.WheelRecordFix})
 }
 
 // unlisted reports whether name is one of the files RECORD does not list
@@ -135,7 +129,7 @@ func (w *wheelRecord) verifier(zf *zip.File) *record.Verifier {
 	if err != nil {
 		w.add(zipx.MemberPath(w.wheel, zf.Name), zf.Name+" "+err.Error())
 		if _, ok := err.(*record.UncheckedError); ok {
-			w.out[len(w.out)-1].Severity = SeverityWarning
+			w.out[len(w.out)-1].Severity = finding.SeverityWarning
 		}
 		return nil
 	}
@@ -156,7 +150,7 @@ func (w *wheelRecord) verified(zf *zip.File, v *record.Verifier) {
 // finish reports what RECORD lists that the wheel does not have (a
 // warning: installers pass over it, but the list is wrong) and returns
 // every finding.
-func (w *wheelRecord) finish() []Finding {
+func (w *wheelRecord) finish() []finding.Finding {
 	if w == nil {
 		return nil
 	}
@@ -172,11 +166,11 @@ func (w *wheelRecord) finish() []Finding {
 	for i, p := range gone {
 		if i == maxGone {
 			w.add(zipx.MemberPath(w.wheel, w.name), fmt.Sprintf("%s lists %d more files the wheel does not have", w.name, len(gone)-maxGone))
-			w.out[len(w.out)-1].Severity = SeverityWarning
+			w.out[len(w.out)-1].Severity = finding.SeverityWarning
 			break
 		}
 		w.add(zipx.MemberPath(w.wheel, p), w.name+" lists "+p+", which the wheel does not have")
-		w.out[len(w.out)-1].Severity = SeverityWarning
+		w.out[len(w.out)-1].Severity = finding.SeverityWarning
 	}
 	return w.out
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/record"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
@@ -200,7 +201,7 @@ func TestCheckWheelRecord(t *testing.T) {
 						where = "WHEEL"
 					}
 					got = append(got, string(f.Severity)+" "+where+": "+f.Message)
-					if f.Fix == "" || f.Rule != symcheck.RuleWheelRecord {
+					if f.Fix == "" || f.Rule != finding.RuleWheelRecord {
 						t.Errorf("finding %+v", f)
 					}
 				}
@@ -252,7 +253,7 @@ func TestWheelRecordAgreesWithWheelUnpack(t *testing.T) {
 			}
 			ours := false
 			for _, f := range rep.Findings {
-				ours = ours || f.ID == "RD1501" && f.Severity == symcheck.SeverityError
+				ours = ours || f.ID == "RD1501" && f.Severity == finding.SeverityError
 			}
 			out, err := exec.Command(py, "-m", "wheel", "unpack", "-d", filepath.Join(dir, "out"), p).CombinedOutput()
 			theirs := err != nil
@@ -320,12 +321,12 @@ func TestRealWheelsRecord(t *testing.T) {
 	unpacks := func(p string) bool {
 		return exec.Command(py, "-m", "wheel", "unpack", "-d", t.TempDir(), p).Run() == nil
 	}
-	rd1501 := func(p string) []symcheck.Finding {
+	rd1501 := func(p string) []finding.Finding {
 		rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{})
 		if err != nil || len(rep.Errors) != 0 {
 			t.Fatalf("%s: %v %+v", p, err, rep.Errors)
 		}
-		var out []symcheck.Finding
+		var out []finding.Finding
 		for _, f := range rep.Findings {
 			if f.ID == "RD1501" {
 				out = append(out, f)
@@ -367,7 +368,7 @@ func TestRealWheelsRecord(t *testing.T) {
 	zw.Close()
 	fh.Close()
 	fs := rd1501(edited)
-	if len(fs) != 1 || fs[0].File != edited+"!/"+changed || fs[0].Severity != symcheck.SeverityError || unpacks(edited) {
+	if len(fs) != 1 || fs[0].File != edited+"!/"+changed || fs[0].Severity != finding.SeverityError || unpacks(edited) {
 		t.Errorf("%s with %s edited: RD1501 %+v; wheel unpack accepts it: %v", edited, changed, fs, unpacks(edited))
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"syscall"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/record"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
@@ -125,16 +126,16 @@ type FilePlan struct {
 
 // Plan is the result of Relink.
 type Plan struct {
-	SchemaVersion int                `json:"schema_version"`
-	Input         string             `json:"input"`
-	Kind          string             `json:"kind"` // wheel, directory, installed
-	TargetDirs    []string           `json:"target_dirs"`
-	Files         []FilePlan         `json:"files"`
-	Drop          []string           `json:"drop,omitempty"`
-	Findings      []symcheck.Finding `json:"findings"`
-	Notes         []string           `json:"notes,omitempty"`
-	Output        string             `json:"output,omitempty"`
-	Written       bool               `json:"written"`
+	SchemaVersion int               `json:"schema_version"`
+	Input         string            `json:"input"`
+	Kind          string            `json:"kind"` // wheel, directory, installed
+	TargetDirs    []string          `json:"target_dirs"`
+	Files         []FilePlan        `json:"files"`
+	Drop          []string          `json:"drop,omitempty"`
+	Findings      []finding.Finding `json:"findings"`
+	Notes         []string          `json:"notes,omitempty"`
+	Output        string            `json:"output,omitempty"`
+	Written       bool              `json:"written"`
 	// Warnings are what resolution worked around (a damaged
 	// ld.so.cache: rpath.Options.Warn), each once.
 	Warnings []string `json:"warnings,omitempty"`
@@ -347,7 +348,7 @@ func PlanRelink(ctx context.Context, input string, o Options) (p *Plan, err erro
 		return nil, err
 	}
 	st.d = d
-	p = &Plan{SchemaVersion: 1, Input: input, Kind: d.kind, TargetDirs: dirs, Findings: []symcheck.Finding{}, Notes: append(swept, d.notes...)}
+	p = &Plan{SchemaVersion: 1, Input: input, Kind: d.kind, TargetDirs: dirs, Findings: []finding.Finding{}, Notes: append(swept, d.notes...)}
 	if err := plan(ctx, d, targets, o, p); err != nil {
 		return nil, err
 	}
@@ -362,7 +363,7 @@ func PlanRelink(ctx context.Context, input string, o Options) (p *Plan, err erro
 	}
 	d.scrub(p)
 	for _, f := range p.Findings {
-		if f.Severity == symcheck.SeverityError && !o.AllowUnresolved {
+		if f.Severity == finding.SeverityError && !o.AllowUnresolved {
 			return p, fmt.Errorf("%s: %w: %d finding(s); nothing was written (use --allow-unresolved or --allow-soname-change as the findings say)", input, ErrRefused, len(p.Findings))
 		}
 	}
@@ -1102,8 +1103,8 @@ func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Option
 	return nil
 }
 
-func refuse(file, from, to string) symcheck.Finding {
-	return symcheck.Finding{Rule: "soname-major-change", Severity: symcheck.SeverityError, File: file, Library: from,
+func refuse(file, from, to string) finding.Finding {
+	return finding.Finding{Rule: "soname-major-change", Severity: finding.SeverityError, File: file, Library: from,
 		Message: fmt.Sprintf("%s needs %s but the target provides %s: a different major version may not be ABI-compatible", file, from, to),
 		Fix:     "rebuild against the target, or pass --allow-soname-change to relink and review the reported ABI risks"}
 }
@@ -1217,7 +1218,7 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 		// it cannot be checked.
 		var ignoredMissing []string
 		for _, f := range res.Findings {
-			if f.Rule == symcheck.RuleMissingLibrary && fp.leftAlone(f.Library) {
+			if f.Rule == finding.RuleMissingLibrary && fp.leftAlone(f.Library) {
 				ignoredMissing = append(ignoredMissing, f.Library)
 			}
 		}
@@ -1226,18 +1227,18 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 			// Findings name the staged copy: they name the wheel's file.
 			f.Message = strings.ReplaceAll(f.Message, abs, fp.Path)
 			switch {
-			case f.Rule == symcheck.RuleMissingLibrary && fp.leftAlone(f.Library):
-				f.Severity = symcheck.SeverityNote
+			case f.Rule == finding.RuleMissingLibrary && fp.leftAlone(f.Library):
+				f.Severity = finding.SeverityNote
 				f.Message += " — ignored (--ignore): expected where the wheel is used"
 				p.Findings = append(p.Findings, f)
 				continue
-			case f.Rule == symcheck.RuleUndefinedSymbol && len(ignoredMissing) > 0:
-				f.Severity = symcheck.SeverityNote
+			case f.Rule == finding.RuleUndefinedSymbol && len(ignoredMissing) > 0:
+				f.Severity = finding.SeverityNote
 				f.Message += " — perhaps from " + strings.Join(ignoredMissing, ", ") + ", ignored and not here to check"
 				p.Findings = append(p.Findings, f)
 				continue
 			}
-			if fp.module && !inHost && f.Rule == symcheck.RuleUndefinedSymbol {
+			if fp.module && !inHost && f.Rule == finding.RuleUndefinedSymbol {
 				// An extension module's Py* API comes from the
 				// interpreter that imports it, as a plugin's symbols
 				// come from its host: not the target's to provide.
@@ -1252,7 +1253,7 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 				}
 				fp.ABIRisks = append(fp.ABIRisks, risk)
 			}
-			if inHost && f.Rule == symcheck.RuleUndefinedSymbol {
+			if inHost && f.Rule == finding.RuleUndefinedSymbol {
 				f.Message += fmt.Sprintf(" — neither %s (which imports the module) nor the module's libraries define it", o.Python)
 			}
 			p.Findings = append(p.Findings, f)
@@ -1341,8 +1342,8 @@ func (fp *FilePlan) leftAlone(name string) bool {
 // closure still finds in the wheel: a copy with the target's own file name
 // in a directory the RUNPATH keeps for other in-wheel libraries shadows
 // the target until it is dropped.
-func stillInWheel(d *dist, fp *FilePlan, res *rpath.Result) []symcheck.Finding {
-	var out []symcheck.Finding
+func stillInWheel(d *dist, fp *FilePlan, res *rpath.Result) []finding.Finding {
+	var out []finding.Finding
 	for _, n := range fp.Needed {
 		name := n.Replacement
 		if name == "" && n.Class == Target {
@@ -1356,7 +1357,7 @@ func stillInWheel(d *dist, fp *FilePlan, res *rpath.Result) []symcheck.Finding {
 			if dep.Name != name || dep.Path == "" || err != nil || !filepath.IsLocal(rel) {
 				continue
 			}
-			out = append(out, symcheck.Finding{Rule: "shadowed-target", Severity: symcheck.SeverityError, File: fp.Path, Library: name,
+			out = append(out, finding.Finding{Rule: "shadowed-target", Severity: finding.SeverityError, File: fp.Path, Library: name,
 				Message: fmt.Sprintf("%s is pointed at the target's %s, but its RUNPATH still finds the wheel's own %s first", fp.Path, name, filepath.ToSlash(rel)),
 				Fix:     "pass --drop-bundled to remove the copy (or --ignore it to keep using it)"})
 		}

@@ -26,6 +26,7 @@ import (
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/dcopy"
 	"github.com/rocmdoctor/rocmdoctor/internal/record"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
@@ -1445,7 +1446,7 @@ func TestRelinkReplacesBundledCopies(t *testing.T) {
 		if strings.Contains(f.Message, os.TempDir()) {
 			t.Errorf("a finding names a scratch file: %s", f.Message)
 		}
-		if f.Rule == symcheck.RuleModuleUndefined && f.Severity == symcheck.SeverityNote && f.Symbol == "PyLong_FromLong" &&
+		if f.Rule == finding.RuleModuleUndefined && f.Severity == finding.SeverityNote && f.Symbol == "PyLong_FromLong" &&
 			f.File == "torch/_C.cpython-311-x86_64-linux-gnu.so" && strings.Contains(f.Message, "(torch/_C.cpython-311-x86_64-linux-gnu.so)") {
 			notes++
 		}
@@ -1550,13 +1551,13 @@ func TestRelinkIgnoredMissingLibrary(t *testing.T) {
 	if err != nil || !p.Written {
 		t.Fatalf("with --ignore: err %v, plan %+v", err, p)
 	}
-	got := map[string]symcheck.Severity{}
+	got := map[string]finding.Severity{}
 	for _, f := range p.Findings {
 		got[f.Rule+" "+f.Library+f.Symbol+fmt.Sprint(f.Unresolved)] = f.Severity
 	}
 	// The symbol it would take from the library is listed under it.
-	want := map[string]symcheck.Severity{
-		symcheck.RuleMissingLibrary + " libmigraphx_c.so.3[migraphx_init]": symcheck.SeverityNote,
+	want := map[string]finding.Severity{
+		finding.RuleMissingLibrary + " libmigraphx_c.so.3[migraphx_init]": finding.SeverityNote,
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("findings %v, want %v", got, want)
@@ -1670,7 +1671,7 @@ func TestRelinkIgnoredInWheelLibraryStays(t *testing.T) {
 		t.Errorf("dropped %v", p.Drop)
 	}
 	for _, f := range p.Findings {
-		if f.Severity != symcheck.SeverityNote {
+		if f.Severity != finding.SeverityNote {
 			t.Errorf("finding %+v", f)
 		}
 	}
@@ -2405,7 +2406,7 @@ PyMODINIT_FUNC PyInit__ext(void) { return PyModule_Create(&def); }
 				}
 				var names []string
 				for _, f := range p.Findings {
-					if f.Severity == symcheck.SeverityError {
+					if f.Severity == finding.SeverityError {
 						names = append(names, f.Symbol)
 					}
 				}

@@ -20,7 +20,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/root"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/schema"
-	"github.com/rocmdoctor/rocmdoctor/symcheck"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 )
 
 // GenerateDocs writes the markdown reference into dir/cli and man pages into
@@ -39,7 +39,7 @@ func GenerateDocs(dir string) error {
 	if err := doc.GenMarkdownTree(top, md); err != nil {
 		return fmt.Errorf("markdown: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "rules.md"), []byte(symcheck.RulesMarkdown()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "rules.md"), []byte(finding.RulesMarkdown()), 0o644); err != nil {
 		return err
 	}
 	if err := writeSchemas(filepath.Join(dir, "schema")); err != nil {

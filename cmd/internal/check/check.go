@@ -16,6 +16,7 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
 	"github.com/rocmdoctor/rocmdoctor/elfx"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
@@ -231,10 +232,10 @@ func Run(ctx context.Context, opts *Options) error {
 
 func listRules(opts *Options) error {
 	if opts.JSON || opts.Format == "json" {
-		return cli.WriteJSON(opts.IO.Out, map[string]any{"schema_version": cli.SchemaVersion, "rules": symcheck.Rules})
+		return cli.WriteJSON(opts.IO.Out, map[string]any{"schema_version": cli.SchemaVersion, "rules": finding.Rules})
 	}
 	var rows [][]string
-	for _, r := range symcheck.Rules {
+	for _, r := range finding.Rules {
 		rows = append(rows, []string{r.ID, r.Name, string(r.Severity), r.Description})
 	}
 	return opts.IO.Table([]string{"ID", "NAME", "SEVERITY", "DESCRIPTION"}, rows)
@@ -266,9 +267,9 @@ func render(opts *Options, rep *symcheck.CheckReport) error {
 			f := fs[i]
 			sev := string(f.Severity)
 			switch f.Severity {
-			case symcheck.SeverityError:
+			case finding.SeverityError:
 				sev = c.Red(sev)
-			case symcheck.SeverityWarning:
+			case finding.SeverityWarning:
 				sev = c.Yellow(sev)
 			}
 			msg := f.Message
@@ -276,7 +277,7 @@ func render(opts *Options, rep *symcheck.CheckReport) error {
 			// undefined symbols: LLVMPolly.so has 581) are one row here,
 			// so the errors are not lost among them; JSON, SARIF and
 			// JUnit keep each.
-			if f.Severity == symcheck.SeverityNote {
+			if f.Severity == finding.SeverityNote {
 				j := i + 1
 				for j < len(fs) && fs[j].Severity == f.Severity && fs[j].ID == f.ID && fs[j].File == f.File {
 					j++
@@ -293,7 +294,7 @@ func render(opts *Options, rep *symcheck.CheckReport) error {
 		}
 	}
 	var parts []string
-	for _, s := range []symcheck.Severity{symcheck.SeverityError, symcheck.SeverityWarning, symcheck.SeverityNote} {
+	for _, s := range []finding.Severity{finding.SeverityError, finding.SeverityWarning, finding.SeverityNote} {
 		n := 0
 		for _, f := range rep.Findings {
 			if f.Severity == s {

@@ -16,6 +16,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/clitest"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/root"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/golden"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
@@ -67,7 +68,7 @@ func TestCheckEveryRuleFires(t *testing.T) {
 			t.Errorf("incomplete finding %+v", f)
 		}
 	}
-	for _, r := range symcheck.Rules {
+	for _, r := range finding.Rules {
 		if !seen[r.ID] {
 			t.Errorf("the fixture tree has no instance of %s %s", r.ID, r.Name)
 		}
@@ -103,7 +104,7 @@ func TestCheckSARIFAndJUnitParseBack(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &log); err != nil {
 		t.Fatal(err)
 	}
-	if log.Version != "2.1.0" || len(log.Runs) != 1 || len(log.Runs[0].Tool.Driver.Rules) != len(symcheck.Rules) || len(log.Runs[0].Results) < len(symcheck.Rules) {
+	if log.Version != "2.1.0" || len(log.Runs) != 1 || len(log.Runs[0].Tool.Driver.Rules) != len(finding.Rules) || len(log.Runs[0].Results) < len(finding.Rules) {
 		t.Errorf("sarif: version %s, %d runs", log.Version, len(log.Runs))
 	}
 	for _, r := range log.Runs[0].Results {
@@ -283,7 +284,7 @@ func TestCheckListRulesAndUsage(t *testing.T) {
 
 func TestRulesDocCurrent(t *testing.T) {
 	b, err := os.ReadFile("../../../docs/rules.md")
-	if err != nil || string(b) != symcheck.RulesMarkdown() {
+	if err != nil || string(b) != finding.RulesMarkdown() {
 		t.Errorf("docs/rules.md is stale: run go run ./cmd/gendocs docs")
 	}
 }
@@ -592,7 +593,7 @@ func TestSARIFHelpURIsAndBase(t *testing.T) {
 	r := log.Runs[0]
 	for _, rule := range r.Tool.Driver.Rules {
 		anchor := strings.ToLower(rule.ID)
-		if rule.HelpURI != symcheck.RuleURL(rule.ID) || !strings.HasSuffix(rule.HelpURI, "#"+anchor) || !strings.Contains(string(doc), `<a id="`+anchor+`"></a>`+rule.ID+" |") {
+		if rule.HelpURI != finding.RuleURL(rule.ID) || !strings.HasSuffix(rule.HelpURI, "#"+anchor) || !strings.Contains(string(doc), `<a id="`+anchor+`"></a>`+rule.ID+" |") {
 			t.Errorf("%s: helpUri %q has no anchor in docs/rules.md", rule.ID, rule.HelpURI)
 		}
 	}

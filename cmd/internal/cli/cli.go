@@ -19,7 +19,8 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
-	"github.com/rocmdoctor/rocmdoctor/symcheck"
+
+	"github.com/rocmdoctor/rocmdoctor/finding"
 )
 
 // Exit codes, defined here and nowhere else.
@@ -333,7 +334,7 @@ func (s *IOStreams) KeyValues(kv [][2]string) error {
 // Emit prints v as JSON when asJSON is set and through render otherwise, then
 // returns a *FindingsError when findings at or above failOn remain: the
 // tail every report command shares.
-func Emit(w io.Writer, asJSON bool, v any, render func() error, findings []symcheck.Finding, failOn string) error {
+func Emit(w io.Writer, asJSON bool, v any, render func() error, findings []finding.Finding, failOn string) error {
 	if asJSON {
 		if err := WriteJSON(w, v); err != nil {
 			return err
@@ -341,7 +342,7 @@ func Emit(w io.Writer, asJSON bool, v any, render func() error, findings []symch
 	} else if err := render(); err != nil {
 		return err
 	}
-	if n := symcheck.CountAtLeast(findings, failOn); n > 0 {
+	if n := finding.CountAtLeast(findings, failOn); n > 0 {
 		return &FindingsError{Count: n}
 	}
 	return nil
@@ -351,7 +352,7 @@ func Emit(w io.Writer, asJSON bool, v any, render func() error, findings []symch
 // not be read: each of errs (naming its path) gets its line on stderr
 // first, the rest is reported, and the status is then 1 unless findings
 // make it 3.
-func EmitReadErrors(s *IOStreams, asJSON bool, v any, render func() error, findings []symcheck.Finding, failOn string, errs []string) error {
+func EmitReadErrors(s *IOStreams, asJSON bool, v any, render func() error, findings []finding.Finding, failOn string, errs []string) error {
 	for _, e := range errs {
 		fmt.Fprintf(s.ErrOut, "rocmdoctor: %s\n", e)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
@@ -161,7 +162,7 @@ func render(opts *Options, rep *symcheck.Report) error {
 		}
 		for _, f := range rep.Findings {
 			switch f.Rule {
-			case symcheck.RuleMissingVersion, symcheck.RuleVersionMismatch, symcheck.RuleMissingLibrary, symcheck.RuleMissingInterpreter:
+			case finding.RuleMissingVersion, finding.RuleVersionMismatch, finding.RuleMissingLibrary, finding.RuleMissingInterpreter:
 				cli.Printf(w, "%s %s\n  fix: %s\n", c.Yellow("•"), f.Message, f.Fix)
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
@@ -100,7 +101,7 @@ type Result struct {
 	Mode          string                   `json:"mode"` // "link" or "closure"
 	Link          *symcheck.LinkLine       `json:"link,omitempty"`
 	Files         []*symcheck.UnwindResult `json:"files,omitempty"`
-	Findings      []symcheck.Finding       `json:"findings"`
+	Findings      []finding.Finding        `json:"findings"`
 	// Warnings are what resolution worked around (a damaged
 	// ld.so.cache), each once; also printed on stderr.
 	Warnings []string `json:"warnings,omitempty"`
@@ -111,7 +112,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	res := Result{SchemaVersion: cli.SchemaVersion, Findings: []symcheck.Finding{}}
+	res := Result{SchemaVersion: cli.SchemaVersion, Findings: []finding.Finding{}}
 	var errs []string // files that could not be checked
 	if opts.Link || opts.Transcript != "" {
 		res.Mode = "link"
@@ -192,7 +193,7 @@ func render(io *cli.IOStreams, res *Result) error {
 	}
 	for _, f := range res.Findings {
 		sev := c.Red(string(f.Severity))
-		if f.Severity != symcheck.SeverityError {
+		if f.Severity != finding.SeverityError {
 			sev = c.Yellow(string(f.Severity))
 		}
 		cli.Printf(w, "%s %s: %s\n  fix: %s\n", sev, f.Rule, f.Message, f.Fix)

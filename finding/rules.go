@@ -1,4 +1,4 @@
-package symcheck
+package finding
 
 import "strings"
 
@@ -51,12 +51,36 @@ var Rules = []RuleInfo{
 	{"RD1401", RuleGPUTargetMissing, SeverityError, "Enabled with GPU targets (--gpu-targets, gpu_targets): an ELF file or archive carries AMDGPU device code, but none that runs on a required target by the target-ID rules (a code object without an xnack/sramecc setting runs in both modes, generic targets cover their family); HIP fails with hipErrorNoBinaryForGpu. Also raised once when the scan holds no device code at all (a build whose GPU_TARGETS came out empty). `rocmdoctor gpus` shows the whole matrix.", "Rebuild with the target in GPU_TARGETS/AMDGPU_TARGETS; for composable_kernel, INSTANCES_ONLY=ON ignores GPU_TARGETS."},
 	{"RD1402", RuleTensileMissing, SeverityError, "Enabled with GPU targets: a rocBLAS/hipBLASLt/hipSPARSELt install has no Tensile kernel directory (lib/rocblas/library, since ROCm 7 with a subdirectory per architecture: built without Tensile) or none of its kernel files for a required target, so GEMM calls find no kernels (rocBLAS returns rocblas_status_excluded_from_build, 14); a kernel file that does not parse as a code object for the architecture in its name is a warning.", "Rebuild with BUILD_WITH_TENSILE=ON and the target in its GPU targets (Tensile_ARCHITECTURE), or reinstall the library/ directory."},
 	{"RD1403", RuleDeviceCodeUnread, SeverityWarning, "Enabled with GPU targets: an ELF file or archive carries device code that cannot be read (a damaged offload bundle, a .hip_fatbin without one, a compressed bundle rocmdoctor cannot decode), so which GPUs it runs on cannot be told; a bundle HIP cannot parse fails at run time. RD1401 is not raised for a required target such a file might hold. `rocmdoctor gpus` shows it as `?` with the reason.", "If the file is damaged (a truncated copy, a section rewritten by a tool that does not know offload bundles), rebuild or reinstall it; `rocmdoctor gpus FILE` lists what could be read, `clang-offload-bundler --list` a bundle rocmdoctor cannot decode."},
-	{"RD1501", RuleWheelRecord, SeverityError, "A wheel's RECORD does not describe its files: a member whose size or hash differs from its RECORD line (a library edited with patchelf after unpacking, and the tree zipped again), a member RECORD does not list or lists without a hash (or with md5/sha1, which wheels may not use), no RECORD or no .dist-info directory at all, or several. The binary distribution format (PEP 427) has installers verify every hash on extraction: `python -m installer` (Arch's and Gentoo's Python packaging) and `wheel unpack` refuse such a wheel, pip does not check. A file RECORD lists that the wheel does not have, and a hash rocmdoctor cannot compute, are warnings.", recordFix},
+	{"RD1501", RuleWheelRecord, SeverityError, "A wheel's RECORD does not describe its files: a member whose size or hash differs from its RECORD line (a library edited with patchelf after unpacking, and the tree zipped again), a member RECORD does not list or lists without a hash (or with md5/sha1, which wheels may not use), no RECORD or no .dist-info directory at all, or several. The binary distribution format (PEP 427) has installers verify every hash on extraction: `python -m installer` (Arch's and Gentoo's Python packaging) and `wheel unpack` refuse such a wheel, pip does not check. A file RECORD lists that the wheel does not have, and a hash rocmdoctor cannot compute, are warnings.", WheelRecordFix},
 	{"RD1502", RuleWheelMemberName, SeverityError, "A wheel member's name or kind will not install as it says: an absolute name, or one whose '..' leads out of the install directory (pip refuses the whole wheel: \"trying to install outside the target directory\"); as warnings, a backslash in a name (on Linux part of the file name: pip installs a file named `pkg\\mod.py` beside the package, not in it) and a symbolic-link entry (pip installs a regular file holding the link's text, so a library symlink such as libfoo.so -> libfoo.so.1 becomes a few bytes that do not load). `wheel relink` refuses such a wheel.", "Rebuild the wheel from a tree whose member names are relative paths with forward slashes inside the package, and with the library the link names copied under the link's name (auditwheel and `wheel pack` do this)."},
 }
 
+// Rule identifiers of the findings this package produces.
+const (
+	RuleMissingLibrary     = "missing-library"
+	RuleMissingInterpreter = "missing-interpreter"
+	RuleUndefinedSymbol    = "undefined-symbol"
+	RuleModuleUndefined    = "module-undefined-symbol"
+	RuleUnderlinked        = "underlinked-symbol"
+	RuleProgramContext     = "program-context-library"
+	RuleVersionMismatch    = "symbol-version-mismatch"
+	RuleMissingVersion     = "missing-version-node"
+	RuleUnresolvedStatic   = "unresolved-in-inputs"
+	RuleIncompatibleInput  = "incompatible-link-input"
+	RuleMultipleUnwinders  = "multiple-unwinders"
+	RuleUnwinderFlavour    = "unwinder-flavour-mismatch"
+	RuleUnwinderMachine    = "unwinder-wrong-machine"
+	RuleExportsUnwinder    = "exports-unwinder"
+	RuleGPUTargetMissing   = "gpu-target-missing"
+	RuleTensileMissing     = "tensile-kernels-missing"
+	RuleDeviceCodeUnread   = "device-code-unreadable"
+	RuleGPUTargetsDiffer   = "gpu-targets-differ"
+)
+
 // More rule names used by check.
 const (
+	// RuleWheelRecord: a wheel's RECORD does not describe its files.
+	RuleWheelRecord     = "wheel-record"
 	RuleWheelMemberName = "wheel-member-name"
 	RuleLLVMTargets     = "llvm-target-not-linked"
 	RuleBuildDirRunpath = "runpath-build-dir"
@@ -76,6 +100,25 @@ const (
 	RuleDlopenMissing     = "dlopen-library-missing"
 	RuleDlopenNoteInvalid = "dlopen-note-invalid"
 	RuleDlopenNameMissing = "dlopen-name-missing"
+)
+
+// CK rule names.
+const (
+	RuleCKComponentMissing = "ck-component-missing"
+	RuleCKBadLocation      = "ck-bad-imported-location"
+	RuleCKNoInstances      = "ck-no-instances"
+	RuleCKMissingTarget    = "ck-missing-link-target"
+	RuleCKMissingInstance  = "ck-missing-instance"
+	RuleCKConfigError      = "ck-config-error"
+)
+
+// Rule names of the prefix checks.
+const (
+	RuleVersionSkew       = "rocm-version-skew"
+	RuleDuplicateProvider = "duplicate-provider"
+	RuleResourceDir       = "clang-resource-dir"
+	RuleDeviceLibs        = "device-libs-missing"
+	RuleHeadersMissing    = "headers-missing"
 )
 
 // LookupRule finds a rule by ID ("RD1001") or name ("undefined-symbol").
@@ -99,7 +142,7 @@ func RuleURL(id string) string { return RulesDoc + "#" + strings.ToLower(id) }
 func RulesMarkdown() string {
 	var b strings.Builder
 	b.WriteString("# rocmdoctor check rules\n\n")
-	b.WriteString("Generated from `symcheck.Rules` (`go run ./cmd/gendocs docs`). Severities can be changed\n")
+	b.WriteString("Generated from `finding.Rules` (`go run ./cmd/gendocs docs`). Severities can be changed\n")
 	b.WriteString("and findings ignored in `.rocmdoctor.toml` or `.rocmdoctor.yaml`; see `rocmdoctor check --help`.\n\n")
 	b.WriteString("| ID | name | default severity | what it means | fix |\n|---|---|---|---|---|\n")
 	for _, r := range Rules {
@@ -108,3 +151,7 @@ func RulesMarkdown() string {
 	}
 	return b.String()
 }
+
+// WheelRecordFix is the fix of every RD1501 finding.
+const WheelRecordFix = "Regenerate RECORD from the files: unzip the wheel and run `python -m wheel pack` on the tree, which writes it anew " +
+	"(`wheel unpack` refuses such a wheel). Edit libraries in wheels with `rocmdoctor wheel relink`, which updates RECORD, not patchelf on an unpacked copy."

@@ -1,26 +1,12 @@
-// Package symcheck turns what elfx reads and rpath resolves into findings,
-// each with its evidence and a fix. At its core is the Binder, which binds
-// dynamic symbols and versions the way ld.so does. On it rest:
-//
-//   - Symbols: undefined symbols of a file (bound in its closure, or in a
-//     program with BindInHost) or of a set of objects and archives, where a
-//     definition exists in a build tree (--index), and what an
-//     LLVMInitialize* gap means (DiagnoseLLVM, with the link set);
-//   - CheckUnwind, CheckLinkInputs, ParseLinkLine: unwinders in a process
-//     and on a link line;
-//   - CheckCK: a composable_kernel install against its consumers;
-//   - GPUs: which GPUs a build's device code and Tensile kernels cover;
-//   - Prefix: whether a ROCm install is consistent;
-//   - Check: the gate over a tree, which runs all of them with the hygiene
-//     rules, lets the rest of the scan decide how a file is used
-//     (evidence.go), and reports by rule ID (rules.go) as JSON, SARIF or
-//     JUnit, with configuration files and baselines.
-package symcheck
+// Package finding is the vocabulary every check of rocmdoctor reports in:
+// a Finding (rule, severity, file, message, fix and the evidence), its
+// Severity, and the rule table (rules.go), where every RD rule ID, name,
+// default severity and fix is defined once.
+package finding
 
 import (
+	"fmt"
 	"strings"
-
-	"github.com/ianlancetaylor/demangle"
 )
 
 // Severity orders findings for --fail-on.
@@ -30,6 +16,8 @@ const (
 	SeverityError   Severity = "error"
 	SeverityWarning Severity = "warning"
 	SeverityNote    Severity = "note"
+	// SeverityOff disables a rule (check's configuration).
+	SeverityOff Severity = "off"
 )
 
 // AtLeast reports whether s is at or above threshold ("error", "warning",
@@ -55,27 +43,14 @@ func CountAtLeast(findings []Finding, threshold string) int {
 	return n
 }
 
-// Rule identifiers of the findings this package produces.
-const (
-	RuleMissingLibrary     = "missing-library"
-	RuleMissingInterpreter = "missing-interpreter"
-	RuleUndefinedSymbol    = "undefined-symbol"
-	RuleModuleUndefined    = "module-undefined-symbol"
-	RuleUnderlinked        = "underlinked-symbol"
-	RuleProgramContext     = "program-context-library"
-	RuleVersionMismatch    = "symbol-version-mismatch"
-	RuleMissingVersion     = "missing-version-node"
-	RuleUnresolvedStatic   = "unresolved-in-inputs"
-	RuleIncompatibleInput  = "incompatible-link-input"
-	RuleMultipleUnwinders  = "multiple-unwinders"
-	RuleUnwinderFlavour    = "unwinder-flavour-mismatch"
-	RuleUnwinderMachine    = "unwinder-wrong-machine"
-	RuleExportsUnwinder    = "exports-unwinder"
-	RuleGPUTargetMissing   = "gpu-target-missing"
-	RuleTensileMissing     = "tensile-kernels-missing"
-	RuleDeviceCodeUnread   = "device-code-unreadable"
-	RuleGPUTargetsDiffer   = "gpu-targets-differ"
-)
+// ParseSeverity parses a severity name for configuration.
+func ParseSeverity(s string) (Severity, error) {
+	switch v := Severity(strings.ToLower(s)); v {
+	case SeverityError, SeverityWarning, SeverityNote, SeverityOff:
+		return v, nil
+	}
+	return "", fmt.Errorf("severity must be error, warning, note or off, not %q", s)
+}
 
 // Finding is one problem with the evidence and the fix.
 type Finding struct {
@@ -133,15 +108,24 @@ func (p Provider) String() string {
 	return p.File
 }
 
-// Demangle returns the demangled C++ or Rust name, or "" when name is not
-// mangled.
-func Demangle(name string) string {
-	if !strings.HasPrefix(name, "_Z") && !strings.HasPrefix(name, "_R") && !strings.HasPrefix(name, "__Z") {
-		return ""
-	}
-	s, err := demangle.ToString(name)
-	if err != nil || s == name {
-		return ""
-	}
-	return s
+// Evidence says what in the scan decided the severity of a finding that
+// the file alone would make an error: how the file is used, and by what.
+type Evidence struct {
+	// Kind is "module" (no SONAME and NEEDED by nothing in the scan: only
+	// dlopen() loads it), "host-program" (a program in the scan exports
+	// every name the file misses), "by-design" (an interface the loading
+	// program supplies, from a cited table), "underlinked" (libraries in
+	// the scan that the file does not NEED define the names) or
+	// "program-context" (a program in the scan loads the file and the
+	// missing library through its own search path).
+	Kind      string   `json:"kind"`
+	Program   string   `json:"program,omitempty"`
+	Libraries []string `json:"libraries,omitempty"`
+	Source    string   `json:"source,omitempty"` // the citation of a by-design interface
+}
+
+// Fingerprint identifies a finding across runs for baselines: rule, file
+// (relative to its scan root), symbol, library and version.
+func (f Finding) Fingerprint() string {
+	return strings.Join([]string{f.ID, f.RelPath, f.Symbol, f.Library, f.Version}, "|")
 }

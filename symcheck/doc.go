@@ -1,0 +1,38 @@
+// Package symcheck turns what elfx reads and rpath resolves into findings
+// (package finding),
+// each with its evidence and a fix. At its core is the Binder, which binds
+// dynamic symbols and versions the way ld.so does. On it rest:
+//
+//   - Symbols: undefined symbols of a file (bound in its closure, or in a
+//     program with BindInHost) or of a set of objects and archives, where a
+//     definition exists in a build tree (--index), and what an
+//     LLVMInitialize* gap means (DiagnoseLLVM, with the link set);
+//   - CheckUnwind, CheckLinkInputs, ParseLinkLine: unwinders in a process
+//     and on a link line;
+//   - CheckCK: a composable_kernel install against its consumers;
+//   - GPUs: which GPUs a build's device code and Tensile kernels cover;
+//   - Prefix: whether a ROCm install is consistent;
+//   - Check: the gate over a tree, which runs all of them with the hygiene
+//     rules, lets the rest of the scan decide how a file is used
+//     (evidence.go), and reports by rule ID (package finding) as JSON, SARIF or
+//     JUnit, with configuration files and baselines.
+package symcheck
+
+import (
+	"strings"
+
+	"github.com/ianlancetaylor/demangle"
+)
+
+// Demangle returns the demangled C++ or Rust name, or "" when name is not
+// mangled.
+func Demangle(name string) string {
+	if !strings.HasPrefix(name, "_Z") && !strings.HasPrefix(name, "_R") && !strings.HasPrefix(name, "__Z") {
+		return ""
+	}
+	s, err := demangle.ToString(name)
+	if err != nil || s == name {
+		return ""
+	}
+	return s
+}
