@@ -36,6 +36,17 @@ type Header struct {
 	AMDGPU *AMDGPUTarget
 }
 
+// Identity names the class and machine as a link or load sees them
+// ("ELF64 EM_X86_64"), with the target ID of an AMDGPU code object
+// ("ELF64 EM_AMDGPU gfx906").
+func (h Header) Identity() string {
+	s := h.ClassName() + " " + h.MachineName()
+	if h.AMDGPU != nil {
+		s += " " + h.AMDGPU.TargetID()
+	}
+	return s
+}
+
 // ClassName is "ELF32" or "ELF64".
 func (h Header) ClassName() string {
 	switch h.Class {

@@ -7,6 +7,8 @@ package finding
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ianlancetaylor/demangle"
 )
 
 // Severity orders findings for --fail-on.
@@ -128,4 +130,17 @@ type Evidence struct {
 // (relative to its scan root), symbol, library and version.
 func (f Finding) Fingerprint() string {
 	return strings.Join([]string{f.ID, f.RelPath, f.Symbol, f.Library, f.Version}, "|")
+}
+
+// Demangle returns the demangled C++ or Rust name, or "" when name is not
+// mangled.
+func Demangle(name string) string {
+	if !strings.HasPrefix(name, "_Z") && !strings.HasPrefix(name, "_R") && !strings.HasPrefix(name, "__Z") {
+		return ""
+	}
+	s, err := demangle.ToString(name)
+	if err != nil || s == name {
+		return ""
+	}
+	return s
 }

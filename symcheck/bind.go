@@ -548,7 +548,7 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 				return true
 			}
 			f := finding.Finding{Rule: finding.RuleUndefinedSymbol, Severity: finding.SeverityError, File: l.obj.Path, Symbol: u.Name,
-				Demangled: Demangle(u.Name), Version: u.Version, Library: u.Library}
+				Demangled: finding.Demangle(u.Name), Version: u.Version, Library: u.Library}
 			switch {
 			case len(others) > 0 && u.Version == "":
 				// An unversioned reference and only non-default later

@@ -20,9 +20,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/rocmdoctor/rocmdoctor/ck"
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/finding"
-	"github.com/rocmdoctor/rocmdoctor/internal/cmake"
 	"github.com/rocmdoctor/rocmdoctor/internal/par"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
@@ -297,7 +297,7 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	// them are known.
 	for _, r := range kept {
 		if r.c.kind == "ck" && ctx.Err() == nil {
-			r.findings, r.err = checkCK(r.c.path, consumers)
+			r.findings, r.err = ck.CheckInScan(r.c.path, consumers)
 		}
 	}
 	if ctx.Err() == nil {
@@ -554,39 +554,6 @@ func walkFiles(ctx context.Context, dir, root string, out []candidate) ([]candid
 	return out, nil
 }
 
-// checkCK checks a composable_kernel CMake config against the scan's
-// consumers (their CK references by path, read during the scan).
-func checkCK(path string, consumers map[string][]string) ([]finding.Finding, error) {
-	paths := make([]string, 0, len(consumers))
-	for p := range consumers {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	rep, err := CheckCK(path, CKOptions{MissingSeverity: finding.SeverityWarning, Consumers: paths, consumerRefs: consumers})
-	var le *cmake.LimitError
-	var pe *cmake.ParseError
-	switch {
-	case errors.As(err, &le):
-		// FILE:LINE is where it stopped, perhaps in a file it includes.
-		sev := finding.SeverityWarning
-		if le.CMakeFails {
-			sev = finding.SeverityError
-		}
-		return []finding.Finding{ckConfigError(path, sev, err)}, nil
-	case errors.As(err, &pe):
-		return []finding.Finding{ckConfigError(path, finding.SeverityWarning, err)}, nil
-	case err != nil:
-		return nil, err
-	}
-	return rep.Findings, nil
-}
-
-// ckConfigError is RD1306 for the config at path.
-func ckConfigError(path string, sev finding.Severity, err error) finding.Finding {
-	r, _ := finding.LookupRule(finding.RuleCKConfigError)
-	return finding.Finding{Rule: finding.RuleCKConfigError, Severity: sev, File: path, Message: err.Error() + "; its components are not checked", Fix: r.Fix}
-}
-
 // scanned is what a worker found in one file.
 type scanned struct {
 	kind     string // "" for a file none of the checks applies to
@@ -815,7 +782,7 @@ func checkELF(ctx context.Context, b *Binder, f *elfx.File, t *symtab, ff *fileF
 	// the scan, are read now, from the open file and its table.
 	ckRefs := func(t *elfx.SymbolTable) {
 		if opts.wantCK && f != nil {
-			sc.ckRefs, _ = ckRefsOf(f, t)
+			sc.ckRefs, _ = ck.ReferencesOf(f, t)
 		}
 	}
 	closeFile := func() {

@@ -17,22 +17,3 @@
 //     (evidence.go), and reports by rule ID (finding.Rules) as JSON,
 //     SARIF or JUnit, with configuration files and baselines.
 package symcheck
-
-import (
-	"strings"
-
-	"github.com/ianlancetaylor/demangle"
-)
-
-// Demangle returns the demangled C++ or Rust name, or "" when name is not
-// mangled.
-func Demangle(name string) string {
-	if !strings.HasPrefix(name, "_Z") && !strings.HasPrefix(name, "_R") && !strings.HasPrefix(name, "__Z") {
-		return ""
-	}
-	s, err := demangle.ToString(name)
-	if err != nil || s == name {
-		return ""
-	}
-	return s
-}

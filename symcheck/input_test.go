@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocmdoctor/rocmdoctor/ck"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
@@ -139,7 +140,7 @@ func TestCKRefusesBinaryAndHugeConfigs(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin.cmake")
 	os.WriteFile(bin, []byte("set(X 1)\x00\x01"), 0o644)
-	if _, err := symcheck.CheckCK(bin, symcheck.CKOptions{}); err == nil || !strings.Contains(err.Error(), "binary data, not a CMake file") {
+	if _, err := ck.Check(bin, ck.Options{}); err == nil || !strings.Contains(err.Error(), "binary data, not a CMake file") {
 		t.Errorf("binary config: %v", err)
 	}
 	huge := filepath.Join(dir, "huge.cmake")
@@ -149,7 +150,7 @@ func TestCKRefusesBinaryAndHugeConfigs(t *testing.T) {
 	}
 	f.Truncate(5 << 30) // sparse: nothing is written
 	f.Close()
-	if _, err := symcheck.CheckCK(huge, symcheck.CKOptions{}); err == nil || !strings.Contains(err.Error(), "more than the") {
+	if _, err := ck.Check(huge, ck.Options{}); err == nil || !strings.Contains(err.Error(), "more than the") {
 		t.Errorf("5 GiB config: %v", err)
 	}
 }

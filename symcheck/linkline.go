@@ -367,21 +367,12 @@ func targetFromFlags(triple, mcpu, emulation string, m32, m64 bool) LinkTarget {
 	return t
 }
 
-// identity describes an ELF header as the link sees it.
-func identity(h elfx.Header) string {
-	s := h.ClassName() + " " + h.MachineName()
-	if h.AMDGPU != nil {
-		s += " " + h.AMDGPU.TargetID()
-	}
-	return s
-}
-
 // compatible compares an input header with the link target the way lld
 // does (class, data, machine; OS ABI for AMDGPU).
 func (t LinkTarget) compatible(h elfx.Header) (bool, string) {
 	switch {
 	case h.Class != t.Class || h.Machine != t.Machine:
-		return false, fmt.Sprintf("%s, the link is for %s", identity(h), t)
+		return false, fmt.Sprintf("%s, the link is for %s", h.Identity(), t)
 	case h.Data != t.Data:
 		return false, fmt.Sprintf("%s data, the link is %s", h.DataName(), elfx.Header{Data: t.Data}.DataName())
 	case t.Machine == elf.EM_AMDGPU && h.OSABI != t.OSABI && t.OSABI != 0:
@@ -412,7 +403,7 @@ func (ll *LinkLine) inspectInput(p string) (kind, ident string, ok bool, reason 
 			kind = "shared"
 		}
 		ok, reason = ll.Target.compatible(f.Header)
-		return kind, identity(f.Header), ok, reason
+		return kind, f.Header.Identity(), ok, reason
 	case elfx.KindArchive, elfx.KindThinArchive:
 		a, err := pr.ArchiveMembers() // the members' machine, not the index
 		if err != nil {
@@ -425,7 +416,7 @@ func (ll *LinkLine) inspectInput(p string) (kind, ident string, ok bool, reason 
 				continue
 			}
 			ok, reason = ll.Target.compatible(f.Header)
-			return "archive", "archive of " + identity(f.Header), ok, reason
+			return "archive", "archive of " + f.Header.Identity(), ok, reason
 		}
 		return "archive", "archive without ELF members", true, ""
 	}

@@ -128,7 +128,7 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 			by := res.Unresolved[n]
 			rep.Findings = append(rep.Findings, finding.Finding{
 				Rule: finding.RuleUnresolvedStatic, Severity: finding.SeverityError, File: strings.Join(paths, " "), Symbol: n,
-				Demangled: Demangle(n), ReferencedBy: by,
+				Demangled: finding.Demangle(n), ReferencedBy: by,
 				Message: fmt.Sprintf("%s is referenced by %d object(s) (%s) and defined by none of the inputs", n, len(by), summarize(by)),
 				Fix:     "add the library or archive that defines it to the link (see --index)",
 			})

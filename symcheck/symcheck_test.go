@@ -497,10 +497,10 @@ func TestParseLLVMInitializer(t *testing.T) {
 }
 
 func TestDemangle(t *testing.T) {
-	if got := symcheck.Demangle("_ZN4llvm3sys2fs16createUniqueFileERKNS_5TwineERiRNS_15SmallVectorImplIcEENS1_9OpenFlagsEj"); !strings.HasPrefix(got, "llvm::sys::fs::createUniqueFile(") {
+	if got := finding.Demangle("_ZN4llvm3sys2fs16createUniqueFileERKNS_5TwineERiRNS_15SmallVectorImplIcEENS1_9OpenFlagsEj"); !strings.HasPrefix(got, "llvm::sys::fs::createUniqueFile(") {
 		t.Errorf("C++: %q", got)
 	}
-	if got := symcheck.Demangle("LLVMInitializeX86Target"); got != "" {
+	if got := finding.Demangle("LLVMInitializeX86Target"); got != "" {
 		t.Errorf("C name demangled to %q", got)
 	}
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocmdoctor/rocmdoctor/ck"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
-	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
 // Options holds the flags of one ck run.
@@ -48,7 +48,7 @@ mha optional). Exit status 3 on findings.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Prefix = args[0]
 			if opts.Preset != "" {
-				if _, ok := symcheck.CKPresets[opts.Preset]; !ok {
+				if _, ok := ck.Presets[opts.Preset]; !ok {
 					return &cli.UsageError{Err: fmt.Errorf("--for: unknown preset %q (miopen-6.0 … miopen-6.4)", opts.Preset)}
 				}
 			}
@@ -69,14 +69,14 @@ mha optional). Exit status 3 on findings.`,
 
 // Run checks and renders.
 func Run(opts *Options) error {
-	rep, err := symcheck.CheckCK(opts.Prefix, symcheck.CKOptions{Require: opts.Require, Preset: opts.Preset, Consumers: opts.Consumers})
+	rep, err := ck.Check(opts.Prefix, ck.Options{Require: opts.Require, Preset: opts.Preset, Consumers: opts.Consumers})
 	if err != nil {
 		return err
 	}
 	return cli.Emit(opts.IO.Out, opts.JSON, rep, func() error { return render(opts.IO, rep) }, rep.Findings, opts.FailOn)
 }
 
-func render(io *cli.IOStreams, rep *symcheck.CKReport) error {
+func render(io *cli.IOStreams, rep *ck.Report) error {
 	c := io.Colors()
 	w := io.Out
 	cli.Printf(w, "%s\n  advertises: %s\n  requested:  %s\n", rep.Config, strings.Join(rep.Advertised, " "), strings.Join(rep.Requested, " "))

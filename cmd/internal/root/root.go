@@ -15,8 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocmdoctor/rocmdoctor/ck"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/check"
-	"github.com/rocmdoctor/rocmdoctor/cmd/internal/ck"
+	ckcmd "github.com/rocmdoctor/rocmdoctor/cmd/internal/ck"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/deps"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/gpus"
@@ -88,7 +89,7 @@ func subcommands(io *cli.IOStreams) []subcommand {
 		{"unwind", func() *cobra.Command { return unwind.NewCmdUnwind(io, nil) }},
 		{"gpus", func() *cobra.Command { return gpus.NewCmdGPUs(io, nil) }},
 		{"check", func() *cobra.Command { return check.NewCmdCheck(io, v, nil) }},
-		{"ck", func() *cobra.Command { return ck.NewCmdCK(io, nil) }},
+		{"ck", func() *cobra.Command { return ckcmd.NewCmdCK(io, nil) }},
 		{"patchelf", func() *cobra.Command { return patchelfcmd.NewCmdPatchelf(io, v, false) }},
 		{"patch", func() *cobra.Command { return patchelfcmd.NewCmdPatchelf(io, v, true) }},
 		{"wheel", func() *cobra.Command { return wheelcmd.NewCmdWheel(io) }},
@@ -147,7 +148,7 @@ Exit status: 0 ok, 1 error, 2 usage error, 3 findings at or above --fail-on.`,
 // completeEnums registers shell completion of the values of every flag
 // that takes one of a fixed set, in every command that has it.
 func completeEnums(root *cobra.Command) {
-	presets := slices.Sorted(maps.Keys(symcheck.CKPresets))
+	presets := slices.Sorted(maps.Keys(ck.Presets))
 	hwcaps := []string{"auto", "none", "x86-64-v2", "x86-64-v3", "x86-64-v4"}
 	byFlag := map[string]func(c *cobra.Command) []string{
 		"color":         func(*cobra.Command) []string { return []string{"auto", "always", "never"} },
@@ -231,7 +232,7 @@ func JSONOutputs() map[string]any {
 		"symbols":      symcheck.Report{},
 		"deps":         deps.Result{},
 		"unwind":       unwind.Result{},
-		"ck":           symcheck.CKReport{},
+		"ck":           ck.Report{},
 		"gpus":         symcheck.GPUReport{},
 		"prefix":       symcheck.PrefixReport{},
 		"inspect":      inspect.Result{},

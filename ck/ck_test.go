@@ -1,4 +1,4 @@
-package symcheck_test
+package ck_test
 
 import (
 	"os"
@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocmdoctor/rocmdoctor/ck"
 	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
-	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
 // copyTree copies testdata/ck into a temp prefix the test may damage.
@@ -37,7 +37,7 @@ func copyTree(t *testing.T, src string) string {
 	return dst
 }
 
-func ckRules(rep *symcheck.CKReport) []string {
+func ckRules(rep *ck.Report) []string {
 	var out []string
 	for _, f := range rep.Findings {
 		out = append(out, f.Rule+":"+f.Library)
@@ -46,9 +46,9 @@ func ckRules(rep *symcheck.CKReport) []string {
 	return out
 }
 
-func checkCK(t *testing.T, prefix string, opts symcheck.CKOptions) *symcheck.CKReport {
+func checkCK(t *testing.T, prefix string, opts ck.Options) *ck.Report {
 	t.Helper()
-	rep, err := symcheck.CheckCK(prefix, opts)
+	rep, err := ck.Check(prefix, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ const cmakeDir = "lib/cmake/composable_kernel"
 
 func TestCKCompleteInstall(t *testing.T) {
 	prefix := copyTree(t, testenv.Testdata("ck"))
-	rep := checkCK(t, prefix, symcheck.CKOptions{Preset: "miopen-6.2", Consumers: nil})
+	rep := checkCK(t, prefix, ck.Options{Preset: "miopen-6.2", Consumers: nil})
 	if len(rep.Findings) != 0 {
 		t.Fatalf("complete install: %v", ckRules(rep))
 	}
@@ -75,7 +75,7 @@ func TestCKCompleteInstall(t *testing.T) {
 		t.Errorf("GPU targets = %v", rep.GPUTargets)
 	}
 	// The preset for 6.3 also asks for mha, which this install lacks: optional.
-	rep = checkCK(t, prefix, symcheck.CKOptions{Preset: "miopen-6.3"})
+	rep = checkCK(t, prefix, ck.Options{Preset: "miopen-6.3"})
 	if got := ckRules(rep); len(got) != 1 || got[0] != "ck-component-missing:device_mha_operations" || rep.Findings[0].Severity != finding.SeverityWarning {
 		t.Errorf("6.3: %v", got)
 	}
@@ -89,7 +89,7 @@ func TestCKMissingComponents(t *testing.T) {
 			os.Remove(p)
 		}
 	}
-	rep := checkCK(t, prefix, symcheck.CKOptions{Require: []string{"device_conv_operations", "device_contraction_operations", "device_gemm_operations"}})
+	rep := checkCK(t, prefix, ck.Options{Require: []string{"device_conv_operations", "device_contraction_operations", "device_gemm_operations"}})
 	got := ckRules(rep)
 	want := []string{"ck-component-missing:device_contraction_operations", "ck-component-missing:device_conv_operations"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
@@ -114,7 +114,7 @@ func TestCKDanglingLocationAndEmptyArchive(t *testing.T) {
 	os.Remove(filepath.Join(prefix, "lib", "libdevice_gemm_operations.a"))
 	os.WriteFile(filepath.Join(prefix, "lib", "libdevice_reduction_operations.a"), []byte("!<arch>\n"), 0o644)
 	os.WriteFile(filepath.Join(prefix, "lib", "libdevice_other_operations.a"), []byte("not an archive"), 0o644)
-	rep := checkCK(t, prefix, symcheck.CKOptions{Preset: "miopen-6.2"})
+	rep := checkCK(t, prefix, ck.Options{Preset: "miopen-6.2"})
 	got := strings.Join(ckRules(rep), " ")
 	for _, want := range []string{"ck-bad-imported-location:composable_kernel::device_gemm_operations",
 		"ck-bad-imported-location:composable_kernel::device_other_operations", "ck-no-instances:device_reduction_operations"} {
@@ -126,7 +126,7 @@ func TestCKDanglingLocationAndEmptyArchive(t *testing.T) {
 
 func TestCKConsumer(t *testing.T) {
 	prefix := copyTree(t, testenv.Testdata("ck"))
-	rep := checkCK(t, prefix, symcheck.CKOptions{Preset: "miopen-6.2", Consumers: []string{testenv.Testdata("ck", "consumer.o")}})
+	rep := checkCK(t, prefix, ck.Options{Preset: "miopen-6.2", Consumers: []string{testenv.Testdata("ck", "consumer.o")}})
 	if len(rep.Findings) != 1 {
 		t.Fatalf("findings = %v", ckRules(rep))
 	}
@@ -144,11 +144,11 @@ func TestCKMissingLinkTargetAndPre61Layout(t *testing.T) {
 	s := strings.Replace(string(b), "add_library(composable_kernel::device_conv_operations STATIC IMPORTED)",
 		"add_library(composable_kernel::device_conv_operations STATIC IMPORTED)\nset_target_properties(composable_kernel::device_conv_operations PROPERTIES INTERFACE_LINK_LIBRARIES \"$<LINK_ONLY:composable_kernel::utility>;hip::device\")", 1)
 	os.WriteFile(tf, []byte(s), 0o644)
-	rep := checkCK(t, prefix, symcheck.CKOptions{Require: []string{"device_conv_operations"}})
+	rep := checkCK(t, prefix, ck.Options{Require: []string{"device_conv_operations"}})
 	if got := ckRules(rep); len(got) != 1 || got[0] != "ck-missing-link-target:composable_kernel::utility" {
 		t.Errorf("without utility: %v", got)
 	}
-	if rep = checkCK(t, prefix, symcheck.CKOptions{Require: []string{"device_conv_operations", "utility"}}); len(rep.Findings) != 0 {
+	if rep = checkCK(t, prefix, ck.Options{Require: []string{"device_conv_operations", "utility"}}); len(rep.Findings) != 0 {
 		t.Errorf("with utility requested: %v", ckRules(rep))
 	}
 	// ROCm ≤ 6.0: a single device_operations component.
@@ -164,12 +164,12 @@ foreach(_comp ${composable_kernel_FIND_COMPONENTS})
   include("${CMAKE_CURRENT_LIST_DIR}/composable_kernel${_comp}Targets.cmake")
 endforeach()
 `), 0o644)
-	rep = checkCK(t, old, symcheck.CKOptions{Preset: "miopen-6.0"})
+	rep = checkCK(t, old, ck.Options{Preset: "miopen-6.0"})
 	if got := ckRules(rep); len(got) != 1 || got[0] != "ck-component-missing:device_operations" {
 		t.Errorf("pre-6.1: %v", got)
 	}
 	// The 6.2 preset against the 6.0 layout: components not advertised.
-	rep = checkCK(t, old, symcheck.CKOptions{Preset: "miopen-6.2"})
+	rep = checkCK(t, old, ck.Options{Preset: "miopen-6.2"})
 	if len(rep.Findings) != 5 || !strings.Contains(rep.Findings[0].Message, "is not among the components") {
 		t.Errorf("6.2 preset on 6.0 layout: %v", ckRules(rep))
 	}
@@ -238,7 +238,7 @@ func TestCKAgreesWithCMake(t *testing.T) {
 			}
 			damage(prefix)
 			out, cmErr := run(consumer, "-S", consumer, "-B", filepath.Join(work, "cb-"+strings.ReplaceAll(name, " ", "-")), "-DCMAKE_PREFIX_PATH="+prefix)
-			rep := checkCK(t, prefix, symcheck.CKOptions{Require: comps})
+			rep := checkCK(t, prefix, ck.Options{Require: comps})
 			errs := 0
 			for _, f := range rep.Findings {
 				if f.Severity == finding.SeverityError {
@@ -266,7 +266,7 @@ func TestCKConfigThatAdvertisesNothing(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte("# nothing here\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := symcheck.CheckCK(dir, symcheck.CKOptions{})
+	rep, err := ck.Check(dir, ck.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +275,7 @@ func TestCKConfigThatAdvertisesNothing(t *testing.T) {
 		t.Errorf("findings %+v", rep.Findings)
 	}
 	// Asked for a component, the component's own finding says it.
-	rep, err = symcheck.CheckCK(dir, symcheck.CKOptions{Require: []string{"device_gemm_operations"}})
+	rep, err = ck.Check(dir, ck.Options{Require: []string{"device_gemm_operations"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestCKConfigThatAdvertisesNothing(t *testing.T) {
 // Each component and target says what is wrong with it, and the cause
 // names only what the archives' GPU targets show.
 func TestCKStatusAndCause(t *testing.T) {
-	rep, err := symcheck.CheckCK(testenv.Testdata("checktree", "ck"), symcheck.CKOptions{})
+	rep, err := ck.Check(testenv.Testdata("checktree", "ck"), ck.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

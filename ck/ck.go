@@ -1,4 +1,11 @@
-package symcheck
+// Package ck checks a composable_kernel install the way its consumers will
+// use it: the components its CMake package config exports (read by
+// ck/internal/cmake, no cmake needed) against what MIOpen or MIGraphX asks
+// find_package for, each IMPORTED target's library (present, with kernel
+// instances, for which GPUs), and the instance functions a consumer calls
+// (add_device_…_instances) against what the archives define; the cause a
+// broken install shows, and the cmake line that rebuilds it.
+package ck
 
 import (
 	"debug/elf"
@@ -11,14 +18,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rocmdoctor/rocmdoctor/ck/internal/cmake"
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/finding"
-	"github.com/rocmdoctor/rocmdoctor/internal/cmake"
 )
 
-// composable_kernel install checks.
-
-// CKPresets are the components MIOpen's find_package(composable_kernel …)
+// Presets are the components MIOpen's find_package(composable_kernel …)
 // asks for, by release. Sources: ROCm/MIOpen#2526 (ROCm 6.1) replaced
 // `COMPONENTS device_operations` with the five split libraries, and
 // MIOpen 6.2.2 asks for the same list; for 6.3 and 6.4 the
@@ -26,7 +31,7 @@ import (
 // MIOpen 6.4.1 only warns when it is absent ("CK component
 // 'device_mha_operations' not found", ROCm/composable_kernel#1646), so it
 // is optional there.
-var CKPresets = map[string]struct{ Required, Optional []string }{
+var Presets = map[string]struct{ Required, Optional []string }{
 	"miopen-6.0": {Required: []string{"device_operations"}},
 	"miopen-6.1": {Required: []string{"device_other_operations", "device_gemm_operations", "device_conv_operations", "device_contraction_operations", "device_reduction_operations"}},
 	"miopen-6.2": {Required: []string{"device_other_operations", "device_gemm_operations", "device_conv_operations", "device_contraction_operations", "device_reduction_operations"}},
@@ -42,8 +47,8 @@ func isCKInstance(name string) bool {
 	return strings.HasPrefix(name, ckInstancePrefix) && strings.Contains(name, "add_device_")
 }
 
-// CKOptions configure CheckCK.
-type CKOptions struct {
+// Options configure Check.
+type Options struct {
 	// Require lists components that must be present; Preset adds a MIOpen
 	// release's list ("miopen-6.2"). With neither, every advertised
 	// component is checked.
@@ -52,17 +57,17 @@ type CKOptions struct {
 	// Consumers are files (libMIOpen.so, objects) whose undefined
 	// add_device_…_instances references must be defined by the install.
 	Consumers []string
-	// consumerRefs holds the references of consumers a caller has already
+	// ConsumerRefs holds the references of consumers a caller has already
 	// read (check's scan), by path, so they are not read again.
-	consumerRefs map[string][]string
+	ConsumerRefs map[string][]string
 	// MissingSeverity is the severity of a missing required component
 	// (default error; check uses warning when it only knows what the
 	// config advertises).
 	MissingSeverity finding.Severity
 }
 
-// CKTarget is one IMPORTED target of an installed component.
-type CKTarget struct {
+// Target is one IMPORTED target of an installed component.
+type Target struct {
 	Name          string   `json:"name"`
 	Location      string   `json:"location,omitempty"`
 	Config        string   `json:"config,omitempty"`
@@ -76,41 +81,41 @@ type CKTarget struct {
 	Status string `json:"status"`
 }
 
-// CKComponent is one component the config knows or was asked for.
-type CKComponent struct {
-	Name        string     `json:"name"`
-	TargetsFile string     `json:"targets_file"`
-	Present     bool       `json:"present"`
-	Required    bool       `json:"required"`
-	Targets     []CKTarget `json:"targets,omitempty"`
+// Component is one component the config knows or was asked for.
+type Component struct {
+	Name        string   `json:"name"`
+	TargetsFile string   `json:"targets_file"`
+	Present     bool     `json:"present"`
+	Required    bool     `json:"required"`
+	Targets     []Target `json:"targets,omitempty"`
 	// Status is "ok", "missing", "missing (optional)", or the first
 	// target's that is not ok.
 	Status string `json:"status"`
 }
 
-// CKReport is the result of CheckCK.
-type CKReport struct {
+// Report is the result of Check.
+type Report struct {
 	SchemaVersion int               `json:"schema_version"`
 	Prefix        string            `json:"prefix"`
 	Config        string            `json:"config"`
 	Advertised    []string          `json:"advertised_components"`
 	Requested     []string          `json:"requested_components"`
-	Components    []CKComponent     `json:"components"`
+	Components    []Component       `json:"components"`
 	GPUTargets    []string          `json:"gpu_targets"`
 	CMakeErrors   []string          `json:"cmake_errors,omitempty"`
 	Findings      []finding.Finding `json:"findings"`
 }
 
 // missingSeverity is MissingSeverity, error when unset.
-func (o CKOptions) missingSeverity() finding.Severity {
+func (o Options) missingSeverity() finding.Severity {
 	if o.MissingSeverity != "" {
 		return o.MissingSeverity
 	}
 	return finding.SeverityError
 }
 
-// FindCKConfig locates composable_kernelConfig.cmake under prefix.
-func FindCKConfig(prefix string) (string, error) {
+// FindConfig locates composable_kernelConfig.cmake under prefix.
+func FindConfig(prefix string) (string, error) {
 	var tried []string
 	for _, d := range []string{"lib", "lib64", "share"} {
 		p := filepath.Join(prefix, d, "cmake", "composable_kernel", "composable_kernelConfig.cmake")
@@ -122,22 +127,22 @@ func FindCKConfig(prefix string) (string, error) {
 	return "", fmt.Errorf("no composable_kernel install under %s (looked for %s)", prefix, strings.Join(tried, ", "))
 }
 
-// CheckCK verifies a composable_kernel install: the components its config
+// Check verifies a composable_kernel install: the components its config
 // advertises and includes, every IMPORTED_LOCATION, the archives' machines,
 // instance functions and GPU targets, link targets, and consumers'
 // references. prefix may also name the config file itself.
-func CheckCK(prefix string, opts CKOptions) (*CKReport, error) {
+func Check(prefix string, opts Options) (*Report, error) {
 	cfg := prefix
 	if st, err := os.Stat(prefix); err != nil {
 		return nil, err
 	} else if st.IsDir() {
-		if cfg, err = FindCKConfig(prefix); err != nil {
+		if cfg, err = FindConfig(prefix); err != nil {
 			return nil, err
 		}
 	} else {
 		prefix = filepath.Clean(filepath.Join(filepath.Dir(cfg), "..", "..", ".."))
 	}
-	rep := &CKReport{SchemaVersion: 1, Prefix: prefix, Config: cfg, Findings: []finding.Finding{}, GPUTargets: []string{}}
+	rep := &Report{SchemaVersion: 1, Prefix: prefix, Config: cfg, Findings: []finding.Finding{}, GPUTargets: []string{}}
 	// First pass: what the config advertises.
 	probe := cmake.New()
 	if err := probe.EvalFile(cfg); err != nil {
@@ -162,10 +167,10 @@ func CheckCK(prefix string, opts CKOptions) (*CKReport, error) {
 		add(r, true)
 	}
 	if opts.Preset != "" {
-		p, ok := CKPresets[opts.Preset]
+		p, ok := Presets[opts.Preset]
 		if !ok {
 			var names []string
-			for k := range CKPresets {
+			for k := range Presets {
 				names = append(names, k)
 			}
 			sort.Strings(names)
@@ -208,7 +213,7 @@ func CheckCK(prefix string, opts CKOptions) (*CKReport, error) {
 		included[inc.Path] = inc.Exists
 	}
 	for _, c := range requested {
-		comp := CKComponent{Name: c, Required: required[c], TargetsFile: filepath.Join(dir, "composable_kernel"+c+"Targets.cmake")}
+		comp := Component{Name: c, Required: required[c], TargetsFile: filepath.Join(dir, "composable_kernel"+c+"Targets.cmake")}
 		_, err := os.Stat(comp.TargetsFile)
 		comp.Present = err == nil
 		switch {
@@ -244,7 +249,7 @@ func CheckCK(prefix string, opts CKOptions) (*CKReport, error) {
 			if base != "composable_kernel"+comp.Name+"Targets.cmake" {
 				continue
 			}
-			ct := CKTarget{Name: name}
+			ct := Target{Name: name}
 			for _, l := range cmake.SplitList(tg.Properties["INTERFACE_LINK_LIBRARIES"]) {
 				// $<LINK_ONLY:x> is how static libraries export private deps.
 				l = strings.TrimSuffix(strings.TrimPrefix(l, "$<LINK_ONLY:"), ">")
@@ -271,7 +276,7 @@ func CheckCK(prefix string, opts CKOptions) (*CKReport, error) {
 	}
 	sort.Strings(rep.GPUTargets)
 	if len(opts.Consumers) > 0 {
-		if err := checkCKConsumers(rep, opts.Consumers, opts.consumerRefs); err != nil {
+		if err := checkCKConsumers(rep, opts.Consumers, opts.ConsumerRefs); err != nil {
 			return nil, err
 		}
 	}
@@ -303,7 +308,7 @@ func importedLocation(props map[string]string) (string, string) {
 	return "", ""
 }
 
-func checkCKLocation(rep *CKReport, comp *CKComponent, name, definedIn string, ct *CKTarget, gpu map[string]bool) {
+func checkCKLocation(rep *Report, comp *Component, name, definedIn string, ct *Target, gpu map[string]bool) {
 	ct.Status = "ok"
 	defer func() {
 		if ct.Status == "ok" || comp.Status != "ok" {
@@ -364,7 +369,7 @@ func checkCKLocation(rep *CKReport, comp *CKComponent, name, definedIn string, c
 				continue
 			}
 			if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 {
-				wrong = append(wrong, a.Members[i].Name+" ("+identity(f.Header)+")")
+				wrong = append(wrong, a.Members[i].Name+" ("+f.Header.Identity()+")")
 			}
 			cos, _ := f.GPUCodeObjects()
 			for _, c := range cos {
@@ -419,7 +424,7 @@ func componentFor(demangled string) string {
 	return "device_other_operations"
 }
 
-func checkCKConsumers(rep *CKReport, consumers []string, known map[string][]string) error {
+func checkCKConsumers(rep *Report, consumers []string, known map[string][]string) error {
 	defined := map[string]bool{}
 	for _, c := range rep.Components {
 		for _, t := range c.Targets {
@@ -448,7 +453,7 @@ func checkCKConsumers(rep *CKReport, consumers []string, known map[string][]stri
 			if defined[r] {
 				continue
 			}
-			d := Demangle(r)
+			d := finding.Demangle(r)
 			comp := componentFor(d)
 			rep.Findings = append(rep.Findings, finding.Finding{Rule: finding.RuleCKMissingInstance, Severity: finding.SeverityError, File: p, Symbol: r, Demangled: d, Library: comp,
 				Message: fmt.Sprintf("%s calls %s, which no installed composable_kernel archive defines (expected in %s)", p, shortName(d, r), comp),
@@ -482,7 +487,7 @@ func ckReferences(path string) ([]string, error) {
 			return nil, err
 		}
 		defer f.Close()
-		return ckRefsOf(f, nil)
+		return ReferencesOf(f, nil)
 	case elfx.KindArchive, elfx.KindThinArchive:
 		defer p.Close()
 		a, err := elfx.NewArchiveSize(p, p.Info.Size(), path)
@@ -493,7 +498,7 @@ func ckReferences(path string) ([]string, error) {
 		var out []string
 		for i := range a.Members {
 			if f, err := a.OpenELF(i); err == nil {
-				refs, _ := ckRefsOf(f, nil)
+				refs, _ := ReferencesOf(f, nil)
 				for _, r := range refs {
 					if !slices.Contains(out, r) {
 						out = append(out, r)
@@ -508,9 +513,9 @@ func ckReferences(path string) ([]string, error) {
 	return nil, err
 }
 
-// ckRefsOf returns the undefined CK instance functions f references; t,
+// ReferencesOf returns the undefined CK instance functions f references; t,
 // when not nil, is f's dynamic symbol table already in hand.
-func ckRefsOf(f *elfx.File, t *elfx.SymbolTable) ([]string, error) {
+func ReferencesOf(f *elfx.File, t *elfx.SymbolTable) ([]string, error) {
 	var syms []elfx.Symbol
 	var err error
 	switch {
@@ -534,7 +539,7 @@ func ckRefsOf(f *elfx.File, t *elfx.SymbolTable) ([]string, error) {
 
 // explainCK adds the likely cause to component findings, from the GPU
 // targets the installed archives were built for.
-func explainCK(rep *CKReport) {
+func explainCK(rep *Report) {
 	has := func(pred func(string) bool) bool {
 		for _, t := range rep.GPUTargets {
 			if pred(t) {
@@ -579,4 +584,41 @@ func explainCK(rep *CKReport) {
 			f.Fix = fix
 		}
 	}
+}
+
+// CheckInScan checks a composable_kernel CMake config as check's scan does:
+// against the scan's consumers (their CK references by path, read during
+// the scan), a missing component a warning (the scan knows only what the
+// config advertises), and a config that cannot be evaluated a finding of
+// its own (RD1306: an error where cmake fails on it too) instead of an
+// error of the scan.
+func CheckInScan(path string, consumers map[string][]string) ([]finding.Finding, error) {
+	paths := make([]string, 0, len(consumers))
+	for p := range consumers {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	rep, err := Check(path, Options{MissingSeverity: finding.SeverityWarning, Consumers: paths, ConsumerRefs: consumers})
+	var le *cmake.LimitError
+	var pe *cmake.ParseError
+	switch {
+	case errors.As(err, &le):
+		// FILE:LINE is where it stopped, perhaps in a file it includes.
+		sev := finding.SeverityWarning
+		if le.CMakeFails {
+			sev = finding.SeverityError
+		}
+		return []finding.Finding{ckConfigError(path, sev, err)}, nil
+	case errors.As(err, &pe):
+		return []finding.Finding{ckConfigError(path, finding.SeverityWarning, err)}, nil
+	case err != nil:
+		return nil, err
+	}
+	return rep.Findings, nil
+}
+
+// ckConfigError is RD1306 for the config at path.
+func ckConfigError(path string, sev finding.Severity, err error) finding.Finding {
+	r, _ := finding.LookupRule(finding.RuleCKConfigError)
+	return finding.Finding{Rule: finding.RuleCKConfigError, Severity: sev, File: path, Message: err.Error() + "; its components are not checked", Fix: r.Fix}
 }
