@@ -28,7 +28,7 @@ if [ -e "$llvm" ]; then
     measure_fresh "$llvm" "$work/b.so" 1 patchelf --set-rpath "$long" "$work/b.so"
     theirs=$(min "$WALL" "$theirs"); [ "$RSS" -gt "$theirs_rss" ] && theirs_rss=$RSS
   done
-  row "libLLVM-15.so.1 --set-rpath (fresh copies)" "patchelf" "$ours" "$ours_rss" "patchelf 0.18" "$theirs" "$theirs_rss"
+  row "libLLVM-15.so.1 --set-rpath (fresh copies)" "patchelf" "$ours" "$ours_rss" "$(patchelf --version)" "$theirs" "$theirs_rss"
   echo "libLLVM-15 set-rpath: rocmdoctor ${ours}s $((ours_rss/1024)) MB, patchelf ${theirs}s $((theirs_rss/1024)) MB; time x$(ratio "$ours" "$theirs"), RSS x$(ratio "$ours_rss" "$theirs_rss")"
   awk "BEGIN{exit !($ours_rss <= 0.1*$theirs_rss)}" || { echo "FAIL: peak RSS x$(ratio "$ours_rss" "$theirs_rss") patchelf's (target 0.1x)"; status=1; }
   # Not a gate: the ratio follows the VM's I/O more than either program.

@@ -22,8 +22,9 @@ done
   echo "side, and rocmdoctor's time as a multiple of the other's (below 1: faster). See"
   echo "[performance.md](performance.md) for what the numbers mean and the targets."
   echo
-  echo "Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')),"
-  echo "$(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), Linux $(uname -r), $(go version | cut -d' ' -f3), $(date -u +%Y-%m-%d)."
+  cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//; s/  */ /g')
+  mem=$(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)
+  echo "Machine: $(nproc) CPUs ($cpu), $mem, Linux $(uname -r), $(go version | cut -d' ' -f3), $(date -u +%Y-%m-%d)."
   echo
   echo "| script | input | rocmdoctor | time | RSS | other | time | RSS | ratio |"
   echo "|---|---|---|---|---|---|---|---|---|"
