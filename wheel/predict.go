@@ -53,38 +53,14 @@ import (
 // A prediction that is not confirmed, or a splice that would read the
 // hole, inflates the library again in full and goes the usual way.
 
-var (
-	// predictMin is the compressed size of a member from which its
-	// edits are predicted.
-	predictMin int64 = 16 << 20
-	// holeMin is the smallest hole worth leaving; holeMargin keeps it
-	// that far inside its run of sections (no deflate block that an
-	// edit outside the section changes reaches that far into it).
-	holeMin    int64 = 16 << 20
-	holeMargin int64 = 4 << 20
-)
-
 // Counters for tests: digests taken from predictions, scratch copies left
 // with a hole, and holes filled again.
 var predictionsUsed, holesLeft, holesFilled atomic.Int64
 
-// tamperPlan and tamperHashed, when tests set them, alter a prediction:
-// its plan before it is compared with the real edit's, the bytes it hashes
-// (at offset off of the edited file).
-var (
-	tamperPlan   func(*patchelf.Plan)
-	tamperHashed func(off int64, b []byte)
-	tamperHole   func([2]int64) [2]int64
-	// holdStaging, when tests set it, makes the writing of a member
-	// wait (that long at most) for its prediction after the first
-	// buffer: a test library is inflated faster than it is predicted.
-	holdStaging time.Duration
-)
-
 // bigMember is the member of a wheel whose edits are worth predicting: the
 // largest deflated one, from predictMin compressed bytes; nil when there is
 // none or no second core to predict on.
-func bigMember(elfs []*zip.File, procs int) *zip.File {
+func bigMember(elfs []*zip.File, procs int, predictMin int64) *zip.File {
 	if procs < 2 {
 		return nil
 	}
@@ -129,10 +105,11 @@ type prediction struct {
 	hashed  int64
 	buf     []byte
 	holed   bool // the copy has a hole now
+	tune    *tuning
 }
 
-func newPrediction(zf *zip.File, path string) *prediction {
-	p := &prediction{rel: zf.Name, zf: zf, path: path, size: int64(zf.UncompressedSize64),
+func newPrediction(zf *zip.File, path string, tune *tuning) *prediction {
+	p := &prediction{rel: zf.Name, zf: zf, path: path, size: int64(zf.UncompressedSize64), tune: tune,
 		others: make(chan struct{}), quit: make(chan struct{}), done: make(chan struct{}), ready: make(chan struct{})}
 	p.cond = sync.NewCond(&p.mu)
 	return p
@@ -172,8 +149,8 @@ func (p *prediction) confirmed(real *patchelf.Plan) *fileDigest {
 	if pl == nil {
 		return nil
 	}
-	if tamperPlan != nil {
-		tamperPlan(pl)
+	if p.tune.tamperPlan != nil {
+		p.tune.tamperPlan(pl)
 	}
 	if !pl.SameWrites(real) {
 		return nil
@@ -277,9 +254,9 @@ func (p *prediction) run(ctx context.Context, d *dist, targets map[string][]targ
 	if err != nil || !pl.Changed || pl.SizeAfter(p.size) > p.size+p.size/4+(16<<20) {
 		return
 	}
-	p.hole = holeIn(f, pl)
-	if tamperHole != nil {
-		p.hole = tamperHole(p.hole)
+	p.hole = holeIn(f, pl, p.tune)
+	if p.tune.tamperHole != nil {
+		p.hole = p.tune.tamperHole(p.hole)
 	}
 	p.digest = &fileDigest{path: p.path, done: make(chan struct{}), checked: true}
 	p.mu.Lock()
@@ -301,7 +278,8 @@ const shtX86_64Unwind = elf.SectionType(0x70000001)
 // sections it edits or moves, verification the symbol and version tables
 // and the hash tables, the splice the deflate blocks around the edits
 // (checked against the hole as it reads them).
-func holeIn(f *elfx.File, pl *patchelf.Plan) [2]int64 {
+func holeIn(f *elfx.File, pl *patchelf.Plan, tune *tuning) [2]int64 {
+	holeMin, holeMargin := tune.holeMin, tune.holeMargin
 	bulk := func(s *elf.Section) bool {
 		switch s.Type {
 		case elf.SHT_PROGBITS, elf.SHT_NOBITS, elf.SHT_INIT_ARRAY, elf.SHT_FINI_ARRAY, elf.SHT_PREINIT_ARRAY, shtX86_64Unwind:
@@ -508,10 +486,10 @@ type predictionWriter struct{ p *prediction }
 func (w predictionWriter) Write(b []byte) (int, error) {
 	p := w.p
 	off, end := p.written, p.written+int64(len(b)) // only this goroutine changes written
-	if holdStaging > 0 && off > 0 {
+	if hold := p.tune.holdStaging; hold > 0 && off > 0 {
 		select {
 		case <-p.ready:
-		case <-time.After(holdStaging):
+		case <-time.After(hold):
 		}
 	}
 	skip := [2]int64{end, end} // the part of b not written
@@ -557,7 +535,7 @@ func (p *prediction) hash(pl *patchelf.Plan, off int64, b []byte) {
 			p.add(pl, p.hashed, p.buf[:k])
 		}
 	}
-	if pl.Writes(off, off+int64(len(b))) || tamperHashed != nil {
+	if pl.Writes(off, off+int64(len(b))) || p.tune.tamperHashed != nil {
 		// Edited here: through a copy (b is the decoder's buffer).
 		for len(b) > 0 {
 			k := min(len(b), len(p.buf))
@@ -572,8 +550,8 @@ func (p *prediction) hash(pl *patchelf.Plan, off int64, b []byte) {
 // add hashes b (its own bytes, or p.buf) at off through the plan.
 func (p *prediction) add(pl *patchelf.Plan, off int64, b []byte) {
 	pl.Overlay(b, off)
-	if tamperHashed != nil {
-		tamperHashed(off, b)
+	if p.tune.tamperHashed != nil {
+		p.tune.tamperHashed(off, b)
 	}
 	p.h.Write(b)
 	p.c.Write(b)

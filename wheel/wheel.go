@@ -35,7 +35,6 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
 	"github.com/rocmdoctor/rocmdoctor/internal/walk"
-	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
 	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
@@ -81,6 +80,8 @@ type Options struct {
 	Output  string
 	InPlace bool
 	DryRun  bool
+
+	tuning *tuning // nil: defaultTuning
 }
 
 // Need classes.
@@ -202,6 +203,7 @@ func (o *Options) targetDirs() []string {
 
 // dist is a staged distribution: its ELF files copied into a work tree.
 type dist struct {
+	tune  *tuning
 	root  string // work tree
 	kind  string
 	input string
@@ -343,7 +345,7 @@ func PlanRelink(ctx context.Context, input string, o Options) (p *Plan, err erro
 	if err != nil {
 		return nil, err
 	}
-	d, err := stage(input, work, early, droppable(targets, o))
+	d, err := stage(input, work, o.tune(), early, droppable(targets, o))
 	if err != nil {
 		return nil, err
 	}
@@ -518,12 +520,12 @@ func regularFile(p string) bool {
 // called once its ELF members are known, before they are extracted. ELF
 // files for which skip (if not nil) is true are left where they are
 // (dist.deferred).
-func stage(input, work string, early func(*dist) error, skip func(string) bool) (*dist, error) {
+func stage(input, work string, tune *tuning, early func(*dist) error, skip func(string) bool) (*dist, error) {
 	st, err := os.Stat(input)
 	if err != nil {
 		return nil, err
 	}
-	d := &dist{root: work, input: input, index: map[string]*inflate.Index{}, edited: map[string][][2]int64{}, digests: map[string]*fileDigest{}, checks: map[string]*fileDigest{}}
+	d := &dist{root: work, input: input, tune: tune, index: map[string]*inflate.Index{}, edited: map[string][][2]int64{}, digests: map[string]*fileDigest{}, checks: map[string]*fileDigest{}}
 	switch {
 	case !st.IsDir() && strings.HasSuffix(input, ".whl"):
 		d.kind = "wheel"
@@ -621,7 +623,7 @@ func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(
 	for _, zf := range elfs {
 		need += min(zf.UncompressedSize64, math.MaxUint64-need) // declared sizes: saturate, not wrap
 	}
-	if free, ok := freeSpace(work); ok && need > free {
+	if free, ok := d.tune.freeSpace(work); ok && need > free {
 		return fmt.Errorf("%s: inflating its %d native librar%s for editing takes %s under %s, which has %s free: %w",
 			input, len(elfs), plural(len(elfs), "y", "ies"), needed(need), filepath.Dir(work), available(free), errNoRoom)
 	}
@@ -629,9 +631,9 @@ func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(
 		d.elfs = append(d.elfs, zf.Name)
 	}
 	procs := runtime.GOMAXPROCS(0)
-	big := bigMember(elfs, procs)
+	big := bigMember(elfs, procs, d.tune.predictMin)
 	if big != nil {
-		d.big = newPrediction(big, filepath.Join(work, filepath.FromSlash(big.Name)))
+		d.big = newPrediction(big, filepath.Join(work, filepath.FromSlash(big.Name)), d.tune)
 	}
 	if err := early(d); err != nil {
 		return err
@@ -688,9 +690,6 @@ func stageWheel(d *dist, input, work string, early func(*dist) error, skip func(
 
 // workPrefix names the work directories of relinks in $TMPDIR.
 const workPrefix = "rocmdoctor-wheel-"
-
-// freeSpace is writeback.Free; tests replace it.
-var freeSpace = writeback.Free
 
 // errNoRoom ends the messages of a relink that $TMPDIR has no room for.
 var errNoRoom = errors.New("set TMPDIR to a directory with more room")

@@ -434,7 +434,7 @@ func largeLibrary(t *testing.T, section string) (*fixture, map[string][]byte) {
 func TestRelinkPredictsLargeLibrary(t *testing.T) {
 	// The blob in an executable section: the hole goes there.
 	fx, _ := largeLibrary(t, `.text.blob,\"ax\"`)
-	defer wheel.SetPredict(64<<10, 1<<20, 256<<10)()
+	predict := wheel.Tuning{PredictMin: 64 << 10, HoleMin: 1 << 20, HoleMargin: 256 << 10}
 	flip := func(p *patchelf.Plan) {
 		p.Patches[0].Data = append([]byte{^p.Patches[0].Data[0]}, p.Patches[0].Data[1:]...)
 	}
@@ -458,10 +458,11 @@ func TestRelinkPredictsLargeLibrary(t *testing.T) {
 		}, holes: 1, fails: "internal error: the digest taken while it was inflated does not match"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			defer wheel.SetTamper(c.plan, c.hashed, c.hole)()
+			tu := predict
+			tu.TamperPlan, tu.TamperHashed, tu.TamperHole = c.plan, c.hashed, c.hole
 			used, holes, filled := wheel.Predictions()
 			out := filepath.Join(fx.dir, c.name)
-			p, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, DropBundled: true, Output: out})
+			p, err := wheel.Relink(context.Background(), fx.wheel, wheel.WithTuning(wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, DropBundled: true, Output: out}, tu))
 			u, h, f := wheel.Predictions()
 			if got := [3]int64{u - used, h - holes, f - filled}; got != [3]int64{c.used, c.holes, c.filled} {
 				t.Errorf("predictions used, holes left, holes filled: %v, want %v", got, [3]int64{c.used, c.holes, c.filled})
@@ -486,9 +487,8 @@ func TestRelinkPredictsLargeLibrary(t *testing.T) {
 			pythonChecks(t, fx, p.Output)
 			// Planned and verified on a scratch copy with a hole, the
 			// same plan and findings as on a whole one.
-			restore := wheel.SetPredict(1<<62, 1<<62, 0)
-			whole, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, DropBundled: true, DryRun: true})
-			restore()
+			whole, err := wheel.Relink(context.Background(), fx.wheel, wheel.WithTuning(wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, DropBundled: true, DryRun: true},
+				wheel.Tuning{PredictMin: 1 << 62, HoleMin: 1 << 62}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -621,9 +621,8 @@ func TestRelinkPast4GiB(t *testing.T) {
 	fx := build(t)
 	const base = 5 << 30
 	rebase(t, fx.wheel, base)
-	defer wheel.SetOutputBase(base)()
 	out := filepath.Join(fx.dir, "out")
-	p, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, DropBundled: true, Output: out})
+	p, err := wheel.Relink(context.Background(), fx.wheel, wheel.WithTuning(wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, DropBundled: true, Output: out}, wheel.Tuning{OutputBase: base}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1082,15 +1081,15 @@ func TestRelinkNoRoomToStage(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	var asked []string
 	free := need - 1
-	defer wheel.SetFreeSpace(func(dir string) (uint64, bool) {
+	o := wheel.WithTuning(wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: filepath.Join(fx.dir, "out")}, wheel.Tuning{FreeSpace: func(dir string) (uint64, bool) {
 		if !strings.HasPrefix(dir, tmp) {
 			return math.MaxUint64, true // the output's disk
 		}
 		asked = append(asked, dir)
 		return free, true
-	})()
-	out := filepath.Join(fx.dir, "out")
-	_, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out})
+	}})
+	out := o.Output
+	_, err := wheel.Relink(context.Background(), fx.wheel, o)
 	want := fmt.Sprintf("inflating its 3 native libraries for editing takes %d bytes under %s, which has %d bytes free: set TMPDIR",
 		need, tmp, need-1)
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.HasPrefix(err.Error(), fx.wheel+": ") {
@@ -1109,7 +1108,7 @@ func TestRelinkNoRoomToStage(t *testing.T) {
 		t.Error("the input wheel changed")
 	}
 	free = need
-	if _, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out}); err != nil {
+	if _, err := wheel.Relink(context.Background(), fx.wheel, o); err != nil {
 		t.Fatalf("with exactly enough room: %v", err)
 	}
 }
@@ -1126,13 +1125,13 @@ func TestRelinkNoRoomForOutput(t *testing.T) {
 	})
 	out := filepath.Join(fx.dir, "out")
 	free := least - 1
-	defer wheel.SetFreeSpace(func(dir string) (uint64, bool) {
+	o := wheel.WithTuning(wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out}, wheel.Tuning{FreeSpace: func(dir string) (uint64, bool) {
 		if dir != out {
 			return math.MaxUint64, true // the staging directory's
 		}
 		return free, true
-	})()
-	_, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out})
+	}})
+	_, err := wheel.Relink(context.Background(), fx.wheel, o)
 	want := fmt.Sprintf("%s: the new wheel takes at least %d bytes (the entries copied as they are), and %s has %d bytes free", fx.wheel, least, out, least-1)
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
@@ -1141,7 +1140,7 @@ func TestRelinkNoRoomForOutput(t *testing.T) {
 		t.Errorf("refused, but the output directory holds %v", ents)
 	}
 	free = least
-	if _, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out}); err != nil {
+	if _, err := wheel.Relink(context.Background(), fx.wheel, o); err != nil {
 		t.Fatalf("with room for the copied entries: %v", err)
 	}
 }
@@ -1213,7 +1212,8 @@ func TestRelinkFlushesCopiedEntriesEarly(t *testing.T) {
 	opts := wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true}
 	var sizes []int64
 	var mu sync.Mutex
-	restore := wheel.SetSync(func(f *os.File) error {
+	opts.Output = filepath.Join(fx.dir, "out")
+	p, err := wheel.Relink(context.Background(), fx.wheel, wheel.WithTuning(opts, wheel.Tuning{Sync: func(f *os.File) error {
 		st, err := f.Stat()
 		if err != nil {
 			return err
@@ -1222,10 +1222,7 @@ func TestRelinkFlushesCopiedEntriesEarly(t *testing.T) {
 		sizes = append(sizes, st.Size())
 		mu.Unlock()
 		return f.Sync()
-	}, 1<<20)
-	defer restore()
-	opts.Output = filepath.Join(fx.dir, "out")
-	p, err := wheel.Relink(context.Background(), fx.wheel, opts)
+	}, EarlyFlush: 1 << 20}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1244,19 +1241,18 @@ func TestRelinkFlushesCopiedEntriesEarly(t *testing.T) {
 	// The first fsync is the early one: it fails.
 	boom := errors.New("injected write-back error")
 	var calls atomic.Int32
-	restore2 := wheel.SetSync(func(f *os.File) error {
-		if calls.Add(1) == 1 {
-			return boom
-		}
-		return f.Sync()
-	}, 1<<20)
-	defer restore2()
 	in, err := os.ReadFile(fx.wheel)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.Output = filepath.Join(fx.dir, "out2")
-	if _, err := wheel.Relink(context.Background(), fx.wheel, opts); !errors.Is(err, boom) || !strings.Contains(err.Error(), fx.wheel) {
+	failing := wheel.WithTuning(opts, wheel.Tuning{Sync: func(f *os.File) error {
+		if calls.Add(1) == 1 {
+			return boom
+		}
+		return f.Sync()
+	}, EarlyFlush: 1 << 20})
+	if _, err := wheel.Relink(context.Background(), fx.wheel, failing); !errors.Is(err, boom) || !strings.Contains(err.Error(), fx.wheel) {
 		t.Fatalf("relink with a failing early fsync: %v", err)
 	}
 	if ents, _ := os.ReadDir(opts.Output); len(ents) != 0 {
@@ -1272,9 +1268,9 @@ func TestRelinkFlushesCopiedEntriesEarly(t *testing.T) {
 func TestRelinkFinalFsyncError(t *testing.T) {
 	fx := build(t)
 	boom := errors.New("injected fsync error")
-	defer wheel.SetSync(func(*os.File) error { return boom }, 1<<40)()
 	out := filepath.Join(fx.dir, "out")
-	_, err := wheel.Relink(context.Background(), fx.wheel, wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out})
+	_, err := wheel.Relink(context.Background(), fx.wheel, wheel.WithTuning(wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out},
+		wheel.Tuning{Sync: func(*os.File) error { return boom }, EarlyFlush: 1 << 40}))
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), fx.wheel) {
 		t.Fatalf("relink with a failing fsync: %v", err)
 	}

@@ -60,18 +60,6 @@ type wheelOutput struct {
 // rather than through this process.
 const bigEntry = 1 << 20
 
-// earlyFlushMin is how much copyUnchanged must have written for the
-// output to be fsynced as soon as it is done.
-var earlyFlushMin int64 = 32 << 20
-
-// outputBase, when tests set it, is where the new archive begins in its
-// file (a sparse hole before it), so that its entries lie past 4 GiB
-// without 4 GiB being written.
-var outputBase int64
-
-// syncFile is f.Sync; tests replace it.
-var syncFile = (*os.File).Sync
-
 // newWheelOutput checks where the output goes, opens the temporary file
 // and starts copying the entries that cannot change (until ctx is done).
 func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, error) {
@@ -132,7 +120,7 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 			least += min(zf.CompressedSize64, math.MaxUint64-least)
 		}
 	}
-	if free, ok := freeSpace(outDir); ok && least > free {
+	if free, ok := d.tune.freeSpace(outDir); ok && least > free {
 		raw.Close()
 		return nil, fmt.Errorf("%s: the new wheel takes at least %s (the entries copied as they are), and %s has %s free",
 			d.input, needed(least), outDir, available(free))
@@ -143,15 +131,15 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 		return nil, err
 	}
 	w.out = &wheelOut{f: w.tmp.File, cp: dcopy.New(raw, w.tmp.File)}
-	if outputBase > 0 {
+	if base := d.tune.outputBase; base > 0 {
 		// Tests: the archive begins past a hole, its offsets absolute.
-		if _, err := w.tmp.Seek(outputBase, io.SeekStart); err != nil {
+		if _, err := w.tmp.Seek(base, io.SeekStart); err != nil {
 			w.out.cp.Close()
 			w.tmp.Discard()
 			raw.Close()
 			return nil, err
 		}
-		w.out.off, w.out.started = outputBase, outputBase
+		w.out.off, w.out.started = base, base
 	} else if st, err := raw.Stat(); err == nil {
 		// The new wheel is about the size of the old one: its disk space
 		// is taken in one go (finish truncates it to what was written).
@@ -172,8 +160,8 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 		// fsync waits for, still costs in proportion to everything
 		// written since the last one: a third of the relink when it was
 		// all left to the end (docs/performance.md).
-		if err == nil && copied >= earlyFlushMin && !w.stop.Load() {
-			w.flushErr = syncFile(w.tmp.File)
+		if err == nil && copied >= d.tune.earlyFlushMin && !w.stop.Load() {
+			w.flushErr = d.tune.syncFile(w.tmp.File)
 		}
 	}()
 	return w, nil
@@ -398,7 +386,7 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 	if w.flushErr != nil {
 		return fmt.Errorf("%s: writing %s: %w", w.d.input, w.tmp.Name(), w.flushErr)
 	}
-	if err := syncFile(w.tmp.File); err != nil {
+	if err := w.d.tune.syncFile(w.tmp.File); err != nil {
 		return fmt.Errorf("%s: writing %s: %w", w.d.input, w.tmp.Name(), err)
 	}
 	if err := w.tmp.Chmod(0o644); err != nil {

@@ -75,11 +75,9 @@ func TestScanFile(t *testing.T) {
 			return r
 		},
 	}
-	defer func(w int64) { scanWindow = w }(scanWindow)
 	for _, w := range []int64{1 << 20, 2 << 20, 4 << 20, 16 << 20} {
-		scanWindow = w
 		for name, opener := range open {
-			testScan(t, fmt.Sprintf("%s, %d MiB windows", name, w>>20), opener, data)
+			testScan(t, fmt.Sprintf("%s, %d MiB windows", name, w>>20), w, opener, data)
 		}
 	}
 	empty := filepath.Join(dir, "empty")
@@ -95,10 +93,10 @@ func TestScanFile(t *testing.T) {
 }
 
 // testScan checks one way of opening the data: all of it, then a stop.
-func testScan(t *testing.T, name string, opener func() *os.File, data []byte) {
+func testScan(t *testing.T, name string, window int64, opener func() *os.File, data []byte) {
 	f := opener()
 	var got []byte
-	n, err := scanFile(f, func(p []byte) error {
+	n, err := scanFileIn(f, window, func(p []byte) error {
 		if len(p) == 0 || len(p) > 1<<20 {
 			t.Errorf("%s: a piece of %d bytes", name, len(p))
 		}
@@ -112,7 +110,7 @@ func testScan(t *testing.T, name string, opener func() *os.File, data []byte) {
 	f = opener()
 	stop := errors.New("stop")
 	calls := 0
-	n, err = scanFile(f, func(p []byte) error {
+	n, err = scanFileIn(f, window, func(p []byte) error {
 		if calls++; calls == 2 {
 			return stop
 		}

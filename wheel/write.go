@@ -397,8 +397,8 @@ func sameFile(a, b string) bool {
 }
 
 // scanWindow is how much of a file scanFile maps at a time (a multiple
-// of the page size and of 1 MiB; tests make it smaller).
-var scanWindow int64 = 4 << 20
+// of the page size and of 1 MiB).
+const scanWindow = 4 << 20
 
 // scanFile hands fn the contents of f, just opened, 1 MiB at a time, and
 // returns how many bytes it handed. A regular file is mapped, a window at
@@ -409,13 +409,18 @@ var scanWindow int64 = 4 << 20
 // scratch files, which nothing truncates while they are read. An error
 // from fn stops the scan and is returned.
 func scanFile(f *os.File, fn func([]byte) error) (int64, error) {
+	return scanFileIn(f, scanWindow, fn)
+}
+
+// scanFileIn is scanFile with mappings of window bytes.
+func scanFileIn(f *os.File, window int64, fn func([]byte) error) (int64, error) {
 	const step = 1 << 20
 	st, err := f.Stat()
 	if err != nil {
 		return 0, err
 	}
 	if st.Mode().IsRegular() {
-		if n, mapped, err := scanMapped(f, st.Size(), step, fn); mapped {
+		if n, mapped, err := scanMapped(f, st.Size(), window, step, fn); mapped {
 			return n, err
 		}
 	}
@@ -438,11 +443,11 @@ func scanFile(f *os.File, fn func([]byte) error) (int64, error) {
 	}
 }
 
-// scanMapped is scanFile through mappings of scanWindow bytes; mapped is
+// scanMapped is scanFile through mappings of window bytes; mapped is
 // false when the first mapping could not be made (nothing was handed).
-func scanMapped(f *os.File, size int64, step int, fn func([]byte) error) (n int64, mapped bool, err error) {
-	for at := int64(0); at < size; at += scanWindow {
-		data, err := mapfile.MapRange(f.Fd(), at, min(size-at, scanWindow))
+func scanMapped(f *os.File, size, window int64, step int, fn func([]byte) error) (n int64, mapped bool, err error) {
+	for at := int64(0); at < size; at += window {
+		data, err := mapfile.MapRange(f.Fd(), at, min(size-at, window))
 		if err != nil {
 			return at, at > 0, err
 		}
