@@ -32,14 +32,69 @@ type moved struct {
 }
 
 // layout turns the edited model into byte patches and, when needed, an
-// appended segment.
+// appended segment: what moves is decided, the new segment placed, the
+// moved and rewritten tables written into it or patched in place, the
+// program and section headers brought in line, and what moved away
+// clobbered.
 func (m *model) layout() (*Plan, error) {
-	p := &Plan{Path: m.path, OldSize: m.f.Size, NewSize: m.f.Size}
-	var patches []Patch
-	patch := func(off int64, data []byte, what string) {
-		patches = append(patches, Patch{Offset: off, Size: len(data), What: what, Data: data})
+	l := &layouter{m: m, p: &Plan{Path: m.path, OldSize: m.f.Size, NewSize: m.f.Size}, interpIdx: -1, extend: -1, newLoad: -1, noteIdx: -1}
+	l.reportOutputs()
+	for _, step := range []func() error{l.decide, l.placeSegment, l.moveSections, l.dynstr, l.interpreter, l.dynamic,
+		l.programHeaders, l.movedSectionHeaders, l.versions, l.finish} {
+		if err := step(); err != nil {
+			return nil, err
+		}
 	}
-	// Values --print-* report (after the edits, like patchelf prints them).
+	return l.p, nil
+}
+
+// layouter is one layout in progress: what moves, where the new segment
+// is, and where each rewritten table went.
+type layouter struct {
+	m       *model
+	p       *Plan
+	patches []Patch // in-place writes, before those into moved sections go there
+	interp  string  // the interpreter after the edits
+	entsz   int     // a dynamic entry's size
+
+	strMoves, dynMoves, interpMoves bool
+	interpIdx                       int // of PT_INTERP in m.phdrs, -1
+	extend                          int // the PT_LOAD .dynstr grows at the end of, -1
+	needSegment                     bool
+	lc                              ldcache
+
+	phdrs                      []phdr // the new program headers
+	app                        appender
+	segOff, segVaddr, segAlign uint64
+	tableMoves                 bool // the program header table moves into the segment
+	tableOff                   uint64
+	movedSecs                  []moved
+	newLoad, noteIdx           int // of the new PT_LOAD and PT_NOTE in phdrs, -1
+	noteOff, strOff, interpOff uint64
+	dynOff                     uint64
+	dynSlots                   int
+	rename                     *renameExpect
+}
+
+func (l *layouter) patch(off int64, data []byte, what string) {
+	l.patches = append(l.patches, Patch{Offset: off, Size: len(data), What: what, Data: data})
+}
+
+func (l *layouter) vaddrOf(off uint64) uint64 { return off - l.segOff + l.segVaddr }
+
+func (l *layouter) isMoved(name string) *moved {
+	for i := range l.movedSecs {
+		if l.movedSecs[i].name == name {
+			return &l.movedSecs[i]
+		}
+	}
+	return nil
+}
+
+// reportOutputs records what --print-* report (after the edits, as
+// patchelf prints them).
+func (l *layouter) reportOutputs() {
+	m := l.m
 	if m.dyn != nil {
 		rp, _, _ := m.rpath()
 		m.output["rpath"] = rp
@@ -54,312 +109,333 @@ func (m *model) layout() (*Plan, error) {
 		}
 		m.output["needed"] = joinLines(needed)
 	}
-	interp, _ := m.f.Interp()
+	l.interp, _ = m.f.Interp()
 	if m.interp != nil {
-		interp = *m.interp
+		l.interp = *m.interp
 	}
-	m.output["interpreter"] = interp
+	m.output["interpreter"] = l.interp
+}
 
-	entsz := 16
+// decide says what moves (.dynstr, .dynamic, the interpreter), whether
+// .dynstr grows where it is, what happens to a resolution cache note, and
+// whether a new segment is needed; and starts the new program headers.
+func (l *layouter) decide() error {
+	m := l.m
+	l.entsz = 16
 	if !m.is64 {
-		entsz = 8
+		l.entsz = 8
 	}
-	strMoves, dynMoves, interpMoves := false, false, false
 	if m.dyn != nil {
-		strMoves = len(m.str) > m.origLen
-		dynMoves = len(m.ents)+1 > m.dyn.Slots
-		if strMoves || slices.ContainsFunc(m.ents, func(e ent) bool { return e.ok }) {
+		l.strMoves = len(m.str) > m.origLen
+		l.dynMoves = len(m.ents)+1 > m.dyn.Slots
+		if l.strMoves || slices.ContainsFunc(m.ents, func(e ent) bool { return e.ok }) {
 			// Names (NEEDED, SONAME, search paths) are read from the dynamic
 			// string table, which the loader finds through these two
 			// entries; every linker writes them, even for an empty table.
 			for _, tag := range []elf.DynTag{elf.DT_STRTAB, elf.DT_STRSZ} {
 				if !slices.ContainsFunc(m.ents, func(e ent) bool { return e.tag == tag }) {
-					return nil, &elfx.FormatError{Path: m.path, Offset: m.dyn.Offset, What: "dynamic section",
+					return &elfx.FormatError{Path: m.path, Offset: m.dyn.Offset, What: "dynamic section",
 						Err: fmt.Errorf("no %v entry: the loader finds no dynamic string table for the names", tag)}
 				}
 			}
 		}
 	}
-	lc, err := m.planLDCache(p)
-	if err != nil {
-		return nil, err
+	var err error
+	if l.lc, err = m.planLDCache(l.p); err != nil {
+		return err
 	}
-	interpIdx := -1
 	for i := range m.phdrs {
 		if m.phdrs[i].Type == elf.PT_INTERP {
-			interpIdx = i
+			l.interpIdx = i
 		}
 	}
-	if m.interp != nil && interpIdx >= 0 && uint64(len(*m.interp)+1) > m.interpRoom {
-		interpMoves = true
+	if m.interp != nil && l.interpIdx >= 0 && uint64(len(*m.interp)+1) > m.interpRoom {
+		l.interpMoves = true
 	}
 	// A grown .dynstr that already ends the file and the last PT_LOAD
 	// (where patchelf, or an earlier growing edit of ours, put it) grows
 	// where it is: the file grows by the new strings instead of by a whole
 	// new copy of the table on every edit.
-	extend := -1
-	if strMoves && !dynMoves && !interpMoves && !m.addGNUStack {
-		if extend = m.tailLoad(); extend >= 0 {
-			strMoves = false
+	if l.strMoves && !l.dynMoves && !l.interpMoves && !m.addGNUStack {
+		if l.extend = m.tailLoad(); l.extend >= 0 {
+			l.strMoves = false
 		}
 	}
-	needSegment := m.addGNUStack || dynMoves || strMoves || interpMoves || lc.note != nil
+	l.needSegment = m.addGNUStack || l.dynMoves || l.strMoves || l.interpMoves || l.lc.note != nil
 
-	phdrs := append([]phdr(nil), m.phdrs...)
-	if lc.remove {
+	l.phdrs = append([]phdr(nil), m.phdrs...)
+	if l.lc.remove {
 		// The note's own segments go (a PT_NOTE, and patchelf's PT_LOAD
 		// of it alone).
-		s := m.secs[lc.old]
-		phdrs = slices.DeleteFunc(phdrs, func(ph phdr) bool {
+		s := m.secs[l.lc.old]
+		l.phdrs = slices.DeleteFunc(l.phdrs, func(ph phdr) bool {
 			return (ph.Type == elf.PT_NOTE || ph.Type == elf.PT_LOAD) && ph.Off == s.Offset && ph.Filesz == s.Size
 		})
 	}
-	if lc.note != nil {
+	if l.lc.note != nil {
 		// Last; it stays last when the new PT_LOAD goes in below.
-		phdrs = append(phdrs, phdr{elf.ProgHeader{Type: elf.PT_NOTE, Flags: elf.PF_R, Align: 4}})
+		l.phdrs = append(l.phdrs, phdr{elf.ProgHeader{Type: elf.PT_NOTE, Flags: elf.PF_R, Align: 4}})
 	}
 	if m.stack != nil {
-		for i := range phdrs {
-			if phdrs[i].Type == elf.PT_GNU_STACK {
-				phdrs[i].Flags = elf.ProgFlag(*m.stack)
+		for i := range l.phdrs {
+			if l.phdrs[i].Type == elf.PT_GNU_STACK {
+				l.phdrs[i].Flags = elf.ProgFlag(*m.stack)
 			}
 		}
 		if m.addGNUStack {
-			phdrs = append(phdrs, phdr{elf.ProgHeader{Type: elf.PT_GNU_STACK, Flags: elf.ProgFlag(*m.stack), Align: 16}})
+			l.phdrs = append(l.phdrs, phdr{elf.ProgHeader{Type: elf.PT_GNU_STACK, Flags: elf.ProgFlag(*m.stack), Align: 16}})
 		}
 	}
+	return nil
+}
 
-	var app appender
-	var segOff, segVaddr, segAlign uint64
-	tableMoves, tableOff := false, uint64(0)
-	var movedSecs []moved
-	newLoad := -1
-	if needSegment {
-		// Place the new segment after the file's end and the memory image's
-		// end, aligned to the page size and every PT_LOAD's alignment.
-		var first *phdr
-		var vEnd uint64
-		segAlign = m.pageSize()
-		for i := range m.phdrs {
-			ph := &m.phdrs[i]
-			if ph.Type != elf.PT_LOAD {
-				continue
-			}
-			if first == nil {
-				first = ph
-			}
-			if ph.Align > segAlign {
-				segAlign = ph.Align
-			}
-			if e := ph.Vaddr + ph.Memsz; e > vEnd {
-				vEnd = e
-			}
-		}
-		if first == nil {
-			return nil, m.errf("no PT_LOAD segment; cannot add one")
-		}
-		// The file offset and the address are chosen apart, as patchelf
-		// does: both aligned, hence congruent. Keeping the first PT_LOAD's
-		// distance between them put the segment's data at the end of the
-		// memory image: a library with 100 MB of .bss grew by 100 MB, and
-		// one with a PT_LOAD at a far address by terabytes.
-		segOff = align(uint64(m.f.Size), segAlign)
-		segVaddr = align(vEnd, segAlign)
-		if segOff < uint64(m.f.Size) || segVaddr < vEnd || !m.is64 && (segVaddr >= math.MaxUint32 || segOff >= math.MaxUint32) {
-			return nil, m.errf("no address or offset left for a new segment after 0x%x", vEnd)
-		}
-		app.base = segOff
-
-		// One more PT_LOAD after the last one.
-		last := -1
-		for i := range phdrs {
-			if phdrs[i].Type == elf.PT_LOAD {
-				last = i
-			}
-		}
-		phdrs = append(phdrs, phdr{})
-		copy(phdrs[last+2:], phdrs[last+1:])
-		phdrs[last+1] = phdr{elf.ProgHeader{Type: elf.PT_LOAD, Flags: elf.PF_R, Align: segAlign}}
-		newLoad = last + 1
-
-		// The program header table grows in place; the sections that
-		// follow it move into the new segment (as patchelf does).
-		var err error
-		if movedSecs, err = m.makeRoom(uint64(len(phdrs)*m.phent), first); err != nil {
-			// Where what follows the table cannot move (a linker script
-			// put .eh_frame there: upstream's phdr-corruption), a shared
-			// library's table moves into the new segment instead: ld.so
-			// reads it at e_phoff and finds it in memory through
-			// PT_PHDR. A program's stays where the kernel expects it.
-			if m.f.Type != elf.ET_DYN || m.pie() || m.pseudo {
-				return nil, err
-			}
-			tableMoves, movedSecs = true, nil
-		}
-	}
-	if needSegment {
-		// Size the new segment once: moved sections, .dynamic with spare
-		// slots, the interpreter, and alignment padding (.dynstr is its
-		// tail, written from m.str).
-		est := (len(m.ents)+8)*entsz + len(interp) + 1 + 64
-		for _, ms := range movedSecs {
-			est += int(ms.size) + 64
-		}
-		app.buf = make([]byte, 0, est)
-		if tableMoves {
-			tableOff = app.reserve(len(phdrs)*m.phent, 8)
-			p.Moved = append(p.Moved, "program headers")
-		}
-	}
-	noteIdx := -1
-	if lc.note != nil {
-		noteIdx = len(phdrs) - 1
-	}
-	vaddrOf := func(off uint64) uint64 { return off - segOff + segVaddr }
-	isMoved := func(name string) *moved {
-		for i := range movedSecs {
-			if movedSecs[i].name == name {
-				return &movedSecs[i]
-			}
-		}
+// placeSegment places the new segment after the file's end and the memory
+// image's end, adds its PT_LOAD, and makes room for the grown program
+// header table (moving the sections after it into the segment, or the
+// table itself).
+func (l *layouter) placeSegment() error {
+	m := l.m
+	if !l.needSegment {
 		return nil
 	}
-	if m.dyn != nil && isMoved(".dynstr") != nil {
-		strMoves = true
+	// Aligned to the page size and every PT_LOAD's alignment.
+	var first *phdr
+	var vEnd uint64
+	l.segAlign = m.pageSize()
+	for i := range m.phdrs {
+		ph := &m.phdrs[i]
+		if ph.Type != elf.PT_LOAD {
+			continue
+		}
+		if first == nil {
+			first = ph
+		}
+		if ph.Align > l.segAlign {
+			l.segAlign = ph.Align
+		}
+		if e := ph.Vaddr + ph.Memsz; e > vEnd {
+			vEnd = e
+		}
 	}
-	if interpIdx >= 0 && isMoved(".interp") != nil {
-		interpMoves = true
+	if first == nil {
+		return m.errf("no PT_LOAD segment; cannot add one")
 	}
-	// Moved sections keep their alignment.
-	for i := range movedSecs {
-		ms := &movedSecs[i]
-		if ms.name == ".dynstr" && strMoves || ms.name == ".interp" && interpMoves {
+	// The file offset and the address are chosen apart, as patchelf
+	// does: both aligned, hence congruent. Keeping the first PT_LOAD's
+	// distance between them put the segment's data at the end of the
+	// memory image: a library with 100 MB of .bss grew by 100 MB, and
+	// one with a PT_LOAD at a far address by terabytes.
+	l.segOff = align(uint64(m.f.Size), l.segAlign)
+	l.segVaddr = align(vEnd, l.segAlign)
+	if l.segOff < uint64(m.f.Size) || l.segVaddr < vEnd || !m.is64 && (l.segVaddr >= math.MaxUint32 || l.segOff >= math.MaxUint32) {
+		return m.errf("no address or offset left for a new segment after 0x%x", vEnd)
+	}
+	l.app.base = l.segOff
+
+	// One more PT_LOAD after the last one.
+	last := -1
+	for i := range l.phdrs {
+		if l.phdrs[i].Type == elf.PT_LOAD {
+			last = i
+		}
+	}
+	l.phdrs = append(l.phdrs, phdr{})
+	copy(l.phdrs[last+2:], l.phdrs[last+1:])
+	l.phdrs[last+1] = phdr{elf.ProgHeader{Type: elf.PT_LOAD, Flags: elf.PF_R, Align: l.segAlign}}
+	l.newLoad = last + 1
+
+	// The program header table grows in place; the sections that
+	// follow it move into the new segment (as patchelf does).
+	var err error
+	if l.movedSecs, err = m.makeRoom(uint64(len(l.phdrs)*m.phent), first); err != nil {
+		// Where what follows the table cannot move (a linker script
+		// put .eh_frame there: upstream's phdr-corruption), a shared
+		// library's table moves into the new segment instead: ld.so
+		// reads it at e_phoff and finds it in memory through
+		// PT_PHDR. A program's stays where the kernel expects it.
+		if m.f.Type != elf.ET_DYN || m.pie() || m.pseudo {
+			return err
+		}
+		l.tableMoves, l.movedSecs = true, nil
+	}
+	// Size the new segment once: moved sections, .dynamic with spare
+	// slots, the interpreter, and alignment padding (.dynstr is its
+	// tail, written from m.str).
+	est := (len(m.ents)+8)*l.entsz + len(l.interp) + 1 + 64
+	for _, ms := range l.movedSecs {
+		est += int(ms.size) + 64
+	}
+	l.app.buf = make([]byte, 0, est)
+	if l.tableMoves {
+		l.tableOff = l.app.reserve(len(l.phdrs)*m.phent, 8)
+		l.p.Moved = append(l.p.Moved, "program headers")
+	}
+	return nil
+}
+
+// moveSections copies the sections that move into the segment (keeping
+// their alignment), and the new resolution cache note.
+func (l *layouter) moveSections() error {
+	m := l.m
+	if l.lc.note != nil {
+		l.noteIdx = len(l.phdrs) - 1
+	}
+	if m.dyn != nil && l.isMoved(".dynstr") != nil {
+		l.strMoves = true
+	}
+	if l.interpIdx >= 0 && l.isMoved(".interp") != nil {
+		l.interpMoves = true
+	}
+	for i := range l.movedSecs {
+		ms := &l.movedSecs[i]
+		if ms.name == ".dynstr" && l.strMoves || ms.name == ".interp" && l.interpMoves {
 			continue // written below with their new contents
 		}
 		// (Up to the segment's: the new segment's address is aligned to
 		// nothing larger.)
 		s := m.secs[ms.index]
-		al := int(min(max(s.Addralign, 1), segAlign))
-		ms.newOff = app.add(ms.data, al)
+		al := int(min(max(s.Addralign, 1), l.segAlign))
+		ms.newOff = l.app.add(ms.data, al)
 		if tag, ok := dtForSection[ms.name]; ok {
-			m.setValIf(tag, ms.oldAddr, vaddrOf(ms.newOff))
+			m.setValIf(tag, ms.oldAddr, l.vaddrOf(ms.newOff))
 		}
-		p.Moved = append(p.Moved, ms.name)
+		l.p.Moved = append(l.p.Moved, ms.name)
 	}
-	// The resolution cache note.
-	var noteOff uint64
-	if lc.note != nil {
-		noteOff = app.add(lc.note, 4)
+	if l.lc.note != nil {
+		l.noteOff = l.app.add(l.lc.note, 4)
 	}
-	// Dynamic string table: a grown table goes last in the new segment,
-	// written from m.str itself (the segment's tail) rather than copied.
-	var strOff uint64
-	if m.dyn != nil {
+	return nil
+}
+
+// dynstr writes the dynamic string table: a grown table goes last in the
+// new segment, written from m.str itself (the segment's tail) rather than
+// copied, or grows where it is (extend); otherwise what changed in it is
+// patched.
+func (l *layouter) dynstr() error {
+	m, p := l.m, l.p
+	if m.dyn == nil {
+		return nil
+	}
+	switch {
+	case l.strMoves:
+		p.Moved = append(p.Moved, ".dynstr")
+	case l.extend >= 0:
+		// m.orig was let go when the table grew; the old part is read
+		// again to patch only what changed in it.
+		orig, err := readAt(m.f, m.dyn.StrTab, m.origLen)
+		if err != nil {
+			return m.errf("reading .dynstr: %v", err)
+		}
+		for _, r := range diffRanges(orig, m.str[:m.origLen]) {
+			l.patch(m.dyn.StrTab+int64(r[0]), append([]byte(nil), m.str[r[0]:r[1]]...), ".dynstr")
+		}
+		p.Extended = ".dynstr"
+		p.AppendOffset = m.dyn.StrTab + int64(m.origLen)
+		p.AppendTail = m.str[m.origLen:]
+		p.AppendSize = len(p.AppendTail)
+		p.NewSize = max(p.NewSize, p.AppendOffset+int64(p.AppendSize))
+		m.setVal(elf.DT_STRSZ, uint64(len(m.str)))
+		ld := &l.phdrs[l.extend]
+		end := uint64(m.dyn.StrTab) + uint64(len(m.str)) - ld.Off
+		ld.Filesz, ld.Memsz = max(ld.Filesz, end), max(ld.Memsz, end)
+		for i, s := range m.f.ELF().Sections {
+			if s.Type == elf.SHT_STRTAB && int64(s.Offset) == m.dyn.StrTab {
+				m.patchSections(l.patch, map[int][2]uint64{i: {s.Offset, uint64(len(m.str))}},
+					func(off uint64) uint64 { return off - ld.Off + ld.Vaddr })
+			}
+		}
+	default:
+		for _, r := range diffRanges(m.orig, m.str) {
+			l.patch(m.dyn.StrTab+int64(r[0]), append([]byte(nil), m.str[r[0]:r[1]]...), ".dynstr")
+		}
+	}
+	return nil
+}
+
+// interpreter writes the program interpreter's name, in place or moved.
+func (l *layouter) interpreter() error {
+	m := l.m
+	if l.interpIdx < 0 || m.interp == nil && !l.interpMoves {
+		return nil
+	}
+	b := append([]byte(l.interp), 0)
+	ip := m.phdrs[l.interpIdx]
+	if l.interpMoves {
+		l.interpOff = l.app.add(b, 1)
+		l.p.Moved = append(l.p.Moved, ".interp")
+	} else if old, _ := m.f.Interp(); old != l.interp {
+		buf := make([]byte, m.interpRoom)
+		copy(buf, b)
+		l.patch(int64(ip.Off), buf, "PT_INTERP")
+	}
+	return nil
+}
+
+// dynamic writes the dynamic section, in place or moved (with spare
+// DT_NULL slots for later edits).
+func (l *layouter) dynamic() error {
+	m := l.m
+	if m.dyn == nil {
+		return nil
+	}
+	if l.dynMoves {
+		l.dynSlots = len(m.ents) + 1 + 4
+		l.dynOff = l.app.reserve(l.dynSlots*l.entsz, 8)
+		l.p.Moved = append(l.p.Moved, ".dynamic")
+		l.phdrs[l.newLoad].Flags |= elf.PF_W
+	} else {
+		l.dynSlots = m.dyn.Slots
+	}
+	if l.strMoves {
+		l.strOff = l.app.setTail(m.str)
+		m.setVal(elf.DT_STRTAB, l.vaddrOf(l.strOff))
+		m.setVal(elf.DT_STRSZ, uint64(len(m.str)))
+	}
+	enc := m.encodeDynamic(l.dynSlots)
+	if l.dynMoves {
+		l.app.set(l.dynOff, enc)
+	} else if old, err := readAt(m.f, m.dyn.Offset, len(enc)); err != nil {
+		return m.errf("reading .dynamic: %v", err)
+	} else if !bytes.Equal(old, enc) {
+		l.patch(m.dyn.Offset, enc, ".dynamic")
+	}
+	return nil
+}
+
+// programHeaders points the program headers at what moved and writes the
+// table (in place, or into the segment) and the ELF header.
+func (l *layouter) programHeaders() error {
+	m := l.m
+	phSize := uint64(len(l.phdrs) * m.phent)
+	for i := range l.phdrs {
+		ph := &l.phdrs[i]
 		switch {
-		case strMoves:
-			p.Moved = append(p.Moved, ".dynstr")
-		case extend >= 0:
-			// m.orig was let go when the table grew; the old part is read
-			// again to patch only what changed in it.
-			orig, err := readAt(m.f, m.dyn.StrTab, m.origLen)
-			if err != nil {
-				return nil, m.errf("reading .dynstr: %v", err)
-			}
-			for _, r := range diffRanges(orig, m.str[:m.origLen]) {
-				patch(m.dyn.StrTab+int64(r[0]), append([]byte(nil), m.str[r[0]:r[1]]...), ".dynstr")
-			}
-			p.Extended = ".dynstr"
-			p.AppendOffset = m.dyn.StrTab + int64(m.origLen)
-			p.AppendTail = m.str[m.origLen:]
-			p.AppendSize = len(p.AppendTail)
-			p.NewSize = max(p.NewSize, p.AppendOffset+int64(p.AppendSize))
-			m.setVal(elf.DT_STRSZ, uint64(len(m.str)))
-			ld := &phdrs[extend]
-			end := uint64(m.dyn.StrTab) + uint64(len(m.str)) - ld.Off
-			ld.Filesz, ld.Memsz = max(ld.Filesz, end), max(ld.Memsz, end)
-			for i, s := range m.f.ELF().Sections {
-				if s.Type == elf.SHT_STRTAB && int64(s.Offset) == m.dyn.StrTab {
-					m.patchSections(patch, map[int][2]uint64{i: {s.Offset, uint64(len(m.str))}},
-						func(off uint64) uint64 { return off - ld.Off + ld.Vaddr })
-				}
-			}
-		default:
-			for _, r := range diffRanges(m.orig, m.str) {
-				patch(m.dyn.StrTab+int64(r[0]), append([]byte(nil), m.str[r[0]:r[1]]...), ".dynstr")
-			}
-		}
-	}
-	// Interpreter.
-	var interpOff uint64
-	if interpIdx >= 0 && (m.interp != nil || interpMoves) {
-		b := append([]byte(interp), 0)
-		ip := m.phdrs[interpIdx]
-		if interpMoves {
-			interpOff = app.add(b, 1)
-			p.Moved = append(p.Moved, ".interp")
-		} else if old, _ := m.f.Interp(); old != interp {
-			buf := make([]byte, m.interpRoom)
-			copy(buf, b)
-			patch(int64(ip.Off), buf, "PT_INTERP")
-		}
-	}
-	// Dynamic section.
-	var dynOff uint64
-	var dynSlots int
-	if m.dyn != nil {
-		if dynMoves {
-			dynSlots = len(m.ents) + 1 + 4 // spare DT_NULL slots for later edits
-			dynOff = app.reserve(dynSlots*entsz, 8)
-			p.Moved = append(p.Moved, ".dynamic")
-			phdrs[newLoad].Flags |= elf.PF_W
-		} else {
-			dynSlots = m.dyn.Slots
-		}
-		if strMoves {
-			strOff = app.setTail(m.str)
-			m.setVal(elf.DT_STRTAB, vaddrOf(strOff))
-			m.setVal(elf.DT_STRSZ, uint64(len(m.str)))
-		}
-		enc := m.encodeDynamic(dynSlots)
-		if dynMoves {
-			app.set(dynOff, enc)
-		} else if old, err := readAt(m.f, m.dyn.Offset, len(enc)); err != nil {
-			return nil, m.errf("reading .dynamic: %v", err)
-		} else if !bytes.Equal(old, enc) {
-			patch(m.dyn.Offset, enc, ".dynamic")
-		}
-	}
-	// Program headers.
-	phSize := uint64(len(phdrs) * m.phent)
-	for i := range phdrs {
-		ph := &phdrs[i]
-		switch {
-		case i == newLoad:
-			ph.Off, ph.Vaddr, ph.Paddr = segOff, segVaddr, segVaddr
-			ph.Filesz = app.size()
+		case i == l.newLoad:
+			ph.Off, ph.Vaddr, ph.Paddr = l.segOff, l.segVaddr, l.segVaddr
+			ph.Filesz = l.app.size()
 			ph.Memsz = ph.Filesz
-		case i == noteIdx:
-			sz := uint64(len(lc.note))
-			ph.Off, ph.Vaddr, ph.Paddr, ph.Filesz, ph.Memsz = noteOff, vaddrOf(noteOff), vaddrOf(noteOff), sz, sz
+		case i == l.noteIdx:
+			sz := uint64(len(l.lc.note))
+			ph.Off, ph.Vaddr, ph.Paddr, ph.Filesz, ph.Memsz = l.noteOff, l.vaddrOf(l.noteOff), l.vaddrOf(l.noteOff), sz, sz
 		case ph.Type == elf.PT_PHDR:
 			ph.Filesz, ph.Memsz = phSize, phSize
-			if tableMoves {
-				ph.Off, ph.Vaddr, ph.Paddr = tableOff, vaddrOf(tableOff), vaddrOf(tableOff)
+			if l.tableMoves {
+				ph.Off, ph.Vaddr, ph.Paddr = l.tableOff, l.vaddrOf(l.tableOff), l.vaddrOf(l.tableOff)
 			}
-		case ph.Type == elf.PT_DYNAMIC && dynMoves:
-			sz := uint64(dynSlots * entsz)
-			ph.Off, ph.Vaddr, ph.Paddr, ph.Filesz, ph.Memsz = dynOff, vaddrOf(dynOff), vaddrOf(dynOff), sz, sz
-		case ph.Type == elf.PT_INTERP && interpMoves:
-			sz := uint64(len(interp) + 1)
-			ph.Off, ph.Vaddr, ph.Paddr, ph.Filesz, ph.Memsz = interpOff, vaddrOf(interpOff), vaddrOf(interpOff), sz, sz
-		case (ph.Type == elf.PT_NOTE || ph.Type == elf.PT_GNU_PROPERTY) && len(movedSecs) > 0:
+		case ph.Type == elf.PT_DYNAMIC && l.dynMoves:
+			sz := uint64(l.dynSlots * l.entsz)
+			ph.Off, ph.Vaddr, ph.Paddr, ph.Filesz, ph.Memsz = l.dynOff, l.vaddrOf(l.dynOff), l.vaddrOf(l.dynOff), sz, sz
+		case ph.Type == elf.PT_INTERP && l.interpMoves:
+			sz := uint64(len(l.interp) + 1)
+			ph.Off, ph.Vaddr, ph.Paddr, ph.Filesz, ph.Memsz = l.interpOff, l.vaddrOf(l.interpOff), l.vaddrOf(l.interpOff), sz, sz
+		case (ph.Type == elf.PT_NOTE || ph.Type == elf.PT_GNU_PROPERTY) && len(l.movedSecs) > 0:
 			// A note segment whose sections all moved follows them.
 			lo, hi, all := ^uint64(0), uint64(0), true
 			for _, s := range m.secs {
 				if s.Type != elf.SHT_NOTE || s.Offset < ph.Off || s.Offset+s.Size > ph.Off+ph.Filesz {
 					continue
 				}
-				ms := isMoved(s.Name)
+				ms := l.isMoved(s.Name)
 				if ms == nil {
 					all = false
 					continue
@@ -368,89 +444,108 @@ func (m *model) layout() (*Plan, error) {
 			}
 			if lo != ^uint64(0) {
 				if !all {
-					return nil, m.errf("a note segment would be split by the move; not supported")
+					return m.errf("a note segment would be split by the move; not supported")
 				}
-				ph.Off, ph.Vaddr, ph.Paddr, ph.Filesz, ph.Memsz = lo, vaddrOf(lo), vaddrOf(lo), hi-lo, hi-lo
+				ph.Off, ph.Vaddr, ph.Paddr, ph.Filesz, ph.Memsz = lo, l.vaddrOf(lo), l.vaddrOf(lo), hi-lo, hi-lo
 			}
 		}
 	}
-	table := m.encodePhdrs(phdrs)
+	table := m.encodePhdrs(l.phdrs)
 	old := m.encodePhdrs(m.phdrs)
 	switch {
-	case tableMoves:
-		app.set(tableOff, table)
+	case l.tableMoves:
+		l.app.set(l.tableOff, table)
 	case !bytes.Equal(old, table):
-		patch(int64(m.phoff), table, "program headers")
+		l.patch(int64(m.phoff), table, "program headers")
 		if len(table) < len(old) { // (a removed note's entries)
-			patch(int64(m.phoff)+int64(len(table)), make([]byte, len(old)-len(table)), "program headers")
+			l.patch(int64(m.phoff)+int64(len(table)), make([]byte, len(old)-len(table)), "program headers")
 		}
 	}
 	eh := append([]byte(nil), m.ehdr...)
 	if m.is64 {
-		m.bo.PutUint16(eh[56:], uint16(len(phdrs)))
-		if tableMoves {
-			m.bo.PutUint64(eh[32:], tableOff) // e_phoff
+		m.bo.PutUint16(eh[56:], uint16(len(l.phdrs)))
+		if l.tableMoves {
+			m.bo.PutUint64(eh[32:], l.tableOff) // e_phoff
 		}
 	} else {
-		m.bo.PutUint16(eh[44:], uint16(len(phdrs)))
-		if tableMoves {
-			m.bo.PutUint32(eh[28:], uint32(tableOff))
+		m.bo.PutUint16(eh[44:], uint16(len(l.phdrs)))
+		if l.tableMoves {
+			m.bo.PutUint32(eh[28:], uint32(l.tableOff))
 		}
 	}
 	if m.osabi != nil {
 		eh[elf.EI_OSABI] = *m.osabi
 	}
 	if !bytes.Equal(eh, m.ehdr) {
-		patch(0, eh, "ELF header")
+		l.patch(0, eh, "ELF header")
 	}
-	// Section headers of moved sections, so strip and objcopy still work.
-	if needSegment {
-		upd := map[int][2]uint64{} // index → new offset, size
-		for _, ms := range movedSecs {
-			if ms.newOff != 0 {
-				upd[ms.index] = [2]uint64{ms.newOff, ms.size}
-			}
-		}
-		for i, s := range m.f.ELF().Sections {
-			switch {
-			case strMoves && s.Type == elf.SHT_STRTAB && m.dyn != nil && int64(s.Offset) == m.dyn.StrTab:
-				upd[i] = [2]uint64{strOff, uint64(len(m.str))}
-			case dynMoves && s.Type == elf.SHT_DYNAMIC:
-				upd[i] = [2]uint64{dynOff, uint64(dynSlots * entsz)}
-			case interpMoves && s.Name == ".interp":
-				upd[i] = [2]uint64{interpOff, uint64(len(interp) + 1)}
-			}
-		}
-		m.patchSections(patch, upd, vaddrOf)
+	return nil
+}
+
+// movedSectionHeaders points the section headers of moved sections at
+// their new place, so strip and objcopy still work.
+func (l *layouter) movedSectionHeaders() error {
+	m := l.m
+	if !l.needSegment {
+		return nil
 	}
-	// .gnu.version_r file names, .gnu.version entries.
+	upd := map[int][2]uint64{} // index → new offset, size
+	for _, ms := range l.movedSecs {
+		if ms.newOff != 0 {
+			upd[ms.index] = [2]uint64{ms.newOff, ms.size}
+		}
+	}
+	for i, s := range m.f.ELF().Sections {
+		switch {
+		case l.strMoves && s.Type == elf.SHT_STRTAB && m.dyn != nil && int64(s.Offset) == m.dyn.StrTab:
+			upd[i] = [2]uint64{l.strOff, uint64(len(m.str))}
+		case l.dynMoves && s.Type == elf.SHT_DYNAMIC:
+			upd[i] = [2]uint64{l.dynOff, uint64(l.dynSlots * l.entsz)}
+		case l.interpMoves && s.Name == ".interp":
+			upd[i] = [2]uint64{l.interpOff, uint64(len(l.interp) + 1)}
+		}
+	}
+	m.patchSections(l.patch, upd, l.vaddrOf)
+	return nil
+}
+
+// versions writes the .gnu.version_r file names, the renamed symbols'
+// tables and the .gnu.version entries.
+func (l *layouter) versions() error {
+	m := l.m
 	for field, name := range m.verneedFile {
 		off := m.intern(name, 0, false)
-		if !strMoves && extend < 0 && off >= uint64(m.origLen) {
-			return nil, m.errf("internal error: version requirement name %q not in the string table", name)
+		if !l.strMoves && l.extend < 0 && off >= uint64(m.origLen) {
+			return m.errf("internal error: version requirement name %q not in the string table", name)
 		}
 		b := make([]byte, 4)
 		m.bo.PutUint32(b, uint32(off))
-		patch(field, b, ".gnu.version_r")
+		l.patch(field, b, ".gnu.version_r")
 	}
-	var re *renameExpect
 	if len(m.symRename) > 0 {
 		var err error
-		if re, err = m.renameTables(patch); err != nil {
-			return nil, err
+		if l.rename, err = m.renameTables(l.patch); err != nil {
+			return err
 		}
 	}
 	for off, v := range m.versym {
 		b := make([]byte, 2)
 		m.bo.PutUint16(b, v)
-		patch(off, b, ".gnu.version")
+		l.patch(off, b, ".gnu.version")
 	}
-	// Patches that fall into a moved section go to its new copy.
-	for _, pt := range patches {
+	return nil
+}
+
+// finish sends the patches that fall into a moved section to its new
+// copy, sizes the new segment, clobbers what moved away, rewrites the
+// section header table where it must, and fills in the plan.
+func (l *layouter) finish() error {
+	m, p := l.m, l.p
+	for _, pt := range l.patches {
 		redirected := false
-		for _, ms := range movedSecs {
+		for _, ms := range l.movedSecs {
 			if ms.newOff != 0 && uint64(pt.Offset) >= ms.oldOff && uint64(pt.Offset)+uint64(len(pt.Data)) <= ms.oldOff+ms.size {
-				app.set(ms.newOff+uint64(pt.Offset)-ms.oldOff, pt.Data)
+				l.app.set(ms.newOff+uint64(pt.Offset)-ms.oldOff, pt.Data)
 				redirected = true
 			}
 		}
@@ -458,60 +553,60 @@ func (m *model) layout() (*Plan, error) {
 			p.Patches = append(p.Patches, pt)
 		}
 	}
-	if needSegment {
+	if l.needSegment {
 		// The new PT_LOAD's size is final only now.
-		phdrs[newLoad].Filesz = app.size()
-		phdrs[newLoad].Memsz = phdrs[newLoad].Filesz
-		table = m.encodePhdrs(phdrs)
+		l.phdrs[l.newLoad].Filesz = l.app.size()
+		l.phdrs[l.newLoad].Memsz = l.phdrs[l.newLoad].Filesz
+		table := m.encodePhdrs(l.phdrs)
 		for i := range p.Patches {
 			if p.Patches[i].What == "program headers" {
 				p.Patches[i].Data = table
 			}
 		}
-		if tableMoves {
-			app.set(tableOff, table)
+		if l.tableMoves {
+			l.app.set(l.tableOff, table)
 		}
 	}
 	if !m.opts.NoClobberOldSections {
 		// What moved is overwritten where it was, as patchelf does
 		// ('Z'), except where a patch writes.
 		var vacated []Patch
-		for _, ms := range movedSecs {
+		for _, ms := range l.movedSecs {
 			if ms.newOff != 0 && m.secs[ms.index].Type != elf.SHT_NOBITS {
 				vacated = append(vacated, Patch{Offset: int64(ms.oldOff), Size: int(ms.size), What: "vacated " + ms.name})
 			}
 		}
-		if strMoves && m.dyn != nil {
+		if l.strMoves && m.dyn != nil {
 			vacated = append(vacated, Patch{Offset: m.dyn.StrTab, Size: m.origLen, What: "vacated .dynstr"})
 		}
-		if interpMoves && interpIdx >= 0 && m.interpRoom > 0 {
-			vacated = append(vacated, Patch{Offset: int64(m.phdrs[interpIdx].Off), Size: int(m.interpRoom), What: "vacated .interp"})
+		if l.interpMoves && l.interpIdx >= 0 && m.interpRoom > 0 {
+			vacated = append(vacated, Patch{Offset: int64(m.phdrs[l.interpIdx].Off), Size: int(m.interpRoom), What: "vacated .interp"})
 		}
 		p.Patches = append(p.Patches, clobber(vacated, p.Patches)...)
 	}
-	if needSegment {
-		p.AppendOffset = int64(segOff)
-		p.Append, p.AppendTail = app.buf, app.tail
-		p.AppendSize = int(app.size())
-		p.NewSize = int64(segOff) + int64(app.size())
+	if l.needSegment {
+		p.AppendOffset = int64(l.segOff)
+		p.Append, p.AppendTail = l.app.buf, l.app.tail
+		p.AppendSize = int(l.app.size())
+		p.NewSize = int64(l.segOff) + int64(l.app.size())
 	}
-	if needSegment || extend >= 0 || lc.remove || lc.note != nil {
+	if grows := l.needSegment || l.extend >= 0; grows || l.lc.remove || l.lc.note != nil {
 		var note *elf.Section
-		if lc.note != nil {
+		if l.lc.note != nil {
 			note = &elf.Section{SectionHeader: elf.SectionHeader{Name: ldCacheSection, Type: elf.SHT_NOTE, Flags: elf.SHF_ALLOC,
-				Addr: vaddrOf(noteOff), Offset: noteOff, Size: uint64(len(lc.note)), Addralign: 4}}
+				Addr: l.vaddrOf(l.noteOff), Offset: l.noteOff, Size: uint64(len(l.lc.note)), Addralign: 4}}
 		}
-		if err := m.rewriteSectionHeaders(p, needSegment || extend >= 0, lc, note); err != nil {
-			return nil, err
+		if err := m.rewriteSectionHeaders(p, grows, l.lc, note); err != nil {
+			return err
 		}
 	}
 	sort.SliceStable(p.Patches, func(i, j int) bool { return p.Patches[i].Offset < p.Patches[j].Offset })
 	p.Changed = len(p.Patches) > 0 || p.AppendSize > 0
-	p.expect = expectation{dyn: m.ents, interp: m.interp, osabi: m.osabi, stack: m.stack, needs: map[string]bool{}, rename: re}
+	p.expect = expectation{dyn: m.ents, interp: m.interp, osabi: m.osabi, stack: m.stack, needs: map[string]bool{}, rename: l.rename}
 	for _, name := range m.verneedFile {
 		p.expect.needs[name] = true
 	}
-	return p, nil
+	return nil
 }
 
 // tailLoad returns the index of the PT_LOAD that .dynstr can grow in
