@@ -536,31 +536,6 @@ func TestEachIndexName(t *testing.T) {
 	}
 }
 
-// InspectAll reads its paths on every core and returns what Inspect
-// returns for each, in the order given (errors included).
-func TestInspectAllKeepsOrder(t *testing.T) {
-	var paths []string
-	for _, name := range []string{"libfoo.so.1", "libgnu.a", "hello", "libi386.so", "k-gfx803.o", "libMIOpen.so", "bundle.hipfb", "libthin.a", "libgpu.so"} {
-		paths = append(paths, testenv.Testdata(name))
-	}
-	paths = append(paths, filepath.Join(t.TempDir(), "missing.so"), testenv.Testdata("libraw.so"))
-	for round := 0; round < 5; round++ {
-		got := elfx.InspectAll(paths)
-		if len(got) != len(paths) {
-			t.Fatalf("%d reports for %d paths", len(got), len(paths))
-		}
-		for i, p := range paths {
-			if want := elfx.Inspect(p); !reflect.DeepEqual(got[i], want) {
-				t.Fatalf("report %d (%s) differs from Inspect's:\n%+v\nwant\n%+v", i, p, got[i], want)
-			}
-		}
-	}
-	if elfx.InspectAll(nil) == nil {
-		// An empty result is still a slice (JSON: [] not null).
-		t.Error("InspectAll(nil) is nil")
-	}
-}
-
 // TestDynamicDetached: the detached copy keeps the decoded values and
 // nothing that reads the file.
 func TestDynamicDetached(t *testing.T) {

@@ -55,7 +55,6 @@ func exercise(f *elfx.File) {
 	f.GPUCodeObjects()
 	f.DlopenNotes()
 	f.DlopenNames()
-	elfx.InspectELF(f)
 	if t, err := f.DynamicSymbolTable(); err == nil {
 		t.Lookup("foo_api")
 		t.Lookup("")
@@ -454,46 +453,6 @@ func TestHIPFatbinWithoutBundle(t *testing.T) {
 	host = append(host, id...)
 	if cos, err := with(host); err != nil || len(cos) != 0 {
 		t.Errorf("host-only bundle: %d code objects, %v; want none and no error", len(cos), err)
-	}
-}
-
-// TestInspectKeepsHostSideOfDamagedDeviceCode: device code that cannot be
-// read does not hide the rest of the report (inspect refused the whole
-// file before); the report says what is wrong with it, naming the file
-// and the offset, and so do its Problems.
-func TestInspectKeepsHostSideOfDamagedDeviceCode(t *testing.T) {
-	b := readFixture(t, "libgpu.so")
-	c, s := testenv.DamagedFatbin(t)
-	inspect := func(c []byte) *elfx.ELFReport {
-		t.Helper()
-		f, err := elfx.NewFileSize(bytes.NewReader(c), int64(len(c)), "fixture")
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := elfx.InspectELF(f)
-		if err != nil || r == nil {
-			t.Fatalf("InspectELF = %v, %v; want a report", r, err)
-		}
-		return r
-	}
-	whole := inspect(b)
-	if whole.DeviceCodeError != "" || len(whole.GPUTargets) == 0 {
-		t.Fatalf("intact fixture: targets %v, error %q", whole.GPUTargets, whole.DeviceCodeError)
-	}
-	r := inspect(c)
-	want := fmt.Sprintf("fixture: malformed file at offset 0x%x: .hip_fatbin: %d bytes without an offload bundle in them", s.Offset, s.Size)
-	if r.DeviceCodeError != want || len(r.GPUTargets) != 0 {
-		t.Errorf("damaged bundle: targets %v, error %q; want none and %q", r.GPUTargets, r.DeviceCodeError, want)
-	}
-	if r.Soname != whole.Soname || r.Symbols != whole.Symbols || r.Machine != whole.Machine || r.Soname == "" {
-		t.Errorf("host side changed with the device code: %+v, intact %+v", r, whole)
-	}
-	rep := elfx.Report{Path: "fixture", Kind: "elf", ELF: r}
-	if p := rep.Problems(); len(p) != 1 || p[0] != want {
-		t.Errorf("Problems() = %q", p)
-	}
-	if p := (elfx.Report{ELF: whole}).Problems(); len(p) != 0 {
-		t.Errorf("intact: Problems() = %q", p)
 	}
 }
 

@@ -51,13 +51,13 @@ is shown, with the error where the rest would be.`,
 
 // Result is the JSON document of an inspect run.
 type Result struct {
-	SchemaVersion int           `json:"schema_version"`
-	Files         []elfx.Report `json:"files"`
+	SchemaVersion int      `json:"schema_version"`
+	Files         []Report `json:"files"`
 }
 
 // Run inspects every path and renders the reports.
 func Run(opts *Options) error {
-	res := Result{SchemaVersion: cli.SchemaVersion, Files: elfx.InspectAll(opts.Paths)}
+	res := Result{SchemaVersion: cli.SchemaVersion, Files: InspectAll(opts.Paths)}
 	failed := 0
 	for _, r := range res.Files {
 		for _, p := range r.Problems() {
@@ -90,7 +90,7 @@ func Run(opts *Options) error {
 	return nil
 }
 
-func render(io *cli.IOStreams, r elfx.Report) error {
+func render(io *cli.IOStreams, r Report) error {
 	c := io.Colors()
 	cli.Printf(io.Out, "%s\n", c.Bold(r.Path))
 	if r.ELF != nil {
@@ -120,14 +120,14 @@ func render(io *cli.IOStreams, r elfx.Report) error {
 	return io.Table([]string{"MEMBER", "KIND", "CLASS", "MACHINE", "DEFINED", "UNDEFINED", "GPU TARGETS"}, rows)
 }
 
-func indexText(a *elfx.ArchiveReport) string {
+func indexText(a *ArchiveReport) string {
 	if !a.HasIndex {
 		return "none (run ranlib)"
 	}
 	return strconv.Itoa(a.IndexSymbols) + " symbols"
 }
 
-func elfRows(c cli.Colors, e *elfx.ELFReport) [][2]string {
+func elfRows(c cli.Colors, e *ELFReport) [][2]string {
 	kv := [][2]string{
 		{"kind", "elf"},
 		{"class", e.Class + " " + e.Data},

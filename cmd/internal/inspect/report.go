@@ -1,13 +1,13 @@
-package elfx
+package inspect
 
 import (
 	"context"
 	"debug/elf"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
+	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/par"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 )
@@ -27,28 +27,28 @@ type Report struct {
 
 // ELFReport summarises an ELF file.
 type ELFReport struct {
-	Class        string          `json:"class"`
-	Data         string          `json:"data"`
-	OSABI        string          `json:"osabi"`
-	ABIVersion   int             `json:"abi_version"`
-	Type         string          `json:"type"`
-	Machine      string          `json:"machine"`
-	Flags        string          `json:"e_flags"`
-	AMDGPU       *AMDGPUReport   `json:"amdgpu,omitempty"`
-	Interp       string          `json:"interpreter,omitempty"`
-	Dynamic      bool            `json:"dynamic"`
-	Soname       string          `json:"soname,omitempty"`
-	Needed       []string        `json:"needed"`
-	RPath        *string         `json:"rpath,omitempty"`
-	RunPath      *string         `json:"runpath,omitempty"`
-	DynFlags     []string        `json:"flags,omitempty"`
-	DynFlags1    []string        `json:"flags_1,omitempty"`
-	GNUStack     string          `json:"gnu_stack"` // "RW", "RWX", "absent"
-	TextRel      bool            `json:"textrel"`
-	Symbols      SymbolCounts    `json:"dynamic_symbols"`
-	VersionDefs  []string        `json:"version_definitions,omitempty"`
-	VersionNeeds []VersionNeed   `json:"version_requirements,omitempty"`
-	GPUTargets   []GPUTargetStat `json:"gpu_targets,omitempty"`
+	Class        string               `json:"class"`
+	Data         string               `json:"data"`
+	OSABI        string               `json:"osabi"`
+	ABIVersion   int                  `json:"abi_version"`
+	Type         string               `json:"type"`
+	Machine      string               `json:"machine"`
+	Flags        string               `json:"e_flags"`
+	AMDGPU       *AMDGPUReport        `json:"amdgpu,omitempty"`
+	Interp       string               `json:"interpreter,omitempty"`
+	Dynamic      bool                 `json:"dynamic"`
+	Soname       string               `json:"soname,omitempty"`
+	Needed       []string             `json:"needed"`
+	RPath        *string              `json:"rpath,omitempty"`
+	RunPath      *string              `json:"runpath,omitempty"`
+	DynFlags     []string             `json:"flags,omitempty"`
+	DynFlags1    []string             `json:"flags_1,omitempty"`
+	GNUStack     string               `json:"gnu_stack"` // "RW", "RWX", "absent"
+	TextRel      bool                 `json:"textrel"`
+	Symbols      SymbolCounts         `json:"dynamic_symbols"`
+	VersionDefs  []string             `json:"version_definitions,omitempty"`
+	VersionNeeds []elfx.VersionNeed   `json:"version_requirements,omitempty"`
+	GPUTargets   []elfx.GPUTargetStat `json:"gpu_targets,omitempty"`
 	// DeviceCodeError says why the device code could not be read in
 	// full (a damaged offload bundle, a .hip_fatbin without one, an
 	// unknown compression method); GPUTargets then counts what was read
@@ -58,9 +58,9 @@ type ELFReport struct {
 	// libraries that no NEEDED entry names. Dlopen is what its ELF
 	// dlopen metadata notes declare; DlopenError says why a note is not
 	// valid.
-	CallsDlopen bool        `json:"calls_dlopen,omitempty"`
-	Dlopen      []DlopenDep `json:"dlopen,omitempty"`
-	DlopenError string      `json:"dlopen_error,omitempty"`
+	CallsDlopen bool             `json:"calls_dlopen,omitempty"`
+	Dlopen      []elfx.DlopenDep `json:"dlopen,omitempty"`
+	DlopenError string           `json:"dlopen_error,omitempty"`
 }
 
 // AMDGPUReport is the decoded AMDGPU header of a code object.
@@ -79,15 +79,6 @@ type SymbolCounts struct {
 	WeakUndefined int `json:"weak_undefined"`
 }
 
-// GPUTargetStat counts the code objects for one target and container.
-type GPUTargetStat struct {
-	TargetID          string `json:"target_id"`
-	Kind              string `json:"kind,omitempty"` // bundle kind
-	Container         string `json:"container"`
-	CodeObjectVersion int    `json:"code_object_version,omitempty"`
-	Count             int    `json:"count"`
-}
-
 // ArchiveReport summarises a static archive.
 type ArchiveReport struct {
 	Format       string         `json:"format"` // gnu, bsd, thin
@@ -98,16 +89,16 @@ type ArchiveReport struct {
 
 // MemberReport summarises one archive member.
 type MemberReport struct {
-	Name       string          `json:"name"`
-	Size       int64           `json:"size"`
-	Kind       string          `json:"kind"`
-	Class      string          `json:"class,omitempty"`
-	Machine    string          `json:"machine,omitempty"`
-	Target     string          `json:"amdgpu_target,omitempty"`
-	Defined    int             `json:"defined"`
-	Undefined  int             `json:"undefined"`
-	GPUTargets []GPUTargetStat `json:"gpu_targets,omitempty"`
-	Error      string          `json:"error,omitempty"`
+	Name       string               `json:"name"`
+	Size       int64                `json:"size"`
+	Kind       string               `json:"kind"`
+	Class      string               `json:"class,omitempty"`
+	Machine    string               `json:"machine,omitempty"`
+	Target     string               `json:"amdgpu_target,omitempty"`
+	Defined    int                  `json:"defined"`
+	Undefined  int                  `json:"undefined"`
+	GPUTargets []elfx.GPUTargetStat `json:"gpu_targets,omitempty"`
+	Error      string               `json:"error,omitempty"`
 }
 
 // Problems lists what could not be read of the input, each naming it:
@@ -141,7 +132,7 @@ func InspectAll(paths []string) []Report {
 
 // Inspect opens path and summarises it. Errors are reported in the Report.
 func Inspect(path string) Report {
-	rep := Report{Path: path, Kind: KindOther.String()}
+	rep := Report{Path: path, Kind: elfx.KindOther.String()}
 	fh, err := regfile.Open(path)
 	if err != nil {
 		rep.Error = err.Error()
@@ -157,11 +148,11 @@ func Inspect(path string) Report {
 		rep.Error = regfile.NotRegular(path, st.Mode()).Error()
 		return rep
 	}
-	kind := Sniff(fh)
+	kind := elfx.Sniff(fh)
 	rep.Kind = kind.String()
 	switch kind {
-	case KindELF:
-		f, err := NewFileSize(fh, st.Size(), path)
+	case elfx.KindELF:
+		f, err := elfx.NewFileSize(fh, st.Size(), path)
 		if err != nil {
 			rep.Error = err.Error()
 			return rep
@@ -170,8 +161,8 @@ func Inspect(path string) Report {
 		if err != nil {
 			rep.ELF, rep.Error = nil, err.Error()
 		}
-	case KindArchive, KindThinArchive:
-		a, err := NewArchiveSize(fh, st.Size(), path)
+	case elfx.KindArchive, elfx.KindThinArchive:
+		a, err := elfx.NewArchiveSize(fh, st.Size(), path)
 		if err != nil {
 			rep.Error = err.Error()
 			return rep
@@ -181,14 +172,14 @@ func Inspect(path string) Report {
 	default:
 		head := make([]byte, 4096)
 		n, _ := fh.ReadAt(head, 0)
-		rep.Error = NotELFOrArchive(path, head[:n]).Error()
+		rep.Error = elfx.NotELFOrArchive(path, head[:n]).Error()
 	}
 	return rep
 }
 
 // InspectELF summarises an open ELF file. Device code that cannot be read
 // is reported in the summary (DeviceCodeError), not as its error.
-func InspectELF(f *File) (*ELFReport, error) {
+func InspectELF(f *elfx.File) (*ELFReport, error) {
 	r := &ELFReport{
 		Class: f.ClassName(), Data: f.DataName(), OSABI: f.OSABIName(), ABIVersion: int(f.ABIVersion),
 		Type: f.TypeName(), Machine: f.MachineName(), Flags: fmt.Sprintf("0x%x", f.Flags),
@@ -225,7 +216,7 @@ func InspectELF(f *File) (*ELFReport, error) {
 		r.DynFlags = flagNames(d.Flags.String(), uint64(d.Flags))
 		r.DynFlags1 = flagNames(d.Flags1.String(), uint64(d.Flags1))
 		r.TextRel = d.TextRel
-	case !errors.Is(err, ErrNoDynamic):
+	case !errors.Is(err, elfx.ErrNoDynamic):
 		return nil, err
 	}
 	// Counted in the raw table: decoding every symbol of every file
@@ -257,7 +248,7 @@ func InspectELF(f *File) (*ELFReport, error) {
 	// says: the report keeps the code objects read before the damage and
 	// says what it is.
 	cos, err := f.GPUCodeObjects()
-	r.GPUTargets = TargetStats(cos)
+	r.GPUTargets = elfx.TargetStats(cos)
 	if err != nil {
 		r.DeviceCodeError = err.Error()
 	}
@@ -272,45 +263,8 @@ func flagNames(s string, v uint64) []string {
 	return strings.Split(s, "+")
 }
 
-// TargetStats groups code objects by target, kind and container, sorted.
-func TargetStats(cos []CodeObject) []GPUTargetStat {
-	type key struct {
-		id, kind, container string
-		cov                 int
-	}
-	counts := map[key]int{}
-	for _, c := range cos {
-		k := key{id: c.TargetID, kind: c.Kind, container: c.Container}
-		if c.Target != nil {
-			k.cov = c.Target.CodeObjectVersion
-		}
-		if k.id == "" {
-			k.id = "unknown"
-		}
-		counts[k]++
-	}
-	out := make([]GPUTargetStat, 0, len(counts))
-	for k, n := range counts {
-		out = append(out, GPUTargetStat{TargetID: k.id, Kind: k.kind, Container: k.container, CodeObjectVersion: k.cov, Count: n})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.TargetID != b.TargetID {
-			return a.TargetID < b.TargetID
-		}
-		if a.Kind != b.Kind {
-			return a.Kind < b.Kind
-		}
-		if a.Container != b.Container {
-			return a.Container < b.Container
-		}
-		return a.CodeObjectVersion < b.CodeObjectVersion
-	})
-	return out
-}
-
 // InspectArchive summarises an open archive and each of its members.
-func InspectArchive(a *Archive) *ArchiveReport {
+func InspectArchive(a *elfx.Archive) *ArchiveReport {
 	r := &ArchiveReport{Format: a.Kind.String(), HasIndex: a.HasIndex, IndexSymbols: len(a.Symbols), Members: []MemberReport{}}
 	for i, m := range a.Members {
 		r.Members = append(r.Members, inspectMember(a, i, m))
@@ -318,20 +272,20 @@ func InspectArchive(a *Archive) *ArchiveReport {
 	return r
 }
 
-func inspectMember(a *Archive, i int, m Member) MemberReport {
-	mr := MemberReport{Name: m.Name, Size: m.Size, Kind: KindOther.String()}
+func inspectMember(a *elfx.Archive, i int, m elfx.Member) MemberReport {
+	mr := MemberReport{Name: m.Name, Size: m.Size, Kind: elfx.KindOther.String()}
 	sr, err := a.Open(i)
 	if err != nil {
 		mr.Error = err.Error()
 		return mr
 	}
 	mr.Size = sr.Size()
-	if k := Sniff(sr); k != KindELF {
+	if k := elfx.Sniff(sr); k != elfx.KindELF {
 		mr.Kind = k.String()
 		return mr
 	}
-	mr.Kind = KindELF.String()
-	f, err := NewFileSize(sr, sr.Size(), a.MemberPath(i))
+	mr.Kind = elfx.KindELF.String()
+	f, err := elfx.NewFileSize(sr, sr.Size(), a.MemberPath(i))
 	if err != nil {
 		mr.Error = err.Error()
 		return mr
@@ -356,7 +310,7 @@ func inspectMember(a *Archive, i int, m Member) MemberReport {
 		}
 	}
 	cos, err := f.GPUCodeObjects()
-	mr.GPUTargets = TargetStats(cos)
+	mr.GPUTargets = elfx.TargetStats(cos)
 	if err != nil {
 		mr.Error = err.Error()
 	}
