@@ -167,7 +167,7 @@ const windowSlack = 2 << 10
 
 // readWindow reads the dynamic symbol tables in one piece when they lie
 // together, as they do in what linkers write, so that finding their
-// extents and the table made from them (MappedSymbolTable reads the same
+// extents and the table made from them (DynamicSymbolTable reads the same
 // span) copy nothing more: read one by one, a scan of /usr/lib
 // allocated 4 MB more for them than through the section headers. What
 // the window misses is read as before.
@@ -330,7 +330,7 @@ func (f *File) SectionHeaderError() error {
 }
 
 // sectionsError parses the file as Open does and reads its dynamic symbol
-// tables through the section headers (as MappedSymbolTable would after
+// tables through the section headers (as DynamicSymbolTable would after
 // Open), and returns the first error.
 func (f *File) sectionsError() error {
 	whole, err := newFile(f.r, f.Size, f.Path)
@@ -338,7 +338,7 @@ func (f *File) sectionsError() error {
 		return err
 	}
 	whole.fh, whole.fi = f.fh, f.fi // f's: whole is not closed
-	_, err = whole.MappedSymbolTable()
+	_, err = whole.DynamicSymbolTable()
 	return err
 }
 

@@ -50,7 +50,7 @@ func TestSymbolsWithoutSectionHeaders(t *testing.T) {
 		}
 		wantNeeds, _ := orig.VersionNeeds()
 		wantDefs, _ := orig.VersionDefs()
-		wantTab, err := orig.MappedSymbolTable()
+		wantTab, err := orig.DynamicSymbolTable()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func TestSymbolsWithoutSectionHeaders(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(defs, wantDefs) {
 			t.Errorf("%s: version defs %v, %v; want %v", p, defs, err, wantDefs)
 		}
-		tab, err := f.MappedSymbolTable()
+		tab, err := f.DynamicSymbolTable()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +113,7 @@ func TestSymbolsWithoutSectionHeaders(t *testing.T) {
 		if err := seg.SectionHeaderError(); err != nil || !seg.PlainSectionHeaders() {
 			t.Errorf("%s: section header table: %v, taken as it is: %v", p, err, seg.PlainSectionHeaders())
 		}
-		segTab, err := seg.MappedSymbolTable()
+		segTab, err := seg.DynamicSymbolTable()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -328,7 +328,7 @@ func TestOpenSegmentsWithoutHashTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer whole.Close()
-	want, err := whole.MappedSymbolTable()
+	want, err := whole.DynamicSymbolTable()
 	if err != nil || want.Len() < 2 {
 		t.Fatalf("Open: table of %d, %v", want.Len(), err)
 	}
@@ -337,7 +337,7 @@ func TestOpenSegmentsWithoutHashTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	got, err := f.MappedSymbolTable()
+	got, err := f.DynamicSymbolTable()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,7 +391,7 @@ func TestSectionHeaderError(t *testing.T) {
 			if whole, err := elfx.Open(p); err != nil {
 				want = err
 			} else {
-				_, want = whole.MappedSymbolTable()
+				_, want = whole.DynamicSymbolTable()
 				if err := whole.SectionHeaderError(); err != nil {
 					t.Errorf("SectionHeaderError on a file opened whole: %v", err)
 				}
@@ -448,7 +448,7 @@ func TestBloomWords(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = f.MappedSymbolTable()
+			_, err = f.DynamicSymbolTable()
 			f.Close()
 			want := fmt.Sprintf("%s: malformed file at offset %#x: .gnu.hash: %d bloom words, not a power of two", p, at, c.words)
 			if c.bad != (err != nil) || (c.bad && !strings.Contains(err.Error(), want)) {
@@ -511,9 +511,9 @@ func TestUnsearchedHashTable(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer f.Close()
-				tab, err := f.MappedSymbolTable()
+				tab, err := f.DynamicSymbolTable()
 				if err != nil {
-					t.Fatalf("MappedSymbolTable: %v", err)
+					t.Fatalf("DynamicSymbolTable: %v", err)
 				}
 				if got := tab.Searched(); got != c.searched {
 					t.Errorf("Searched = %v, want %v", got, c.searched)
@@ -533,7 +533,7 @@ func TestUnsearchedHashTable(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			tab, err := f.MappedSymbolTable()
+			tab, err := f.DynamicSymbolTable()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,7 +5,7 @@ import (
 	"unsafe"
 )
 
-// MapAlways makes MappedSymbolTable map every file, however small its
+// MapAlways makes DynamicSymbolTable map every file, however small its
 // tables, until the returned function is called.
 func MapAlways() (restore func()) {
 	old := smallTables
@@ -57,3 +57,8 @@ func SmallDlopenWindow(n int64) (restore func()) {
 
 // ParseDlopenNote is parseDlopenNote.
 func ParseDlopenNote(desc []byte) ([]DlopenDep, error) { return parseDlopenNote(desc, 0) }
+
+// CopiedSymbolTable is DynamicSymbolTable read into memory, whatever the
+// file: the way the table is made for a File that was not opened from a
+// path.
+func (f *File) CopiedSymbolTable() (*SymbolTable, error) { return f.symbolTable(nil) }

@@ -126,7 +126,7 @@ type File struct {
 	ef *elf.File
 	r  io.ReaderAt
 	bo binary.ByteOrder
-	fh *handle // set by Open: closed by Close, mapped by MappedSymbolTable
+	fh *handle // set by Open: closed by Close, mapped by DynamicSymbolTable
 	fi os.FileInfo
 
 	dyn    *Dynamic

@@ -34,7 +34,7 @@ func FuzzNewFile(f *testing.F) {
 	})
 }
 
-// FuzzMappedSymbolTable checks that the memory-mapped table never crashes
+// FuzzMappedSymbolTable checks that the memory-mapped table (DynamicSymbolTable) never crashes
 // and answers exactly like the copied one.
 func FuzzMappedSymbolTable(f *testing.F) {
 	for _, n := range []string{"libfoo.so.1", "hello", "libi386.so", "libbe.so", "libsysv.so", "libMIOpen.so", "libgpu.so"} {
@@ -56,7 +56,7 @@ func FuzzMappedSymbolTable(f *testing.F) {
 		// as it is must be one Open, and the table read through it,
 		// accept; and SectionHeaderError says what they say.
 		if seg, err := elfx.OpenSegments(fh.Name()); err == nil {
-			_, segErr := seg.MappedSymbolTable()
+			_, segErr := seg.DynamicSymbolTable()
 			shdrErr := seg.SectionHeaderError()
 			plain := seg.PlainSectionHeaders()
 			seg.Close()
@@ -64,7 +64,7 @@ func FuzzMappedSymbolTable(f *testing.F) {
 			if whole, err := elfx.Open(fh.Name()); err != nil {
 				openErr = err
 			} else {
-				_, openErr = whole.MappedSymbolTable()
+				_, openErr = whole.DynamicSymbolTable()
 				whole.Close()
 			}
 			if plain && segErr == nil && openErr != nil {
@@ -79,15 +79,15 @@ func FuzzMappedSymbolTable(f *testing.F) {
 			return
 		}
 		defer file.Close()
-		copied, err1 := file.DynamicSymbolTable()
+		copied, err1 := file.CopiedSymbolTable()
 		restore := elfx.MapAlways()
-		mapped, err2 := file.MappedSymbolTable()
+		mapped, err2 := file.DynamicSymbolTable()
 		restore()
 		if (err1 == nil) != (err2 == nil) {
 			t.Fatalf("copied table error %v, mapped %v", err1, err2)
 		}
 		// Small tables are read in one piece; that view must agree too.
-		piece, err3 := file.MappedSymbolTable()
+		piece, err3 := file.DynamicSymbolTable()
 		if (err1 == nil) != (err3 == nil) {
 			t.Fatalf("copied table error %v, read in one piece %v", err1, err3)
 		}

@@ -74,26 +74,20 @@ type sysvHash struct {
 	buckets, chain   []byte
 }
 
-// DynamicSymbolTable prepares hashed lookups in .dynsym, copying the
-// sections it needs into memory. A file without .dynsym returns an empty
-// table.
-func (f *File) DynamicSymbolTable() (*SymbolTable, error) {
-	return f.symbolTable(nil)
-}
-
-// MappedSymbolTable is DynamicSymbolTable without the copies: when the file
-// was opened with Open on a 64-bit host, the table views the sections
-// through a read-only memory mapping, so nothing is read until it is
-// looked up and only the pages a lookup visits are touched (for
-// libLLVM-15, a few of its 4.7 MB of symbol, string and hash tables). When
-// the sections lie within 256 KiB of each other they are read in one piece
-// instead, which is cheaper than mapping. The table stays valid after the
-// File is closed. Elsewhere it falls back to DynamicSymbolTable.
+// DynamicSymbolTable prepares hashed lookups in .dynsym (an empty table
+// for a file without one), choosing how to get at the sections: when the
+// file was opened with Open on a 64-bit host, the table views them through
+// a read-only memory mapping, so nothing is read until it is looked up and
+// only the pages a lookup visits are touched (for libLLVM-15, a few of its
+// 4.7 MB of symbol, string and hash tables); when the sections lie within
+// 256 KiB of each other, or the file was not opened from a path, or no
+// mapping can be made, they are read into memory instead. The table stays
+// valid after the File is closed.
 //
 // The file must not be rewritten in place while the table is in use. If it
 // is truncated under the mapping, the access that faults returns no
 // result instead of crashing the process, and Err reports what happened.
-func (f *File) MappedSymbolTable() (*SymbolTable, error) {
+func (f *File) DynamicSymbolTable() (*SymbolTable, error) {
 	if f.fh == nil || f.Size <= 0 {
 		return f.symbolTable(nil)
 	}

@@ -23,9 +23,9 @@ func checkLookup(f *elfx.File) error {
 	for _, kind := range []struct {
 		name string
 		make func() (*elfx.SymbolTable, error)
-	}{{"copied", f.DynamicSymbolTable}, {"read in one piece or mapped", f.MappedSymbolTable}, {"mapped", func() (*elfx.SymbolTable, error) {
+	}{{"copied", f.CopiedSymbolTable}, {"read in one piece or mapped", f.DynamicSymbolTable}, {"mapped", func() (*elfx.SymbolTable, error) {
 		defer elfx.MapAlways()()
-		return f.MappedSymbolTable()
+		return f.DynamicSymbolTable()
 	}}} {
 		t, err := kind.make()
 		if err != nil {
@@ -233,10 +233,10 @@ func TestCorpusSymbolTableLookup(t *testing.T) {
 // A mapped table whose file is truncated under it (cp over a library in a
 // build tree while check runs) must turn the SIGBUS into an error on the
 // table, not kill the process.
-func TestMappedSymbolTableTruncated(t *testing.T) {
+func TestDynamicSymbolTableTruncated(t *testing.T) {
 	f, path := openTemp(t, "libMIOpen.so", readFixture(t, "libMIOpen.so"))
 	restore := elfx.MapAlways()
-	tab, err := f.MappedSymbolTable()
+	tab, err := f.DynamicSymbolTable()
 	restore()
 	f.Close() // the mapping outlives the open file
 	if err != nil {
@@ -250,7 +250,7 @@ func TestMappedSymbolTableTruncated(t *testing.T) {
 		// Only where the host cannot map files (32-bit): the table is a
 		// copy, which a truncation leaves intact.
 		if testenv.MapsFiles(t) {
-			t.Fatal("MappedSymbolTable copied the tables on a host that maps files")
+			t.Fatal("DynamicSymbolTable copied the tables on a host that maps files")
 		}
 		if err := os.Truncate(path, 0); err != nil {
 			t.Fatal(err)

@@ -109,7 +109,7 @@ func TestGrowingWithoutSectionHeaders(t *testing.T) {
 			}
 		}
 	}
-	if _, err := f.MappedSymbolTable(); err != nil {
+	if _, err := f.DynamicSymbolTable(); err != nil {
 		t.Error(err)
 	}
 	f.Close()

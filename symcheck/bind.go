@@ -222,7 +222,7 @@ func tableOf(f *elfx.File) (*symtab, error) {
 	t := &symtab{verdefs: map[string]bool{}}
 	// Mapped: binding visits a few pages of each library's tables, and
 	// the tables outlive the open file in the cache.
-	if t.tab, err = f.MappedSymbolTable(); err != nil {
+	if t.tab, err = f.DynamicSymbolTable(); err != nil {
 		return nil, err
 	}
 	for _, d := range t.tab.VersionDefs() {

@@ -369,7 +369,7 @@ func TestFindingsOutliveMappedTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab, err := ef.MappedSymbolTable()
+	tab, err := ef.DynamicSymbolTable()
 	ef.Close()
 	if err != nil {
 		t.Fatal(err)

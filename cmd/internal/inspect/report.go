@@ -221,7 +221,7 @@ func InspectELF(f *elfx.File) (*ELFReport, error) {
 	}
 	// Counted in the raw table: decoding every symbol of every file
 	// inspected was two thirds of what inspect allocated.
-	tab, err := f.MappedSymbolTable()
+	tab, err := f.DynamicSymbolTable()
 	if err != nil {
 		return nil, err
 	}
