@@ -86,7 +86,7 @@ func TestLoadConfigFormats(t *testing.T) {
 		{".rocmdoctor.toml", "severity.RD1207 = \"off\"\nglibc = \"\"\"2.28\"\"\"\n", "", "[] map[RD1207:off] [] 2.28"},
 		{".rocmdoctor.toml", "[[ignore]]\nrules = [\n \"RD1001\",\n]\nsymbol = 'LLVMInitialize*'\n", "", "[] map[] [{[RD1001]  LLVMInitialize* }] "},
 		{".rocmdoctor.yaml", "severity: {RD1207: \"off\"}\ngpu_targets: &t [gfx90a, gfx1100]\nignore:\n  - rules: [RD1001]\n    symbol: \"LLVMInitialize*\"\n", "", "[gfx90a gfx1100] map[RD1207:off] [{[RD1001]  LLVMInitialize* }] "},
-		// docs/configuration.md's YAML: plain scalars stay strings ("2.30" keeps its
+		// docs/config.md's YAML: plain scalars stay strings ("2.30" keeps its
 		// zero, off is no boolean).
 		{".rocmdoctor.yaml", "glibc: 2.30\nseverity:\n  RD1207: off\nignore:\n  - rules: [RD1001]\n    path: \"lib/perl5/**\"\n", "", "[] map[RD1207:off] [{[RD1001] lib/perl5/**  }] 2.30"},
 		{".rocmdoctor.toml", "glibc = \"2.28\"\n\nexpect_rpath = true\n", `line 3: unknown setting "expect_rpath"`, ""},
