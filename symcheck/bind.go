@@ -98,14 +98,17 @@ func fileKey(f *elfx.File) tableKey {
 
 func objectKey(o *rpath.Object) tableKey { return keyOf(o.ID(), o.Path) }
 
-// tableCacheBudget is the default TableCache budget (a variable for tests).
-var tableCacheBudget = 256 << 20
+// tableCacheBudget is the default TableCache budget.
+const tableCacheBudget = 256 << 20
 
 const mappedTableCost = 64 << 10
 
 // NewTableCache returns an empty cache.
-func NewTableCache() *TableCache {
-	return &TableCache{m: map[tableKey]*symtab{}, budget: tableCacheBudget}
+func NewTableCache() *TableCache { return newTableCache(tableCacheBudget) }
+
+// newTableCache is NewTableCache keeping up to budget bytes of tables.
+func newTableCache(budget int) *TableCache {
+	return &TableCache{m: map[tableKey]*symtab{}, budget: budget}
 }
 
 func (c *TableCache) get(k tableKey) (*symtab, bool) {

@@ -98,6 +98,10 @@ type CheckOptions struct {
 
 	wantCK      bool // a CK config is in the scan: workers read CK references
 	gpuRequired []elfx.TargetID
+	// Limits tests lower (export_test.go); 0: tableCacheBudget,
+	// inMemoryMember.
+	tableBudget int
+	inMemory    uint64
 }
 
 // FileError is an input that could not be checked.
@@ -220,7 +224,7 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	var progressMu sync.Mutex
 	done := 0
 	var wg sync.WaitGroup
-	cache := NewTableCache()
+	cache := newTableCache(cmp.Or(opts.tableBudget, tableCacheBudget))
 	cache.gpu = len(opts.gpuRequired) > 0
 	// One parse of each file for every worker's resolver.
 	if opts.Resolver.Files == nil {
@@ -1255,7 +1259,7 @@ func isBuildDir(e, workdir string) bool {
 // inMemoryMember).
 const maxWheelMember = 8 << 30
 
-var inMemoryMember uint64 = 32 << 20
+const inMemoryMember = 32 << 20
 
 // checkWheel runs the file-level rules on the ELF files inside a wheel.
 // With GPU targets the members' device code is read too, each member
@@ -1384,7 +1388,7 @@ func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOpt
 		}
 		return lib.deviceFindings(opts.gpuRequired), true, false, nil
 	}
-	r, done, err := memberReader(zf, raw, tee)
+	r, done, err := memberReader(zf, raw, tee, cmp.Or(opts.inMemory, inMemoryMember))
 	if err != nil {
 		return nil, false, false, err
 	}
@@ -1405,18 +1409,18 @@ func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOpt
 }
 
 // memberReader extracts wheel member zf (raw is the wheel) for reading:
-// into memory up to inMemoryMember, through a temporary file above that.
+// into memory up to inMemory bytes, through a temporary file above that.
 // Deflated members (nearly all) go through our decoder, about twice
 // archive/zip's speed (docs/performance.md); the size and CRC-32
 // are checked. done releases what it took. The declared size bounds what
 // the extraction lets through, and it is bounded here (maxWheelMember), so
 // a wheel cannot make a scan fill the memory or the temporary directory.
 // What is extracted is written to tee as well, when it is not nil.
-func memberReader(zf *zip.File, raw io.ReaderAt, tee io.Writer) (r io.ReaderAt, done func(), err error) {
+func memberReader(zf *zip.File, raw io.ReaderAt, tee io.Writer, inMemory uint64) (r io.ReaderAt, done func(), err error) {
 	if size := zf.UncompressedSize64; size > maxWheelMember {
 		return nil, nil, fmt.Errorf("declares %d bytes, more than rocmdoctor extracts (%d)", size, uint64(maxWheelMember))
 	}
-	if size := zf.UncompressedSize64; size <= inMemoryMember {
+	if size := zf.UncompressedSize64; size <= inMemory {
 		buf := bytes.NewBuffer(make([]byte, 0, size)) // Extract writes no more than size
 		if _, err := zipx.Extract(buf, raw, zf); err != nil {
 			return nil, nil, err

@@ -287,8 +287,8 @@ func TestCorpusCheckTableBudget(t *testing.T) {
 }
 
 func checkTableBudget(t *testing.T, root string, budget int) {
-	run := func() string {
-		rep, err := symcheck.Check(context.Background(), []string{root}, symcheck.CheckOptions{Workers: 2})
+	run := func(budget int) string {
+		rep, err := symcheck.Check(context.Background(), []string{root}, symcheck.WithLimits(symcheck.CheckOptions{Workers: 2}, budget, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,9 +299,8 @@ func checkTableBudget(t *testing.T, root string, budget int) {
 		b, _ := json.Marshal(rep)
 		return string(b)
 	}
-	want := run()
-	defer symcheck.SetTableCacheBudget(budget)()
-	if got := run(); got != want {
+	want := run(0)
+	if got := run(budget); got != want {
 		t.Errorf("%s: with a %d-byte table budget the report differs from an unbounded scan", root, budget)
 	}
 }
@@ -831,9 +830,7 @@ func forgedWheel(t *testing.T, name string, data []byte, crc uint32, size uint64
 // up to limit bytes (through a temporary file above).
 func checkMembersIn(t *testing.T, p string, limit uint64) *symcheck.CheckReport {
 	t.Helper()
-	restore := symcheck.SetInMemoryMember(limit)
-	defer restore()
-	rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{})
+	rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.WithLimits(symcheck.CheckOptions{}, 0, limit))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,20 +6,11 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 )
 
-// SetTableCacheBudget changes the budget of TableCaches made from now on,
-// until the returned function is called.
-func SetTableCacheBudget(n int) (restore func()) {
-	old := tableCacheBudget
-	tableCacheBudget = n
-	return func() { tableCacheBudget = old }
-}
-
-// SetInMemoryMember changes the size up to which check reads a wheel's ELF
-// member into memory, until the returned function is called.
-func SetInMemoryMember(n uint64) (restore func()) {
-	old := inMemoryMember
-	inMemoryMember = n
-	return func() { inMemoryMember = old }
+// WithLimits returns o with the table cache's budget and the size up to
+// which wheel members are read into memory lowered (0 keeps a default).
+func WithLimits(o CheckOptions, tableBudget int, inMemory uint64) CheckOptions {
+	o.tableBudget, o.inMemory = tableBudget, inMemory
+	return o
 }
 
 // OnTableRead has fn called with every file whose symbol table is read,

@@ -466,7 +466,7 @@ func gpuMember(path string, zf *zip.File, raw io.ReaderAt, head []byte) (GPULibr
 	if !isELF && !bytes.HasPrefix(head, []byte("!<arch>\n")) {
 		return lib, false, nil // a thin archive's members are outside the wheel
 	}
-	r, done, err := memberReader(zf, raw, nil)
+	r, done, err := memberReader(zf, raw, nil, inMemoryMember)
 	if err != nil {
 		return lib, false, fmt.Errorf("%s: %w", path, err)
 	}
@@ -493,7 +493,7 @@ func gpuMember(path string, zf *zip.File, raw io.ReaderAt, head []byte) (GPULibr
 
 // memberCodeObjectFor is codeObjectFor for a wheel's member.
 func memberCodeObjectFor(zf *zip.File, raw io.ReaderAt, p, arch string) bool {
-	r, done, err := memberReader(zf, raw, nil)
+	r, done, err := memberReader(zf, raw, nil, inMemoryMember)
 	if err != nil {
 		return false
 	}
