@@ -156,7 +156,7 @@ func (t *SymbolTable) link(s *elf.Section, what string) (*elf.Section, error) {
 	return t.f.SymbolSections()[s.Link], nil
 }
 
-// smallTables is the most MappedSymbolTable copies instead of mapping (a
+// smallTables is the most DynamicSymbolTable copies instead of mapping (a
 // variable for tests, which map the small fixtures too).
 var smallTables uint64 = 256 << 10
 

@@ -11,13 +11,8 @@ func GlibcMinorFor(r *Resolver, h elfx.Header) int {
 	return r.glibcMinorOf(&Result{Root: &Object{Header: h}})
 }
 
-// SetBannerChunk makes GlibcMinor read .rodata n bytes at a time until
-// the returned function restores it.
-func SetBannerChunk(n int) (restore func()) {
-	old := bannerChunk
-	bannerChunk = n
-	return func() { bannerChunk = old }
-}
+// GlibcMinorIn is GlibcMinor reading .rodata n bytes at a time.
+func GlibcMinorIn(path string, n int) int { return glibcMinorIn(path, n) }
 
 // SystemDirs is systemDirs, for tests.
 var SystemDirs = systemDirs

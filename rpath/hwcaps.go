@@ -145,7 +145,10 @@ func LegacyCapsOf(dirs []string) LegacyCaps {
 // GlibcMinor returns N for the C library at path (libc.so.6), read from
 // its "release version 2.N" banner in .rodata, or -1 when path is not such
 // a file.
-func GlibcMinor(path string) int {
+func GlibcMinor(path string) int { return glibcMinorIn(path, bannerChunk) }
+
+// glibcMinorIn is GlibcMinor reading .rodata chunk bytes at a time.
+func glibcMinorIn(path string, chunk int) int {
 	f, err := elfx.Open(path)
 	if err != nil {
 		return -1
@@ -161,9 +164,9 @@ func GlibcMinor(path string) int {
 	// a banner across the boundary is found whole.
 	const banner = "release version 2."
 	keep := len(banner) + 4 // the banner and up to four digits
-	buf := make([]byte, 0, bannerChunk+keep)
+	buf := make([]byte, 0, chunk+keep)
 	for off := uint64(0); off < s.Size; {
-		n := min(uint64(bannerChunk), s.Size-off)
+		n := min(uint64(chunk), s.Size-off)
 		at := len(buf)
 		buf = buf[:at+int(n)]
 		if _, err := s.ReadAt(buf[at:], int64(off)); err != nil {
@@ -181,9 +184,8 @@ func GlibcMinor(path string) int {
 	return -1
 }
 
-// bannerChunk is how much of .rodata GlibcMinor reads at a time (a
-// variable for tests).
-var bannerChunk = 16 << 10
+// bannerChunk is how much of .rodata GlibcMinor reads at a time.
+const bannerChunk = 16 << 10
 
 // bannerMinor is the number (up to four digits) at the start of rest, or
 // -1.

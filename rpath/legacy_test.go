@@ -92,14 +92,12 @@ func TestGlibcMinorInPieces(t *testing.T) {
 	tr := newTree(t)
 	fake := fakeLibc(tr, "fake/libc.so.6", 1234)
 	for _, n := range []int{1, 2, 3, 5, 17, 64, 4096} {
-		restore := rpath.SetBannerChunk(n)
-		if got := rpath.GlibcMinor(libc); got != want {
+		if got := rpath.GlibcMinorIn(libc, n); got != want {
 			t.Errorf("%d-byte pieces: %s is 2.%d, whole 2.%d", n, libc, got, want)
 		}
-		if got := rpath.GlibcMinor(fake); got != 1234 {
+		if got := rpath.GlibcMinorIn(fake, n); got != 1234 {
 			t.Errorf("%d-byte pieces: banner 2.1234 read as %d", n, got)
 		}
-		restore()
 	}
 }
 
