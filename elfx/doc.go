@@ -26,7 +26,7 @@
 // debug/elf are guarded so that a panic inside the standard library is
 // reported as a *FormatError too. The package never executes or relocates
 // the file it reads; it maps a file read-only only to view its dynamic
-// symbol tables (MappedSymbolTable, where the mapping is checked against
+// symbol tables (DynamicSymbolTable, where the mapping is checked against
 // the file's size and a file truncated meanwhile is an error, not a
 // fault; 32-bit builds read instead), and it does not follow paths found inside a
 // file except the member paths of a thin archive, which are resolved relative

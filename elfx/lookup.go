@@ -21,7 +21,7 @@ import (
 // for libLLVM-15's 46k symbols a lookup reads a bloom word, a bucket and a
 // short chain. Files with neither hash table fall back to a map built once.
 //
-// A table made by MappedSymbolTable views the file through a read-only
+// A table made by DynamicSymbolTable may view the file through a read-only
 // memory mapping rather than copies of its sections; see Err.
 type SymbolTable struct {
 	f *File    // while the table is built
