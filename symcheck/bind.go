@@ -267,7 +267,7 @@ func (b *Binder) loadTables(objs []*rpath.Object) ([]*symtab, error) {
 		r := <-ch
 		if r.err != nil {
 			if first == nil {
-				first = pathErr(objs[r.i].Path, r.err) // once: most errors name the file
+				first = finding.PathErr(objs[r.i].Path, r.err) // once: most errors name the file
 			}
 			continue
 		}

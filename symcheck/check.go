@@ -23,11 +23,12 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/ck"
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/finding"
+	"github.com/rocmdoctor/rocmdoctor/gpu"
+	"github.com/rocmdoctor/rocmdoctor/internal/member"
 	"github.com/rocmdoctor/rocmdoctor/internal/par"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
 	"github.com/rocmdoctor/rocmdoctor/internal/version"
-	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
 	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 )
@@ -99,50 +100,21 @@ type CheckOptions struct {
 	wantCK      bool // a CK config is in the scan: workers read CK references
 	gpuRequired []elfx.TargetID
 	// Limits tests lower (export_test.go); 0: tableCacheBudget,
-	// inMemoryMember.
+	// member.InMemory.
 	tableBudget int
 	inMemory    uint64
 }
 
-// FileError is an input that could not be checked.
-type FileError struct {
-	Path  string `json:"path"`
-	Error string `json:"error"` // begins with the path (or PATH!/member)
-}
-
-// namedError is err's text beginning with path, which most errors name
-// already (the ELF reader's, a wheel member's PATH!/member).
-func namedError(path string, err error) string { return pathErr(path, err).Error() }
-
-// pathError is the FileError for path: err's text beginning with the path
-// once ("stat PATH: no such file or directory" becomes "PATH: no such file
-// or directory").
-func pathError(path string, err error) FileError {
-	return FileError{Path: path, Error: namedError(path, err)}
-}
-
-// pathErr is err beginning with path once: an *fs.PathError about path
-// itself loses its operation ("stat PATH: x" becomes "PATH: x").
-func pathErr(path string, err error) error {
-	if pe, ok := err.(*fs.PathError); ok && pe.Path == path {
-		return fmt.Errorf("%s: %w", path, pe.Err)
-	}
-	if msg := err.Error(); strings.HasPrefix(msg, path+": ") || strings.HasPrefix(msg, path+zipx.MemberSep) {
-		return err
-	}
-	return fmt.Errorf("%s: %w", path, err)
-}
-
 // CheckReport is the result of Check.
 type CheckReport struct {
-	SchemaVersion int               `json:"schema_version"`
-	Roots         []string          `json:"roots"`
-	Files         []string          `json:"files"` // every file checked, sorted
-	Findings      []finding.Finding `json:"findings"`
-	Ignored       int               `json:"ignored"`
-	Baselined     int               `json:"baselined"`
-	Interrupted   bool              `json:"interrupted"`
-	Errors        []FileError       `json:"errors"`
+	SchemaVersion int                 `json:"schema_version"`
+	Roots         []string            `json:"roots"`
+	Files         []string            `json:"files"` // every file checked, sorted
+	Findings      []finding.Finding   `json:"findings"`
+	Ignored       int                 `json:"ignored"`
+	Baselined     int                 `json:"baselined"`
+	Interrupted   bool                `json:"interrupted"`
+	Errors        []finding.FileError `json:"errors"`
 	// Warnings are what the scan worked around (a damaged ld.so.cache:
 	// rpath.Options.Warn), each once.
 	Warnings []string `json:"warnings,omitempty"`
@@ -174,7 +146,7 @@ type candidate struct {
 // the path that sorts first in walk order). Cancelling ctx stops promptly and
 // returns the partial report with Interrupted set.
 func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport, error) {
-	rep := &CheckReport{SchemaVersion: CheckSchemaVersion, Roots: roots, Files: []string{}, Findings: []finding.Finding{}, Errors: []FileError{}}
+	rep := &CheckReport{SchemaVersion: CheckSchemaVersion, Roots: roots, Files: []string{}, Findings: []finding.Finding{}, Errors: []finding.FileError{}}
 	// What the resolvers work around is in the report (JSON, SARIF) as
 	// well as told to the caller's Warn.
 	opts.Resolver.KeepWarnings(&rep.Warnings)
@@ -292,7 +264,7 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 	if !opts.AllowEmpty && ctx.Err() == nil {
 		for _, root := range dirs {
 			if !found[root] {
-				rep.Errors = append(rep.Errors, FileError{Path: root, Error: root + ": nothing to check under it (no ELF file, archive, wheel or composable_kernelConfig.cmake); give the install prefix, or --allow-empty"})
+				rep.Errors = append(rep.Errors, finding.FileError{Path: root, Error: root + ": nothing to check under it (no ELF file, archive, wheel or composable_kernelConfig.cmake); give the install prefix, or --allow-empty"})
 			}
 		}
 	}
@@ -341,7 +313,7 @@ func Check(ctx context.Context, roots []string, opts CheckOptions) (*CheckReport
 			if ctx.Err() != nil {
 				continue
 			}
-			rep.Errors = append(rep.Errors, FileError{Path: r.c.path, Error: namedError(r.c.path, r.err)})
+			rep.Errors = append(rep.Errors, finding.FileErrorOf(r.c.path, r.err))
 		}
 		rep.Files = append(rep.Files, r.c.path)
 		rel, relOf := "", ""
@@ -456,7 +428,7 @@ func statID(path string) elfx.FileID {
 // A root that does not exist or is neither a directory nor a regular file
 // is one of the errors returned beside the list, so the other roots are
 // still checked (as a file that turns out unreadable is).
-func collect(ctx context.Context, roots []string, sysroot string) (out []candidate, dirs []string, bad []FileError, err error) {
+func collect(ctx context.Context, roots []string, sysroot string) (out []candidate, dirs []string, bad []finding.FileError, err error) {
 	for _, root := range roots {
 		if sysroot != "" {
 			// Inside a sysroot, a root's symbolic links lead inside it
@@ -464,19 +436,19 @@ func collect(ctx context.Context, roots []string, sysroot string) (out []candida
 			// a ROCm image), not to this machine's files.
 			real, err := rpath.RealInRoot(sysroot, root)
 			if err != nil {
-				bad = append(bad, pathError(root, err))
+				bad = append(bad, finding.FileErrorOf(root, err))
 				continue
 			}
 			root = real
 		}
 		st, err := os.Stat(root)
 		if err != nil {
-			bad = append(bad, pathError(root, err))
+			bad = append(bad, finding.FileErrorOf(root, err))
 			continue
 		}
 		if !st.IsDir() {
 			if !st.Mode().IsRegular() {
-				bad = append(bad, pathError(root, regfile.NotRegular(root, st.Mode())))
+				bad = append(bad, finding.FileErrorOf(root, regfile.NotRegular(root, st.Mode())))
 				continue
 			}
 			out = append(out, newCandidate(root, filepath.Dir(root), false))
@@ -588,12 +560,12 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 	if m := p.Info.Mode(); m.IsRegular() {
 		c.perm, c.permKnown = m.Perm(), true
 	}
-	gpu := len(opts.gpuRequired) > 0
-	if gpu && c.walked {
-		if arch := tensileCodeObject(c.path); arch != "" {
+	wantGPU := len(opts.gpuRequired) > 0
+	if wantGPU && c.walked {
+		if arch := gpu.TensileKernelArch(c.path); arch != "" {
 			// One architecture's Tensile kernels: judged with its
 			// directory (tensileFindings), not against every target.
-			sc.kind, sc.tensileOK = "tensile", codeObjectIn(p, p.Info.Size(), c.path, arch)
+			sc.kind, sc.tensileOK = "tensile", gpu.CodeObjectIn(p, p.Info.Size(), c.path, arch)
 			p.Close()
 			return sc
 		}
@@ -606,15 +578,15 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		// dependency (same device and inode) is not parsed again: its
 		// table holds what the file-level rules need, and its device code
 		// when the scan has GPU targets.
-		if t, ok := b.tables.get(keyOf(sc.id, c.path)); ok && t.facts != nil && !opts.wantCK && !opts.DlopenStrings && (!gpu || t.facts.codeRead) {
+		if t, ok := b.tables.get(keyOf(sc.id, c.path)); ok && t.facts != nil && !opts.wantCK && !opts.DlopenStrings && (!wantGPU || t.facts.codeRead) {
 			p.Close()
 			if opts.Resolver.Files != nil {
 				opts.Resolver.Files.KnowStat(c.path, p.Info)
 			}
 			needs := func() ([]elfx.VersionNeed, error) { return t.needs, nil }
 			var gf []finding.Finding
-			if gpu {
-				gf, sc.deviceCode = deviceCodeFindings(c.path, t.facts.code, nil, opts.gpuRequired)
+			if wantGPU {
+				gf, sc.deviceCode = gpu.DeviceCodeFindings(c.path, t.facts.code, nil, opts.gpuRequired)
 			}
 			sc.findings, sc.err = checkELF(ctx, b, nil, t, t.facts, needs, c, opts, &sc)
 			sc.findings = append(sc.findings, gf...)
@@ -628,7 +600,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		// allocated (the dynamic symbol tables are found through the
 		// dynamic segment, as ld.so finds them).
 		open := p.ELFSegments
-		if gpu || opts.wantCK || opts.DlopenStrings {
+		if wantGPU || opts.wantCK || opts.DlopenStrings {
 			open = p.ELF
 		}
 		f, err := open()
@@ -642,9 +614,9 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 			return sc
 		}
 		var gf []finding.Finding
-		if gpu {
-			cos, notes := codeObjects(f, nil)
-			gf, sc.deviceCode = deviceCodeFindings(c.path, cos, notes, opts.gpuRequired)
+		if wantGPU {
+			cos, notes := gpu.CodeObjects(f, nil)
+			gf, sc.deviceCode = gpu.DeviceCodeFindings(c.path, cos, notes, opts.gpuRequired)
 		}
 		sc.findings, sc.err = checkELF(ctx, b, f, nil, factsOf(f), f.VersionNeeds, c, opts, &sc)
 		sc.findings = append(sc.findings, gf...)
@@ -656,7 +628,7 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 		// (composable_kernel's device libraries are archives).
 		// The archive is read once for both, member by member.
 		related, err := llvmRelated(p)
-		if err != nil || (!related && !gpu) {
+		if err != nil || (!related && !wantGPU) {
 			p.Close()
 			sc.err = err
 			return sc
@@ -687,12 +659,12 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 			if err != nil && li != nil {
 				sc.err, li = err, nil
 			}
-			if sr != nil && gpu {
-				cos, notes = memberCodeObjects(a, i, sr, cos, notes)
+			if sr != nil && wantGPU {
+				cos, notes = gpu.MemberCodeObjects(a, i, sr, cos, notes)
 			}
 		}
-		if gpu {
-			sc.findings, sc.deviceCode = deviceCodeFindings(c.path, cos, notes, opts.gpuRequired)
+		if wantGPU {
+			sc.findings, sc.deviceCode = gpu.DeviceCodeFindings(c.path, cos, notes, opts.gpuRequired)
 		}
 		if li != nil {
 			res := li.result()
@@ -712,18 +684,6 @@ func checkFile(ctx context.Context, b *Binder, c candidate, opts *CheckOptions) 
 	return sc
 }
 
-// deviceCodeFindings are the device-code rules (RD1401, RD1403) for one
-// file or archive whose code objects are cos, notes saying what of its
-// device code could not be read, and whether it has any.
-func deviceCodeFindings(path string, cos []elfx.CodeObject, notes []string, required []elfx.TargetID) ([]finding.Finding, bool) {
-	lib := GPULibrary{Path: path, Notes: notes}
-	lib.summarize(cos)
-	if len(lib.Code) == 0 && len(lib.Notes) == 0 {
-		return nil, false
-	}
-	return lib.deviceFindings(required), true
-}
-
 // scannedPath is a checked file as tensileFindings sees it.
 type scannedPath struct {
 	path, root string
@@ -735,23 +695,23 @@ type scannedPath struct {
 // the workers found, RD1402), and no device code anywhere (RD1401), each
 // with its path relative to the root it was found under.
 func tensileFindings(scans []scannedPath, roots []string, required []elfx.TargetID) []finding.Finding {
-	layout := newTensileLayout()
+	layout := gpu.NewTensileLayout()
 	parsed := map[string]bool{}
 	rootOf := map[string]string{}
 	deviceCode := false
 	for _, s := range scans {
-		layout.add(s.path)
+		layout.Add(s.path)
 		rootOf[s.path], rootOf[filepath.Dir(s.path)] = s.root, s.root
 		if s.sc.kind == "tensile" {
 			parsed[s.path] = s.sc.tensileOK
 		}
 		deviceCode = deviceCode || s.sc.deviceCode
 	}
-	reports, out := layout.check(required, func(p, arch string) bool {
+	reports, out := layout.Check(required, func(p, arch string) bool {
 		if ok, seen := parsed[p]; seen {
 			return ok
 		}
-		return codeObjectFor(p, arch) // in the directory, not in the scan
+		return gpu.CodeObjectFor(p, arch) // in the directory, not in the scan
 	})
 	for _, r := range reports {
 		deviceCode = deviceCode || len(r.Archs) > 0
@@ -766,7 +726,7 @@ func tensileFindings(scans []scannedPath, roots []string, required []elfx.Target
 	if !deviceCode && len(scans) > 0 {
 		// About the whole scan: filed under the first root (SARIF and
 		// JUnit want one path), the message names them all.
-		f := noDeviceCode(roots, required)
+		f := gpu.NoDeviceCode(roots, required)
 		f.File, f.RelPath = roots[0], roots[0]
 		out = append(out, f)
 	}
@@ -1252,15 +1212,6 @@ func isBuildDir(e, workdir string) bool {
 	return workdir != "" && workdir != "/" && (e == workdir || strings.HasPrefix(e, workdir+"/"))
 }
 
-// maxWheelMember is the largest ELF member of a wheel check extracts
-// (ROCm's largest libraries are under 2 GiB); members up to
-// inMemoryMember are read into memory instead of a temporary file (a
-// worker holds one at a time, so memory stays bounded: workers times
-// inMemoryMember).
-const maxWheelMember = 8 << 30
-
-const inMemoryMember = 32 << 20
-
 // checkWheel runs the file-level rules on the ELF files inside a wheel.
 // With GPU targets the members' device code is read too, each member
 // once, and the wheel's rocBLAS/hipBLASLt Tensile directory judged as a
@@ -1289,8 +1240,8 @@ func checkWheel(ctx context.Context, p *elfx.Probe, opts *CheckOptions) (out []f
 			out = append(out, finding.Finding{Rule: finding.RuleWheelMemberName, Severity: sev, File: zipx.MemberPath(path, zf.Name), Message: msg, Fix: nameRule.Fix})
 		}
 	}
-	gpu := len(opts.gpuRequired) > 0
-	tensile := newTensileLayout()
+	wantGPU := len(opts.gpuRequired) > 0
+	tensile := gpu.NewTensileLayout()
 	members := map[string]*zip.File{}
 	hashes := newHashPool(p)
 	failed, failedAt := error(nil), len(zr.File)
@@ -1306,7 +1257,7 @@ func checkWheel(ctx context.Context, p *elfx.Probe, opts *CheckOptions) (out []f
 		var fs []finding.Finding
 		var dc, teed bool
 		switch {
-		case gpu && tensile.add(name), zf.UncompressedSize64 < 64:
+		case wantGPU && tensile.Add(name), zf.UncompressedSize64 < 64:
 			// One architecture's kernels (judged with the directory), or
 			// too short to be anything checked: only hashed.
 		case v == nil: // not a nil *Verifier in a non-nil io.Writer
@@ -1314,7 +1265,7 @@ func checkWheel(ctx context.Context, p *elfx.Probe, opts *CheckOptions) (out []f
 		default:
 			fs, dc, teed, err = checkWheelMember(zf, p, name, opts, v)
 		}
-		if gpu {
+		if wantGPU {
 			members[filepath.Clean(name)] = zf // as the Tensile layout's paths are
 		}
 		out = append(out, fs...)
@@ -1353,10 +1304,10 @@ func checkWheel(ctx context.Context, p *elfx.Probe, opts *CheckOptions) (out []f
 		return out, deviceCode, err
 	}
 	out = append(out, bf...)
-	if gpu {
-		reports, tf := tensile.check(opts.gpuRequired, func(kernel, arch string) bool {
+	if wantGPU {
+		reports, tf := tensile.Check(opts.gpuRequired, func(kernel, arch string) bool {
 			zf := members[filepath.Clean(kernel)]
-			return zf != nil && memberCodeObjectFor(zf, p, kernel, arch)
+			return zf != nil && gpu.MemberCodeObjectFor(zf, p, kernel, arch)
 		})
 		out = append(out, tf...)
 		for _, r := range reports {
@@ -1382,13 +1333,10 @@ func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOpt
 		if len(opts.gpuRequired) == 0 {
 			return nil, false, false, nil
 		}
-		lib, ok, err := gpuMember(name, zf, raw, head)
-		if err != nil || !ok || len(lib.Code) == 0 && len(lib.Notes) == 0 {
-			return nil, false, false, err
-		}
-		return lib.deviceFindings(opts.gpuRequired), true, false, nil
+		fs, dc, err := gpu.MemberDeviceCode(name, zf, raw, head, opts.gpuRequired)
+		return fs, dc, false, err
 	}
-	r, done, err := memberReader(zf, raw, tee, cmp.Or(opts.inMemory, inMemoryMember))
+	r, done, err := member.Open(zf, raw, tee, cmp.Or(opts.inMemory, member.InMemory))
 	if err != nil {
 		return nil, false, false, err
 	}
@@ -1403,69 +1351,9 @@ func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *CheckOpt
 	if len(opts.gpuRequired) == 0 || err != nil {
 		return out, false, teed, err
 	}
-	cos, notes := codeObjects(f, nil)
-	gf, dc := deviceCodeFindings(name, cos, notes, opts.gpuRequired)
+	cos, notes := gpu.CodeObjects(f, nil)
+	gf, dc := gpu.DeviceCodeFindings(name, cos, notes, opts.gpuRequired)
 	return append(out, gf...), dc, teed, nil
-}
-
-// memberReader extracts wheel member zf (raw is the wheel) for reading:
-// into memory up to inMemory bytes, through a temporary file above that.
-// Deflated members (nearly all) go through our decoder, about twice
-// archive/zip's speed (docs/performance.md); the size and CRC-32
-// are checked. done releases what it took. The declared size bounds what
-// the extraction lets through, and it is bounded here (maxWheelMember), so
-// a wheel cannot make a scan fill the memory or the temporary directory.
-// What is extracted is written to tee as well, when it is not nil.
-func memberReader(zf *zip.File, raw io.ReaderAt, tee io.Writer, inMemory uint64) (r io.ReaderAt, done func(), err error) {
-	if size := zf.UncompressedSize64; size > maxWheelMember {
-		return nil, nil, fmt.Errorf("declares %d bytes, more than rocmdoctor extracts (%d)", size, uint64(maxWheelMember))
-	}
-	if size := zf.UncompressedSize64; size <= inMemory {
-		buf := bytes.NewBuffer(make([]byte, 0, size)) // Extract writes no more than size
-		if _, err := zipx.Extract(buf, raw, zf); err != nil {
-			return nil, nil, err
-		}
-		done = func() {}
-		if tee != nil {
-			// Hashed on another core while the rules read it.
-			hashed := make(chan struct{})
-			go func() {
-				tee.Write(buf.Bytes())
-				close(hashed)
-			}()
-			done = func() { <-hashed }
-		}
-		return bytes.NewReader(buf.Bytes()), done, nil
-	}
-	// Unnamed: nothing is left behind however the process ends.
-	tmp, err := safefile.ScratchFile("")
-	if err != nil {
-		return nil, nil, err
-	}
-	if free, ok := writeback.Free(os.TempDir()); ok && zf.UncompressedSize64 > free {
-		tmp.Close()
-		return nil, nil, fmt.Errorf("extracting it takes %d bytes under %s, which has %d free (set TMPDIR to a directory with more room)", zf.UncompressedSize64, os.TempDir(), free)
-	}
-	if err := safefile.Reserve(tmp, 0, int64(zf.UncompressedSize64)); err != nil {
-		tmp.Close()
-		return nil, nil, err
-	}
-	done = func() { tmp.Close() }
-	var w io.Writer = tmp
-	if tee != nil {
-		bg := newBGWriter(tee) // hashed on another core while it is inflated
-		w = io.MultiWriter(tmp, bg)
-		remove := done
-		done = func() {
-			bg.Close()
-			remove()
-		}
-	}
-	if _, err := zipx.Extract(w, raw, zf); err != nil {
-		done()
-		return nil, nil, err
-	}
-	return tmp, done, nil
 }
 
 // applyPolicy sets rule IDs, applies severity overrides, ignores and the

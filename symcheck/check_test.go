@@ -22,6 +22,7 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/finding"
+	"github.com/rocmdoctor/rocmdoctor/gpu"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
@@ -97,7 +98,7 @@ func TestCorpusCheckGPUTargetsAgreeWithGPUs(t *testing.T) {
 	}
 	rootsChecked(t, rep, root)
 	ours := gpuFindings(rep, func(f finding.Finding) string { return f.Rule + " " + f.Message })
-	g, err := symcheck.GPUs(context.Background(), []string{root}, symcheck.GPUOptions{Require: targets})
+	g, err := gpu.Check(context.Background(), []string{root}, gpu.Options{Require: targets})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,14 +322,16 @@ func FuzzCheckWheel(f *testing.F) {
 	w, _ := zw.Create("pkg-1.0.dist-info/RECORD")
 	w.Write([]byte("pkg/libfoo.so.1,,\n"))
 	zw.Close()
-	fuzzWheel(f, buf.Bytes(), func(p string) ([]symcheck.FileError, error) {
-		var errs []symcheck.FileError
+	testenv.FuzzWheel(f, buf.Bytes(), func(p string) ([]string, error) {
+		var errs []string
 		for _, targets := range [][]string{nil, {"gfx90a", "gfx1100"}} {
 			rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{Workers: 1, GPUTargets: targets})
 			if err != nil {
 				return nil, err
 			}
-			errs = append(errs, rep.Errors...)
+			for _, e := range rep.Errors {
+				errs = append(errs, e.Error)
+			}
 		}
 		return errs, nil
 	})
@@ -376,29 +379,6 @@ func FuzzCheckFiles(f *testing.F) {
 				if fd.ID == "" || fd.Message == "" {
 					t.Errorf("finding without an id or message: %+v", fd)
 				}
-			}
-		}
-	})
-}
-
-// fuzzWheel fuzzes a command over one wheel: each input is written as a
-// .whl and run is called on it; run must not fail, and every error it
-// reports must begin with the wheel's path.
-func fuzzWheel(f *testing.F, seed []byte, run func(path string) ([]symcheck.FileError, error)) {
-	f.Add(seed)
-	dir := f.TempDir()
-	f.Fuzz(func(t *testing.T, b []byte) {
-		p := filepath.Join(dir, "pkg-1.0-py3-none-linux_x86_64.whl")
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		errs, err := run(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range errs {
-			if !strings.HasPrefix(e.Error, p) {
-				t.Errorf("error does not name the wheel: %s", e.Error)
 			}
 		}
 	})
@@ -487,7 +467,7 @@ func TestCheckWheelSkipsDeviceCode(t *testing.T) {
 	}
 	// check stops at a wheel's first error: the code objects come first.
 	p := filepath.Join(t.TempDir(), "torch-2.5.1-cp311-cp311-linux_x86_64.whl")
-	writeWheel(t, p, [][2]string{
+	testenv.WriteWheel(t, p, [][2]string{
 		{"torch/lib/rocblas/library/Kernels.so-000-gfx90a.hsaco", string(co)},
 		{"torch/lib/rocblas/library/damaged-gfx90a.co", string(co[:64]) + strings.Repeat("\xff", 200)},
 		{"torch/lib/libdamaged.so", string(lib[:64]) + strings.Repeat("\xff", 200)},
@@ -518,7 +498,7 @@ func TestCheckWheelHugeMember(t *testing.T) {
 		t.Errorf("errors = %+v", rep.Errors)
 	}
 	// gpus extracts members through the same bound.
-	grep, err := symcheck.GPUs(context.Background(), []string{p}, symcheck.GPUOptions{})
+	grep, err := gpu.Check(context.Background(), []string{p}, gpu.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -553,9 +533,9 @@ func TestPythonExtension(t *testing.T) {
 // link to lib/, as /lib is to /usr/lib on a merged-/usr system), with
 // workers racing for it.
 func TestCheckReadsEachTableOnce(t *testing.T) {
-	p := newPfx(t)
-	lib := p.lib("lib/libdep.so.1", "libdep.so.1", "int dep(void) { return 1; }")
-	if err := os.Symlink("lib", filepath.Join(p.root, "alias")); err != nil {
+	p := testenv.NewPrefix(t)
+	lib := p.Lib("lib/libdep.so.1", "libdep.so.1", "int dep(void) { return 1; }")
+	if err := os.Symlink("lib", filepath.Join(p.Root, "alias")); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 8 {
@@ -563,7 +543,7 @@ func TestCheckReadsEachTableOnce(t *testing.T) {
 		if i%2 == 1 {
 			dir = "$ORIGIN/../alias"
 		}
-		p.cc(fmt.Sprintf("bin/app%d", i), "int dep(void); int main(void) { return dep() - 1; }",
+		p.CC(fmt.Sprintf("bin/app%d", i), "int dep(void); int main(void) { return dep() - 1; }",
 			"-L"+filepath.Dir(lib), "-l:libdep.so.1", "-Wl,--enable-new-dtags,-rpath,"+dir)
 	}
 	var mu sync.Mutex
@@ -576,11 +556,11 @@ func TestCheckReadsEachTableOnce(t *testing.T) {
 	})()
 	for range 3 {
 		clear(reads)
-		rep, err := symcheck.Check(context.Background(), []string{p.root}, symcheck.CheckOptions{Workers: 4})
+		rep, err := symcheck.Check(context.Background(), []string{p.Root}, symcheck.CheckOptions{Workers: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
-		rootsChecked(t, rep, p.root)
+		rootsChecked(t, rep, p.Root)
 		if len(rep.Files) != 9 {
 			t.Fatalf("files = %v, want libdep and 8 programs", rep.Files)
 		}
@@ -705,13 +685,13 @@ func TestCheckOriginOfLinkedFile(t *testing.T) {
 // be the ones a scan of it alone gives (one of each file-level rule it
 // breaks, and its own unresolved reference).
 func TestCheckDependencyParsedOnce(t *testing.T) {
-	p := newPfx(t)
-	lib := p.cc("lib/libwild.so", "#include <stdio.h>\nextern void not_defined_anywhere(void);\n"+
+	p := testenv.NewPrefix(t)
+	lib := p.CC("lib/libwild.so", "#include <stdio.h>\nextern void not_defined_anywhere(void);\n"+
 		"void wild(void) { puts(\"x\"); not_defined_anywhere(); }\n",
 		"-shared", "-fPIC", "-Wl,-z,execstack", "-Wl,--enable-new-dtags,-rpath,/tmp/build/deps")
 	// "a" comes before "lib" in the walk: with one worker the program is
 	// checked, and its dependency parsed, first.
-	app := p.cc("a/app", "void wild(void); int main(void) { wild(); return 0; }",
+	app := p.CC("a/app", "void wild(void); int main(void) { wild(); return 0; }",
 		"-L"+filepath.Dir(lib), "-l:libwild.so", "-Wl,--allow-shlib-undefined,--enable-new-dtags,-rpath,$ORIGIN/../lib")
 	var mu sync.Mutex
 	var parsed []string
@@ -751,7 +731,7 @@ func TestCheckDependencyParsedOnce(t *testing.T) {
 			t.Errorf("checked alone, no %s finding: %v", r, alone)
 		}
 	}
-	inTree := libFindings(p.root)
+	inTree := libFindings(p.Root)
 	if slices.Contains(parsed, lib) {
 		t.Errorf("the library was parsed again when the walk reached it: %v", parsed)
 	}
@@ -846,9 +826,9 @@ func checkMembersIn(t *testing.T, p string, limit uint64) *symcheck.CheckReport 
 func TestCheckGPUTargets(t *testing.T) {
 	root := t.TempDir()
 	lib := filepath.Join(root, "lib")
-	copyFile(t, testenv.Testdata("libgpu.so"), filepath.Join(lib, "libgpu.so")) // gfx90a:xnack-, gfx1030, gfx906:sramecc+:xnack-
-	copyFile(t, testenv.Testdata("ck/lib/libdevice_gemm_operations.a"), filepath.Join(lib, "libdevice_gemm_operations.a"))
-	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(lib, "librocblas.so.4"))
+	testenv.CopyFile(t, testenv.Testdata("libgpu.so"), filepath.Join(lib, "libgpu.so")) // gfx90a:xnack-, gfx1030, gfx906:sramecc+:xnack-
+	testenv.CopyFile(t, testenv.Testdata("ck/lib/libdevice_gemm_operations.a"), filepath.Join(lib, "libdevice_gemm_operations.a"))
+	testenv.CopyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(lib, "librocblas.so.4"))
 	// A consumer the walk reaches first: libgpu.so is parsed as its
 	// dependency before the walk gets to it, and must still have its device
 	// code read.
@@ -860,8 +840,8 @@ func TestCheckGPUTargets(t *testing.T) {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
 	tensile := filepath.Join(lib, "rocblas", "library")
-	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(tensile, "Kernels.so-000-gfx90a.hsaco"))
-	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(tensile, "TensileLibrary_Type_HH_gfx1030.co")) // not gfx1030 code
+	testenv.CopyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(tensile, "Kernels.so-000-gfx90a.hsaco"))
+	testenv.CopyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(tensile, "TensileLibrary_Type_HH_gfx1030.co")) // not gfx1030 code
 	gpuFindings := func(targets ...string) []string {
 		t.Helper()
 		// One worker: the walk reaches aa_user.so, and parses libgpu.so as
@@ -939,7 +919,7 @@ func TestCheckGPUTargets(t *testing.T) {
 // objects, and its Tensile directory from the member names and contents.
 func TestCheckGPUTargetsWheel(t *testing.T) {
 	dir := t.TempDir()
-	whl := torchWheel(t, dir)
+	whl := testenv.TorchWheel(t, dir)
 	findings := func(targets ...string) []string {
 		t.Helper()
 		rep, err := symcheck.Check(context.Background(), []string{whl}, symcheck.CheckOptions{GPUTargets: targets})
@@ -965,7 +945,7 @@ func TestCheckGPUTargetsWheel(t *testing.T) {
 	}
 	// A wheel without device code is the whole scan's RD1401.
 	host := filepath.Join(dir, "host-1.0-py3-none-linux_x86_64.whl")
-	writeWheel(t, host, [][2]string{{"host/libfoo.so", "@libfoo.so.1"}}, nil)
+	testenv.WriteWheel(t, host, [][2]string{{"host/libfoo.so", "@libfoo.so.1"}}, nil)
 	rep, err := symcheck.Check(context.Background(), []string{host}, symcheck.CheckOptions{GPUTargets: []string{"gfx90a"}})
 	if err != nil {
 		t.Fatal(err)
@@ -1024,7 +1004,7 @@ func TestWheelMemberThatDoesNotDecode(t *testing.T) {
 				t.Errorf("check %s (GPU targets %v): errors = %+v, want one naming the member", name, targets, rep.Errors)
 			}
 		}
-		rep, err := symcheck.GPUs(context.Background(), []string{p}, symcheck.GPUOptions{})
+		rep, err := gpu.Check(context.Background(), []string{p}, gpu.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1058,11 +1038,11 @@ func gpuFindings(rep *symcheck.CheckReport, line func(finding.Finding) string) [
 // program itself loads it (ld.so never reads section headers): no
 // missing library or unresolved symbol for it.
 func TestCheckDamagedSectionTable(t *testing.T) {
-	p := newPfx(t)
-	lib := p.lib("lib/libdep.so.1", "libdep.so.1", "int dep(void) { return 1; }")
+	p := testenv.NewPrefix(t)
+	lib := p.Lib("lib/libdep.so.1", "libdep.so.1", "int dep(void) { return 1; }")
 	// "a" comes before "lib" in the walk: with one worker the program is
 	// checked, and its dependency parsed, first.
-	app := p.cc("a/app", "int dep(void); int main(void) { return dep() - 1; }",
+	app := p.CC("a/app", "int dep(void); int main(void) { return dep() - 1; }",
 		"-L"+filepath.Dir(lib), "-l:libdep.so.1", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib")
 	b, err := os.ReadFile(lib)
 	if err != nil {
@@ -1072,7 +1052,7 @@ func TestCheckDamagedSectionTable(t *testing.T) {
 	if err := os.WriteFile(lib, b, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, roots := range [][]string{{p.root}, {lib}} {
+	for _, roots := range [][]string{{p.Root}, {lib}} {
 		rep, err := symcheck.Check(context.Background(), roots, symcheck.CheckOptions{Workers: 1})
 		if err != nil {
 			t.Fatal(err)
@@ -1097,9 +1077,9 @@ func TestCheckDamagedSectionTable(t *testing.T) {
 // found through the dynamic segment); with GPU targets they are, for the
 // device code.
 func TestCheckReadsWhatTheLoaderReads(t *testing.T) {
-	p := newPfx(t)
-	lib := p.lib("lib/libdep.so.1", "libdep.so.1", "int dep(void) { return 1; }")
-	p.cc("bin/app", "int dep(void); int main(void) { return dep() - 1; }",
+	p := testenv.NewPrefix(t)
+	lib := p.Lib("lib/libdep.so.1", "libdep.so.1", "int dep(void) { return 1; }")
+	p.CC("bin/app", "int dep(void); int main(void) { return dep() - 1; }",
 		"-L"+filepath.Dir(lib), "-l:libdep.so.1", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib")
 	for _, gpu := range []bool{false, true} {
 		var mu sync.Mutex
@@ -1113,12 +1093,12 @@ func TestCheckReadsWhatTheLoaderReads(t *testing.T) {
 		if gpu {
 			opts.GPUTargets = []string{"gfx90a"}
 		}
-		rep, err := symcheck.Check(context.Background(), []string{p.root}, opts)
+		rep, err := symcheck.Check(context.Background(), []string{p.Root}, opts)
 		restore()
 		if err != nil {
 			t.Fatal(err)
 		}
-		rootsChecked(t, rep, p.root)
+		rootsChecked(t, rep, p.Root)
 		if len(sections) < 3 { // the program, libdep, libc
 			t.Fatalf("GPU targets %v: tables read: %v", gpu, sections)
 		}
@@ -1216,13 +1196,13 @@ func TestCheckUnreadableDeviceCode(t *testing.T) {
 	}
 	// A compressed bundle: read when zlib or zstd, RD1403 (and no RD1401)
 	// when compressed with a method rocmdoctor does not know.
-	gpu, err := os.ReadFile(testenv.Testdata("libgpu.so"))
+	gpuLib, err := os.ReadFile(testenv.Testdata("libgpu.so"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	comp := t.TempDir()
 	for name, method := range map[string]uint16{"libzstd.so": 1, "libother.so": 9} {
-		b, _, err := testenv.CompressFatbin(gpu, 3, method)
+		b, _, err := testenv.CompressFatbin(gpuLib, 3, method)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1242,11 +1222,11 @@ func TestCheckUnreadableDeviceCode(t *testing.T) {
 	}
 	// gpus agrees: what was read of libpartial.so is not all there is, so
 	// gfx1100 is unknown there, not missing.
-	rep, err := symcheck.GPUs(context.Background(), []string{filepath.Join(lib, "libpartial.so")}, symcheck.GPUOptions{Require: []string{"gfx1100"}})
+	rep, err := gpu.Check(context.Background(), []string{filepath.Join(lib, "libpartial.so")}, gpu.Options{Require: []string{"gfx1100"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Libraries) != 1 || rep.Libraries[0].Coverage["gfx1100"] != symcheck.CoverageUnknown || len(rep.Findings) != 0 ||
+	if len(rep.Libraries) != 1 || rep.Libraries[0].Coverage["gfx1100"] != gpu.CoverageUnknown || len(rep.Findings) != 0 ||
 		!slices.Contains(rep.Libraries[0].Targets, "gfx90a:xnack-") {
 		t.Errorf("gpus --require gfx1100 on libpartial.so: %+v", rep)
 	}
@@ -1400,4 +1380,85 @@ func TestCheckSysrootLinks(t *testing.T) {
 			t.Errorf("%s: no RD1001 for nothere in %+v", root, rep.Findings)
 		}
 	}
+}
+
+// ROCm 7 keeps each architecture's Tensile kernels in a subdirectory of
+// library/ named for it (lib/rocblas/library/gfx942/…), and hipSPARSELt
+// has a library/ directory of its own: both are Tensile directories, their
+// kernel files no matrix rows, and their libraries not "built without
+// Tensile".
+func TestTensileArchSubdirectories(t *testing.T) {
+	prefix := t.TempDir()
+	testenv.CopyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(prefix, "lib", "librocblas.so.5"))
+	testenv.CopyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(prefix, "lib", "libhipsparselt.so.0"))
+	rb := filepath.Join(prefix, "lib", "rocblas", "library")
+	testenv.CopyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(rb, "gfx90a", "TensileLibrary_Type_SS_Contraction.co"))
+	testenv.CopyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(rb, "gfx942", "Kernels.so-000.hsaco")) // gfx90a code: bad
+	os.WriteFile(filepath.Join(rb, "gfx90a", "TensileLibrary_lazy.dat"), []byte("x"), 0o644)
+	sp := filepath.Join(prefix, "lib", "hipsparselt", "library")
+	testenv.CopyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(sp, "Kernels.so-000-gfx90a.hsaco"))
+	rep := gpuReport(t, []string{prefix}, gpu.Options{Require: []string{"gfx90a", "gfx942"}})
+	if len(rep.Libraries) != 0 {
+		t.Errorf("kernel files as matrix rows: %+v", rep.Libraries)
+	}
+	var got []string
+	for _, tr := range rep.Tensile {
+		got = append(got, fmt.Sprintf("%s %s %v bad=%v", tr.Library, strings.TrimPrefix(tr.Dir, prefix), tr.Archs, tr.Bad))
+	}
+	want := []string{
+		"rocblas /lib/rocblas/library map[gfx90a:[gfx90a/TensileLibrary_Type_SS_Contraction.co gfx90a/TensileLibrary_lazy.dat] gfx942:[gfx942/Kernels.so-000.hsaco]] bad=[gfx942/Kernels.so-000.hsaco]",
+		"hipsparselt /lib/hipsparselt/library map[gfx90a:[Kernels.so-000-gfx90a.hsaco]] bad=[]",
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("tensile:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	var findings []string
+	for _, f := range rep.Findings {
+		findings = append(findings, string(f.Severity)+" "+f.Rule+" "+strings.TrimPrefix(f.File, prefix))
+	}
+	wantF := []string{
+		"error tensile-kernels-missing /lib/hipsparselt/library",
+		"warning tensile-kernels-missing /lib/rocblas/library/gfx942/Kernels.so-000.hsaco",
+	}
+	slices.Sort(findings)
+	if !slices.Equal(findings, wantF) {
+		t.Errorf("findings:\n%s\nwant\n%s", strings.Join(findings, "\n"), strings.Join(wantF, "\n"))
+	}
+	// The same layout inside a wheel.
+	whl := filepath.Join(t.TempDir(), "pkg-1.0-py3-none-linux_x86_64.whl")
+	testenv.WriteWheel(t, whl, [][2]string{
+		{"pkg/lib/rocblas/library/gfx90a/Kernels.so-000.hsaco", "@k-gfx90a_xnackoff.co"},
+		{"pkg/lib/rocblas/library/gfx942/Kernels.so-000.hsaco", "@k-gfx90a_xnackoff.co"},
+	}, nil)
+	wrep := gpuReport(t, []string{whl}, gpu.Options{Require: []string{"gfx90a"}})
+	if len(wrep.Libraries) != 0 || len(wrep.Tensile) != 1 || len(wrep.Tensile[0].Archs) != 2 ||
+		!slices.Equal(wrep.Tensile[0].Bad, []string{"gfx942/Kernels.so-000.hsaco"}) {
+		t.Errorf("in a wheel: libraries %+v, tensile %+v", wrep.Libraries, wrep.Tensile)
+	}
+	// check --gpu-targets judges the same tree the same way.
+	crep, err := symcheck.Check(context.Background(), []string{prefix}, symcheck.CheckOptions{GPUTargets: []string{"gfx90a", "gfx942"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cf := gpuFindings(crep, func(f finding.Finding) string {
+		return string(f.Severity) + " " + f.Rule + " " + strings.TrimPrefix(f.File, prefix)
+	})
+	slices.Sort(cf)
+	if !slices.Equal(cf, wantF) {
+		t.Errorf("check:\n%s\nwant\n%s", strings.Join(cf, "\n"), strings.Join(wantF, "\n"))
+	}
+}
+
+func gpuReport(t *testing.T, paths []string, opts gpu.Options) *gpu.Report {
+	t.Helper()
+	rep, err := gpu.Check(context.Background(), paths, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Errors) != 0 {
+		t.Fatalf("paths not read: %+v", rep.Errors)
+	}
+	return rep
 }

@@ -29,7 +29,7 @@ func TestCheckHostileCKConfig(t *testing.T) {
 			cfg := filepath.Join(root, "ck", "lib", "cmake", "composable_kernel", "composable_kernelConfig.cmake")
 			os.MkdirAll(filepath.Dir(cfg), 0o755)
 			os.WriteFile(cfg, []byte(c.src), 0o644)
-			copyFile(t, testenv.Testdata("libexecstack.so"), filepath.Join(root, "lib", "libexecstack.so"))
+			testenv.CopyFile(t, testenv.Testdata("libexecstack.so"), filepath.Join(root, "lib", "libexecstack.so"))
 			rep, err := symcheck.Check(context.Background(), []string{root}, symcheck.CheckOptions{})
 			if err != nil {
 				t.Fatal(err)

@@ -7,13 +7,12 @@
 //     program with BindInHost) or of a set of objects and archives, where a
 //     definition exists in a build tree (--index), and what an
 //     LLVMInitialize* gap means (DiagnoseLLVM, with the link set);
-//   - CheckUnwind, CheckLinkInputs, ParseLinkLine: unwinders in a process
-//     and on a link line;
-//   - CheckCK: a composable_kernel install against its consumers;
-//   - GPUs: which GPUs a build's device code and Tensile kernels cover;
+//   - CheckUnwindFiles, CheckLinkInputs, ParseLinkLine: unwinders in a
+//     process and on a link line;
 //   - Prefix: whether a ROCm install is consistent;
-//   - Check: the gate over a tree, which runs all of them with the hygiene
-//     rules, lets the rest of the scan decide how a file is used
+//   - Check: the gate over a tree, which runs all of them, package ck's
+//     and package gpu's checks and the hygiene rules, lets the rest of
+//     the scan decide how a file is used
 //     (evidence.go), and reports by rule ID (finding.Rules) as JSON,
 //     SARIF or JUnit, with configuration files and baselines.
 package symcheck

@@ -48,10 +48,10 @@ func loads(t *testing.T, harness, file string, env ...string) string {
 // which that program dlopen()s): a note naming the program, not an error.
 // The real loader fails the plugin alone and loads it in the program.
 func TestEvidenceHostProgram(t *testing.T) {
-	p := newPfx(t)
+	p := testenv.NewPrefix(t)
 	harness := testenv.DlopenHarness(t)
-	plug := p.lib("lib/plugins/libplug.so", "libplug.so", "extern int host_hook(void); int plug(void) { return host_hook(); }\n")
-	app := p.cc("bin/app", "#include <dlfcn.h>\n#include <stdio.h>\nint host_hook(void) { return 7; }\n"+
+	plug := p.Lib("lib/plugins/libplug.so", "libplug.so", "extern int host_hook(void); int plug(void) { return host_hook(); }\n")
+	app := p.CC("bin/app", "#include <dlfcn.h>\n#include <stdio.h>\nint host_hook(void) { return 7; }\n"+
 		"int main(int c, char **v) { if (!dlopen(v[1], RTLD_NOW)) { puts(dlerror()); return 1; } return 0; }\n", "-rdynamic")
 	if msg := loads(t, harness, plug); !strings.Contains(msg, "host_hook") {
 		t.Fatalf("the plugin alone: %q, want an undefined host_hook", msg)
@@ -59,18 +59,18 @@ func TestEvidenceHostProgram(t *testing.T) {
 	if out, err := exec.Command(app, plug).CombinedOutput(); err != nil {
 		t.Fatalf("the program does not load its plugin: %v\n%s", err, out)
 	}
-	fs := checkTree(t, p.root, plug)
+	fs := checkTree(t, p.Root, plug)
 	if len(fs) != 1 || fs[0].Rule != finding.RuleModuleUndefined || fs[0].Severity != finding.SeverityNote ||
 		fs[0].Evidence == nil || fs[0].Evidence.Kind != "host-program" || fs[0].Evidence.Program != app {
 		t.Fatalf("findings %+v, want one RD1006 note naming %s", fs, app)
 	}
 	// A plugin that also needs a name the program lacks: the program
 	// does not load it, and every gap stays an error.
-	bad := p.lib("lib/plugins/libbad.so", "libbad.so", "extern int host_hook(void), not_in_host(void); int bad(void) { return host_hook() + not_in_host(); }\n")
+	bad := p.Lib("lib/plugins/libbad.so", "libbad.so", "extern int host_hook(void), not_in_host(void); int bad(void) { return host_hook() + not_in_host(); }\n")
 	if out, err := exec.Command(app, bad).CombinedOutput(); err == nil || !strings.Contains(string(out), "not_in_host") {
 		t.Fatalf("the program loads a plugin it lacks a name for: %v %s", err, out)
 	}
-	for _, f := range checkTree(t, p.root, bad) {
+	for _, f := range checkTree(t, p.Root, bad) {
 		if f.Severity != finding.SeverityError {
 			t.Errorf("a plugin whose host lacks a name: %+v", f)
 		}
@@ -86,9 +86,9 @@ func TestEvidenceHostProgram(t *testing.T) {
 // note); NEEDED by a program of the scan, it is a library, and its gap an
 // error that the program, run with LD_BIND_NOW, fails on.
 func TestEvidenceModuleOrLibrary(t *testing.T) {
-	p := newPfx(t)
-	mod := p.cc("lib/libmod.so", "extern int mystery(void); int mod(void) { return mystery(); }\n", "-shared", "-fPIC")
-	fs := checkTree(t, p.root, mod)
+	p := testenv.NewPrefix(t)
+	mod := p.CC("lib/libmod.so", "extern int mystery(void); int mod(void) { return mystery(); }\n", "-shared", "-fPIC")
+	fs := checkTree(t, p.Root, mod)
 	if len(fs) != 1 || fs[0].Rule != finding.RuleModuleUndefined || fs[0].Evidence == nil || fs[0].Evidence.Kind != "module" {
 		t.Fatalf("findings %+v, want an RD1006 note (module)", fs)
 	}
@@ -101,14 +101,14 @@ func TestEvidenceModuleOrLibrary(t *testing.T) {
 			t.Errorf("a module without SONAME: %s %s", f.Severity, f.Message)
 		}
 	}
-	app := p.cc("bin/app", "int mod(void); int main(void) { return mod() == 0; }\n",
+	app := p.CC("bin/app", "int mod(void); int main(void) { return mod() == 0; }\n",
 		"-L"+filepath.Dir(mod), "-l:libmod.so", "-Wl,--allow-shlib-undefined,--enable-new-dtags,-rpath,$ORIGIN/../lib")
 	cmd := exec.Command(app)
 	cmd.Env = append(os.Environ(), "LD_BIND_NOW=1")
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "mystery") {
 		t.Fatalf("the program that NEEDs it: %v %s, want undefined symbol mystery", err, out)
 	}
-	fs = checkTree(t, p.root, mod)
+	fs = checkTree(t, p.Root, mod)
 	if len(fs) != 1 || fs[0].Rule != finding.RuleUndefinedSymbol || fs[0].Severity != finding.SeverityError {
 		t.Fatalf("NEEDED by a program: %+v, want RD1001", fs)
 	}
@@ -118,14 +118,14 @@ func TestEvidenceModuleOrLibrary(t *testing.T) {
 // NEEDing it (as libunwind-ptrace uses libunwind-x86_64): a warning whose
 // fix, applied, makes the real loader load it.
 func TestEvidenceUnderlinked(t *testing.T) {
-	p := newPfx(t)
+	p := testenv.NewPrefix(t)
 	harness := testenv.DlopenHarness(t)
-	p.lib("lib/def/libdef.so.1", "libdef.so.1", "int helper(void) { return 1; } int helper2(void) { return 2; }\n")
-	use := p.lib("lib/libuse.so.1", "libuse.so.1", "extern int helper(void), helper2(void); int use(void) { return helper() + helper2(); }\n")
+	p.Lib("lib/def/libdef.so.1", "libdef.so.1", "int helper(void) { return 1; } int helper2(void) { return 2; }\n")
+	use := p.Lib("lib/libuse.so.1", "libuse.so.1", "extern int helper(void), helper2(void); int use(void) { return helper() + helper2(); }\n")
 	if msg := loads(t, harness, use); !strings.Contains(msg, "helper") {
 		t.Fatalf("the library alone: %q, want an undefined helper", msg)
 	}
-	fs := checkTree(t, p.root, use)
+	fs := checkTree(t, p.Root, use)
 	if len(fs) != 2 {
 		t.Fatalf("findings %+v, want two", fs)
 	}
@@ -162,23 +162,23 @@ func TestEvidenceUnderlinked(t *testing.T) {
 	if msg := loads(t, harness, use); msg != "" {
 		t.Fatalf("after the fix %q the library still does not load: %s", fix, msg)
 	}
-	if fs := checkTree(t, p.root, use); len(fs) != 0 {
+	if fs := checkTree(t, p.Root, use); len(fs) != 0 {
 		t.Errorf("after the fix: %+v", fs)
 	}
 	// LLVM's names stay errors although another LLVM of the scan defines
 	// them: linking that one is the mix, not the fix.
-	p.lib("lib/sys/libLLVM-15.so.1", "libLLVM-15.so.1", "void LLVMInitializeX86Target(void) {}\n")
+	p.Lib("lib/sys/libLLVM-15.so.1", "libLLVM-15.so.1", "void LLVMInitializeX86Target(void) {}\n")
 	// (and a program exporting them, as ROCm's opt does for its plugins)
-	p.cc("bin/opt", "void LLVMInitializeX86Target(void) {}\nint main(void) { return 0; }\n", "-rdynamic")
-	miopen := p.lib("lib/libMIOpen.so.1", "libMIOpen.so.1", "extern void LLVMInitializeX86Target(void); void m(void) { LLVMInitializeX86Target(); }\n")
-	for _, f := range checkTree(t, p.root, miopen) {
+	p.CC("bin/opt", "void LLVMInitializeX86Target(void) {}\nint main(void) { return 0; }\n", "-rdynamic")
+	miopen := p.Lib("lib/libMIOpen.so.1", "libMIOpen.so.1", "extern void LLVMInitializeX86Target(void); void m(void) { LLVMInitializeX86Target(); }\n")
+	for _, f := range checkTree(t, p.Root, miopen) {
 		if f.Severity != finding.SeverityError || f.Rule != finding.RuleUndefinedSymbol && f.Rule != finding.RuleLLVMTargets {
 			t.Errorf("LLVMInitializeX86Target with another LLVM in the scan: %+v", f)
 		}
 	}
 	// A name nobody in the scan defines keeps every error.
-	other := p.lib("lib/libother.so.1", "libother.so.1", "extern int helper(void), nowhere(void); int o(void) { return helper() + nowhere(); }\n")
-	for _, f := range checkTree(t, p.root, other) {
+	other := p.Lib("lib/libother.so.1", "libother.so.1", "extern int helper(void), nowhere(void); int o(void) { return helper() + nowhere(); }\n")
+	for _, f := range checkTree(t, p.Root, other) {
 		if f.Severity != finding.SeverityError {
 			t.Errorf("with an unaccounted name: %+v", f)
 		}
@@ -204,12 +204,12 @@ func TestEvidenceByDesign(t *testing.T) {
 // RUNPATH (systemd's libsystemd-core and libsystemd-shared): a note
 // naming the program, which the real loader starts with both.
 func TestEvidenceProgramContext(t *testing.T) {
-	p := newPfx(t)
+	p := testenv.NewPrefix(t)
 	harness := testenv.DlopenHarness(t)
-	shared := p.lib("lib/priv/libshared.so", "libshared.so", "int shared(void) { return 3; }\n")
-	core := p.lib("lib/priv/libcore.so", "libcore.so", "int shared(void); int core(void) { return shared(); }\n",
+	shared := p.Lib("lib/priv/libshared.so", "libshared.so", "int shared(void) { return 3; }\n")
+	core := p.Lib("lib/priv/libcore.so", "libcore.so", "int shared(void); int core(void) { return shared(); }\n",
 		"-L"+filepath.Dir(shared), "-l:libshared.so")
-	app := p.cc("bin/app", "int core(void); int main(void) { return core() != 3; }\n",
+	app := p.CC("bin/app", "int core(void); int main(void) { return core() != 3; }\n",
 		"-L"+filepath.Dir(core), "-Wl,--no-as-needed", "-l:libcore.so", "-l:libshared.so", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib/priv")
 	if msg := loads(t, harness, core); !strings.Contains(msg, "libshared.so") {
 		t.Fatalf("libcore alone: %q, want libshared.so not found", msg)
@@ -217,7 +217,7 @@ func TestEvidenceProgramContext(t *testing.T) {
 	if out, err := exec.Command(app).CombinedOutput(); err != nil {
 		t.Fatalf("the program: %v %s", err, out)
 	}
-	rep, err := symcheck.Check(context.Background(), []string{p.root}, symcheck.CheckOptions{})
+	rep, err := symcheck.Check(context.Background(), []string{p.Root}, symcheck.CheckOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,32 +278,32 @@ func TestEvidenceProgramContext(t *testing.T) {
 // to search is no such evidence: the error stays.
 func TestEvidenceLoadedByPath(t *testing.T) {
 	for _, byPath := range []bool{true, false} {
-		p := newPfx(t)
+		p := testenv.NewPrefix(t)
 		harness := testenv.DlopenHarness(t)
-		vm := p.lib("pkg/lib/server/libvm.so", "libvm.so", "int vm_fn(void) { return 5; }\n")
-		user := p.lib("pkg/lib/libuser.so", "libuser.so", "extern int vm_fn(void); int user_fn(void) { return vm_fn(); }\n",
+		vm := p.Lib("pkg/lib/server/libvm.so", "libvm.so", "int vm_fn(void) { return 5; }\n")
+		user := p.Lib("pkg/lib/libuser.so", "libuser.so", "extern int vm_fn(void); int user_fn(void) { return vm_fn(); }\n",
 			"-L"+filepath.Dir(vm), "-l:libvm.so", "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
 		open := `snprintf(b, sizeof b, "%s/lib/server/libvm.so", home)`
 		if !byPath {
 			open = `snprintf(b, sizeof b, "libvm.so")`
 		}
-		p.lib("pkg/lib/liblaunch.so", "liblaunch.so", "#include <dlfcn.h>\n#include <stdio.h>\n"+
+		p.Lib("pkg/lib/liblaunch.so", "liblaunch.so", "#include <dlfcn.h>\n#include <stdio.h>\n"+
 			"int launch(const char *home) { char b[4096]; "+open+"; if (!dlopen(b, RTLD_NOW | RTLD_GLOBAL)) { puts(dlerror()); return 1; }\n"+
 			"snprintf(b, sizeof b, \"%s/lib/libuser.so\", home); void *h = dlopen(b, RTLD_NOW); if (!h) { puts(dlerror()); return 1; }\n"+
 			"int (*f)(void) = (int (*)(void))dlsym(h, \"user_fn\"); return f() != 5; }\n", "-ldl")
-		app := p.cc("pkg/bin/launcher", "int launch(const char *); int main(int c, char **v) { return launch(v[1]); }\n",
-			"-L"+filepath.Join(p.root, "pkg/lib"), "-l:liblaunch.so", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib")
+		app := p.CC("pkg/bin/launcher", "int launch(const char *); int main(int c, char **v) { return launch(v[1]); }\n",
+			"-L"+filepath.Join(p.Root, "pkg/lib"), "-l:liblaunch.so", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../lib")
 		if msg := loads(t, harness, user); !strings.Contains(msg, "libvm.so") {
 			t.Fatalf("libuser alone: %q, want libvm.so not found", msg)
 		}
-		out, err := exec.Command(app, filepath.Join(p.root, "pkg")).CombinedOutput()
+		out, err := exec.Command(app, filepath.Join(p.Root, "pkg")).CombinedOutput()
 		if byPath && err != nil {
 			t.Fatalf("the launcher: %v %s", err, out)
 		}
 		if !byPath && err == nil {
 			t.Fatalf("the launcher found libvm.so by name: the negative case does not test anything")
 		}
-		rep, err := symcheck.Check(context.Background(), []string{p.root}, symcheck.CheckOptions{})
+		rep, err := symcheck.Check(context.Background(), []string{p.Root}, symcheck.CheckOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,9 +331,9 @@ func TestEvidenceLoadedByPath(t *testing.T) {
 // and lists sanitizer runtimes after the C library, marked; the fix names
 // the C library.
 func TestIndexMachineAndRuntimes(t *testing.T) {
-	p := newPfx(t)
+	p := testenv.NewPrefix(t)
 	i386 := testenv.File(t, "/usr/lib/llvm-15/lib/clang/15.0.6/lib/linux/libclang_rt.asan-i386.a", "libclang-common-15-dev")
-	obj := p.cc("u.o", "extern unsigned long strlen(const char *); unsigned long f(const char *s) { return strlen(s); }\n", "-c")
+	obj := p.CC("u.o", "extern unsigned long strlen(const char *); unsigned long f(const char *s) { return strlen(s); }\n", "-c")
 	rep, err := symcheck.Symbols(context.Background(), []string{obj}, symcheck.SymbolsOptions{IndexDirs: []string{filepath.Dir(i386), "/usr/lib/x86_64-linux-gnu"}})
 	if err != nil {
 		t.Fatal(err)
@@ -373,10 +373,10 @@ func TestIndexMachineAndRuntimes(t *testing.T) {
 func TestArchiveSystemNames(t *testing.T) {
 	gxx := testenv.Tool(t, "g++", "g++")
 	testenv.File(t, "/usr/lib/x86_64-linux-gnu/libz.so", "zlib1g-dev")
-	p := newPfx(t)
-	obj := p.cc("v.o", "#include <stddef.h>\nextern size_t strlen(const char *); extern void _ZdlPv(void *); extern int inflate(void *, int); extern int nowhere_fn(void);\n"+
+	p := testenv.NewPrefix(t)
+	obj := p.CC("v.o", "#include <stddef.h>\nextern size_t strlen(const char *); extern void _ZdlPv(void *); extern int inflate(void *, int); extern int nowhere_fn(void);\n"+
 		"size_t f(const char *s) { _ZdlPv(0); return strlen(s) + inflate(0, 0) + nowhere_fn(); }\n", "-c", "-fPIC")
-	arch := filepath.Join(p.root, "libv.a")
+	arch := filepath.Join(p.Root, "libv.a")
 	if out, err := exec.Command("ar", "rcs", arch, obj).CombinedOutput(); err != nil {
 		t.Fatalf("ar: %v %s", err, out)
 	}
@@ -396,7 +396,7 @@ func TestArchiveSystemNames(t *testing.T) {
 		}
 	}
 	link := func(extra ...string) string {
-		args := append([]string{"-shared", "-o", filepath.Join(p.root, "libout.so"), "-Wl,--whole-archive", arch, "-Wl,--no-whole-archive", "-Wl,--no-undefined"}, extra...)
+		args := append([]string{"-shared", "-o", filepath.Join(p.Root, "libout.so"), "-Wl,--whole-archive", arch, "-Wl,--no-whole-archive", "-Wl,--no-undefined"}, extra...)
 		out, _ := exec.Command(gxx, args...).CombinedOutput()
 		return string(out)
 	}
@@ -423,8 +423,8 @@ func TestLLVMLinkSetFixedPoint(t *testing.T) {
 	gxx := testenv.Tool(t, "g++", "g++")
 	testenv.File(t, "/usr/lib/llvm-15/lib/libLLVMX86CodeGen.a", "llvm-15-dev")
 	harness := testenv.DlopenHarness(t)
-	p := newPfx(t)
-	obj := p.cc("li.o", "void LLVMInitializeX86TargetInfo(void); void LLVMInitializeX86Target(void); void LLVMInitializeX86TargetMC(void);\n"+
+	p := testenv.NewPrefix(t)
+	obj := p.CC("li.o", "void LLVMInitializeX86TargetInfo(void); void LLVMInitializeX86Target(void); void LLVMInitializeX86TargetMC(void);\n"+
 		"void LLVMInitializeX86AsmPrinter(void); void LLVMInitializeX86AsmParser(void);\n"+
 		"void init(void) { LLVMInitializeX86TargetInfo(); LLVMInitializeX86Target(); LLVMInitializeX86TargetMC(); LLVMInitializeX86AsmPrinter(); LLVMInitializeX86AsmParser(); }\n", "-c", "-fPIC")
 	rep, err := symcheck.Symbols(context.Background(), []string{obj}, symcheck.SymbolsOptions{IndexDirs: []string{"/usr/lib/llvm-15/lib"}})

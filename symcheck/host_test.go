@@ -17,9 +17,9 @@ import (
 // neither defines stays unresolved — the same answer as the real loader
 // when the program dlopen()s the plugin with RTLD_NOW.
 func TestSymbolsInHost(t *testing.T) {
-	p := newPfx(t)
-	dir, build := p.root, p.cc
-	p.lib("libhost.so", "libhost.so", "int host_fn(void){ return 1; }")
+	p := testenv.NewPrefix(t)
+	dir, build := p.Root, p.CC
+	p.Lib("libhost.so", "libhost.so", "int host_fn(void){ return 1; }")
 	host := build("host", `#include <dlfcn.h>
 #include <stdio.h>
 int main(int argc, char **argv) {
@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
 	return 0;
 }`, "-L"+dir, "-Wl,--no-as-needed", "-lhost", "-ldl", "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
 	// The plugin's own dependency is found through its own RUNPATH.
-	p.lib("plugins/libdep.so", "libdep.so", "int dep_fn(void){ return 2; }")
+	p.Lib("plugins/libdep.so", "libdep.so", "int dep_fn(void){ return 2; }")
 	good := build("plugins/good.so", "extern int host_fn(void); extern int dep_fn(void); int f(void){ return host_fn() + dep_fn(); }",
 		"-shared", "-fPIC", "-L"+filepath.Join(dir, "plugins"), "-ldep", "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
 	bad := build("plugins/bad.so", "extern int host_fn(void); extern int nowhere_fn(void); int f(void){ return host_fn() + nowhere_fn(); }",

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/ck"
+	"github.com/rocmdoctor/rocmdoctor/finding"
+	"github.com/rocmdoctor/rocmdoctor/gpu"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
@@ -55,10 +57,10 @@ func TestCheckNamedFilesItCannotCheck(t *testing.T) {
 	// stopped the whole check).
 	good, missing := testenv.Testdata("libfoo.so.1"), filepath.Join(dir, "nowhere.so")
 	roots := []string{missing, good}
-	want := []symcheck.FileError{{Path: missing, Error: missing + ": no such file or directory"}}
+	want := []finding.FileError{{Path: missing, Error: missing + ": no such file or directory"}}
 	if p, ok := files["pipe.so"]; ok {
 		roots = append(roots, p)
-		want = append(want, symcheck.FileError{Path: p, Error: p + ": a named pipe, not a regular file"})
+		want = append(want, finding.FileError{Path: p, Error: p + ": a named pipe, not a regular file"})
 	}
 	rep, err := symcheck.Check(context.Background(), roots, symcheck.CheckOptions{})
 	if err != nil {
@@ -111,7 +113,7 @@ func TestGPUsNamedFilesItCannotRead(t *testing.T) {
 		if !ok {
 			continue
 		}
-		rep, err := symcheck.GPUs(context.Background(), []string{good, p}, symcheck.GPUOptions{})
+		rep, err := gpu.Check(context.Background(), []string{good, p}, gpu.Options{})
 		if err != nil {
 			t.Fatalf("GPUs(%s) = %v", name, err)
 		}
@@ -122,7 +124,7 @@ func TestGPUsNamedFilesItCannotRead(t *testing.T) {
 			t.Errorf("GPUs(%s): the readable library is not reported: %+v", name, rep.Libraries)
 		}
 	}
-	rep, err := symcheck.GPUs(context.Background(), []string{dir}, symcheck.GPUOptions{})
+	rep, err := gpu.Check(context.Background(), []string{dir}, gpu.Options{})
 	if err != nil {
 		t.Fatalf("GPUs(dir) = %v", err)
 	}

@@ -48,7 +48,7 @@ func opens(t *testing.T, path string, fn func()) int {
 func TestCheckOpensAnArchiveOnce(t *testing.T) {
 	dir := t.TempDir()
 	a := filepath.Join(dir, "librockCompiler.a")
-	copyFile(t, testenv.Testdata("librockCompiler.a"), a)
+	testenv.CopyFile(t, testenv.Testdata("librockCompiler.a"), a)
 	for _, targets := range [][]string{nil, {"gfx90a"}} {
 		var rep *symcheck.CheckReport
 		n := opens(t, a, func() {

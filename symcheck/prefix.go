@@ -127,7 +127,7 @@ func release(v string) string {
 func Prefix(ctx context.Context, prefix string, o PrefixOptions) (*PrefixReport, error) {
 	st, err := os.Stat(prefix)
 	if err != nil {
-		return nil, pathErr(prefix, err)
+		return nil, finding.PathErr(prefix, err)
 	}
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%s: not a directory", prefix)

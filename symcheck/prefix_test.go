@@ -15,42 +15,6 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
-type pfx struct {
-	t    *testing.T
-	gcc  string
-	root string
-}
-
-func (p *pfx) file(rel, content string) string {
-	path := filepath.Join(p.root, rel)
-	os.MkdirAll(filepath.Dir(path), 0o755)
-	os.WriteFile(path, []byte(content), 0o644)
-	return path
-}
-
-func (p *pfx) lib(rel, soname, src string, args ...string) string {
-	p.t.Helper()
-	return p.cc(rel, src, append([]string{"-shared", "-fPIC", "-Wl,-soname," + soname}, args...)...)
-}
-
-// cc compiles and links the C source src into rel under the prefix, with
-// args after the source (libraries to link).
-func (p *pfx) cc(rel, src string, args ...string) string {
-	p.t.Helper()
-	c := filepath.Join(p.t.TempDir(), "x.c")
-	os.WriteFile(c, []byte(src), 0o644)
-	out := filepath.Join(p.root, rel)
-	os.MkdirAll(filepath.Dir(out), 0o755)
-	if o, err := exec.Command(p.gcc, append([]string{"-o", out, c}, args...)...).CombinedOutput(); err != nil {
-		p.t.Fatalf("gcc: %v\n%s", err, o)
-	}
-	return out
-}
-
-func newPfx(t *testing.T) *pfx {
-	return &pfx{t: t, gcc: testenv.Tool(t, "gcc", "gcc"), root: t.TempDir()}
-}
-
 func prefixRules(rep *symcheck.PrefixReport) string {
 	var out []string
 	for _, f := range rep.Findings {
@@ -70,13 +34,13 @@ func runPrefix(t *testing.T, root string, o symcheck.PrefixOptions) *symcheck.Pr
 }
 
 func TestPrefixVersionSkew(t *testing.T) {
-	p := newPfx(t)
-	p.file(".info/version", "6.2.2-116\n")
-	p.file("hip5.map", "hip_4.2 { global: hipMalloc; local: *; };\nhip_5.2 { global: hipFree; } hip_4.2;\n")
-	p.file("hip6.map", "hip_4.2 { global: hipMalloc; local: *; };\nhip_6.2 { global: hipFree; } hip_4.2;\n")
-	p.lib("lib/libamdhip64.so.5", "libamdhip64.so.5", "void hipMalloc(void){} void hipFree(void){}", "-Wl,--version-script="+filepath.Join(p.root, "hip5.map"))
-	p.lib("lib/libamdhip64.so.6", "libamdhip64.so.6", "void hipMalloc(void){} void hipFree(void){}", "-Wl,--version-script="+filepath.Join(p.root, "hip6.map"))
-	rep := runPrefix(t, p.root, symcheck.PrefixOptions{})
+	p := testenv.NewPrefix(t)
+	p.File(".info/version", "6.2.2-116\n")
+	p.File("hip5.map", "hip_4.2 { global: hipMalloc; local: *; };\nhip_5.2 { global: hipFree; } hip_4.2;\n")
+	p.File("hip6.map", "hip_4.2 { global: hipMalloc; local: *; };\nhip_6.2 { global: hipFree; } hip_4.2;\n")
+	p.Lib("lib/libamdhip64.so.5", "libamdhip64.so.5", "void hipMalloc(void){} void hipFree(void){}", "-Wl,--version-script="+filepath.Join(p.Root, "hip5.map"))
+	p.Lib("lib/libamdhip64.so.6", "libamdhip64.so.6", "void hipMalloc(void){} void hipFree(void){}", "-Wl,--version-script="+filepath.Join(p.Root, "hip6.map"))
+	rep := runPrefix(t, p.Root, symcheck.PrefixOptions{})
 	if rep.Majority != "6.2" {
 		t.Errorf("majority = %q, versions %+v", rep.Majority, rep.Versions)
 	}
@@ -95,21 +59,21 @@ func TestPrefixDuplicateLLVM(t *testing.T) {
 	harness := testenv.DlopenHarness(t)
 	for _, versioned := range []bool{true, false} {
 		t.Run(fmt.Sprintf("versioned=%v", versioned), func(t *testing.T) {
-			p := newPfx(t)
-			p.file("l15.map", "LLVM_15 { global: *; };\n")
-			p.file("l17.map", "LLVM_17 { global: *; };\n")
-			v15, v17 := "-Wl,--version-script="+filepath.Join(p.root, "l15.map"), "-Wl,--version-script="+filepath.Join(p.root, "l17.map")
+			p := testenv.NewPrefix(t)
+			p.File("l15.map", "LLVM_15 { global: *; };\n")
+			p.File("l17.map", "LLVM_17 { global: *; };\n")
+			v15, v17 := "-Wl,--version-script="+filepath.Join(p.Root, "l15.map"), "-Wl,--version-script="+filepath.Join(p.Root, "l17.map")
 			if !versioned {
 				v15, v17 = "-Wl,-O1", "-Wl,-O1"
 			}
 			src := "void LLVMInitializeX86Target(void){}\nvoid _ZN4llvm11LLVMContextC1Ev(void){}\n"
-			l15 := p.lib("lib/libLLVM-15.so.1", "libLLVM-15.so.1", src, v15)
-			l17 := p.lib("lib/rocm-llvm/libLLVM.so.17", "libLLVM.so.17", src, v17)
-			comgr := p.lib("lib/libcomgr.so", "libcomgr.so", "extern void LLVMInitializeX86Target(void); void c(void){LLVMInitializeX86Target();}",
-				"-L"+filepath.Join(p.root, "lib"), "-l:libLLVM-15.so.1", "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
-			app := p.lib("bin/libblender.so", "libblender.so", "extern void c(void); extern void LLVMInitializeX86Target(void); void b(void){c();LLVMInitializeX86Target();}",
-				"-Wl,--no-as-needed", "-L"+filepath.Join(p.root, "lib", "rocm-llvm"), "-l:libLLVM.so.17", "-L"+filepath.Join(p.root, "lib"), "-lcomgr",
-				"-Wl,--enable-new-dtags,-rpath,"+filepath.Join(p.root, "lib", "rocm-llvm")+":"+filepath.Join(p.root, "lib"))
+			l15 := p.Lib("lib/libLLVM-15.so.1", "libLLVM-15.so.1", src, v15)
+			l17 := p.Lib("lib/rocm-llvm/libLLVM.so.17", "libLLVM.so.17", src, v17)
+			comgr := p.Lib("lib/libcomgr.so", "libcomgr.so", "extern void LLVMInitializeX86Target(void); void c(void){LLVMInitializeX86Target();}",
+				"-L"+filepath.Join(p.Root, "lib"), "-l:libLLVM-15.so.1", "-Wl,--enable-new-dtags,-rpath,$ORIGIN")
+			app := p.Lib("bin/libblender.so", "libblender.so", "extern void c(void); extern void LLVMInitializeX86Target(void); void b(void){c();LLVMInitializeX86Target();}",
+				"-Wl,--no-as-needed", "-L"+filepath.Join(p.Root, "lib", "rocm-llvm"), "-l:libLLVM.so.17", "-L"+filepath.Join(p.Root, "lib"), "-lcomgr",
+				"-Wl,--enable-new-dtags,-rpath,"+filepath.Join(p.Root, "lib", "rocm-llvm")+":"+filepath.Join(p.Root, "lib"))
 			// The oracle: where the loader binds libcomgr's reference.
 			cmd := exec.Command(harness, app)
 			cmd.Env = append(os.Environ(), "LD_DEBUG=bindings", "LD_BIND_NOW=1")
@@ -128,7 +92,7 @@ func TestPrefixDuplicateLLVM(t *testing.T) {
 			if boundTo != want {
 				t.Fatalf("the loader bound libcomgr's LLVMInitializeX86Target to %q, want %s", boundTo, want)
 			}
-			rep := runPrefix(t, p.root, symcheck.PrefixOptions{Programs: []string{app}})
+			rep := runPrefix(t, p.Root, symcheck.PrefixOptions{Programs: []string{app}})
 			var dup *symcheck.RuntimeCopies
 			for i := range rep.Providers {
 				if rep.Providers[i].Kind == "llvm" && rep.Providers[i].Closure == app {
@@ -163,17 +127,17 @@ func TestPrefixDuplicateLLVM(t *testing.T) {
 }
 
 func TestPrefixToolchainLayout(t *testing.T) {
-	p := newPfx(t)
+	p := testenv.NewPrefix(t)
 	c := filepath.Join(t.TempDir(), "clang.c")
 	os.WriteFile(c, []byte(`#include <stdio.h>
 const char *v = "AMD clang version 17.0.0 (https://github.com/RadeonOpenCompute/llvm-project roc-6.1.0 24103)";
 int main(void){puts(v);return 0;}`), 0o644)
-	os.MkdirAll(filepath.Join(p.root, "llvm", "bin"), 0o755)
-	if o, err := exec.Command(p.gcc, "-o", filepath.Join(p.root, "llvm", "bin", "clang"), c).CombinedOutput(); err != nil {
+	os.MkdirAll(filepath.Join(p.Root, "llvm", "bin"), 0o755)
+	if o, err := exec.Command(p.GCC, "-o", filepath.Join(p.Root, "llvm", "bin", "clang"), c).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v %s", err, o)
 	}
-	p.file("llvm/lib/clang/17.0.0/include/stddef.h", "/* */")
-	rep := runPrefix(t, p.root, symcheck.PrefixOptions{})
+	p.File("llvm/lib/clang/17.0.0/include/stddef.h", "/* */")
+	rep := runPrefix(t, p.Root, symcheck.PrefixOptions{})
 	if rep.Toolchain.Version != "17.0.0" {
 		t.Fatalf("clang version = %q", rep.Toolchain.Version)
 	}
@@ -182,22 +146,22 @@ int main(void){puts(v);return 0;}`), 0o644)
 		t.Errorf("full-version resource dir for clang 17 and no device libs: %s", got)
 	}
 	// The ≥ 16 layout and device libs in the old ROCm layout.
-	os.Rename(filepath.Join(p.root, "llvm/lib/clang/17.0.0"), filepath.Join(p.root, "llvm/lib/clang/17"))
-	p.file("amdgcn/bitcode/ocml.bc", "BC\xc0\xde....")
-	p.file("amdgcn/bitcode/ockl.bc", "BC\xc0\xde....")
-	rep = runPrefix(t, p.root, symcheck.PrefixOptions{})
-	if got := prefixRules(rep); got != "" || rep.Toolchain.DeviceLibs != filepath.Join(p.root, "amdgcn", "bitcode") || !rep.Toolchain.Headers {
+	os.Rename(filepath.Join(p.Root, "llvm/lib/clang/17.0.0"), filepath.Join(p.Root, "llvm/lib/clang/17"))
+	p.File("amdgcn/bitcode/ocml.bc", "BC\xc0\xde....")
+	p.File("amdgcn/bitcode/ockl.bc", "BC\xc0\xde....")
+	rep = runPrefix(t, p.Root, symcheck.PrefixOptions{})
+	if got := prefixRules(rep); got != "" || rep.Toolchain.DeviceLibs != filepath.Join(p.Root, "amdgcn", "bitcode") || !rep.Toolchain.Headers {
 		t.Errorf("old layout: %s %+v", got, rep.Toolchain)
 	}
 	// ROCm ≥ 6.2: under the resource directory; a non-bitcode file does not count.
-	os.RemoveAll(filepath.Join(p.root, "amdgcn"))
-	p.file("llvm/lib/clang/17/lib/amdgcn/bitcode/ocml.bc", "BC\xc0\xde....")
-	p.file("llvm/lib/clang/17/lib/amdgcn/bitcode/ockl.bc", "not bitcode")
-	if got := prefixRules(runPrefix(t, p.root, symcheck.PrefixOptions{})); !strings.Contains(got, "device-libs-missing") {
+	os.RemoveAll(filepath.Join(p.Root, "amdgcn"))
+	p.File("llvm/lib/clang/17/lib/amdgcn/bitcode/ocml.bc", "BC\xc0\xde....")
+	p.File("llvm/lib/clang/17/lib/amdgcn/bitcode/ockl.bc", "not bitcode")
+	if got := prefixRules(runPrefix(t, p.Root, symcheck.PrefixOptions{})); !strings.Contains(got, "device-libs-missing") {
 		t.Errorf("one bitcode file is not a device library set: %s", got)
 	}
-	p.file("llvm/lib/clang/17/lib/amdgcn/bitcode/ockl.bc", "BC\xc0\xde....")
-	if got := prefixRules(runPrefix(t, p.root, symcheck.PrefixOptions{})); got != "" {
+	p.File("llvm/lib/clang/17/lib/amdgcn/bitcode/ockl.bc", "BC\xc0\xde....")
+	if got := prefixRules(runPrefix(t, p.Root, symcheck.PrefixOptions{})); got != "" {
 		t.Errorf("new layout: %s", got)
 	}
 }
@@ -262,23 +226,23 @@ func TestPrefixEmptyResourceDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	headers := filepath.Join(strings.TrimSpace(string(out)), "include")
-	p := newPfx(t)
+	p := testenv.NewPrefix(t)
 	c := filepath.Join(t.TempDir(), "clang.c")
 	os.WriteFile(c, []byte(`#include <stdio.h>
 const char *v = "clang version 15.0.6";
 int main(void){puts(v);return 0;}`), 0o644)
-	os.MkdirAll(filepath.Join(p.root, "llvm", "bin"), 0o755)
-	if o, err := exec.Command(p.gcc, "-o", filepath.Join(p.root, "llvm", "bin", "clang"), c).CombinedOutput(); err != nil {
+	os.MkdirAll(filepath.Join(p.Root, "llvm", "bin"), 0o755)
+	if o, err := exec.Command(p.GCC, "-o", filepath.Join(p.Root, "llvm", "bin", "clang"), c).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v %s", err, o)
 	}
-	empty := filepath.Join(p.root, "llvm/lib/clang/15.0.6")
-	full := filepath.Join(p.root, "llvm/lib/clang/15")
+	empty := filepath.Join(p.Root, "llvm/lib/clang/15.0.6")
+	full := filepath.Join(p.Root, "llvm/lib/clang/15")
 	os.MkdirAll(empty, 0o755)
 	os.MkdirAll(full, 0o755)
 	if o, err := exec.Command("cp", "-rL", headers, full).CombinedOutput(); err != nil {
 		t.Fatalf("copying clang's headers: %v %s", err, o)
 	}
-	rep := runPrefix(t, p.root, symcheck.PrefixOptions{})
+	rep := runPrefix(t, p.Root, symcheck.PrefixOptions{})
 	var f *finding.Finding
 	for i := range rep.Findings {
 		if rep.Findings[i].Rule == finding.RuleResourceDir {
@@ -311,7 +275,7 @@ int main(void){puts(v);return 0;}`), 0o644)
 	if out, err := compile(); err != nil {
 		t.Errorf("clang-15 after the fix: %v %s", err, out)
 	}
-	if got := prefixRules(runPrefix(t, p.root, symcheck.PrefixOptions{})); strings.Contains(got, "clang-resource-dir") {
+	if got := prefixRules(runPrefix(t, p.Root, symcheck.PrefixOptions{})); strings.Contains(got, "clang-resource-dir") {
 		t.Errorf("after the fix: %s", got)
 	}
 }

@@ -295,7 +295,7 @@ func CheckUnwindFiles(ctx context.Context, paths []string, opts rpath.Options) (
 			if ctx.Err() != nil {
 				return out, ctx.Err()
 			}
-			r = &UnwindResult{File: p, Unwinders: []Unwinder{}, Findings: []finding.Finding{}, Error: namedError(p, err)}
+			r = &UnwindResult{File: p, Unwinders: []Unwinder{}, Findings: []finding.Finding{}, Error: finding.PathErr(p, err).Error()}
 		}
 		out = append(out, r)
 	}

@@ -15,18 +15,6 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
-func copyFile(t *testing.T, src, dst string) {
-	t.Helper()
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.MkdirAll(filepath.Dir(dst), 0o755)
-	if err := os.WriteFile(dst, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
 func findingRules(fs []finding.Finding) []string {
 	var out []string
 	for _, f := range fs {
@@ -37,7 +25,7 @@ func findingRules(fs []finding.Finding) []string {
 
 func TestLinkLineAMDGPUWithHostLibunwind(t *testing.T) {
 	dir := t.TempDir()
-	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(dir, "host", "libunwind.so"))
+	testenv.CopyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(dir, "host", "libunwind.so"))
 	ll, err := symcheck.ParseLinkLine([]string{"ld.lld", testenv.Testdata("k-gfx803.o"), "-L" + filepath.Join(dir, "host"), "-lunwind", "-o", "out"})
 	if err != nil {
 		t.Fatal(err)
@@ -62,8 +50,8 @@ func TestLinkLineAMDGPUWithHostLibunwind(t *testing.T) {
 func TestLinkLine32On64WithGNUPick(t *testing.T) {
 	dir := t.TempDir()
 	d64, d32 := filepath.Join(dir, "lib64"), filepath.Join(dir, "lib32")
-	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(d64, "libunwind.so"))
-	copyFile(t, testenv.Testdata("libi386.so"), filepath.Join(d32, "libunwind.so"))
+	testenv.CopyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(d64, "libunwind.so"))
+	testenv.CopyFile(t, testenv.Testdata("libi386.so"), filepath.Join(d32, "libunwind.so"))
 	ll, err := symcheck.ParseLinkLine([]string{"gcc", "-m32", testenv.Testdata("i386.o"), "-Wl,-L," + d64, "-Xlinker", "-L" + d32, "-lunwind"})
 	if err != nil {
 		t.Fatal(err)
@@ -82,9 +70,9 @@ func TestLinkLine32On64WithGNUPick(t *testing.T) {
 
 func TestLinkLineParsing(t *testing.T) {
 	dir := t.TempDir()
-	copyFile(t, testenv.Testdata("libgnu.a"), filepath.Join(dir, "a", "libx.a"))
-	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(dir, "a", "libx.so"))
-	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(dir, "sys", "usr", "lib", "libfoo.so.1"))
+	testenv.CopyFile(t, testenv.Testdata("libgnu.a"), filepath.Join(dir, "a", "libx.a"))
+	testenv.CopyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(dir, "a", "libx.so"))
+	testenv.CopyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(dir, "sys", "usr", "lib", "libfoo.so.1"))
 	os.MkdirAll(filepath.Join(dir, "script"), 0o755)
 	os.WriteFile(filepath.Join(dir, "script", "libc.so"), []byte("/* GNU ld script */\nGROUP ( /lib/x86_64-linux-gnu/libc.so.6 )\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "script", "big.txt"), []byte("GROUP"+strings.Repeat(" ", 5000)), 0o644)
@@ -494,8 +482,8 @@ func FuzzParseLinkLine(f *testing.F) {
 // incompatible.
 func TestLinkLineDotDotAfterSymlink(t *testing.T) {
 	dir := t.TempDir()
-	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(dir, "real", "lib", "libunwind.so"))
-	copyFile(t, testenv.Testdata("libi386.so"), filepath.Join(dir, "lib", "libunwind.so"))
+	testenv.CopyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(dir, "real", "lib", "libunwind.so"))
+	testenv.CopyFile(t, testenv.Testdata("libi386.so"), filepath.Join(dir, "lib", "libunwind.so"))
 	os.MkdirAll(filepath.Join(dir, "real", "bin"), 0o755)
 	if err := os.Symlink("real/bin", filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)

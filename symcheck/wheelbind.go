@@ -12,6 +12,7 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/finding"
+	"github.com/rocmdoctor/rocmdoctor/internal/member"
 	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
 	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
 	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
@@ -34,7 +35,7 @@ func wheelClosures(ctx context.Context, path string, zr *zip.Reader, raw io.Read
 	var elfs []*zip.File
 	var total uint64
 	for _, zf := range zr.File {
-		if zf.FileInfo().IsDir() || zf.UncompressedSize64 < 64 || zf.UncompressedSize64 > maxWheelMember {
+		if zf.FileInfo().IsDir() || zf.UncompressedSize64 < 64 || zf.UncompressedSize64 > member.Max {
 			continue
 		}
 		if _, refused := zipx.NameProblem(zf); refused || strings.Contains(zf.Name, "\\") {

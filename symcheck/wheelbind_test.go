@@ -22,24 +22,24 @@ import (
 // the unpacked directory.
 func cupyLikeWheel(t *testing.T) (whl, tree, goneDir string) {
 	t.Helper()
-	p := newPfx(t)
-	libs := filepath.Join(p.root, "cupy_like", ".libs")
+	p := testenv.NewPrefix(t)
+	libs := filepath.Join(p.Root, "cupy_like", ".libs")
 	os.MkdirAll(libs, 0o755)
-	gone := p.lib("build/libgone.so.1", "libgone.so.1", "int gone(void) { return 1; }\n")
-	p.lib("cupy_like/.libs/libhelper.so.1", "libhelper.so.1", "extern int gone(void); int helper(void) { return gone(); }\n",
+	gone := p.Lib("build/libgone.so.1", "libgone.so.1", "int gone(void) { return 1; }\n")
+	p.Lib("cupy_like/.libs/libhelper.so.1", "libhelper.so.1", "extern int gone(void); int helper(void) { return gone(); }\n",
 		"-L"+filepath.Dir(gone), "-l:libgone.so.1")
-	p.lib("cupy_like/_ext.cpython-311-x86_64-linux-gnu.so", "", "extern int helper(void), helper_v2(void); extern void *PyLong_FromLong(long);\n"+
+	p.Lib("cupy_like/_ext.cpython-311-x86_64-linux-gnu.so", "", "extern int helper(void), helper_v2(void); extern void *PyLong_FromLong(long);\n"+
 		"void *f(void) { return PyLong_FromLong(helper() + helper_v2()); }\n",
 		"-L"+libs, "-l:libhelper.so.1", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/.libs")
 	goneDir = t.TempDir()
 	os.Rename(gone, filepath.Join(goneDir, "libgone.so.1"))
-	os.RemoveAll(filepath.Join(p.root, "build"))
+	os.RemoveAll(filepath.Join(p.Root, "build"))
 	var members [][2]string
 	for _, rel := range []string{"cupy_like/__init__.py", "cupy_like/.libs/libhelper.so.1", "cupy_like/_ext.cpython-311-x86_64-linux-gnu.so"} {
 		if rel == "cupy_like/__init__.py" {
-			os.WriteFile(filepath.Join(p.root, rel), []byte("from . import _ext\n"), 0o644)
+			os.WriteFile(filepath.Join(p.Root, rel), []byte("from . import _ext\n"), 0o644)
 		}
-		b, err := os.ReadFile(filepath.Join(p.root, rel))
+		b, err := os.ReadFile(filepath.Join(p.Root, rel))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,11 +49,11 @@ func cupyLikeWheel(t *testing.T) (whl, tree, goneDir string) {
 	members = append(members, [2]string{dist + "WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n"},
 		[2]string{dist + "METADATA", "Metadata-Version: 2.1\nName: cupy_like\nVersion: 1.0\n"})
 	for _, m := range members[3:] {
-		os.MkdirAll(filepath.Join(p.root, filepath.Dir(m[0])), 0o755)
-		os.WriteFile(filepath.Join(p.root, m[0]), []byte(m[1]), 0o644)
+		os.MkdirAll(filepath.Join(p.Root, filepath.Dir(m[0])), 0o755)
+		os.WriteFile(filepath.Join(p.Root, m[0]), []byte(m[1]), 0o644)
 	}
-	rec := recordOf(members, dist+"RECORD")
-	os.WriteFile(filepath.Join(p.root, dist+"RECORD"), []byte(rec), 0o644)
+	rec := testenv.RecordOf(members, dist+"RECORD")
+	os.WriteFile(filepath.Join(p.Root, dist+"RECORD"), []byte(rec), 0o644)
 	whl = filepath.Join(t.TempDir(), "cupy_like-1.0-cp311-cp311-linux_x86_64.whl")
 	f, err := os.Create(whl)
 	if err != nil {
@@ -68,7 +68,7 @@ func cupyLikeWheel(t *testing.T) (whl, tree, goneDir string) {
 	}
 	zw.Close()
 	f.Close()
-	return whl, p.root, goneDir
+	return whl, p.Root, goneDir
 }
 
 // bindingKeys are a report's findings from binding (not the file-level

@@ -53,18 +53,6 @@ func recordWheel(t *testing.T, path string, members [][2]string, recName, rec st
 	}
 }
 
-// recordOf is the RECORD a correct build writes for members (directories
-// left out), RECORD's own line last.
-func recordOf(members [][2]string, recName string) string {
-	var b strings.Builder
-	for _, m := range members {
-		if !strings.HasSuffix(m[0], "/") {
-			b.WriteString(record.Line(m[0], record.Hash([]byte(m[1])), int64(len(m[1]))) + "\n")
-		}
-	}
-	return b.String() + record.Line(recName, "", 0) + "\n"
-}
-
 // recordCase is a wheel and the RD1501 findings check has for it.
 type recordCase struct {
 	name, file   string // file: the wheel's name ("" for the usual one)
@@ -105,7 +93,7 @@ func recordCases(t *testing.T) []recordCase {
 		return append(out, [2]string{name, content})
 	}
 	flip := func(s string, at int) string { b := []byte(s); b[at] ^= 1; return string(b) }
-	good := recordOf(base, rec)
+	good := testenv.RecordOf(base, rec)
 	sha512Line := func(name, data string) string {
 		sum := sha512.Sum512([]byte(data))
 		return name + ",sha512=" + base64.RawURLEncoding.EncodeToString(sum[:]) + "," + strconv.Itoa(len(data))
@@ -157,10 +145,10 @@ func recordCases(t *testing.T) []recordCase {
 			[]string{"error WHEEL: the wheel has no " + rec}},
 		{"RECORD in the wrong directory", "", base, "pkg/RECORD", good,
 			[]string{"error WHEEL: the wheel has no " + rec}},
-		{"no .dist-info", "", base[:5], "RECORD", recordOf(base[:5], "RECORD"),
+		{"no .dist-info", "", base[:5], "RECORD", testenv.RecordOf(base[:5], "RECORD"),
 			[]string{"error WHEEL: the wheel has no .dist-info directory"}},
 		{"two .dist-info directories, one the file name's", "", append(with("other-2.0.dist-info/METADATA", "Name: other\n"), [2]string{"pkg/extra.py", "x\n"}), rec,
-			recordOf(with("other-2.0.dist-info/METADATA", "Name: other\n"), rec),
+			testenv.RecordOf(with("other-2.0.dist-info/METADATA", "Name: other\n"), rec),
 			[]string{"error WHEEL: the wheel has 2 .dist-info directories (other-2.0.dist-info, pkg-1.0.dist-info)", "error pkg/extra.py: pkg/extra.py is not listed"}},
 		{"one .dist-info, not the file name's", "Pkg-1.0-py3-none-any.whl", base, rec, good, nil},
 	}
@@ -294,7 +282,7 @@ func TestCheckWheelRecordHashErrors(t *testing.T) {
 			w.Write([]byte(content))
 		}
 		w, _ := zw.Create("pkg-1.0.dist-info/RECORD")
-		w.Write([]byte(recordOf(members, "pkg-1.0.dist-info/RECORD")))
+		w.Write([]byte(testenv.RecordOf(members, "pkg-1.0.dist-info/RECORD")))
 		zw.Close()
 		fh.Close()
 		rep, err := symcheck.Check(context.Background(), []string{p}, symcheck.CheckOptions{})
@@ -384,7 +372,7 @@ func TestWheelHashingBounded(t *testing.T) {
 	}
 	for i := range 8 {
 		recordWheel(t, filepath.Join(dir, "pkg"+strconv.Itoa(i)+"-1.0-py3-none-any.whl"), members, "pkg"+strconv.Itoa(i)+"-1.0.dist-info/RECORD",
-			strings.ReplaceAll(recordOf(members, "pkg-1.0.dist-info/RECORD"), "pkg-1.0.dist-info", "pkg"+strconv.Itoa(i)+"-1.0.dist-info"))
+			strings.ReplaceAll(testenv.RecordOf(members, "pkg-1.0.dist-info/RECORD"), "pkg-1.0.dist-info", "pkg"+strconv.Itoa(i)+"-1.0.dist-info"))
 	}
 	peak := symcheck.WatchHashing()
 	rep, err := symcheck.Check(context.Background(), []string{dir}, symcheck.CheckOptions{Workers: 8})

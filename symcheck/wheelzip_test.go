@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocmdoctor/rocmdoctor/gpu"
 	"github.com/rocmdoctor/rocmdoctor/internal/record"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
@@ -26,7 +27,7 @@ func TestWheelDamagedLocalHeader(t *testing.T) {
 	p := filepath.Join(dir, "pkg-1.0-cp311-cp311-linux_x86_64.whl")
 	lib, _ := os.ReadFile(testenv.Testdata("libgpu.so"))
 	members := [][2]string{{"pkg/__init__.py", ""}, {"pkg/_ext.so", string(lib)}}
-	recordWheel(t, p, members, "pkg-1.0.dist-info/RECORD", recordOf(members, "pkg-1.0.dist-info/RECORD"))
+	recordWheel(t, p, members, "pkg-1.0.dist-info/RECORD", testenv.RecordOf(members, "pkg-1.0.dist-info/RECORD"))
 	b, _ := os.ReadFile(p)
 	i := strings.Index(string(b), "PK\x03\x04\x14\x00\x08\x00\x08\x00")
 	for ; i >= 0; i++ {
@@ -45,7 +46,7 @@ func TestWheelDamagedLocalHeader(t *testing.T) {
 		if len(rep.Errors) != 1 || !strings.Contains(rep.Errors[0].Error, want) {
 			t.Errorf("check %s: errors %+v, want one saying %q", path, rep.Errors, want)
 		}
-		g, err := symcheck.GPUs(context.Background(), []string{path}, symcheck.GPUOptions{})
+		g, err := gpu.Check(context.Background(), []string{path}, gpu.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +131,7 @@ func nameWheel(t *testing.T, p string, h zip.FileHeader) {
 		{"pkg-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n"},
 		{"pkg-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
 	}
-	rec := recordOf(members, "pkg-1.0.dist-info/RECORD")
+	rec := testenv.RecordOf(members, "pkg-1.0.dist-info/RECORD")
 	rec = record.Line(h.Name, record.Hash([]byte("x")), 1) + "\n" + rec
 	fh, err := os.Create(p)
 	if err != nil {
@@ -170,7 +171,7 @@ func TestWheelRecordBomb(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "pkg-1.0-py3-none-any.whl")
 			members := [][2]string{{"pkg/__init__.py", ""}}
 			var b strings.Builder
-			b.WriteString(recordOf(members, "pkg-1.0.dist-info/RECORD"))
+			b.WriteString(testenv.RecordOf(members, "pkg-1.0.dist-info/RECORD"))
 			for i := 0; b.Len() < c.lines*8; i++ {
 				fmt.Fprintf(&b, "x/%d,,\n", i)
 			}

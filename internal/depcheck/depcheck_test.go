@@ -1,5 +1,5 @@
 // Package depcheck enforces the import direction of the packages:
-// cmd → wheel → {symcheck, patchelf}, symcheck → {ck, rpath} → {finding, elfx},
+// cmd → wheel → {symcheck, patchelf}, symcheck → {ck, gpu, rpath} → {finding, elfx},
 // patchelf → elfx, and which internal helpers each package may use; only
 // cmd uses cobra/tablewriter.
 package depcheck
@@ -29,12 +29,15 @@ var allowed = map[string][]string{
 	"patchelf": {"elfx", "internal/rawpath", "internal/safefile", "internal/saferio", "internal/writeback"},
 	// composable_kernel installs; its CMake evaluator is ck/internal/cmake.
 	"ck": {"finding", "elfx", "internal/regfile", "internal/version"},
-	"symcheck": {"finding", "ck", "rpath", "elfx", "internal/par", "internal/rawpath", "internal/record",
+	// Device code and what GPUs it runs on.
+	"gpu": {"finding", "elfx", "internal/member", "internal/par", "internal/regfile", "internal/walk", "internal/zipx"},
+	"symcheck": {"finding", "ck", "gpu", "rpath", "elfx", "internal/member", "internal/par", "internal/rawpath", "internal/record",
 		"internal/regfile", "internal/safefile", "internal/version", "internal/walk", "internal/writeback", "internal/zipx"},
 	"wheel": {"symcheck", "patchelf", "rpath", "elfx", "finding", "internal/dcopy", "internal/inflate", "internal/mapfile",
 		"internal/pflate", "internal/record", "internal/regfile", "internal/safefile", "internal/walk", "internal/writeback", "internal/zipx"},
 	// Helpers that build on helpers.
 	"internal/dcopy":   {"internal/mapfile"},
+	"internal/member":  {"internal/safefile", "internal/writeback", "internal/zipx"},
 	"internal/testenv": {"internal/mapfile", "internal/record"},
 	"internal/zipx":    {"internal/inflate", "internal/regfile"},
 }

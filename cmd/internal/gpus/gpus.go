@@ -13,7 +13,7 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
 	"github.com/rocmdoctor/rocmdoctor/elfx"
-	"github.com/rocmdoctor/rocmdoctor/symcheck"
+	"github.com/rocmdoctor/rocmdoctor/gpu"
 )
 
 // Options holds the flags of one gpus run.
@@ -86,7 +86,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	rep, err := symcheck.GPUs(ctx, opts.Paths, symcheck.GPUOptions{Require: cli.CommaList(opts.Require), ExpectFrom: opts.Expect})
+	rep, err := gpu.Check(ctx, opts.Paths, gpu.Options{Require: cli.CommaList(opts.Require), ExpectFrom: opts.Expect})
 	if err != nil {
 		if errors.Is(err, elfx.ErrBadTargetID) {
 			return &cli.UsageError{Err: err}
@@ -104,9 +104,9 @@ func Run(ctx context.Context, opts *Options) error {
 // in full.
 const maxListed = 20
 
-var marks = map[symcheck.Coverage]string{symcheck.CoverageExact: "✓", symcheck.CoverageCompatible: "~", symcheck.CoverageNone: "✗", symcheck.CoverageUnknown: "?"}
+var marks = map[gpu.Coverage]string{gpu.CoverageExact: "✓", gpu.CoverageCompatible: "~", gpu.CoverageNone: "✗", gpu.CoverageUnknown: "?"}
 
-func render(opts *Options, rep *symcheck.GPUReport) error {
+func render(opts *Options, rep *gpu.Report) error {
 	io := opts.IO
 	w := io.Out
 	header := append([]string{"LIBRARY"}, rep.Columns...)

@@ -27,6 +27,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/symbols"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/unwind"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/wheelcmd"
+	"github.com/rocmdoctor/rocmdoctor/gpu"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 	"github.com/rocmdoctor/rocmdoctor/wheel"
@@ -233,7 +234,7 @@ func JSONOutputs() map[string]any {
 		"deps":         deps.Result{},
 		"unwind":       unwind.Result{},
 		"ck":           ck.Report{},
-		"gpus":         symcheck.GPUReport{},
+		"gpus":         gpu.Report{},
 		"prefix":       symcheck.PrefixReport{},
 		"inspect":      inspect.Result{},
 		"patch":        patchelf.Plan{},

@@ -1,4 +1,10 @@
-package symcheck
+// Package gpu tells which GPUs the device code of a build runs on: the
+// AMDGPU code objects in ELF files, archives, offload bundles and wheels,
+// their coverage of required target IDs by the target-ID rules
+// (TargetCoverage), rocBLAS/hipBLASLt Tensile kernel directories and
+// MIOpen kernel databases (Check, the gpus command), and the device-code
+// findings check reports (RD1401–RD1403).
+package gpu
 
 import (
 	"archive/zip"
@@ -18,13 +24,12 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/finding"
+	"github.com/rocmdoctor/rocmdoctor/internal/member"
 	"github.com/rocmdoctor/rocmdoctor/internal/par"
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/walk"
 	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
 )
-
-// GPU coverage: which GPUs the device code of a build can run on.
 
 // Coverage of a required target by a library's code objects.
 type Coverage string
@@ -77,8 +82,8 @@ func TargetCoverage(code, want elfx.TargetID) Coverage {
 	return CoverageNone
 }
 
-// GPUCodeSummary counts a library's code objects for one target.
-type GPUCodeSummary struct {
+// CodeSummary counts a library's code objects for one target.
+type CodeSummary struct {
 	TargetID          string `json:"target_id"`
 	Kind              string `json:"kind,omitempty"`
 	Container         string `json:"container"`
@@ -86,11 +91,11 @@ type GPUCodeSummary struct {
 	Count             int    `json:"count"`
 }
 
-// GPULibrary is one file with device code.
-type GPULibrary struct {
-	Path    string           `json:"path"`
-	Targets []string         `json:"targets"`
-	Code    []GPUCodeSummary `json:"code_objects"`
+// Library is one file with device code.
+type Library struct {
+	Path    string        `json:"path"`
+	Targets []string      `json:"targets"`
+	Code    []CodeSummary `json:"code_objects"`
 	// Coverage maps each matrix column to the library's coverage.
 	Coverage map[string]Coverage `json:"coverage"`
 	Notes    []string            `json:"notes,omitempty"`
@@ -107,11 +112,11 @@ type TensileReport struct {
 	Bad []string `json:"bad,omitempty"`
 }
 
-// GPUReport is the result of GPUs.
-type GPUReport struct {
+// Report is the result of Check.
+type Report struct {
 	SchemaVersion int               `json:"schema_version"`
 	Columns       []string          `json:"columns"`
-	Libraries     []GPULibrary      `json:"libraries"`
+	Libraries     []Library         `json:"libraries"`
 	NoDeviceCode  []string          `json:"no_device_code"`
 	Tensile       []TensileReport   `json:"tensile,omitempty"`
 	MIOpenKDB     map[string]int    `json:"miopen_kdb,omitempty"` // arch → kernel databases
@@ -120,11 +125,11 @@ type GPUReport struct {
 	// Errors are the paths named that could not be read (missing, not a
 	// regular file or directory, not an ELF file, archive or code object,
 	// malformed); the others are still reported.
-	Errors []FileError `json:"errors"`
+	Errors []finding.FileError `json:"errors"`
 }
 
-// GPUOptions configure GPUs.
-type GPUOptions struct {
+// Options configure Check.
+type Options struct {
 	// Require lists target IDs the build must run on.
 	Require []string
 	// ExpectFrom is a CMakeCache.txt whose GPU_TARGETS/AMDGPU_TARGETS the
@@ -132,12 +137,12 @@ type GPUOptions struct {
 	ExpectFrom string
 }
 
-// GPUs walks paths and reports the AMDGPU code objects every ELF file,
+// Check walks paths and reports the AMDGPU code objects every ELF file,
 // archive member and standalone code object carries, a coverage matrix
 // against the required (or found) targets, rocBLAS/hipBLASLt Tensile
 // libraries and MIOpen kernel databases.
-func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, error) {
-	rep := &GPUReport{SchemaVersion: 1, Libraries: []GPULibrary{}, NoDeviceCode: []string{}, Findings: []finding.Finding{}, Errors: []FileError{}}
+func Check(ctx context.Context, paths []string, opts Options) (*Report, error) {
+	rep := &Report{SchemaVersion: 1, Libraries: []Library{}, NoDeviceCode: []string{}, Findings: []finding.Finding{}, Errors: []finding.FileError{}}
 	var required []elfx.TargetID
 	for _, r := range opts.Require {
 		id, err := elfx.ParseTargetID(r)
@@ -146,7 +151,7 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 		}
 		required = append(required, id)
 	}
-	tensile := newTensileLayout()
+	tensile := NewTensileLayout()
 	kdb := map[string]int{}
 	// The files to examine, in walk order; named ones were given on the
 	// command line, where what cannot be read is an error; in a walked
@@ -157,7 +162,7 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 		skip   bool      // not read: a path given that does not exist, or an MIOpen database (told by its name)
 		member *zip.File // a wheel's member: path is WHEEL!/NAME, read from raw
 		raw    *os.File
-		lib    GPULibrary
+		lib    Library
 		ok     bool
 		err    error // reading it, or stat of a path given
 	}
@@ -237,7 +242,7 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 		// library loads the file of the GPU it runs on: the Tensile report
 		// checks it per architecture. As a matrix row it would be an error
 		// for every other required target.
-		if tensile.add(p) && !j.named {
+		if tensile.Add(p) && !j.named {
 			j.skip = true
 			continue
 		}
@@ -262,7 +267,7 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 	for _, j := range jobs {
 		switch {
 		case j.err != nil:
-			rep.Errors = append(rep.Errors, pathError(j.path, j.err))
+			rep.Errors = append(rep.Errors, finding.FileErrorOf(j.path, j.err))
 		case j.skip || !j.ok:
 		case len(j.lib.Code) == 0 && len(j.lib.Notes) == 0:
 			rep.NoDeviceCode = append(rep.NoDeviceCode, j.path)
@@ -302,13 +307,13 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 	// errors already; Tensile kernels are device code, judged per
 	// target by tensile.check.)
 	if len(required) > 0 && len(rep.Libraries) == 0 && len(tensile.dirs) == 0 && len(rep.Errors) < len(paths) {
-		rep.Findings = append(rep.Findings, noDeviceCode(paths, required))
+		rep.Findings = append(rep.Findings, NoDeviceCode(paths, required))
 	}
-	tr, tf := tensile.check(required, func(p, arch string) bool {
+	tr, tf := tensile.Check(required, func(p, arch string) bool {
 		if m := members[filepath.Clean(p)]; m != nil {
-			return memberCodeObjectFor(m.member, m.raw, p, arch)
+			return MemberCodeObjectFor(m.member, m.raw, p, arch)
 		}
-		return codeObjectFor(p, arch)
+		return CodeObjectFor(p, arch)
 	})
 	rep.Tensile = append(rep.Tensile, tr...)
 	rep.Findings = append(rep.Findings, tf...)
@@ -325,7 +330,7 @@ func GPUs(ctx context.Context, paths []string, opts GPUOptions) (*GPUReport, err
 
 // cover is the library's coverage of the target want: the best of its
 // code objects'.
-func (l *GPULibrary) cover(want elfx.TargetID) Coverage {
+func (l *Library) cover(want elfx.TargetID) Coverage {
 	best := CoverageNone
 	for _, t := range l.Targets {
 		code, err := elfx.ParseTargetID(t)
@@ -350,7 +355,7 @@ func (l *GPULibrary) cover(want elfx.TargetID) Coverage {
 // deviceFindings are check's device-code findings for the library: what
 // of its code could not be read (RD1403, one per reason) and each
 // required target none of it runs on (RD1401).
-func (l *GPULibrary) deviceFindings(required []elfx.TargetID) []finding.Finding {
+func (l *Library) deviceFindings(required []elfx.TargetID) []finding.Finding {
 	var out []finding.Finding
 	for _, n := range l.Notes {
 		out = append(out, finding.Finding{
@@ -372,7 +377,7 @@ func targetList(ts []elfx.TargetID) string {
 
 // missing reports each required target none of the library's device code
 // runs on.
-func (l *GPULibrary) missing(required []elfx.TargetID) []finding.Finding {
+func (l *Library) missing(required []elfx.TargetID) []finding.Finding {
 	var out []finding.Finding
 	for _, r := range required {
 		if l.cover(r) == CoverageNone {
@@ -386,9 +391,9 @@ func (l *GPULibrary) missing(required []elfx.TargetID) []finding.Finding {
 	return out
 }
 
-// noDeviceCode is the finding for required targets over paths that hold
+// NoDeviceCode is the finding for required targets over paths that hold
 // no device code at all.
-func noDeviceCode(paths []string, required []elfx.TargetID) finding.Finding {
+func NoDeviceCode(paths []string, required []elfx.TargetID) finding.Finding {
 	return finding.Finding{
 		Rule: finding.RuleGPUTargetMissing, Severity: finding.SeverityError, File: strings.Join(paths, " "),
 		Message: fmt.Sprintf("no device code in %s: nothing there runs on %s", strings.Join(paths, ", "), targetList(required)),
@@ -400,7 +405,7 @@ func noDeviceCode(paths []string, required []elfx.TargetID) finding.Finding {
 // could not be read (in full or in part: what was read is not all there
 // is); the notes say why (a compressed payload rocmdoctor cannot decode, a
 // damaged bundle).
-func (l *GPULibrary) hasUnreadableCode() bool {
+func (l *Library) hasUnreadableCode() bool {
 	if len(l.Notes) > 0 {
 		return true
 	}
@@ -414,14 +419,14 @@ func (l *GPULibrary) hasUnreadableCode() bool {
 
 // gpuLibrary reads the device code of one file; ok is false for files that
 // are neither ELF nor archives.
-func gpuLibrary(p string, named bool) (GPULibrary, bool, error) {
-	lib := GPULibrary{Path: p, Targets: []string{}, Code: []GPUCodeSummary{}}
+func gpuLibrary(p string, named bool) (Library, bool, error) {
+	lib := Library{Path: p, Targets: []string{}, Code: []CodeSummary{}}
 	// What cannot be read is an error for a named file, and for an ELF
 	// file or archive that does not parse wherever it is (check reports
 	// those too: a truncated library in an install is what a scan is
 	// for); in a walked directory a file that cannot be opened, or is
 	// neither, is passed over.
-	unreadable := func(err error, parsed bool) (GPULibrary, bool, error) {
+	unreadable := func(err error, parsed bool) (Library, bool, error) {
 		if named || parsed {
 			return lib, false, err
 		}
@@ -454,19 +459,43 @@ func gpuLibrary(p string, named bool) (GPULibrary, bool, error) {
 	return lib, true, nil
 }
 
+// MemberDeviceCode is DeviceCodeFindings for member zf of a wheel (raw),
+// named path (WHEEL!/MEMBER), whose first bytes (zipx.Head) are head;
+// deviceCode is false for a member without device code or that is not
+// an ELF file or archive.
+func MemberDeviceCode(path string, zf *zip.File, raw io.ReaderAt, head []byte, required []elfx.TargetID) (fs []finding.Finding, deviceCode bool, err error) {
+	lib, ok, err := gpuMember(path, zf, raw, head)
+	if err != nil || !ok || len(lib.Code) == 0 && len(lib.Notes) == 0 {
+		return nil, false, err
+	}
+	return lib.deviceFindings(required), true, nil
+}
+
+// DeviceCodeFindings are the device-code rules (RD1401, RD1403) for one
+// file or archive whose code objects are cos, notes saying what of its
+// device code could not be read, and whether it has any.
+func DeviceCodeFindings(path string, cos []elfx.CodeObject, notes []string, required []elfx.TargetID) ([]finding.Finding, bool) {
+	lib := Library{Path: path, Notes: notes}
+	lib.summarize(cos)
+	if len(lib.Code) == 0 && len(lib.Notes) == 0 {
+		return nil, false
+	}
+	return lib.deviceFindings(required), true
+}
+
 // gpuMember is gpuLibrary for member zf of a wheel (raw), named path
 // (WHEEL!/MEMBER), whose first bytes (zipx.Head, at least 8 of them when
 // the member has them) are head. Members that are not ELF files or
 // archives are passed over from those; the others are extracted
-// (memberReader). A member that does not extract is an error: the wheel is
+// (member.Open). A member that does not extract is an error: the wheel is
 // damaged.
-func gpuMember(path string, zf *zip.File, raw io.ReaderAt, head []byte) (GPULibrary, bool, error) {
-	lib := GPULibrary{Path: path, Targets: []string{}, Code: []GPUCodeSummary{}}
+func gpuMember(path string, zf *zip.File, raw io.ReaderAt, head []byte) (Library, bool, error) {
+	lib := Library{Path: path, Targets: []string{}, Code: []CodeSummary{}}
 	isELF := bytes.HasPrefix(head, []byte("\x7fELF"))
 	if !isELF && !bytes.HasPrefix(head, []byte("!<arch>\n")) {
 		return lib, false, nil // a thin archive's members are outside the wheel
 	}
-	r, done, err := memberReader(zf, raw, nil, inMemoryMember)
+	r, done, err := member.Open(zf, raw, nil, member.InMemory)
 	if err != nil {
 		return lib, false, fmt.Errorf("%s: %w", path, err)
 	}
@@ -491,14 +520,14 @@ func gpuMember(path string, zf *zip.File, raw io.ReaderAt, head []byte) (GPULibr
 	return lib, true, nil
 }
 
-// memberCodeObjectFor is codeObjectFor for a wheel's member.
-func memberCodeObjectFor(zf *zip.File, raw io.ReaderAt, p, arch string) bool {
-	r, done, err := memberReader(zf, raw, nil, inMemoryMember)
+// MemberCodeObjectFor is CodeObjectFor for a wheel's member.
+func MemberCodeObjectFor(zf *zip.File, raw io.ReaderAt, p, arch string) bool {
+	r, done, err := member.Open(zf, raw, nil, member.InMemory)
 	if err != nil {
 		return false
 	}
 	defer done()
-	return codeObjectIn(r, int64(zf.UncompressedSize64), p, arch)
+	return CodeObjectIn(r, int64(zf.UncompressedSize64), p, arch)
 }
 
 // archiveCodeObjects reads the device code of an archive's ELF members;
@@ -507,16 +536,16 @@ func archiveCodeObjects(a *elfx.Archive, notes []string) ([]elfx.CodeObject, []s
 	var cos []elfx.CodeObject
 	for i := range a.Members {
 		if sr, err := a.Open(i); err == nil {
-			cos, notes = memberCodeObjects(a, i, sr, cos, notes)
+			cos, notes = MemberCodeObjects(a, i, sr, cos, notes)
 		}
 	}
 	return cos, notes
 }
 
-// memberCodeObjects appends the device code of member i of a, open as sr,
+// MemberCodeObjects appends the device code of member i of a, open as sr,
 // to cos (what cannot be read to notes). Host code (all of most archives)
 // is told apart without Open; a member that does not parse is passed over.
-func memberCodeObjects(a *elfx.Archive, i int, sr *io.SectionReader, cos []elfx.CodeObject, notes []string) ([]elfx.CodeObject, []string) {
+func MemberCodeObjects(a *elfx.Archive, i int, sr *io.SectionReader, cos []elfx.CodeObject, notes []string) ([]elfx.CodeObject, []string) {
 	if elfx.Sniff(sr) == elfx.KindELF && elfx.ObjectWithoutDeviceCode(sr, sr.Size()) {
 		return cos, notes
 	}
@@ -529,15 +558,15 @@ func memberCodeObjects(a *elfx.Archive, i int, sr *io.SectionReader, cos []elfx.
 	return append(cos, c...), notes
 }
 
-// fileCodeObjects is codeObjects of an ELF file, which it closes.
+// fileCodeObjects is CodeObjects of an ELF file, which it closes.
 func fileCodeObjects(f *elfx.File, notes []string) ([]elfx.CodeObject, []string) {
 	defer f.Close()
-	return codeObjects(f, notes)
+	return CodeObjects(f, notes)
 }
 
-// codeObjects reads the device code of an ELF file; what cannot be read
+// CodeObjects reads the device code of an ELF file; what cannot be read
 // is added to notes.
-func codeObjects(f *elfx.File, notes []string) ([]elfx.CodeObject, []string) {
+func CodeObjects(f *elfx.File, notes []string) ([]elfx.CodeObject, []string) {
 	cos, err := f.GPUCodeObjects()
 	if err != nil {
 		notes = append(notes, err.Error())
@@ -546,16 +575,18 @@ func codeObjects(f *elfx.File, notes []string) ([]elfx.CodeObject, []string) {
 }
 
 // summarize counts the library's code objects by target.
-func (l *GPULibrary) summarize(cos []elfx.CodeObject) {
+func (l *Library) summarize(cos []elfx.CodeObject) {
 	for _, s := range elfx.TargetStats(cos) {
-		l.Code = append(l.Code, GPUCodeSummary(s))
+		l.Code = append(l.Code, CodeSummary(s))
 		if s.TargetID != "unknown" && !slices.Contains(l.Targets, s.TargetID) {
 			l.Targets = append(l.Targets, s.TargetID)
 		}
 	}
 	for _, c := range cos {
 		if c.Note != "" && c.Container == "compressed-bundle" {
-			l.Notes = appendUnique(l.Notes, c.Note)
+			if !slices.Contains(l.Notes, c.Note) {
+				l.Notes = append(l.Notes, c.Note)
+			}
 		}
 	}
 }
@@ -603,10 +634,10 @@ var (
 	processors     map[string]bool
 )
 
-// tensileLayout is what the names of a scan's files say about
+// TensileLayout is what the names of a scan's files say about
 // rocBLAS/hipBLASLt installs: the libraries, and their Tensile kernel
 // directories (lib/rocblas/library, lib/hipblaslt/library).
-type tensileLayout struct {
+type TensileLayout struct {
 	dirs map[string]string // library/ directory → "rocblas", "hipblaslt" or "hipsparselt"
 	libs map[string]string // lib/rocblas (where library/ belongs) → librocblas.so path
 	// files lists what was added in each library/ directory inside a
@@ -621,8 +652,8 @@ type tensileLayout struct {
 // may be in a subdirectory named for it (library/gfx942/…).
 var tensileLibs = []string{"rocblas", "hipblaslt", "hipsparselt"}
 
-func newTensileLayout() *tensileLayout {
-	return &tensileLayout{dirs: map[string]string{}, libs: map[string]string{}, files: map[string][]string{}}
+func NewTensileLayout() *TensileLayout {
+	return &TensileLayout{dirs: map[string]string{}, libs: map[string]string{}, files: map[string][]string{}}
 }
 
 // tensilePlace splits a path in a Tensile kernel directory into the
@@ -654,7 +685,7 @@ func tensileArch(rel string) string {
 
 // add notes what path p says, and reports whether p is a kernel file of a
 // Tensile directory: one architecture's kernels or index.
-func (t *tensileLayout) add(p string) (kernel bool) {
+func (t *TensileLayout) Add(p string) (kernel bool) {
 	base := filepath.Base(p)
 	for _, lib := range tensileLibs {
 		if strings.HasPrefix(base, "lib"+lib+".so") {
@@ -672,9 +703,9 @@ func (t *tensileLayout) add(p string) (kernel bool) {
 	return tensileArch(rel) != ""
 }
 
-// tensileCodeObject reports the architecture of a Tensile kernel file
+// TensileKernelArch reports the architecture of a Tensile kernel file
 // that must parse as a code object for it (.co, .hsaco), "" for others.
-func tensileCodeObject(p string) string {
+func TensileKernelArch(p string) string {
 	_, _, rel, ok := tensilePlace(p)
 	if ext := filepath.Ext(p); !ok || ext != ".co" && ext != ".hsaco" {
 		return ""
@@ -686,7 +717,7 @@ func tensileCodeObject(p string) string {
 // without its directory (built without Tensile), a required target with
 // no kernels, and kernel files that parses says are not code objects for
 // the architecture in their names.
-func (t *tensileLayout) check(required []elfx.TargetID, parses func(path, arch string) bool) ([]TensileReport, []finding.Finding) {
+func (t *TensileLayout) Check(required []elfx.TargetID, parses func(path, arch string) bool) ([]TensileReport, []finding.Finding) {
 	var reps []TensileReport
 	var out []finding.Finding
 	for _, prefixDir := range slices.Sorted(maps.Keys(t.libs)) {
@@ -723,7 +754,7 @@ func (t *tensileLayout) check(required []elfx.TargetID, parses func(path, arch s
 			}
 			tr.Archs[a] = append(tr.Archs[a], name)
 			p := filepath.Join(d, filepath.FromSlash(name))
-			if tensileCodeObject(p) != "" && !parses(p, a) {
+			if TensileKernelArch(p) != "" && !parses(p, a) {
 				tr.Bad = append(tr.Bad, name)
 			}
 		}
@@ -798,20 +829,20 @@ func listTensileDir(d string) []string {
 	return names
 }
 
-// codeObjectFor reports whether p is an AMDGPU code object (or a bundle of
+// CodeObjectFor reports whether p is an AMDGPU code object (or a bundle of
 // them) containing code for arch.
-func codeObjectFor(p, arch string) bool {
+func CodeObjectFor(p, arch string) bool {
 	fh, err := regfile.Open(p)
 	if err != nil {
 		return false
 	}
 	defer fh.Close()
 	st, err := fh.Stat()
-	return err == nil && codeObjectIn(fh, st.Size(), p, arch)
+	return err == nil && CodeObjectIn(fh, st.Size(), p, arch)
 }
 
-// codeObjectIn is codeObjectFor for the size bytes of r, named p.
-func codeObjectIn(r io.ReaderAt, size int64, p, arch string) bool {
+// CodeObjectIn is CodeObjectFor for the size bytes of r, named p.
+func CodeObjectIn(r io.ReaderAt, size int64, p, arch string) bool {
 	if elfx.Sniff(r) == elfx.KindELF {
 		f, err := elfx.NewFileSize(r, size, p)
 		return err == nil && f.AMDGPU != nil && f.AMDGPU.Processor == arch
@@ -830,7 +861,7 @@ func codeObjectIn(r io.ReaderAt, size int64, p, arch string) bool {
 
 // checkExpected compares the targets a CMakeCache.txt asked for with the
 // targets found.
-func checkExpected(rep *GPUReport, cache string) error {
+func checkExpected(rep *Report, cache string) error {
 	vars, err := readCMakeCache(cache)
 	if err != nil {
 		return err

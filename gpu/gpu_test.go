@@ -1,10 +1,9 @@
-package symcheck_test
+package gpu_test
 
 import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,42 +14,42 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/finding"
+	"github.com/rocmdoctor/rocmdoctor/gpu"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
-	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
 func TestTargetCoverage(t *testing.T) {
 	for _, tt := range []struct {
 		code, want string
-		cov        symcheck.Coverage
+		cov        gpu.Coverage
 	}{
-		{"gfx90a:xnack-", "gfx90a:xnack-", symcheck.CoverageExact},
-		{"gfx90a", "gfx90a:xnack+", symcheck.CoverageCompatible},  // no setting: runs in both modes
-		{"gfx90a", "gfx90a:xnack-", symcheck.CoverageCompatible},  //
-		{"gfx90a:xnack-", "gfx90a:xnack+", symcheck.CoverageNone}, // xnack- only with XNACK off
-		{"gfx90a:xnack+", "gfx90a", symcheck.CoverageCompatible},  // requirement without a setting
-		{"gfx906:sramecc+:xnack-", "gfx906:sramecc-", symcheck.CoverageNone},
-		{"gfx906:sramecc+:xnack-", "gfx906:sramecc+", symcheck.CoverageCompatible},
-		{"gfx10-3-generic", "gfx1030", symcheck.CoverageCompatible}, // generic covers its family
-		{"gfx10-3-generic", "gfx1036", symcheck.CoverageCompatible},
-		{"gfx11-generic", "gfx1030", symcheck.CoverageNone}, // no cross-family compatibility
-		{"gfx1030", "gfx1031", symcheck.CoverageNone},       // nor between processors
-		{"gfx9-generic", "gfx90a", symcheck.CoverageNone},   // gfx90a is not in gfx9-generic
-		{"gfx9-4-generic", "gfx942:xnack+", symcheck.CoverageCompatible},
+		{"gfx90a:xnack-", "gfx90a:xnack-", gpu.CoverageExact},
+		{"gfx90a", "gfx90a:xnack+", gpu.CoverageCompatible},  // no setting: runs in both modes
+		{"gfx90a", "gfx90a:xnack-", gpu.CoverageCompatible},  //
+		{"gfx90a:xnack-", "gfx90a:xnack+", gpu.CoverageNone}, // xnack- only with XNACK off
+		{"gfx90a:xnack+", "gfx90a", gpu.CoverageCompatible},  // requirement without a setting
+		{"gfx906:sramecc+:xnack-", "gfx906:sramecc-", gpu.CoverageNone},
+		{"gfx906:sramecc+:xnack-", "gfx906:sramecc+", gpu.CoverageCompatible},
+		{"gfx10-3-generic", "gfx1030", gpu.CoverageCompatible}, // generic covers its family
+		{"gfx10-3-generic", "gfx1036", gpu.CoverageCompatible},
+		{"gfx11-generic", "gfx1030", gpu.CoverageNone}, // no cross-family compatibility
+		{"gfx1030", "gfx1031", gpu.CoverageNone},       // nor between processors
+		{"gfx9-generic", "gfx90a", gpu.CoverageNone},   // gfx90a is not in gfx9-generic
+		{"gfx9-4-generic", "gfx942:xnack+", gpu.CoverageCompatible},
 	} {
 		t.Run(tt.code+"→"+tt.want, func(t *testing.T) {
 			c, _ := elfx.ParseTargetID(tt.code)
 			w, _ := elfx.ParseTargetID(tt.want)
-			if got := symcheck.TargetCoverage(c, w); got != tt.cov {
+			if got := gpu.TargetCoverage(c, w); got != tt.cov {
 				t.Errorf("got %s, want %s", got, tt.cov)
 			}
 		})
 	}
 }
 
-func gpus(t *testing.T, paths []string, opts symcheck.GPUOptions) *symcheck.GPUReport {
+func gpus(t *testing.T, paths []string, opts gpu.Options) *gpu.Report {
 	t.Helper()
-	rep, err := symcheck.GPUs(context.Background(), paths, opts)
+	rep, err := gpu.Check(context.Background(), paths, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,12 +62,12 @@ func gpus(t *testing.T, paths []string, opts symcheck.GPUOptions) *symcheck.GPUR
 }
 
 func TestGPUMatrixFixture(t *testing.T) {
-	rep := gpus(t, []string{testenv.Testdata("libgpu.so")}, symcheck.GPUOptions{Require: []string{"gfx1030", "gfx90a", "gfx90a:xnack+", "gfx1031"}})
+	rep := gpus(t, []string{testenv.Testdata("libgpu.so")}, gpu.Options{Require: []string{"gfx1030", "gfx90a", "gfx90a:xnack+", "gfx1031"}})
 	if len(rep.Libraries) != 1 {
 		t.Fatalf("libraries = %+v", rep.Libraries)
 	}
 	got := rep.Libraries[0].Coverage
-	want := map[string]symcheck.Coverage{"gfx1030": "exact", "gfx90a": "compatible", "gfx90a:xnack+": "none", "gfx1031": "none"}
+	want := map[string]gpu.Coverage{"gfx1030": "exact", "gfx90a": "compatible", "gfx90a:xnack+": "none", "gfx1031": "none"}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s: %s, want %s", k, got[k], v)
@@ -85,7 +84,7 @@ func TestGPUMatrixFixture(t *testing.T) {
 		t.Errorf("missing = %q", missing)
 	}
 	// Without --require the columns are the targets found.
-	rep = gpus(t, []string{testenv.Testdata()}, symcheck.GPUOptions{})
+	rep = gpus(t, []string{testenv.Testdata()}, gpu.Options{})
 	if strings.Join(rep.Columns, " ") != "gfx1030 gfx803 gfx906:sramecc+:xnack- gfx90a:xnack-" || len(rep.Findings) != 0 {
 		t.Errorf("columns %v, findings %v", rep.Columns, rep.Findings)
 	}
@@ -98,7 +97,7 @@ func TestGPUMatrixFixture(t *testing.T) {
 	if err := os.Symlink(testenv.Testdata(), link); err != nil {
 		t.Fatal(err)
 	}
-	viaLink := gpus(t, []string{link}, symcheck.GPUOptions{})
+	viaLink := gpus(t, []string{link}, gpu.Options{})
 	if strings.Join(viaLink.Columns, " ") != strings.Join(rep.Columns, " ") || len(viaLink.Libraries) != len(rep.Libraries) {
 		t.Errorf("through %s: columns %v and %d libraries, want %v and %d", link, viaLink.Columns, len(viaLink.Libraries), rep.Columns, len(rep.Libraries))
 	}
@@ -106,16 +105,16 @@ func TestGPUMatrixFixture(t *testing.T) {
 
 func TestTensileAndMIOpen(t *testing.T) {
 	prefix := t.TempDir()
-	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(prefix, "lib", "librocblas.so.4"))
+	testenv.CopyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(prefix, "lib", "librocblas.so.4"))
 	lib := filepath.Join(prefix, "lib", "rocblas", "library")
-	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(lib, "Kernels.so-000-gfx90a.hsaco"))
+	testenv.CopyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(lib, "Kernels.so-000-gfx90a.hsaco"))
 	os.WriteFile(filepath.Join(lib, "TensileLibrary_lazy_gfx90a.dat"), []byte("x"), 0o644)
-	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(lib, "TensileLibrary_Type_HH_gfx1030.co")) // wrong arch inside
+	testenv.CopyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(lib, "TensileLibrary_Type_HH_gfx1030.co")) // wrong arch inside
 	os.MkdirAll(filepath.Join(prefix, "share", "miopen", "db"), 0o755)
 	os.WriteFile(filepath.Join(prefix, "share", "miopen", "db", "gfx90a6e.kdb"), []byte("SQLite format 3\x00"), 0o644)
 	os.WriteFile(filepath.Join(prefix, "share", "miopen", "db", "gfx1030_36.kdb"), []byte("SQLite format 3\x00"), 0o644)
 
-	rep := gpus(t, []string{prefix}, symcheck.GPUOptions{Require: []string{"gfx90a", "gfx1100"}})
+	rep := gpus(t, []string{prefix}, gpu.Options{Require: []string{"gfx90a", "gfx1100"}})
 	if len(rep.Tensile) != 1 || len(rep.Tensile[0].Archs["gfx90a"]) != 2 {
 		t.Fatalf("tensile = %+v", rep.Tensile)
 	}
@@ -147,7 +146,7 @@ func TestTensileAndMIOpen(t *testing.T) {
 	// Named on the command line, a kernel file is examined like any code
 	// object.
 	kernels := filepath.Join(lib, "Kernels.so-000-gfx90a.hsaco")
-	named := gpus(t, []string{kernels}, symcheck.GPUOptions{Require: []string{"gfx1100"}})
+	named := gpus(t, []string{kernels}, gpu.Options{Require: []string{"gfx1100"}})
 	var onFile []finding.Finding
 	for _, f := range named.Findings {
 		if f.Rule == finding.RuleGPUTargetMissing {
@@ -159,7 +158,7 @@ func TestTensileAndMIOpen(t *testing.T) {
 	}
 	// rocBLAS built without Tensile: no library directory at all.
 	os.RemoveAll(filepath.Join(prefix, "lib", "rocblas"))
-	rep = gpus(t, []string{prefix}, symcheck.GPUOptions{})
+	rep = gpus(t, []string{prefix}, gpu.Options{})
 	if len(rep.Findings) != 1 || !strings.Contains(rep.Findings[0].Message, "built without Tensile") {
 		t.Errorf("without Tensile: %+v", rep.Findings)
 	}
@@ -169,7 +168,7 @@ func TestExpectFromCMakeCache(t *testing.T) {
 	dir := t.TempDir()
 	cache := filepath.Join(dir, "CMakeCache.txt")
 	os.WriteFile(cache, []byte("# cache\nGPU_TARGETS:STRING=gfx90a;gfx1100\nINSTANCES_ONLY:BOOL=ON\nDL_KERNELS:BOOL=OFF\n"), 0o644)
-	rep := gpus(t, []string{testenv.Testdata("libgpu.so")}, symcheck.GPUOptions{ExpectFrom: cache})
+	rep := gpus(t, []string{testenv.Testdata("libgpu.so")}, gpu.Options{ExpectFrom: cache})
 	if len(rep.Findings) != 1 {
 		t.Fatalf("findings = %+v", rep.Findings)
 	}
@@ -180,19 +179,19 @@ func TestExpectFromCMakeCache(t *testing.T) {
 		}
 	}
 	os.WriteFile(cache, []byte("AMDGPU_TARGETS:STRING=gfx90a:xnack-;gfx1030;gfx906:sramecc+:xnack-\n"), 0o644)
-	if rep = gpus(t, []string{testenv.Testdata("libgpu.so")}, symcheck.GPUOptions{ExpectFrom: cache}); len(rep.Findings) != 0 {
+	if rep = gpus(t, []string{testenv.Testdata("libgpu.so")}, gpu.Options{ExpectFrom: cache}); len(rep.Findings) != 0 {
 		t.Errorf("matching build: %+v", rep.Findings)
 	}
 	// A rocBLAS install: the Tensile kernels are what its GPU_TARGETS built.
 	prefix := t.TempDir()
 	lib := filepath.Join(prefix, "lib", "rocblas", "library")
-	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(lib, "Kernels.so-000-gfx90a.hsaco"))
+	testenv.CopyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(lib, "Kernels.so-000-gfx90a.hsaco"))
 	os.WriteFile(cache, []byte("GPU_TARGETS:STRING=gfx90a\n"), 0o644)
-	if rep = gpus(t, []string{prefix}, symcheck.GPUOptions{ExpectFrom: cache}); len(rep.Findings) != 0 {
+	if rep = gpus(t, []string{prefix}, gpu.Options{ExpectFrom: cache}); len(rep.Findings) != 0 {
 		t.Errorf("rocBLAS built for what it asked: %+v", rep.Findings)
 	}
 	os.WriteFile(cache, []byte("GPU_TARGETS:STRING=gfx90a;gfx1100\n"), 0o644)
-	if rep = gpus(t, []string{prefix}, symcheck.GPUOptions{ExpectFrom: cache}); len(rep.Findings) != 1 || !strings.Contains(rep.Findings[0].Message, "no device code was built for gfx1100") {
+	if rep = gpus(t, []string{prefix}, gpu.Options{ExpectFrom: cache}); len(rep.Findings) != 1 || !strings.Contains(rep.Findings[0].Message, "no device code was built for gfx1100") {
 		t.Errorf("rocBLAS built without gfx1100: %+v", rep.Findings)
 	}
 }
@@ -317,19 +316,19 @@ func TestGPUCompressedBundles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rep := gpus(t, []string{dir}, symcheck.GPUOptions{Require: []string{"gfx1030", "gfx1100"}})
-	byName := map[string]symcheck.GPULibrary{}
+	rep := gpus(t, []string{dir}, gpu.Options{Require: []string{"gfx1030", "gfx1100"}})
+	byName := map[string]gpu.Library{}
 	for _, l := range rep.Libraries {
 		byName[filepath.Base(l.Path)] = l
 	}
 	for _, n := range []string{"libz.so", "libzstd.so"} {
 		l := byName[n]
-		if l.Coverage["gfx1030"] != symcheck.CoverageExact || l.Coverage["gfx1100"] != symcheck.CoverageNone || len(l.Targets) != 3 {
+		if l.Coverage["gfx1030"] != gpu.CoverageExact || l.Coverage["gfx1100"] != gpu.CoverageNone || len(l.Targets) != 3 {
 			t.Errorf("%s: coverage %v, targets %v", n, l.Coverage, l.Targets)
 		}
 	}
 	o := byName["libother.so"]
-	if o.Coverage["gfx1030"] != symcheck.CoverageUnknown || o.Coverage["gfx1100"] != symcheck.CoverageUnknown || len(o.Targets) != 0 {
+	if o.Coverage["gfx1030"] != gpu.CoverageUnknown || o.Coverage["gfx1100"] != gpu.CoverageUnknown || len(o.Targets) != 0 {
 		t.Errorf("unknown method: coverage %v, targets %v", o.Coverage, o.Targets)
 	}
 	if len(o.Notes) != 1 || !strings.Contains(o.Notes[0], "method 9") {
@@ -354,20 +353,20 @@ func TestGPUCompressedBundles(t *testing.T) {
 func TestGPUsRequireWithoutDeviceCode(t *testing.T) {
 	host := testenv.Testdata("libfoo.so.1")
 	empty := t.TempDir()
-	rep := gpus(t, []string{empty, host}, symcheck.GPUOptions{Require: []string{"gfx90a", "gfx1030"}})
+	rep := gpus(t, []string{empty, host}, gpu.Options{Require: []string{"gfx90a", "gfx1030"}})
 	if len(rep.Findings) != 1 || rep.Findings[0].Rule != finding.RuleGPUTargetMissing || rep.Findings[0].Severity != finding.SeverityError ||
 		rep.Findings[0].Message != "no device code in "+empty+", "+host+": nothing there runs on gfx90a, gfx1030" || rep.Findings[0].Fix == "" {
 		t.Errorf("findings %+v", rep.Findings)
 	}
-	if rep := gpus(t, []string{empty, host}, symcheck.GPUOptions{}); len(rep.Findings) != 0 {
+	if rep := gpus(t, []string{empty, host}, gpu.Options{}); len(rep.Findings) != 0 {
 		t.Errorf("without --require: %+v", rep.Findings)
 	}
-	rep = gpus(t, []string{host, testenv.Testdata("libraw.so")}, symcheck.GPUOptions{Require: []string{"gfx1030"}})
+	rep = gpus(t, []string{host, testenv.Testdata("libraw.so")}, gpu.Options{Require: []string{"gfx1030"}})
 	if len(rep.Findings) != 0 {
 		t.Errorf("with device code for the target: %+v", rep.Findings)
 	}
 	// Only unreadable paths: their errors say it all.
-	rep, _ = symcheck.GPUs(context.Background(), []string{filepath.Join(empty, "nowhere.so")}, symcheck.GPUOptions{Require: []string{"gfx1030"}})
+	rep, _ = gpu.Check(context.Background(), []string{filepath.Join(empty, "nowhere.so")}, gpu.Options{Require: []string{"gfx1030"}})
 	if len(rep.Findings) != 0 || len(rep.Errors) != 1 {
 		t.Errorf("unreadable only: findings %+v, errors %+v", rep.Findings, rep.Errors)
 	}
@@ -399,7 +398,7 @@ func TestGPUsReportOrder(t *testing.T) {
 	os.WriteFile(bad, []byte("not an ELF file\n"), 0o644)
 	missing := filepath.Join(t.TempDir(), "missing.so")
 	for round := 0; round < 5; round++ {
-		rep, err := symcheck.GPUs(context.Background(), []string{bad, dir, missing}, symcheck.GPUOptions{})
+		rep, err := gpu.Check(context.Background(), []string{bad, dir, missing}, gpu.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -419,79 +418,15 @@ func TestGPUsReportOrder(t *testing.T) {
 	}
 }
 
-// writeWheel writes a zip of the given members, in order: content from a
-// testdata file ("@name") or literal, deflated unless stored is set, and
-// the RECORD that lists them all (recordOf).
-func writeWheel(t testing.TB, path string, members [][2]string, stored map[string]bool) {
-	t.Helper()
-	fh, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zw := zip.NewWriter(fh)
-	// RECORD, as the wheel's file name names its .dist-info directory.
-	parts := strings.SplitN(filepath.Base(path), "-", 3)
-	rec := parts[0] + "-" + parts[1] + ".dist-info/RECORD"
-	var written [][2]string // as written, for RECORD
-	for _, m := range members {
-		data := []byte(m[1])
-		if name, ok := strings.CutPrefix(m[1], "@"); ok {
-			if data, err = os.ReadFile(testenv.Testdata(name)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		method := zip.Deflate
-		if stored[m[0]] {
-			method = zip.Store
-		}
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: m[0], Method: method})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(data)
-		written = append(written, [2]string{m[0], string(data)})
-	}
-	w, err := zw.Create(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.Write([]byte(recordOf(written, rec)))
-	if err := zw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	fh.Close()
-}
-
-// torchWheel writes, in dir, a PyTorch-shaped wheel: a host library with
-// device code for gfx90a:xnack-, gfx1030 and gfx906:sramecc+:xnack-, a CK
-// device archive with the same, a host-only library (stored), a rocBLAS
-// whose Tensile directory has gfx90a kernels and a "gfx1030" file holding
-// gfx90a code.
-func torchWheel(t testing.TB, dir string) string {
-	whl := filepath.Join(dir, "torch-2.5.1+rocm6.2-cp311-cp311-linux_x86_64.whl")
-	lib := "torch/lib/rocblas/library/"
-	writeWheel(t, whl, [][2]string{
-		{"torch/__init__.py", "# torch\n"},
-		{"torch/lib/libdevice.a", "@ck/lib/libdevice_gemm_operations.a"},
-		{"torch/lib/libfoo.so", "@libfoo.so.1"},
-		{"torch/lib/libgpu.so", "@libgpu.so"},
-		{"torch/lib/librocblas.so.4", "@libfoo.so.1"},
-		{lib + "Kernels.so-000-gfx90a.hsaco", "@k-gfx90a_xnackoff.co"},
-		{lib + "TensileLibrary_Type_HH_gfx1030.co", "@k-gfx90a_xnackoff.co"},
-		{lib + "TensileLibrary_lazy_gfx90a.dat", "x"},
-	}, map[string]bool{"torch/lib/libfoo.so": true})
-	return whl
-}
-
 // A wheel is read as the prefix it installs: its members' device code is
 // reported under WHEEL!/MEMBER, its rocBLAS Tensile directory is judged
 // per target from the member names and contents, and a member that does
 // not extract is an error naming it.
 func TestGPUsWheel(t *testing.T) {
 	dir := t.TempDir()
-	whl := torchWheel(t, dir)
+	whl := testenv.TorchWheel(t, dir)
 	check := func(t *testing.T, path string) {
-		rep := gpus(t, []string{path}, symcheck.GPUOptions{Require: []string{"gfx90a", "gfx1100"}})
+		rep := gpus(t, []string{path}, gpu.Options{Require: []string{"gfx90a", "gfx1100"}})
 		var libs []string
 		for _, l := range rep.Libraries {
 			libs = append(libs, l.Path)
@@ -528,7 +463,7 @@ func TestGPUsWheel(t *testing.T) {
 		check(t, "./"+filepath.Base(whl))
 	})
 	t.Run("in a directory", func(t *testing.T) {
-		rep := gpus(t, []string{dir}, symcheck.GPUOptions{})
+		rep := gpus(t, []string{dir}, gpu.Options{})
 		if len(rep.Libraries) != 2 || !strings.HasPrefix(rep.Libraries[0].Path, whl+"!/") {
 			t.Errorf("walked: %+v", rep.Libraries)
 		}
@@ -545,7 +480,7 @@ func TestGPUsWheel(t *testing.T) {
 		}
 	}
 	os.WriteFile(bad, b, 0o644)
-	rep, err := symcheck.GPUs(context.Background(), []string{bad}, symcheck.GPUOptions{})
+	rep, err := gpu.Check(context.Background(), []string{bad}, gpu.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +490,7 @@ func TestGPUsWheel(t *testing.T) {
 	// Named, a .whl that is not a zip is an error.
 	notZip := filepath.Join(dir, "not.whl")
 	os.WriteFile(notZip, []byte("not a zip"), 0o644)
-	if rep, err := symcheck.GPUs(context.Background(), []string{notZip}, symcheck.GPUOptions{}); err != nil || len(rep.Errors) != 1 || rep.Errors[0].Path != notZip {
+	if rep, err := gpu.Check(context.Background(), []string{notZip}, gpu.Options{}); err != nil || len(rep.Errors) != 1 || rep.Errors[0].Path != notZip {
 		t.Errorf("not a zip: %+v, %v", rep, err)
 	}
 }
@@ -563,86 +498,21 @@ func TestGPUsWheel(t *testing.T) {
 // FuzzGPUsWheel: whatever the bytes of a wheel, gpus reports without
 // panicking, and every error names the wheel.
 func FuzzGPUsWheel(f *testing.F) {
-	b, err := os.ReadFile(torchWheel(f, f.TempDir()))
+	b, err := os.ReadFile(testenv.TorchWheel(f, f.TempDir()))
 	if err != nil {
 		f.Fatal(err)
 	}
-	fuzzWheel(f, b, func(p string) ([]symcheck.FileError, error) {
-		rep, err := symcheck.GPUs(context.Background(), []string{p}, symcheck.GPUOptions{Require: []string{"gfx90a", "gfx1100"}})
+	testenv.FuzzWheel(f, b, func(p string) ([]string, error) {
+		rep, err := gpu.Check(context.Background(), []string{p}, gpu.Options{Require: []string{"gfx90a", "gfx1100"}})
 		if err != nil {
 			return nil, err
 		}
-		return rep.Errors, nil
+		var errs []string
+		for _, e := range rep.Errors {
+			errs = append(errs, e.Error)
+		}
+		return errs, nil
 	})
-}
-
-// ROCm 7 keeps each architecture's Tensile kernels in a subdirectory of
-// library/ named for it (lib/rocblas/library/gfx942/…), and hipSPARSELt
-// has a library/ directory of its own: both are Tensile directories, their
-// kernel files no matrix rows, and their libraries not "built without
-// Tensile".
-func TestTensileArchSubdirectories(t *testing.T) {
-	prefix := t.TempDir()
-	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(prefix, "lib", "librocblas.so.5"))
-	copyFile(t, testenv.Testdata("libfoo.so.1"), filepath.Join(prefix, "lib", "libhipsparselt.so.0"))
-	rb := filepath.Join(prefix, "lib", "rocblas", "library")
-	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(rb, "gfx90a", "TensileLibrary_Type_SS_Contraction.co"))
-	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(rb, "gfx942", "Kernels.so-000.hsaco")) // gfx90a code: bad
-	os.WriteFile(filepath.Join(rb, "gfx90a", "TensileLibrary_lazy.dat"), []byte("x"), 0o644)
-	sp := filepath.Join(prefix, "lib", "hipsparselt", "library")
-	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(sp, "Kernels.so-000-gfx90a.hsaco"))
-	rep := gpus(t, []string{prefix}, symcheck.GPUOptions{Require: []string{"gfx90a", "gfx942"}})
-	if len(rep.Libraries) != 0 {
-		t.Errorf("kernel files as matrix rows: %+v", rep.Libraries)
-	}
-	var got []string
-	for _, tr := range rep.Tensile {
-		got = append(got, fmt.Sprintf("%s %s %v bad=%v", tr.Library, strings.TrimPrefix(tr.Dir, prefix), tr.Archs, tr.Bad))
-	}
-	want := []string{
-		"rocblas /lib/rocblas/library map[gfx90a:[gfx90a/TensileLibrary_Type_SS_Contraction.co gfx90a/TensileLibrary_lazy.dat] gfx942:[gfx942/Kernels.so-000.hsaco]] bad=[gfx942/Kernels.so-000.hsaco]",
-		"hipsparselt /lib/hipsparselt/library map[gfx90a:[Kernels.so-000-gfx90a.hsaco]] bad=[]",
-	}
-	slices.Sort(got)
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Errorf("tensile:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	var findings []string
-	for _, f := range rep.Findings {
-		findings = append(findings, string(f.Severity)+" "+f.Rule+" "+strings.TrimPrefix(f.File, prefix))
-	}
-	wantF := []string{
-		"error tensile-kernels-missing /lib/hipsparselt/library",
-		"warning tensile-kernels-missing /lib/rocblas/library/gfx942/Kernels.so-000.hsaco",
-	}
-	slices.Sort(findings)
-	if !slices.Equal(findings, wantF) {
-		t.Errorf("findings:\n%s\nwant\n%s", strings.Join(findings, "\n"), strings.Join(wantF, "\n"))
-	}
-	// The same layout inside a wheel.
-	whl := filepath.Join(t.TempDir(), "pkg-1.0-py3-none-linux_x86_64.whl")
-	writeWheel(t, whl, [][2]string{
-		{"pkg/lib/rocblas/library/gfx90a/Kernels.so-000.hsaco", "@k-gfx90a_xnackoff.co"},
-		{"pkg/lib/rocblas/library/gfx942/Kernels.so-000.hsaco", "@k-gfx90a_xnackoff.co"},
-	}, nil)
-	wrep := gpus(t, []string{whl}, symcheck.GPUOptions{Require: []string{"gfx90a"}})
-	if len(wrep.Libraries) != 0 || len(wrep.Tensile) != 1 || len(wrep.Tensile[0].Archs) != 2 ||
-		!slices.Equal(wrep.Tensile[0].Bad, []string{"gfx942/Kernels.so-000.hsaco"}) {
-		t.Errorf("in a wheel: libraries %+v, tensile %+v", wrep.Libraries, wrep.Tensile)
-	}
-	// check --gpu-targets judges the same tree the same way.
-	crep, err := symcheck.Check(context.Background(), []string{prefix}, symcheck.CheckOptions{GPUTargets: []string{"gfx90a", "gfx942"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cf := gpuFindings(crep, func(f finding.Finding) string {
-		return string(f.Severity) + " " + f.Rule + " " + strings.TrimPrefix(f.File, prefix)
-	})
-	slices.Sort(cf)
-	if !slices.Equal(cf, wantF) {
-		t.Errorf("check:\n%s\nwant\n%s", strings.Join(cf, "\n"), strings.Join(wantF, "\n"))
-	}
 }
 
 // A wheel member that is ELF (or an archive) but does not parse is one of
@@ -651,12 +521,12 @@ func TestTensileArchSubdirectories(t *testing.T) {
 func TestGPUsWheelMalformedMember(t *testing.T) {
 	whl := filepath.Join(t.TempDir(), "pkg-1.0-py3-none-linux_x86_64.whl")
 	bad := "\x7fELF\x02\x01\x01" + strings.Repeat("\xff", 100)
-	writeWheel(t, whl, [][2]string{
+	testenv.WriteWheel(t, whl, [][2]string{
 		{"pkg/libgpu.so", "@libgpu.so"},
 		{"pkg/libbad.so", bad},
 		{"pkg/libbad.a", "!<arch>\nnot a member header at all\n"},
 	}, nil)
-	rep, err := symcheck.GPUs(context.Background(), []string{whl}, symcheck.GPUOptions{})
+	rep, err := gpu.Check(context.Background(), []string{whl}, gpu.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -684,12 +554,12 @@ func TestGPUsUnreadableFatbin(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "libbroken.so"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep := gpus(t, []string{dir}, symcheck.GPUOptions{Require: []string{"gfx90a"}})
+	rep := gpus(t, []string{dir}, gpu.Options{Require: []string{"gfx90a"}})
 	if len(rep.Libraries) != 1 || len(rep.NoDeviceCode) != 0 {
 		t.Fatalf("libraries %+v, no device code %v", rep.Libraries, rep.NoDeviceCode)
 	}
 	l := rep.Libraries[0]
-	if len(l.Notes) != 1 || !strings.Contains(l.Notes[0], ".hip_fatbin") || l.Coverage["gfx90a"] != symcheck.CoverageUnknown {
+	if len(l.Notes) != 1 || !strings.Contains(l.Notes[0], ".hip_fatbin") || l.Coverage["gfx90a"] != gpu.CoverageUnknown {
 		t.Errorf("notes %q, coverage %v", l.Notes, l.Coverage)
 	}
 	if len(rep.Findings) != 0 {
@@ -701,15 +571,15 @@ func TestGPUsUnreadableFatbin(t *testing.T) {
 // code holds none, and built with Tensile but not installed when it loads
 // TensileLibrary files (the fix for each differs: rebuild, or install).
 func TestTensileNotInstalled(t *testing.T) {
-	p := newPfx(t)
+	p := testenv.NewPrefix(t)
 	for _, withTensile := range []bool{false, true} {
 		src := "int rocblas_create_handle(void) { return 0; }\n"
 		if withTensile {
 			src += "const char *tensile_path(void) { return \"%s/library/TensileLibrary_lazy_%s.dat\"; }\n"
 		}
-		os.RemoveAll(filepath.Join(p.root, "lib"))
-		p.lib("lib/librocblas.so.4", "librocblas.so.4", src)
-		rep := gpus(t, []string{p.root}, symcheck.GPUOptions{})
+		os.RemoveAll(filepath.Join(p.Root, "lib"))
+		p.Lib("lib/librocblas.so.4", "librocblas.so.4", src)
+		rep := gpus(t, []string{p.Root}, gpu.Options{})
 		if len(rep.Findings) != 1 {
 			t.Fatalf("withTensile=%v: %+v", withTensile, rep.Findings)
 		}
@@ -722,10 +592,10 @@ func TestTensileNotInstalled(t *testing.T) {
 		}
 	}
 	// The fix: the build's library/ directory installed beside it.
-	lib := filepath.Join(p.root, "lib", "rocblas", "library")
-	copyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(lib, "Kernels.so-000-gfx90a.hsaco"))
+	lib := filepath.Join(p.Root, "lib", "rocblas", "library")
+	testenv.CopyFile(t, testenv.Testdata("k-gfx90a_xnackoff.co"), filepath.Join(lib, "Kernels.so-000-gfx90a.hsaco"))
 	os.WriteFile(filepath.Join(lib, "TensileLibrary_lazy_gfx90a.dat"), []byte("x"), 0o644)
-	if rep := gpus(t, []string{p.root}, symcheck.GPUOptions{}); len(rep.Findings) != 0 {
+	if rep := gpus(t, []string{p.Root}, gpu.Options{}); len(rep.Findings) != 0 {
 		t.Errorf("with the directory installed: %+v", rep.Findings)
 	}
 }
