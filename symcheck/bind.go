@@ -16,9 +16,9 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 )
 
-// symtab is what binding needs from one object's .dynsym: hashed lookups,
+// Table is what binding needs from one object's .dynsym: hashed lookups,
 // its undefined references and its version tables.
-type symtab struct {
+type Table struct {
 	tab     *elfx.SymbolTable
 	verdefs map[string]bool
 	needs   []elfx.VersionNeed
@@ -39,12 +39,12 @@ type symtab struct {
 }
 
 // unwinder is unwinderOf(t), computed once.
-func (t *symtab) unwinder() (flavour string, intercepts bool) {
+func (t *Table) unwinder() (flavour string, intercepts bool) {
 	t.flavourOnce.Do(func() { t.flavour, t.intercepts = unwinderOf(t) })
 	return t.flavour, t.intercepts
 }
 
-func (t *symtab) unwindReferences() []elfx.Symbol {
+func (t *Table) unwindReferences() []elfx.Symbol {
 	t.unwindOnce.Do(func() { t.unwindRefs = t.tab.UndefinedNamed(unwindABI...) })
 	return t.unwindRefs
 }
@@ -66,7 +66,7 @@ type Binder struct {
 // again if it is needed again.
 type TableCache struct {
 	mu     sync.Mutex
-	m      map[tableKey]*symtab
+	m      map[tableKey]*Table
 	bytes  int
 	budget int
 	gpu    bool // add reads the device code of the files it keeps facts of
@@ -108,10 +108,10 @@ func NewTableCache() *TableCache { return newTableCache(tableCacheBudget) }
 
 // newTableCache is NewTableCache keeping up to budget bytes of tables.
 func newTableCache(budget int) *TableCache {
-	return &TableCache{m: map[tableKey]*symtab{}, budget: budget}
+	return &TableCache{m: map[tableKey]*Table{}, budget: budget}
 }
 
-func (c *TableCache) get(k tableKey) (*symtab, bool) {
+func (c *TableCache) get(k tableKey) (*Table, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t, ok := c.m[k]
@@ -142,7 +142,7 @@ func (c *TableCache) add(f *elfx.File) {
 	}
 }
 
-func (c *TableCache) put(k tableKey, t *symtab) {
+func (c *TableCache) put(k tableKey, t *Table) {
 	cost := t.tab.HeapBytes()
 	if cost == 0 {
 		cost = mappedTableCost
@@ -191,7 +191,7 @@ func (b *Binder) prime(f *elfx.File) {
 	b.tables.add(f)
 }
 
-func (b *Binder) table(o *rpath.Object) (*symtab, error) {
+func (b *Binder) table(o *rpath.Object) (*Table, error) {
 	k := objectKey(o)
 	if t, ok := b.tables.get(k); ok {
 		return t, nil
@@ -204,7 +204,7 @@ func (b *Binder) table(o *rpath.Object) (*symtab, error) {
 	return t, nil
 }
 
-func readTable(path string) (*symtab, error) {
+func readTable(path string) (*Table, error) {
 	f, err := elfx.Open(path)
 	if err != nil {
 		return nil, err
@@ -217,12 +217,12 @@ func readTable(path string) (*symtab, error) {
 var tableRead func(f *elfx.File)
 
 // tableOf reads f's tables; they stay valid after f is closed.
-func tableOf(f *elfx.File) (*symtab, error) {
+func tableOf(f *elfx.File) (*Table, error) {
 	if tableRead != nil {
 		tableRead(f)
 	}
 	var err error
-	t := &symtab{verdefs: map[string]bool{}}
+	t := &Table{verdefs: map[string]bool{}}
 	// Mapped: binding visits a few pages of each library's tables, and
 	// the tables outlive the open file in the cache.
 	if t.tab, err = f.DynamicSymbolTable(); err != nil {
@@ -237,8 +237,8 @@ func tableOf(f *elfx.File) (*symtab, error) {
 
 // loadTables reads the symbol tables of objs that are not cached yet, two
 // at a time (the machine's cores; the work is reading and decoding).
-func (b *Binder) loadTables(objs []*rpath.Object) ([]*symtab, error) {
-	tabs := make([]*symtab, len(objs))
+func (b *Binder) loadTables(objs []*rpath.Object) ([]*Table, error) {
+	tabs := make([]*Table, len(objs))
 	var todo []int
 	for i, o := range objs {
 		if t, ok := b.tables.get(objectKey(o)); ok {
@@ -249,7 +249,7 @@ func (b *Binder) loadTables(objs []*rpath.Object) ([]*symtab, error) {
 	}
 	type result struct {
 		i   int
-		t   *symtab
+		t   *Table
 		err error
 	}
 	ch := make(chan result, len(todo))
@@ -280,14 +280,40 @@ func (b *Binder) loadTables(objs []*rpath.Object) ([]*symtab, error) {
 	return tabs, nil
 }
 
+// Closure resolves the closure of root as the loader does and loads the
+// symbol tables of its objects, in load order (res.Objects').
+func (b *Binder) Closure(ctx context.Context, root string) (res *rpath.Result, tabs []*Table, err error) {
+	if res, err = b.resolver.Resolve(ctx, root); err != nil {
+		return nil, nil, err
+	}
+	if tabs, err = b.loadTables(res.Objects); err != nil {
+		return nil, nil, err
+	}
+	return res, tabs, nil
+}
+
+// Symbols is the object's dynamic symbol table.
+func (t *Table) Symbols() *elfx.SymbolTable { return t.tab }
+
+// Defines reports whether the object exports a definition of name.
+func (t *Table) Defines(name string) bool { return len(t.definitions(name)) > 0 }
+
+// Unwinder is which unwinder the object is (FlavourLibgcc, ...), "" when
+// it is none.
+func (t *Table) Unwinder() string { return classifyUnwinder(t) }
+
+// UnwindReferences are the object's references to the unwinding ABI
+// (_Unwind_RaiseException, _Unwind_Resume).
+func (t *Table) UnwindReferences() []elfx.Symbol { return t.unwindReferences() }
+
 // definitions returns the exportable definitions of name.
-func (t *symtab) definitions(name string) []elfx.Symbol {
+func (t *Table) definitions(name string) []elfx.Symbol {
 	k := elfx.NewKey(name)
 	return t.definitionsKey(nil, &k)
 }
 
 // definitionsKey appends the exportable definitions of k to dst.
-func (t *symtab) definitionsKey(dst []elfx.Symbol, k *elfx.Key) []elfx.Symbol {
+func (t *Table) definitionsKey(dst []elfx.Symbol, k *elfx.Key) []elfx.Symbol {
 	n := len(dst)
 	all := t.tab.LookupKey(dst, k)
 	out := all[:n]
@@ -307,7 +333,7 @@ type DynamicResult struct {
 	// bound to a definition (weak references that stay unresolved are
 	// neither bound nor findings).
 	Checked, Bound int
-	scope          []*symtab
+	scope          []*Table
 }
 
 // Defined reports whether some object of the closure exports name.
@@ -357,7 +383,7 @@ func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure
 	out := &DynamicResult{Closure: res}
 	type loaded struct {
 		obj *rpath.Object
-		tab *symtab
+		tab *Table
 	}
 	tabs, err := b.loadTables(res.Objects)
 	if err != nil {

@@ -741,7 +741,7 @@ var scanParsed func(path string)
 // ff describes, whose version requirements needs reads. f is the open
 // file, which it closes, or nil when the file was parsed before (as a
 // dependency) and ff comes from its cached table t.
-func checkELF(ctx context.Context, b *Binder, f *elfx.File, t *symtab, ff *fileFacts, needs func() ([]elfx.VersionNeed, error), c candidate, opts *CheckOptions, sc *scanned) ([]finding.Finding, error) {
+func checkELF(ctx context.Context, b *Binder, f *elfx.File, t *Table, ff *fileFacts, needs func() ([]elfx.VersionNeed, error), c candidate, opts *CheckOptions, sc *scanned) ([]finding.Finding, error) {
 	// The references to composable_kernel instances, for a CK install in
 	// the scan, are read now, from the open file and its table.
 	ckRefs := func(t *elfx.SymbolTable) {
@@ -1001,7 +1001,7 @@ func llvmFinding(path string, d *LLVMDiagnosis) []finding.Finding {
 		Message: d.Message, Fix: d.Fix}}
 }
 
-var soFile = lazyRegexp(`(^lib.*\.so(\.[0-9.]+)?$)|(\.so(\.[0-9]+)*$)`)
+var soFile = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^lib.*\.so(\.[0-9.]+)?$)|(\.so(\.[0-9]+)*$)`) })
 
 // hygiene runs the file-level rules RD1201–RD1209 and RD1211–RD1213;
 // notExec says why the file cannot be executed ("" when it can).

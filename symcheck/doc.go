@@ -9,7 +9,6 @@
 //     LLVMInitialize* gap means (DiagnoseLLVM, with the link set);
 //   - CheckUnwindFiles, CheckLinkInputs, ParseLinkLine: unwinders in a
 //     process and on a link line;
-//   - Prefix: whether a ROCm install is consistent;
 //   - Check: the gate over a tree, which runs all of them, package ck's
 //     and package gpu's checks and the hygiene rules, lets the rest of
 //     the scan decide how a file is used

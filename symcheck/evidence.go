@@ -82,7 +82,7 @@ func scanWide(ctx context.Context, b *Binder, files []*scanned) {
 			}
 		}
 	}
-	w := &wide{ctx: ctx, b: b, all: all, neededBy: neededBy, tables: map[elfx.FileID]*symtab{}, dlopenPaths: map[elfx.FileID][]string{}}
+	w := &wide{ctx: ctx, b: b, all: all, neededBy: neededBy, tables: map[elfx.FileID]*Table{}, dlopenPaths: map[elfx.FileID][]string{}}
 	for _, s := range files {
 		if s.elf != nil && len(s.findings) > 0 {
 			w.file(s)
@@ -95,13 +95,13 @@ type wide struct {
 	b        *Binder
 	all      []*elfScan
 	neededBy map[string]bool
-	tables   map[elfx.FileID]*symtab
+	tables   map[elfx.FileID]*Table
 	// dlopenPaths caches pathNames.
 	dlopenPaths map[elfx.FileID][]string
 }
 
 // table is the symbol table of a file of the scan (nil when unreadable).
-func (w *wide) table(e *elfScan) *symtab {
+func (w *wide) table(e *elfScan) *Table {
 	if t, ok := w.tables[e.id]; ok {
 		return t
 	}

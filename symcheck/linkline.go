@@ -9,8 +9,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/finding"
@@ -285,7 +287,7 @@ func isClangDriver(prog string) bool {
 	return prog != "" && (strings.Contains(base, "clang") || strings.HasPrefix(base, "hipcc")) && !strings.Contains(base, "ld")
 }
 
-var clangVersionRe = lazyRegexp(`(?:clang(?:\+\+)?|llvm)-([0-9]+)(?:/|$)`)
+var clangVersionRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:clang(?:\+\+)?|llvm)-([0-9]+)(?:/|$)`) })
 
 // clangMajor reads clang's major version from its program name or
 // directory (clang-15, /usr/lib/llvm-15/bin/clang); 0 when neither says.

@@ -41,7 +41,7 @@ var unwindABI = []string{"_Unwind_RaiseException", "_Unwind_Resume"}
 // classifyUnwinder reports the flavour of an object that exports the
 // unwinding ABI, or "" when it exports none of it. Sanitizer interceptors
 // (see [isInterceptor]) do not count.
-func classifyUnwinder(t *symtab) string {
+func classifyUnwinder(t *Table) string {
 	fl, _ := t.unwinder()
 	return fl
 }
@@ -50,7 +50,7 @@ func classifyUnwinder(t *symtab) string {
 // defines part of the unwinding ABI through a sanitizer interceptor. For
 // an object that is no unwinder, that means every such definition is one:
 // references that bind to it go on to the next provider in load order.
-func unwinderOf(t *symtab) (flavour string, intercepts bool) {
+func unwinderOf(t *Table) (flavour string, intercepts bool) {
 	exports := false
 	versioned := false
 	for _, n := range unwindABI {
@@ -86,7 +86,7 @@ func unwinderOf(t *symtab) (flavour string, intercepts bool) {
 // is a weak alias of __interceptor_trampoline__Unwind_RaiseException, a
 // jump to ___interceptor__Unwind_RaiseException (which the public name
 // aliases directly where a target has no trampolines).
-func isInterceptor(t *symtab, name string, d elfx.Symbol) bool {
+func isInterceptor(t *Table, name string, d elfx.Symbol) bool {
 	for _, prefix := range []string{"__interceptor_", "__interceptor_trampoline_", "___interceptor_"} {
 		for _, a := range t.definitions(prefix + name) {
 			if a.Value == d.Value {

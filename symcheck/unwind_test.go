@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/prefix"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
@@ -557,7 +558,10 @@ func TestUnwindersSeverityFromBindings(t *testing.T) {
 		}
 	}
 	// prefix says the same of the two copies.
-	rep := runPrefix(t, dir, symcheck.PrefixOptions{Programs: []string{lib}})
+	rep, err := prefix.Check(context.Background(), dir, prefix.Options{Programs: []string{lib}, Resolver: rpath.Options{NoCache: true, HWCaps: []string{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	dups := 0
 	for _, f := range rep.Findings {
 		if f.Rule == finding.RuleDuplicateProvider && f.File == lib && f.Library == "unwinder" {

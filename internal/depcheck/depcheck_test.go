@@ -1,5 +1,5 @@
 // Package depcheck enforces the import direction of the packages:
-// cmd → wheel → {symcheck, patchelf}, symcheck → {ck, gpu, rpath} → {finding, elfx},
+// cmd → {wheel, prefix} → {symcheck, patchelf}, symcheck → {ck, gpu, rpath} → {finding, elfx},
 // patchelf → elfx, and which internal helpers each package may use; only
 // cmd uses cobra/tablewriter.
 package depcheck
@@ -29,6 +29,8 @@ var allowed = map[string][]string{
 	"patchelf": {"elfx", "internal/rawpath", "internal/safefile", "internal/saferio", "internal/writeback"},
 	// composable_kernel installs; its CMake evaluator is ck/internal/cmake.
 	"ck": {"finding", "elfx", "internal/regfile", "internal/version"},
+	// Whether a ROCm install is consistent; built on symcheck's binder.
+	"prefix": {"finding", "symcheck", "rpath", "elfx", "internal/regfile", "internal/walk"},
 	// Device code and what GPUs it runs on.
 	"gpu": {"finding", "elfx", "internal/member", "internal/par", "internal/regfile", "internal/walk", "internal/zipx"},
 	"symcheck": {"finding", "ck", "gpu", "rpath", "elfx", "internal/member", "internal/par", "internal/rawpath", "internal/record",

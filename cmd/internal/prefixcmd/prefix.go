@@ -11,13 +11,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
+	"github.com/rocmdoctor/rocmdoctor/prefix"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
-	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
 // NewCmdPrefix builds the command.
 func NewCmdPrefix(io *cli.IOStreams) *cobra.Command {
-	var o symcheck.PrefixOptions
+	var o prefix.Options
 	var forArgs []string
 	var jsonOut bool
 	var failOn string
@@ -47,28 +47,28 @@ composable_kernel headers MIGraphX includes. Exit status 3 on findings.`,
 			o.LibDirs = rf.LibDirs
 			o.Resolver.LibDirs = nil
 			for _, f := range forArgs {
-				if _, ok := symcheck.HeaderSets[f]; ok {
+				if _, ok := prefix.HeaderSets[f]; ok {
 					o.Headers = append(o.Headers, f)
 				} else {
 					o.Programs = append(o.Programs, rpath.FileInRoot(ro.Root, f))
 				}
 			}
-			prefix := ""
+			dir := ""
 			if len(args) == 1 {
-				prefix = args[0]
+				dir = args[0]
 			} else if p := os.Getenv("ROCM_PATH"); p != "" {
-				prefix = p
+				dir = p
 			} else if _, err := os.Stat(rpath.FileInRoot(ro.Root, "/opt/rocm")); err == nil {
-				prefix = "/opt/rocm"
+				dir = "/opt/rocm"
 			} else {
 				return &cli.UsageError{Err: errors.New("no PREFIX given, and neither $ROCM_PATH nor /opt/rocm exists")}
 			}
-			prefix = rpath.FileInRoot(ro.Root, prefix)
+			dir = rpath.FileInRoot(ro.Root, dir)
 			ctx := cmd.Context()
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			rep, err := symcheck.Prefix(ctx, prefix, o)
+			rep, err := prefix.Check(ctx, dir, o)
 			if err != nil {
 				return err
 			}
@@ -83,7 +83,7 @@ composable_kernel headers MIGraphX includes. Exit status 3 on findings.`,
 	return cmd
 }
 
-func render(io *cli.IOStreams, rep *symcheck.PrefixReport) {
+func render(io *cli.IOStreams, rep *prefix.Report) {
 	w := io.Out
 	c := io.Colors()
 	cli.Printf(w, "%s\n", c.Bold(rep.Prefix))

@@ -5,13 +5,13 @@ import (
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
-	"github.com/rocmdoctor/rocmdoctor/symcheck"
+	"github.com/rocmdoctor/rocmdoctor/prefix"
 )
 
 // Two closures can load the same two runtimes in opposite orders; each
 // winner line names its closure, or the lines contradict each other.
 func TestRenderNamesTheClosureOfEachWinner(t *testing.T) {
-	rep := &symcheck.PrefixReport{Prefix: "/usr", Providers: []symcheck.RuntimeCopies{
+	rep := &prefix.Report{Prefix: "/usr", Providers: []prefix.RuntimeCopies{
 		{Kind: "unwinder", Winner: "/l/libunwind.so.8", Others: []string{"/l/libgcc_s.so.1"}, Closure: "/l/a.so"},
 		{Kind: "unwinder", Winner: "/l/libgcc_s.so.1", Others: []string{"/l/libunwind.so.8"}, Closure: "/l/b.so"},
 	}}

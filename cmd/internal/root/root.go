@@ -29,6 +29,7 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/wheelcmd"
 	"github.com/rocmdoctor/rocmdoctor/gpu"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
+	"github.com/rocmdoctor/rocmdoctor/prefix"
 	"github.com/rocmdoctor/rocmdoctor/symcheck"
 	"github.com/rocmdoctor/rocmdoctor/wheel"
 )
@@ -235,7 +236,7 @@ func JSONOutputs() map[string]any {
 		"unwind":       unwind.Result{},
 		"ck":           ck.Report{},
 		"gpus":         gpu.Report{},
-		"prefix":       symcheck.PrefixReport{},
+		"prefix":       prefix.Report{},
 		"inspect":      inspect.Result{},
 		"patch":        patchelf.Plan{},
 		"wheel-relink": wheel.Plan{},

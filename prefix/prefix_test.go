@@ -1,4 +1,4 @@
-package symcheck_test
+package prefix_test
 
 import (
 	"context"
@@ -11,11 +11,11 @@ import (
 
 	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
+	"github.com/rocmdoctor/rocmdoctor/prefix"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
-	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
 
-func prefixRules(rep *symcheck.PrefixReport) string {
+func prefixRules(rep *prefix.Report) string {
 	var out []string
 	for _, f := range rep.Findings {
 		out = append(out, f.Rule+":"+f.Library)
@@ -23,10 +23,10 @@ func prefixRules(rep *symcheck.PrefixReport) string {
 	return strings.Join(out, " ")
 }
 
-func runPrefix(t *testing.T, root string, o symcheck.PrefixOptions) *symcheck.PrefixReport {
+func runPrefix(t *testing.T, root string, o prefix.Options) *prefix.Report {
 	t.Helper()
 	o.Resolver = rpath.Options{NoCache: true, HWCaps: []string{}}
-	rep, err := symcheck.Prefix(context.Background(), root, o)
+	rep, err := prefix.Check(context.Background(), root, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestPrefixVersionSkew(t *testing.T) {
 	p.File("hip6.map", "hip_4.2 { global: hipMalloc; local: *; };\nhip_6.2 { global: hipFree; } hip_4.2;\n")
 	p.Lib("lib/libamdhip64.so.5", "libamdhip64.so.5", "void hipMalloc(void){} void hipFree(void){}", "-Wl,--version-script="+filepath.Join(p.Root, "hip5.map"))
 	p.Lib("lib/libamdhip64.so.6", "libamdhip64.so.6", "void hipMalloc(void){} void hipFree(void){}", "-Wl,--version-script="+filepath.Join(p.Root, "hip6.map"))
-	rep := runPrefix(t, p.Root, symcheck.PrefixOptions{})
+	rep := runPrefix(t, p.Root, prefix.Options{})
 	if rep.Majority != "6.2" {
 		t.Errorf("majority = %q, versions %+v", rep.Majority, rep.Versions)
 	}
@@ -92,8 +92,8 @@ func TestPrefixDuplicateLLVM(t *testing.T) {
 			if boundTo != want {
 				t.Fatalf("the loader bound libcomgr's LLVMInitializeX86Target to %q, want %s", boundTo, want)
 			}
-			rep := runPrefix(t, p.Root, symcheck.PrefixOptions{Programs: []string{app}})
-			var dup *symcheck.RuntimeCopies
+			rep := runPrefix(t, p.Root, prefix.Options{Programs: []string{app}})
+			var dup *prefix.RuntimeCopies
 			for i := range rep.Providers {
 				if rep.Providers[i].Kind == "llvm" && rep.Providers[i].Closure == app {
 					dup = &rep.Providers[i]
@@ -137,7 +137,7 @@ int main(void){puts(v);return 0;}`), 0o644)
 		t.Fatalf("gcc: %v %s", err, o)
 	}
 	p.File("llvm/lib/clang/17.0.0/include/stddef.h", "/* */")
-	rep := runPrefix(t, p.Root, symcheck.PrefixOptions{})
+	rep := runPrefix(t, p.Root, prefix.Options{})
 	if rep.Toolchain.Version != "17.0.0" {
 		t.Fatalf("clang version = %q", rep.Toolchain.Version)
 	}
@@ -149,7 +149,7 @@ int main(void){puts(v);return 0;}`), 0o644)
 	os.Rename(filepath.Join(p.Root, "llvm/lib/clang/17.0.0"), filepath.Join(p.Root, "llvm/lib/clang/17"))
 	p.File("amdgcn/bitcode/ocml.bc", "BC\xc0\xde....")
 	p.File("amdgcn/bitcode/ockl.bc", "BC\xc0\xde....")
-	rep = runPrefix(t, p.Root, symcheck.PrefixOptions{})
+	rep = runPrefix(t, p.Root, prefix.Options{})
 	if got := prefixRules(rep); got != "" || rep.Toolchain.DeviceLibs != filepath.Join(p.Root, "amdgcn", "bitcode") || !rep.Toolchain.Headers {
 		t.Errorf("old layout: %s %+v", got, rep.Toolchain)
 	}
@@ -157,18 +157,18 @@ int main(void){puts(v);return 0;}`), 0o644)
 	os.RemoveAll(filepath.Join(p.Root, "amdgcn"))
 	p.File("llvm/lib/clang/17/lib/amdgcn/bitcode/ocml.bc", "BC\xc0\xde....")
 	p.File("llvm/lib/clang/17/lib/amdgcn/bitcode/ockl.bc", "not bitcode")
-	if got := prefixRules(runPrefix(t, p.Root, symcheck.PrefixOptions{})); !strings.Contains(got, "device-libs-missing") {
+	if got := prefixRules(runPrefix(t, p.Root, prefix.Options{})); !strings.Contains(got, "device-libs-missing") {
 		t.Errorf("one bitcode file is not a device library set: %s", got)
 	}
 	p.File("llvm/lib/clang/17/lib/amdgcn/bitcode/ockl.bc", "BC\xc0\xde....")
-	if got := prefixRules(runPrefix(t, p.Root, symcheck.PrefixOptions{})); got != "" {
+	if got := prefixRules(runPrefix(t, p.Root, prefix.Options{})); got != "" {
 		t.Errorf("new layout: %s", got)
 	}
 }
 
 func TestPrefixHeaderSets(t *testing.T) {
 	root := t.TempDir()
-	rep := runPrefix(t, root, symcheck.PrefixOptions{Headers: []string{"migraphx"}})
+	rep := runPrefix(t, root, prefix.Options{Headers: []string{"migraphx"}})
 	if got := prefixRules(rep); got != "headers-missing:migraphx" {
 		t.Errorf("findings = %s", got)
 	}
@@ -177,11 +177,11 @@ func TestPrefixHeaderSets(t *testing.T) {
 	if fix := rep.Findings[0].Fix; !strings.Contains(fix, "-DCK_BUILD_JIT_LIB=On") || !strings.Contains(fix, "requirements.txt") || strings.Contains(fix, "CODEGEN") {
 		t.Errorf("fix %q", fix)
 	}
-	for _, h := range symcheck.HeaderSets["migraphx"].Headers {
+	for _, h := range prefix.HeaderSets["migraphx"].Headers {
 		os.MkdirAll(filepath.Dir(filepath.Join(root, "include", h)), 0o755)
 		os.WriteFile(filepath.Join(root, "include", h), nil, 0o644)
 	}
-	if got := prefixRules(runPrefix(t, root, symcheck.PrefixOptions{Headers: []string{"migraphx"}})); got != "" {
+	if got := prefixRules(runPrefix(t, root, prefix.Options{Headers: []string{"migraphx"}})); got != "" {
 		t.Errorf("with the headers: %s", got)
 	}
 }
@@ -192,7 +192,7 @@ func TestCorpusDebianPrefix(t *testing.T) {
 	testenv.File(t, "/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2", "libamd-comgr2")
 	testenv.File(t, "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode/ocml.bc", "rocm-device-libs")
 	testenv.File(t, "/usr/lib/llvm-15/bin/clang", "clang-15")
-	rep, err := symcheck.Prefix(context.Background(), "/usr", symcheck.PrefixOptions{Programs: []string{"/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2"}})
+	rep, err := prefix.Check(context.Background(), "/usr", prefix.Options{Programs: []string{"/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ int main(void){puts(v);return 0;}`), 0o644)
 	if o, err := exec.Command("cp", "-rL", headers, full).CombinedOutput(); err != nil {
 		t.Fatalf("copying clang's headers: %v %s", err, o)
 	}
-	rep := runPrefix(t, p.Root, symcheck.PrefixOptions{})
+	rep := runPrefix(t, p.Root, prefix.Options{})
 	var f *finding.Finding
 	for i := range rep.Findings {
 		if rep.Findings[i].Rule == finding.RuleResourceDir {
@@ -256,7 +256,7 @@ int main(void){puts(v);return 0;}`), 0o644)
 	os.WriteFile(src, []byte("#include <stddef.h>\nsize_t n;\n"), 0o644)
 	compile := func() ([]byte, error) {
 		cmd := clang + " -resource-dir=" + empty + " -fsyntax-only " + src
-		if fallback := "/usr/include/clang/15.0.6/include"; dirExists(fallback) {
+		if fallback := "/usr/include/clang/15.0.6/include"; isDir(fallback) {
 			if os.Getuid() != 0 {
 				testenv.Missing(t, "root (a mount namespace hiding Debian's fallback headers)", "")
 			}
@@ -275,7 +275,12 @@ int main(void){puts(v);return 0;}`), 0o644)
 	if out, err := compile(); err != nil {
 		t.Errorf("clang-15 after the fix: %v %s", err, out)
 	}
-	if got := prefixRules(runPrefix(t, p.Root, symcheck.PrefixOptions{})); strings.Contains(got, "clang-resource-dir") {
+	if got := prefixRules(runPrefix(t, p.Root, prefix.Options{})); strings.Contains(got, "clang-resource-dir") {
 		t.Errorf("after the fix: %s", got)
 	}
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }

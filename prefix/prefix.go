@@ -1,4 +1,9 @@
-package symcheck
+// Package prefix checks that a ROCm install is consistent: the release
+// each component says it is from (RD1201), more than one copy of LLVM, a
+// C++ runtime, HIP or an unwinder in one closure, and whether references
+// cross between them as the loader binds them (RD1202), and the
+// toolchain's layout (clang's resource directory, device libraries).
+package prefix
 
 import (
 	"bytes"
@@ -20,9 +25,8 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/internal/regfile"
 	"github.com/rocmdoctor/rocmdoctor/internal/walk"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
+	"github.com/rocmdoctor/rocmdoctor/symcheck"
 )
-
-// Prefix consistency: version skew, duplicate providers, toolchain layout.
 
 // HeaderSets are the headers consumers include from other components when
 // built a certain way; data, so more consumers can be added.
@@ -45,8 +49,8 @@ var HeaderSets = map[string]struct {
 	},
 }
 
-// PrefixOptions configure Prefix.
-type PrefixOptions struct {
+// Options configure Check.
+type Options struct {
 	LibDirs  []string // Nix-style store paths searched too
 	Programs []string // --for FILE: closures to check in addition to the prefix's own files
 	Headers  []string // header sets to check ("migraphx")
@@ -88,8 +92,8 @@ type Toolchain struct {
 	Amdclang       string   `json:"amdclang,omitempty"`
 }
 
-// PrefixReport is the result of Prefix.
-type PrefixReport struct {
+// Report is the result of Check.
+type Report struct {
 	SchemaVersion int                `json:"schema_version"`
 	Prefix        string             `json:"prefix"`
 	Versions      []ComponentVersion `json:"versions"`
@@ -123,8 +127,8 @@ func release(v string) string {
 	return ""
 }
 
-// Prefix checks a ROCm install (or a list of store paths) for consistency.
-func Prefix(ctx context.Context, prefix string, o PrefixOptions) (*PrefixReport, error) {
+// Check checks a ROCm install (or a list of store paths) for consistency.
+func Check(ctx context.Context, prefix string, o Options) (*Report, error) {
 	st, err := os.Stat(prefix)
 	if err != nil {
 		return nil, finding.PathErr(prefix, err)
@@ -132,7 +136,7 @@ func Prefix(ctx context.Context, prefix string, o PrefixOptions) (*PrefixReport,
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%s: not a directory", prefix)
 	}
-	rep := &PrefixReport{SchemaVersion: 1, Prefix: prefix, Versions: []ComponentVersion{}, Providers: []RuntimeCopies{}, Findings: []finding.Finding{}}
+	rep := &Report{SchemaVersion: 1, Prefix: prefix, Versions: []ComponentVersion{}, Providers: []RuntimeCopies{}, Findings: []finding.Finding{}}
 	o.Resolver.KeepWarnings(&rep.Warnings)
 	libDirs := append(libDirsOf(prefix), o.LibDirs...)
 	rep.versions(prefix, libDirs)
@@ -178,7 +182,7 @@ func libDirsOf(prefix string) []string {
 	return out
 }
 
-func (rep *PrefixReport) versions(prefix string, libDirs []string) {
+func (rep *Report) versions(prefix string, libDirs []string) {
 	add := func(c, v, ev string) {
 		if r := release(v); r != "" {
 			rep.Versions = append(rep.Versions, ComponentVersion{Component: c, Release: r, Version: v, Evidence: ev})
@@ -277,9 +281,9 @@ func (rep *PrefixReport) versions(prefix string, libDirs []string) {
 }
 
 // kindOf classifies an object as a provider of a runtime.
-func kindOf(t *symtab, soname string) string {
+func kindOf(t *symcheck.Table, soname string) string {
 	switch {
-	case strings.HasPrefix(soname, "libLLVM") || len(t.definitions("_ZN4llvm11LLVMContextC1Ev")) > 0 || len(t.definitions("LLVMContextCreate")) > 0:
+	case strings.HasPrefix(soname, "libLLVM") || t.Defines("_ZN4llvm11LLVMContextC1Ev") || t.Defines("LLVMContextCreate"):
 		// A copy of LLVM Core: it constructs its own LLVMContext (libraries
 		// that merely instantiate llvm:: templates do not).
 		return "llvm"
@@ -287,16 +291,16 @@ func kindOf(t *symtab, soname string) string {
 		return "libstdc++"
 	case strings.HasPrefix(soname, "libc++.") || strings.HasPrefix(soname, "libc++_shared"):
 		return "libc++"
-	case len(t.definitions("hipMalloc")) > 0 && len(t.definitions("hipLaunchKernel")) > 0:
+	case t.Defines("hipMalloc") && t.Defines("hipLaunchKernel"):
 		return "hip"
 	}
-	if fl := classifyUnwinder(t); fl != "" && fl != FlavourUnknown {
+	if fl := t.Unwinder(); fl != "" && fl != symcheck.FlavourUnknown {
 		return "unwinder" // sanitizer runtimes' _Unwind_* interceptors are not unwinders
 	}
 	return ""
 }
 
-func (rep *PrefixReport) duplicates(ctx context.Context, libDirs []string, o PrefixOptions) error {
+func (rep *Report) duplicates(ctx context.Context, libDirs []string, o Options) error {
 	var roots []string
 	for _, d := range libDirs {
 		walk.Dir(d, func(p string, e fs.DirEntry, err error) error {
@@ -310,7 +314,7 @@ func (rep *PrefixReport) duplicates(ctx context.Context, libDirs []string, o Pre
 	roots = append(roots, o.Programs...)
 	ro := o.Resolver
 	ro.LibDirs = append(append([]string(nil), ro.LibDirs...), libDirs...)
-	b := NewBinder(rpath.New(ro))
+	b := symcheck.NewBinder(rpath.New(ro))
 	seen := map[string]bool{}
 	kinds := map[string]string{}
 	for _, root := range roots {
@@ -327,11 +331,7 @@ func (rep *PrefixReport) duplicates(ctx context.Context, libDirs []string, o Pre
 		if !ok {
 			continue
 		}
-		res, err := b.resolver.Resolve(ctx, root)
-		if err != nil {
-			continue
-		}
-		tabs, err := b.loadTables(res.Objects)
+		res, tabs, err := b.Closure(ctx, root)
 		if err != nil {
 			continue
 		}
@@ -365,7 +365,9 @@ func (rep *PrefixReport) duplicates(ctx context.Context, libDirs []string, o Pre
 				for _, obj := range res.Objects {
 					for _, d := range obj.Deps {
 						if d.Object != nil && d.Object.Path == loser {
-							pv.LinkedAgainst[loser] = appendUnique(pv.LinkedAgainst[loser], obj.Path)
+							if !slices.Contains(pv.LinkedAgainst[loser], obj.Path) {
+								pv.LinkedAgainst[loser] = append(pv.LinkedAgainst[loser], obj.Path)
+							}
 						}
 					}
 				}
@@ -414,7 +416,7 @@ func (rep *PrefixReport) duplicates(ctx context.Context, libDirs []string, o Pre
 // interposed lists, for each losing copy of pv, the references of the
 // objects that NEED it which it defines but which bind, in load order, to
 // another object (the crossings LD_DEBUG=bindings shows).
-func interposed(res *rpath.Result, tabs []*symtab, pv RuntimeCopies) map[string][]string {
+func interposed(res *rpath.Result, tabs []*symcheck.Table, pv RuntimeCopies) map[string][]string {
 	copies := append([]string{pv.Winner}, pv.Others...)
 	idx := map[string]int{}
 	for i, o := range res.Objects {
@@ -425,13 +427,13 @@ func interposed(res *rpath.Result, tabs []*symtab, pv RuntimeCopies) map[string]
 		lt := tabs[idx[l]]
 		for _, c := range pv.LinkedAgainst[l] {
 			ct := tabs[idx[c]]
-			ct.tab.EachUndefined(func(u elfx.Symbol) bool {
+			ct.Symbols().EachUndefined(func(u elfx.Symbol) bool {
 				k := elfx.NewKey(u.Name)
-				if ok, _ := lt.tab.Binds(&k, u.Version); !ok {
+				if ok, _ := lt.Symbols().Binds(&k, u.Version); !ok {
 					return true
 				}
 				for j, o := range res.Objects {
-					if ok, _ := tabs[j].tab.Binds(&k, u.Version); ok {
+					if ok, _ := tabs[j].Symbols().Binds(&k, u.Version); ok {
 						// (Taken by another copy: glibc's backtrace before
 						// libunwind's is no second copy at work.)
 						if o.Path != l && slices.Contains(copies, o.Path) {
@@ -456,13 +458,13 @@ func interposed(res *rpath.Result, tabs []*symtab, pv RuntimeCopies) map[string]
 
 // unwindCopiesBound counts the copies among objs (paths of res's objects)
 // that references to _Unwind_RaiseException or _Unwind_Resume bind to.
-func unwindCopiesBound(res *rpath.Result, tabs []*symtab, objs []string) int {
+func unwindCopiesBound(res *rpath.Result, tabs []*symcheck.Table, objs []string) int {
 	bound := map[string]bool{}
 	for _, t := range tabs {
-		for _, u := range t.unwindReferences() {
+		for _, u := range t.UnwindReferences() {
 			k := elfx.NewKey(u.Name)
 			for j, o := range res.Objects {
-				if ok, _ := tabs[j].tab.Binds(&k, u.Version); ok {
+				if ok, _ := tabs[j].Symbols().Binds(&k, u.Version); ok {
 					if slices.Contains(objs, o.Path) {
 						bound[o.Path] = true
 					}
@@ -481,7 +483,7 @@ func firstN(xs []string, n int) []string {
 	return xs
 }
 
-func (rep *PrefixReport) toolchain(prefix string) {
+func (rep *Report) toolchain(prefix string) {
 	tc := &rep.Toolchain
 	var llvmRoot string
 	cands := []string{filepath.Join(prefix, "llvm"), filepath.Join(prefix, "lib", "llvm")}
