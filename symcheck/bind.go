@@ -1,9 +1,9 @@
 package symcheck
 
 import (
+	"cmp"
 	"context"
 	"debug/elf"
-	"errors"
 	"fmt"
 	"path"
 	"runtime"
@@ -23,9 +23,9 @@ type Table struct {
 	verdefs map[string]bool
 	needs   []elfx.VersionNeed
 	cost    int // bytes counted against the TableCache budget
-	// facts, for a table read from a file the resolver parsed without
-	// error, are what check's file-level rules need from it.
-	facts *fileFacts
+	// kept is what the cache's keep function said of the file the
+	// table was read from (TableCache.Add), nil for none.
+	kept any
 
 	// The references to the unwinding ABI, found on first use (a check
 	// asks once per closure that contains the object).
@@ -65,11 +65,12 @@ type Binder struct {
 // budget, and past it some entries are dropped; a dropped table is read
 // again if it is needed again.
 type TableCache struct {
-	mu     sync.Mutex
-	m      map[tableKey]*Table
-	bytes  int
-	budget int
-	gpu    bool // add reads the device code of the files it keeps facts of
+	mu      sync.Mutex
+	m       map[tableKey]*Table
+	bytes   int
+	budget  int
+	keep    func(*elfx.File) any // TableCacheOptions.Keep
+	observe func(*elfx.File)     // TableCacheOptions.Observe
 }
 
 // tableKey names a file by device and inode, so a library reached through
@@ -104,12 +105,37 @@ const tableCacheBudget = 256 << 20
 const mappedTableCost = 64 << 10
 
 // NewTableCache returns an empty cache.
-func NewTableCache() *TableCache { return newTableCache(tableCacheBudget) }
+func NewTableCache() *TableCache { return NewTableCacheWith(TableCacheOptions{}) }
 
-// newTableCache is NewTableCache keeping up to budget bytes of tables.
-func newTableCache(budget int) *TableCache {
-	return &TableCache{m: map[tableKey]*Table{}, budget: budget}
+// TableCacheOptions configure NewTableCacheWith; the zero value is
+// NewTableCache's.
+type TableCacheOptions struct {
+	// Budget is how many bytes of tables the cache holds (0: 256 MiB).
+	Budget int
+	// Keep, when not nil, is called by Add with each file Add reads a
+	// table from, and what it returns is kept with the table
+	// (Table.Kept): a scan that hands Add every file the resolver parses
+	// (rpath.FileCache.OnParse) reads what else it needs of a library
+	// while the file is open, once.
+	Keep func(f *elfx.File) any
+	// Observe, when not nil, is called with every file a table is read
+	// from, by the cache or a Binder using it (tests count reads).
+	Observe func(f *elfx.File)
 }
+
+// NewTableCacheWith returns an empty cache configured by o.
+func NewTableCacheWith(o TableCacheOptions) *TableCache {
+	return &TableCache{m: map[tableKey]*Table{}, budget: cmp.Or(o.Budget, tableCacheBudget), keep: o.Keep, observe: o.Observe}
+}
+
+// Lookup returns the table cached for the file with identity id (zero
+// when unknown) at path.
+func (c *TableCache) Lookup(id elfx.FileID, path string) (*Table, bool) {
+	return c.get(keyOf(id, path))
+}
+
+// LookupFile is Lookup for an open file.
+func (c *TableCache) LookupFile(f *elfx.File) (*Table, bool) { return c.get(fileKey(f)) }
 
 func (c *TableCache) get(k tableKey) (*Table, bool) {
 	c.mu.Lock()
@@ -118,24 +144,16 @@ func (c *TableCache) get(k tableKey) (*Table, bool) {
 	return t, ok
 }
 
-// add reads f's table unless the cache has it. Check hands it to the
-// resolvers' FileCache (OnParse), so every library resolved is read while
-// the resolver has it open.
-func (c *TableCache) add(f *elfx.File) {
+// Add reads f's table unless the cache has it (and what the cache's keep
+// function says of f). Check hands it to the resolvers' FileCache
+// (OnParse), so every library resolved is read while the resolver has it
+// open.
+func (c *TableCache) Add(f *elfx.File) {
 	k := fileKey(f)
 	if _, ok := c.get(k); !ok {
-		if t, err := tableOf(f); err == nil {
-			// A file whose facts would hide an error from the scan (it is
-			// parsed again when the scan reaches it) keeps none.
-			if ff := factsOf(f); ff.interpErr == nil && (ff.dynErr == nil || errors.Is(ff.dynErr, elfx.ErrNoDynamic)) && f.SectionHeaderError() == nil {
-				var codeErr error
-				if c.gpu {
-					ff.code, codeErr = f.GPUCodeObjects()
-					ff.codeRead = true
-				}
-				if codeErr == nil {
-					t.facts = ff // errors name the path they were read through: not kept
-				}
+		if t, err := c.Read(f); err == nil {
+			if c.keep != nil {
+				t.kept = c.keep(f)
 			}
 			c.put(k, t)
 		}
@@ -181,22 +199,31 @@ func NewBinderWithCache(r *rpath.Resolver, cache *TableCache) *Binder {
 	return &Binder{resolver: r, tables: cache}
 }
 
-// prime hands f, which the caller has open, to the resolver and the table
+// Prime hands f, which the caller has open, to the resolver and the table
 // cache, so binding it does not open it again. Errors are left for
 // binding to report.
-func (b *Binder) prime(f *elfx.File) {
+func (b *Binder) Prime(f *elfx.File) {
 	if b.resolver.Prime(f) != nil {
 		return
 	}
-	b.tables.add(f)
+	b.tables.Add(f)
 }
+
+// Resolver is the resolver b binds with.
+func (b *Binder) Resolver() *rpath.Resolver { return b.resolver }
+
+// Tables is b's table cache.
+func (b *Binder) Tables() *TableCache { return b.tables }
+
+// Table is the symbol table of o, cached.
+func (b *Binder) Table(o *rpath.Object) (*Table, error) { return b.table(o) }
 
 func (b *Binder) table(o *rpath.Object) (*Table, error) {
 	k := objectKey(o)
 	if t, ok := b.tables.get(k); ok {
 		return t, nil
 	}
-	t, err := readTable(o.FilePath())
+	t, err := b.tables.ReadPath(o.FilePath())
 	if err != nil {
 		return nil, err
 	}
@@ -204,23 +231,27 @@ func (b *Binder) table(o *rpath.Object) (*Table, error) {
 	return t, nil
 }
 
-func readTable(path string) (*Table, error) {
+// ReadPath reads the symbol table of the ELF file at path; the cache
+// does not keep it.
+func (c *TableCache) ReadPath(path string) (*Table, error) {
 	f, err := elfx.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return c.Read(f)
+}
+
+// Read reads f's symbol table; the cache does not keep it (Add does).
+func (c *TableCache) Read(f *elfx.File) (*Table, error) {
+	if c.observe != nil {
+		c.observe(f)
+	}
 	return tableOf(f)
 }
 
-// tableRead, when set by a test, sees every table read.
-var tableRead func(f *elfx.File)
-
 // tableOf reads f's tables; they stay valid after f is closed.
 func tableOf(f *elfx.File) (*Table, error) {
-	if tableRead != nil {
-		tableRead(f)
-	}
 	var err error
 	t := &Table{verdefs: map[string]bool{}}
 	// Mapped: binding visits a few pages of each library's tables, and
@@ -258,7 +289,7 @@ func (b *Binder) loadTables(objs []*rpath.Object) ([]*Table, error) {
 		sem <- struct{}{}
 		go func(i int) {
 			defer func() { <-sem }()
-			t, err := readTable(objs[i].FilePath())
+			t, err := b.tables.ReadPath(objs[i].FilePath())
 			ch <- result{i, t, err}
 		}(i)
 	}
@@ -291,6 +322,13 @@ func (b *Binder) Closure(ctx context.Context, root string) (res *rpath.Result, t
 	}
 	return res, tabs, nil
 }
+
+// Kept is what the cache's keep function returned for the file the table
+// was read from (NewTableCacheKeeping); nil when none.
+func (t *Table) Kept() any { return t.kept }
+
+// VersionNeeds are the object's version requirements (.gnu.version_r).
+func (t *Table) VersionNeeds() []elfx.VersionNeed { return t.needs }
 
 // Symbols is the object's dynamic symbol table.
 func (t *Table) Symbols() *elfx.SymbolTable { return t.tab }

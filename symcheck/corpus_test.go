@@ -23,7 +23,7 @@ import (
 func TestCorpusComgrNegativeControl(t *testing.T) {
 	testenv.Corpus(t)
 	p := testenv.File(t, "/usr/lib/x86_64-linux-gnu/libamd_comgr.so.2", "libamd-comgr2")
-	rep := check(t, []string{p}, symcheck.SymbolsOptions{})
+	rep := symbols(t, []string{p}, symcheck.SymbolsOptions{})
 	if len(rep.Findings) != 0 || rep.LLVM != nil {
 		t.Errorf("findings on libamd_comgr.so.2: %+v", rep.Findings)
 	}

@@ -30,19 +30,3 @@ func ExampleSymbols() {
 	// LLVMInitializeX86AsmPrinter defined in libLLVMX86CodeGen.a X86_AsmPrinter.o
 	// LLVMInitializeX86TargetMC defined in libLLVMX86Desc.a X86_TargetMC.o
 }
-
-// The gate over one file: each finding has a rule ID, a severity and a fix.
-func ExampleCheck() {
-	rep, err := symcheck.Check(context.Background(), []string{"../testdata/libexecstack.so"}, symcheck.CheckOptions{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, f := range rep.Findings {
-		fmt.Println(f.ID, f.Severity, f.Rule)
-	}
-	// Output:
-	// RD1001 error undefined-symbol
-	// RD1206 error executable-stack
-	// RD1207 warning textrel
-}

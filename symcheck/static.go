@@ -61,16 +61,17 @@ func CheckLinkInputs(ctx context.Context, paths []string) (*StaticResult, error)
 	return checkLinkInputs(ctx, paths, "")
 }
 
-// linkInputs gathers what link inputs define and what their objects
+// LinkInputs gathers what link inputs define and what their objects
 // reference, of the names that start with only ("" for every name).
-type linkInputs struct {
+type LinkInputs struct {
 	only string
 	res  *StaticResult
 	refs map[string][]string
 }
 
-func newLinkInputs(only string) *linkInputs {
-	return &linkInputs{only: only, res: &StaticResult{Unresolved: map[string][]string{}, Defined: map[string]bool{}}, refs: map[string][]string{}}
+// NewLinkInputs gathers the names that start with only ("" for all).
+func NewLinkInputs(only string) *LinkInputs {
+	return &LinkInputs{only: only, res: &StaticResult{Unresolved: map[string][]string{}, Defined: map[string]bool{}}, refs: map[string][]string{}}
 }
 
 // addRelocatable reads a relocatable object with EachObjectSymbol, which
@@ -78,7 +79,7 @@ func newLinkInputs(only string) *linkInputs {
 // object whose string table has no such name); it reports false, having
 // read nothing, for an object that is not read plainly: addObject then
 // reads it opened as ELF, which says what is wrong with it.
-func (l *linkInputs) addRelocatable(r io.ReaderAt, size int64, name func() string) bool {
+func (l *LinkInputs) addRelocatable(r io.ReaderAt, size int64, name func() string) bool {
 	var by string
 	plain := elfx.EachObjectSymbol(r, size, l.only, func(s elfx.ObjectSymbol) {
 		if len(s.Name) == 0 || s.Bind == elf.STB_LOCAL || s.Type == elf.STT_SECTION || s.Type == elf.STT_FILE {
@@ -101,7 +102,7 @@ func (l *linkInputs) addRelocatable(r io.ReaderAt, size int64, name func() strin
 	return plain
 }
 
-func (l *linkInputs) addObject(f *elfx.File, name string) error {
+func (l *LinkInputs) addObject(f *elfx.File, name string) error {
 	syms, err := f.Symbols()
 	if err != nil {
 		return err
@@ -129,9 +130,9 @@ func (l *linkInputs) addObject(f *elfx.File, name string) error {
 	return nil
 }
 
-// addMember reads member i of a, open as sr; members that are not ELF
+// AddMember reads member i of a, open as sr; members that are not ELF
 // (LLVM bitcode, text) are passed over.
-func (l *linkInputs) addMember(a *elfx.Archive, i int, sr *io.SectionReader) error {
+func (l *LinkInputs) AddMember(a *elfx.Archive, i int, sr *io.SectionReader) error {
 	if elfx.Sniff(sr) != elfx.KindELF {
 		return nil
 	}
@@ -145,8 +146,8 @@ func (l *linkInputs) addMember(a *elfx.Archive, i int, sr *io.SectionReader) err
 	return l.addObject(f, a.MemberPath(i))
 }
 
-// result is what the inputs left unresolved.
-func (l *linkInputs) result() *StaticResult {
+// Result is what the inputs left unresolved.
+func (l *LinkInputs) Result() *StaticResult {
 	for name, by := range l.refs {
 		if l.res.Defined[name] || isLinkerDefined(name) {
 			l.res.Satisfied++
@@ -161,7 +162,7 @@ func (l *linkInputs) result() *StaticResult {
 // ("" for every name): what the other names do is not read, nor counted
 // in Satisfied.
 func checkLinkInputs(ctx context.Context, paths []string, only string) (*StaticResult, error) {
-	l := newLinkInputs(only)
+	l := NewLinkInputs(only)
 	// The inputs in order; a GNU ld script among them is replaced, where
 	// it stands, by the files it names (depth counts nested scripts).
 	type input struct {
@@ -192,7 +193,7 @@ func checkLinkInputs(ctx context.Context, paths []string, only string) (*StaticR
 			for i := range a.Members {
 				sr, err := a.Open(i)
 				if err == nil {
-					err = l.addMember(a, i, sr)
+					err = l.AddMember(a, i, sr)
 				}
 				if err != nil {
 					a.Close()
@@ -233,7 +234,7 @@ func checkLinkInputs(ctx context.Context, paths []string, only string) (*StaticR
 			work = append(next, work...)
 		}
 	}
-	return l.result(), nil
+	return l.Result(), nil
 }
 
 func dedupe(xs []string) []string {

@@ -241,7 +241,7 @@ func systemNames(ctx context.Context, fs []finding.Finding, r *rpath.Resolver, h
 	// another version is no answer for them.
 	want := map[string]bool{}
 	for _, f := range fs {
-		if _, ok := toolchain[f.Symbol]; !ok && f.Symbol != "" && !llvmName([]byte(f.Symbol)) {
+		if _, ok := toolchain[f.Symbol]; !ok && f.Symbol != "" && !HoldsLLVMName([]byte(f.Symbol)) {
 			want[f.Symbol] = true
 		}
 	}

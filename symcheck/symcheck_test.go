@@ -19,6 +19,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rocmdoctor/rocmdoctor/check"
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
@@ -42,7 +43,7 @@ func symbolsOf(fs []finding.Finding, rule string) []string {
 	return out
 }
 
-func check(t *testing.T, paths []string, opts symcheck.SymbolsOptions) *symcheck.Report {
+func symbols(t *testing.T, paths []string, opts symcheck.SymbolsOptions) *symcheck.Report {
 	t.Helper()
 	rep, err := symcheck.Symbols(context.Background(), paths, opts)
 	if err != nil {
@@ -77,7 +78,7 @@ func wantSeedDiagnosis(t *testing.T, rep *symcheck.Report, indexed bool) {
 
 func TestSeedCaseFixtures(t *testing.T) {
 	t.Run("shared library with --index", func(t *testing.T) {
-		rep := check(t, []string{testenv.Testdata("libMIOpen.so")}, symcheck.SymbolsOptions{IndexDirs: []string{testenv.Testdata("llvm")}})
+		rep := symbols(t, []string{testenv.Testdata("libMIOpen.so")}, symcheck.SymbolsOptions{IndexDirs: []string{testenv.Testdata("llvm")}})
 		if rep.Mode != "dynamic" {
 			t.Errorf("mode = %s", rep.Mode)
 		}
@@ -97,7 +98,7 @@ func TestSeedCaseFixtures(t *testing.T) {
 		wantSeedDiagnosis(t, rep, true)
 	})
 	t.Run("archive alone", func(t *testing.T) {
-		rep := check(t, []string{testenv.Testdata("librockCompiler.a")}, symcheck.SymbolsOptions{})
+		rep := symbols(t, []string{testenv.Testdata("librockCompiler.a")}, symcheck.SymbolsOptions{})
 		if rep.Mode != "link-inputs" || rep.Objects != 4 || rep.Satisfied != 3 {
 			t.Errorf("mode %s, %d objects, %d satisfied; want link-inputs, 4, 3 (the AMDGPU initialisers)", rep.Mode, rep.Objects, rep.Satisfied)
 		}
@@ -114,13 +115,13 @@ func TestSeedCaseFixtures(t *testing.T) {
 	t.Run("archive with the LLVM archives on the link line", func(t *testing.T) {
 		paths := []string{testenv.Testdata("librockCompiler.a")}
 		libs, _ := filepath.Glob(testenv.Testdata("llvm", "lib", "libLLVMX86*.a"))
-		rep := check(t, append(paths, libs...), symcheck.SymbolsOptions{})
+		rep := symbols(t, append(paths, libs...), symcheck.SymbolsOptions{})
 		if len(rep.Findings) != 0 || rep.LLVM != nil {
 			t.Errorf("with the X86 archives linked nothing should remain: %+v", rep.Findings)
 		}
 	})
 	t.Run("filter", func(t *testing.T) {
-		rep := check(t, []string{testenv.Testdata("librockCompiler.a")}, symcheck.SymbolsOptions{Filter: "*TargetMC"})
+		rep := symbols(t, []string{testenv.Testdata("librockCompiler.a")}, symcheck.SymbolsOptions{Filter: "*TargetMC"})
 		if got := symbolsOf(rep.Findings, finding.RuleUnresolvedStatic); !reflect.DeepEqual(got, []string{"LLVMInitializeX86TargetMC"}) {
 			t.Errorf("filtered = %v", got)
 		}
@@ -158,7 +159,7 @@ func TestSeedCaseFromScratch(t *testing.T) {
 	if llvm := "/usr/lib/llvm-15/lib"; testenv.RequireAll() || dirExists(llvm) {
 		opts.IndexDirs = []string{testenv.File(t, llvm+"/libLLVMX86CodeGen.a", "llvm-15-dev")[:len(llvm)]}
 	}
-	rep := check(t, []string{filepath.Join(dir, "libMIOpen.so")}, opts)
+	rep := symbols(t, []string{filepath.Join(dir, "libMIOpen.so")}, opts)
 	if got := symbolsOf(rep.Findings, finding.RuleUndefinedSymbol); !reflect.DeepEqual(got, x86Five) {
 		t.Fatalf("undefined = %v, want %v", got, x86Five)
 	}
@@ -181,7 +182,7 @@ func TestSeedCaseFromScratch(t *testing.T) {
 		}
 	}
 	// The archives given together: the same five, referenced by rock.o.
-	rep = check(t, []string{filepath.Join(dir, "librock.a"), filepath.Join(dir, "libamdgpu.a")}, symcheck.SymbolsOptions{})
+	rep = symbols(t, []string{filepath.Join(dir, "librock.a"), filepath.Join(dir, "libamdgpu.a")}, symcheck.SymbolsOptions{})
 	if got := symbolsOf(rep.Findings, finding.RuleUnresolvedStatic); !reflect.DeepEqual(got, x86Five) {
 		t.Errorf("link inputs: unresolved = %v", got)
 	}
@@ -192,34 +193,11 @@ func dirExists(p string) bool {
 	return err == nil && st.IsDir()
 }
 
-// gccDir is a scratch directory for a test that builds with gcc: write
-// puts a file in it, run runs gcc in it and fails the test on an error.
-func gccDir(t *testing.T) (dir string, write func(name, content string), run func(args ...string)) {
-	t.Helper()
-	gcc := testenv.Tool(t, "gcc", "gcc")
-	dir = t.TempDir()
-	write = func(name, content string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run = func(args ...string) {
-		t.Helper()
-		cmd := exec.Command(gcc, args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("gcc %v: %v\n%s", args, err, out)
-		}
-	}
-	return dir, write, run
-}
-
 // TestVersions builds a library with version nodes V1 and V2, links an
 // executable against it, then swaps in a build that lacks V2, and checks
 // the findings against the real loader's error.
 func TestVersions(t *testing.T) {
-	dir, write, run := gccDir(t)
+	dir, write, run := testenv.GCCDir(t)
 	write("v.c", "int foo(void){return 1;} int bar(void){return 2;}\n")
 	write("v2.map", "V1 { global: foo; local: *; };\nV2 { global: bar; } V1;\n")
 	write("v1.map", "V1 { global: foo; bar; local: *; };\n")
@@ -244,7 +222,7 @@ func TestVersions(t *testing.T) {
 		}
 	}
 	link("new")
-	rep := check(t, []string{app}, symcheck.SymbolsOptions{})
+	rep := symbols(t, []string{app}, symcheck.SymbolsOptions{})
 	if len(rep.Findings) != 0 {
 		t.Fatalf("against the library it was linked with: %+v", rep.Findings)
 	}
@@ -252,7 +230,7 @@ func TestVersions(t *testing.T) {
 		t.Fatalf("oracle: app fails with the new library: %v %s", err, out)
 	}
 	link("old")
-	rep = check(t, []string{app}, symcheck.SymbolsOptions{})
+	rep = symbols(t, []string{app}, symcheck.SymbolsOptions{})
 	var rules []string
 	for _, f := range rep.Findings {
 		rules = append(rules, f.Rule+":"+f.Symbol+"@"+f.Version)
@@ -285,7 +263,7 @@ func TestVersions(t *testing.T) {
 // libb, later in the scope, defines foo@V1: the app runs, and check must
 // find nothing. Without libb's definition both must fail.
 func TestVersionedReferenceBoundElsewhere(t *testing.T) {
-	dir, write, run := gccDir(t)
+	dir, write, run := testenv.GCCDir(t)
 	for _, d := range []string{"link", "lib"} {
 		os.MkdirAll(filepath.Join(dir, d), 0o755)
 	}
@@ -305,7 +283,7 @@ func TestVersionedReferenceBoundElsewhere(t *testing.T) {
 	app := filepath.Join(dir, "app")
 	rules := func() []string {
 		var out []string
-		for _, f := range check(t, []string{app}, symcheck.SymbolsOptions{}).Findings {
+		for _, f := range symbols(t, []string{app}, symcheck.SymbolsOptions{}).Findings {
 			out = append(out, f.Rule+":"+f.Symbol+"@"+f.Version+":"+f.Library)
 		}
 		sort.Strings(out)
@@ -350,7 +328,7 @@ func TestVersionedReferenceBoundElsewhere(t *testing.T) {
 // since the mapping is unmapped once the tables are unreachable (reading a
 // name that viewed it would then fault).
 func TestFindingsOutliveMappedTables(t *testing.T) {
-	dir, write, run := gccDir(t)
+	dir, write, run := testenv.GCCDir(t)
 	const n = 12000
 	var src strings.Builder
 	for i := range n {
@@ -379,7 +357,7 @@ func TestFindingsOutliveMappedTables(t *testing.T) {
 	} else if n != 0 {
 		t.Fatalf("the library's table is copied (%d bytes), not mapped: the test would not see a name that views it", n)
 	}
-	rep := check(t, []string{lib}, symcheck.SymbolsOptions{})
+	rep := symbols(t, []string{lib}, symcheck.SymbolsOptions{})
 	for range 3 {
 		runtime.GC() // the tables' mappings go once unreachable
 	}
@@ -397,7 +375,7 @@ func TestFindingsOutliveMappedTables(t *testing.T) {
 func TestWeakAndVersionedFixture(t *testing.T) {
 	// libfoo.so.1 has a weak undefined optional_hook and versioned references
 	// to libm: nothing is unresolved on a normal system.
-	rep := check(t, []string{testenv.Testdata("libfoo.so.1")}, symcheck.SymbolsOptions{})
+	rep := symbols(t, []string{testenv.Testdata("libfoo.so.1")}, symcheck.SymbolsOptions{})
 	for _, f := range rep.Findings {
 		if f.Symbol == "optional_hook" {
 			t.Errorf("weak undefined reported: %+v", f)
@@ -405,7 +383,7 @@ func TestWeakAndVersionedFixture(t *testing.T) {
 	}
 	// Without libm the library is missing, and the symbol it expects from
 	// libm by version is listed in that finding, not reported on its own.
-	rep = check(t, []string{testenv.Testdata("libfoo.so.1")}, symcheck.SymbolsOptions{
+	rep = symbols(t, []string{testenv.Testdata("libfoo.so.1")}, symcheck.SymbolsOptions{
 		Resolver: rpath.Options{NoCache: true, DefaultDirs: []string{}}})
 	var rules []string
 	for _, f := range rep.Findings {
@@ -427,7 +405,7 @@ func TestWeakAndVersionedFixture(t *testing.T) {
 // keep their own findings, which have causes of their own. Installing the
 // library (--lib-dir, the fix) leaves only those two, as the loader says.
 func TestMissingLibraryListsItsSymbols(t *testing.T) {
-	dir, write, run := gccDir(t)
+	dir, write, run := testenv.GCCDir(t)
 	write("gone.c", "int foo(void){return 1;} int bar(void){return 2;}\n")
 	write("ext.c", "extern int foo(void), bar(void); extern void LLVMInitializeX86Target(void), PyGone(void);\n"+
 		"int ext(void){ LLVMInitializeX86Target(); PyGone(); return foo()+bar(); }\n")
@@ -437,7 +415,7 @@ func TestMissingLibraryListsItsSymbols(t *testing.T) {
 	run("-shared", "-fPIC", "-o", "libext.so", "ext.c", "-Wl,-soname,libext.so", "-Llib", "-lgone")
 	run("-o", "app", "main.c", "-L.", "-lext", "-Wl,-rpath,$ORIGIN", "-Wl,--allow-shlib-undefined", "-Wl,-rpath-link,lib")
 	ext := filepath.Join(dir, "libext.so")
-	rep := check(t, []string{ext}, symcheck.SymbolsOptions{})
+	rep := symbols(t, []string{ext}, symcheck.SymbolsOptions{})
 	var got []string
 	for _, f := range rep.Findings {
 		got = append(got, f.Rule+":"+f.Symbol+f.Library+fmt.Sprint(f.Unresolved))
@@ -459,7 +437,7 @@ func TestMissingLibraryListsItsSymbols(t *testing.T) {
 		t.Errorf("the loader: %v %s", err, out)
 	}
 	// The fix: the library's directory.
-	rep = check(t, []string{ext}, symcheck.SymbolsOptions{Resolver: rpath.Options{LibDirs: []string{filepath.Join(dir, "lib")}}})
+	rep = symbols(t, []string{ext}, symcheck.SymbolsOptions{Resolver: rpath.Options{LibDirs: []string{filepath.Join(dir, "lib")}}})
 	got = got[:0]
 	for _, f := range rep.Findings {
 		got = append(got, f.Rule+":"+f.Symbol)
@@ -543,7 +521,7 @@ func TestTableErrorNamesTheFileOnce(t *testing.T) {
 // cause. The library and the program are now reported as unreadable, with
 // the reason and where it is.
 func TestBloomWordsNotPowerOfTwo(t *testing.T) {
-	dir, write, run := gccDir(t)
+	dir, write, run := testenv.GCCDir(t)
 	lib, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
 	if err != nil {
 		t.Fatal(err)
@@ -576,7 +554,7 @@ func TestBloomWordsNotPowerOfTwo(t *testing.T) {
 			t.Errorf("symbols %s: %v", filepath.Base(p), err)
 		}
 	}
-	rep, err := symcheck.Check(context.Background(), []string{dir}, symcheck.CheckOptions{})
+	rep, err := check.Run(context.Background(), []string{dir}, check.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -599,7 +577,7 @@ func TestBloomWordsNotPowerOfTwo(t *testing.T) {
 // library's bytes (parsed as f; nil leaves them), and returns app's path.
 func fooApp(t *testing.T, edit func(t *testing.T, b []byte, f *elf.File), ldflags ...string) string {
 	t.Helper()
-	dir, write, run := gccDir(t)
+	dir, write, run := testenv.GCCDir(t)
 	write("foo.c", "int foo(void) { return 42; }\n")
 	write("main.c", "int foo(void);\nint main(void) { return foo() == 42 ? 0 : 1; }\n")
 	run(append([]string{"-shared", "-fPIC", "-o", "libfoo.so.1", "foo.c", "-Wl,-soname,libfoo.so.1"}, ldflags...)...)
@@ -632,7 +610,7 @@ func fooBinds(t *testing.T, app string, binds bool) []finding.Finding {
 	if ran := err == nil; ran != binds || !ran && !strings.Contains(string(out), "undefined symbol: foo") {
 		t.Fatalf("oracle: the program ran = %v (%v %s), want %v", ran, err, out, binds)
 	}
-	rep := check(t, []string{app}, symcheck.SymbolsOptions{})
+	rep := symbols(t, []string{app}, symcheck.SymbolsOptions{})
 	var got, want []string
 	for _, f := range rep.Findings {
 		got = append(got, f.Rule+":"+f.Symbol)
@@ -753,7 +731,7 @@ func TestDefinitionsLoaderSkipsRealLoader(t *testing.T) {
 // must agree, and say the second as an undefined symbol (RD1001) with the
 // versions it found, not as a version mismatch of an empty version.
 func TestUnversionedReferenceRealLoader(t *testing.T) {
-	dir, write, run := gccDir(t)
+	dir, write, run := testenv.GCCDir(t)
 	write("plain.c", "int foo(void) { return 1; }\n")
 	write("main.c", "int foo(void);\nint main(void) { return foo() - 1; }\n")
 	run("-shared", "-fPIC", "-o", "libv.so.1", "plain.c", "-Wl,-soname,libv.so.1")
@@ -775,7 +753,7 @@ func TestUnversionedReferenceRealLoader(t *testing.T) {
 			if ran := err == nil; ran != c.binds || !ran && !strings.Contains(string(out), "undefined symbol: foo") {
 				t.Fatalf("oracle: the program ran = %v (%v %s), want %v", ran, err, out, c.binds)
 			}
-			rep := check(t, []string{app}, symcheck.SymbolsOptions{})
+			rep := symbols(t, []string{app}, symcheck.SymbolsOptions{})
 			if c.binds {
 				if len(rep.Findings) != 0 {
 					t.Errorf("findings %+v, want none", rep.Findings)
@@ -815,7 +793,7 @@ func TestMissingLibraryAtLoaderStop(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), bad+": ELF file OS ABI invalid") {
 		t.Fatalf("oracle: %v %s", err, out)
 	}
-	rep := check(t, []string{app}, symcheck.SymbolsOptions{Resolver: rpath.Options{LDLibraryPath: []string{filepath.Dir(bad)}}})
+	rep := symbols(t, []string{app}, symcheck.SymbolsOptions{Resolver: rpath.Options{LDLibraryPath: []string{filepath.Dir(bad)}}})
 	var lib *finding.Finding
 	for i, f := range rep.Findings {
 		if f.Rule == finding.RuleMissingLibrary {
@@ -841,7 +819,7 @@ func TestMissingInterpreter(t *testing.T) {
 	if err := exec.Command(prog).Run(); !errors.As(err, &pe) {
 		t.Fatalf("oracle: execve of %s gave %v, want a path error", prog, err)
 	}
-	rep := check(t, []string{prog}, symcheck.SymbolsOptions{})
+	rep := symbols(t, []string{prog}, symcheck.SymbolsOptions{})
 	if len(rep.Findings) != 1 {
 		t.Fatalf("findings %+v, want one", rep.Findings)
 	}
@@ -856,7 +834,7 @@ func TestMissingInterpreter(t *testing.T) {
 	// also have a loader installed there.
 	empty := rpath.Options{Root: t.TempDir(), NoCache: true}
 	for p, tail := range map[string]string{prog: "dynamic-linker names it)", testenv.Testdata("hello"): ", or install a loader at /lib64/ld-linux-x86-64.so.2"} {
-		rep := check(t, []string{p}, symcheck.SymbolsOptions{Resolver: empty})
+		rep := symbols(t, []string{p}, symcheck.SymbolsOptions{Resolver: empty})
 		var f *finding.Finding
 		for i := range rep.Findings {
 			if rep.Findings[i].Rule == finding.RuleMissingInterpreter {

@@ -128,15 +128,15 @@ func (b *Binder) CheckUnwind(ctx context.Context, path string) (*UnwindResult, e
 	if err != nil {
 		return nil, err
 	}
-	return b.unwindFindings(res, path, true)
+	return b.UnwindFindings(res, path, true)
 }
 
-// unwindFindings is CheckUnwind for a resolved closure. Which objects
+// UnwindFindings is CheckUnwind for a resolved closure. Which objects
 // bind to each unwinder (Unwinder.BoundBy) is worked out when boundBy is
 // set, and otherwise only when there are two or more unwinders (for the
 // finding that names them): check has no use for it with one, and the
 // lookups across the closure were a twentieth of its time.
-func (b *Binder) unwindFindings(res *rpath.Result, path string, boundBy bool) (*UnwindResult, error) {
+func (b *Binder) UnwindFindings(res *rpath.Result, path string, boundBy bool) (*UnwindResult, error) {
 	tabs, err := b.loadTables(res.Objects)
 	if err != nil {
 		return nil, err

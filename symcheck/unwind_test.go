@@ -525,7 +525,7 @@ func TestUnwindersSeverityFromBindings(t *testing.T) {
 	if o, err := exec.Command(gcc, "-shared", "-fPIC", "-o", lib, c, "-Wl,--no-as-needed", nongnu, "-lgcc_s").CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v %s", err, o)
 	}
-	providers, out, err := unwindBindings(harness, lib)
+	providers, out, err := testenv.UnwindBindings(harness, lib)
 	if err != nil {
 		t.Fatalf("loading: %v\n%s", err, out)
 	}

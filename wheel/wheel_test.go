@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/rocmdoctor/rocmdoctor/check"
 	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/finding"
 	"github.com/rocmdoctor/rocmdoctor/internal/dcopy"
@@ -34,7 +35,6 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
 	"github.com/rocmdoctor/rocmdoctor/patchelf"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
-	"github.com/rocmdoctor/rocmdoctor/symcheck"
 	"github.com/rocmdoctor/rocmdoctor/wheel"
 )
 
@@ -2185,7 +2185,7 @@ func TestRelinkRewritesStaleRecordLines(t *testing.T) {
 	zw.Close()
 	fh.Close()
 	rd1501 := func(path string) []string {
-		rep, err := symcheck.Check(context.Background(), []string{path}, symcheck.CheckOptions{})
+		rep, err := check.Run(context.Background(), []string{path}, check.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,8 @@
 // Package depcheck enforces the import direction of the packages:
-// cmd → {wheel, prefix} → {symcheck, patchelf}, symcheck → {ck, gpu, rpath} → {finding, elfx},
-// patchelf → elfx, and which internal helpers each package may use; only
-// cmd uses cobra/tablewriter.
+// cmd → {check, wheel, prefix} → symcheck → rpath → elfx, check → {ck,
+// gpu} → elfx, wheel → patchelf → elfx, finding under all of them, and
+// which internal helpers each package may use; only cmd uses
+// cobra/tablewriter.
 package depcheck
 
 import (
@@ -33,8 +34,11 @@ var allowed = map[string][]string{
 	"prefix": {"finding", "symcheck", "rpath", "elfx", "internal/regfile", "internal/walk"},
 	// Device code and what GPUs it runs on.
 	"gpu": {"finding", "elfx", "internal/member", "internal/par", "internal/regfile", "internal/walk", "internal/zipx"},
-	"symcheck": {"finding", "ck", "gpu", "rpath", "elfx", "internal/member", "internal/par", "internal/rawpath", "internal/record",
-		"internal/regfile", "internal/safefile", "internal/version", "internal/walk", "internal/writeback", "internal/zipx"},
+	// Binding dynamic symbols and the diagnoses built on it.
+	"symcheck": {"finding", "rpath", "elfx", "internal/rawpath", "internal/regfile", "internal/walk"},
+	// The gate: every check over a tree, with its policy and formats.
+	"check": {"finding", "symcheck", "ck", "gpu", "rpath", "elfx", "internal/member", "internal/par", "internal/record",
+		"internal/regfile", "internal/safefile", "internal/version", "internal/writeback", "internal/zipx"},
 	"wheel": {"symcheck", "patchelf", "rpath", "elfx", "finding", "internal/dcopy", "internal/inflate", "internal/mapfile",
 		"internal/pflate", "internal/record", "internal/regfile", "internal/safefile", "internal/walk", "internal/writeback", "internal/zipx"},
 	// Helpers that build on helpers.

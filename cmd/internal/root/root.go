@@ -15,8 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rocmdoctor/rocmdoctor/check"
 	"github.com/rocmdoctor/rocmdoctor/ck"
-	"github.com/rocmdoctor/rocmdoctor/cmd/internal/check"
+	"github.com/rocmdoctor/rocmdoctor/cmd/internal/checkcmd"
 	ckcmd "github.com/rocmdoctor/rocmdoctor/cmd/internal/ck"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/cli"
 	"github.com/rocmdoctor/rocmdoctor/cmd/internal/deps"
@@ -90,7 +91,7 @@ func subcommands(io *cli.IOStreams) []subcommand {
 		{"symbols", func() *cobra.Command { return symbols.NewCmdSymbols(io, nil) }},
 		{"unwind", func() *cobra.Command { return unwind.NewCmdUnwind(io, nil) }},
 		{"gpus", func() *cobra.Command { return gpus.NewCmdGPUs(io, nil) }},
-		{"check", func() *cobra.Command { return check.NewCmdCheck(io, v, nil) }},
+		{"check", func() *cobra.Command { return checkcmd.NewCmdCheck(io, v, nil) }},
 		{"ck", func() *cobra.Command { return ckcmd.NewCmdCK(io, nil) }},
 		{"patchelf", func() *cobra.Command { return patchelfcmd.NewCmdPatchelf(io, v, false) }},
 		{"patch", func() *cobra.Command { return patchelfcmd.NewCmdPatchelf(io, v, true) }},
@@ -230,7 +231,7 @@ type versionJSON struct {
 // ("patch" is patchelf's plan), for their schemas (docs/schema).
 func JSONOutputs() map[string]any {
 	return map[string]any{
-		"check":        symcheck.CheckReport{},
+		"check":        check.Report{},
 		"symbols":      symcheck.Report{},
 		"deps":         deps.Result{},
 		"unwind":       unwind.Result{},

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package symcheck
-
-// kernelMachine is "" where uname is not read: the GOARCH of the build
-// stands for the machine.
-func kernelMachine() string { return "" }
