@@ -232,7 +232,7 @@ func (f *File) DlopenPathNames() ([]string, error) { return f.dlopenNames(true) 
 
 func (f *File) dlopenNames(pathsOnly bool) ([]string, error) {
 	const context = maxLibName + 1
-	window := dlopenWindow
+	window := f.reads.dlopenWindow
 	var out []string
 	seen := map[string]bool{}
 	var buf []byte
@@ -279,9 +279,6 @@ func (f *File) dlopenNames(pathsOnly bool) ([]string, error) {
 	}
 	return out, nil
 }
-
-// dlopenWindow is how much of a section DlopenNames reads at a time.
-var dlopenWindow int64 = 1 << 20
 
 // maxLibName bounds a library name DlopenNames takes (NAME_MAX).
 const maxLibName = 255
@@ -354,7 +351,8 @@ func (f *File) ReadOnlyContains(needle []byte) (bool, error) {
 		return true, nil
 	}
 	overlap := int64(len(needle) - 1)
-	buf := make([]byte, 0, dlopenWindow+overlap)
+	window := f.reads.dlopenWindow
+	buf := make([]byte, 0, window+overlap)
 	for _, s := range f.ef.Sections {
 		if ok, err := f.readOnly(s); !ok {
 			if err != nil {
@@ -363,8 +361,8 @@ func (f *File) ReadOnlyContains(needle []byte) (bool, error) {
 			continue
 		}
 		size := int64(s.Size)
-		for pos := int64(0); pos < size; pos += dlopenWindow {
-			hi := min(size, pos+dlopenWindow+overlap)
+		for pos := int64(0); pos < size; pos += window {
+			hi := min(size, pos+window+overlap)
 			b := buf[:hi-pos]
 			if err := saferio.ReadFull(f.r, b, int64(s.Offset)+pos); err != nil {
 				return false, f.formatErr(int64(s.Offset)+pos, "section "+s.Name, err)

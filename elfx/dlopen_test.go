@@ -126,9 +126,8 @@ func TestDlopenNamesWindows(t *testing.T) {
 			t.Fatalf("%s: %q, %v", p, whole, err)
 		}
 		for _, w := range []int64{1, 3, 7, 64, 4096} {
-			restore := elfx.SmallDlopenWindow(w)
+			f.SetDlopenWindow(w)
 			got, err := f.DlopenNames()
-			restore()
 			if err != nil || !slices.Equal(got, whole) {
 				t.Errorf("%s, window %d: %q, %v; one read: %q", p, w, got, err, whole)
 			}

@@ -179,7 +179,7 @@ func (f *File) readWindow(strOff int64, strSize uint64, at func(elf.DynTag) (int
 		}
 	}
 	hi = min(hi+windowSlack, f.Size)
-	if noWindow || lo < 0 || hi <= lo || uint64(hi-lo) > smallTables {
+	if f.reads.noWindow || lo < 0 || hi <= lo || uint64(hi-lo) > f.reads.smallTables {
 		return
 	}
 	if b, err := f.readRange(lo, uint64(hi-lo), "dynamic symbol tables"); err == nil {
@@ -241,7 +241,7 @@ func (f *File) gnuHashCount(off int64, avail uint64) (nsyms, size uint64) {
 	// The chain of the last bucket runs to an entry with the low bit set.
 	// Chains are a few entries long: the reads start at 64 entries and
 	// grow to 16 Ki entries.
-	step := chainReadStart
+	step := f.reads.chainStart
 	for i := last - symoff; ; step = min(step*4, 16<<10) {
 		at := chainAt + i*4
 		if at >= avail {
@@ -259,15 +259,6 @@ func (f *File) gnuHashCount(off int64, avail uint64) (nsyms, size uint64) {
 	}
 }
 
-// The first reads of a GNU hash chain (in entries) and of a version table
-// (in bytes) made from the dynamic segment; variables for tests, which
-// make them tiny to exercise the reads that follow.
-var (
-	chainReadStart   uint64 = 64
-	versionReadStart uint64 = 4 << 10
-	noWindow                = false // no readWindow
-)
-
 // versionExtent is the size of the version table (.gnu.version_d when
 // def, else .gnu.version_r) at off, whose names are in the string table
 // strs: where the parser's walk of its entries ends. A table the parser
@@ -280,7 +271,7 @@ var (
 // copy megabytes per file.
 func (f *File) versionExtent(off int64, avail uint64, strs strTab, def bool) uint64 {
 	limit := min(avail, 1<<20)
-	start := min(limit, versionReadStart)
+	start := min(limit, f.reads.versionStart)
 	if off >= f.windowOff && f.window != nil && off-f.windowOff < int64(len(f.window)) {
 		// What the window holds first: no read.
 		start = min(limit, uint64(len(f.window))-uint64(off-f.windowOff))
@@ -333,7 +324,7 @@ func (f *File) SectionHeaderError() error {
 // tables through the section headers (as DynamicSymbolTable would after
 // Open), and returns the first error.
 func (f *File) sectionsError() error {
-	whole, err := newFile(f.r, f.Size, f.Path)
+	whole, err := newFileReads(f.r, f.Size, f.Path, f.reads)
 	if err != nil {
 		return err
 	}

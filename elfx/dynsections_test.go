@@ -39,6 +39,10 @@ func withoutSectionHeaders(t *testing.T, path string) string {
 // libstdc++ and libLLVM (GNU hash only, 3 MB of strings) real ones.
 func TestSymbolsWithoutSectionHeaders(t *testing.T) {
 	windowed := true // the tables are read in one piece first
+	// How the stripped file and the one opened for its segments are
+	// opened: as every file is, or with tiny first reads.
+	open := elfx.Open
+	openSegments := elfx.OpenSegments
 	check := func(t *testing.T, p string) {
 		orig, err := elfx.Open(p)
 		if err != nil {
@@ -56,7 +60,7 @@ func TestSymbolsWithoutSectionHeaders(t *testing.T) {
 		}
 
 		stripped := withoutSectionHeaders(t, p)
-		f, err := elfx.Open(stripped)
+		f, err := open(stripped)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +110,7 @@ func TestSymbolsWithoutSectionHeaders(t *testing.T) {
 		// Opened for what the loader reads, the file with its section
 		// headers gives the same table, and its section header table is
 		// taken as it is (no parse of it per file).
-		seg, err := elfx.OpenSegments(p)
+		seg, err := openSegments(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,9 +149,10 @@ func TestSymbolsWithoutSectionHeaders(t *testing.T) {
 	// The tables are read in growing pieces: starting from one byte (one
 	// chain entry), every read that follows is taken.
 	t.Run("tiny reads", func(t *testing.T) {
-		defer elfx.TinyDynamicReads()()
+		open = func(p string) (*elfx.File, error) { return elfx.OpenTinyReads(p, false) }
+		openSegments = func(p string) (*elfx.File, error) { return elfx.OpenTinyReads(p, true) }
 		windowed = false
-		defer func() { windowed = true }()
+		defer func() { open, openSegments, windowed = elfx.Open, elfx.OpenSegments, true }()
 		for _, n := range []string{"libfoo.so.1", "libbe.so", "libi386.so"} {
 			check(t, testenv.Testdata(n))
 		}

@@ -5,25 +5,27 @@ import (
 	"unsafe"
 )
 
-// MapAlways makes DynamicSymbolTable map every file, however small its
-// tables, until the returned function is called.
-func MapAlways() (restore func()) {
-	old := smallTables
-	smallTables = 0
-	return func() { smallTables = old }
-}
+// MapAlways makes DynamicSymbolTable map f, however small its tables.
+func (f *File) MapAlways() { f.reads.smallTables = 0 }
 
 // Mapped reports whether the table reads a mapping of its file.
 func (t *SymbolTable) Mapped() bool { return t.m != nil }
 
-// TinyDynamicReads makes the reads of GNU hash chains and version tables
-// found through the dynamic segment start at one entry and one byte, and
-// not from a window read first, so that every table takes the reads that
-// grow, until restore is called.
-func TinyDynamicReads() (restore func()) {
-	c, v, w := chainReadStart, versionReadStart, noWindow
-	chainReadStart, versionReadStart, noWindow = 1, 1, true
-	return func() { chainReadStart, versionReadStart, noWindow = c, v, w }
+// OpenTinyReads is Open (OpenSegments when segments is set) with the
+// reads of GNU hash chains and version tables found through the dynamic
+// segment starting at one entry and one byte, and not from a window read
+// first, so that every table takes the reads that grow.
+func OpenTinyReads(path string, segments bool) (*File, error) {
+	h, st, err := openRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	tiny := defaultReads()
+	tiny.chainStart, tiny.versionStart, tiny.noWindow = 1, 1, true
+	if segments {
+		return openSegments(h, newBlockReader(h, st.Size()), st, path, tiny)
+	}
+	return openFile(h, newBlockReader(h, st.Size()), st, path, tiny)
 }
 
 // PlainSectionHeaders reports whether SectionHeaderError takes f's section
@@ -47,13 +49,8 @@ func NewArchiveMembers(r io.ReaderAt, size int64, name string) (*Archive, error)
 	return newArchive(newBlockReader(r, size), size, name, false)
 }
 
-// SmallDlopenWindow makes DlopenNames read sections n bytes at a time,
-// until restore is called.
-func SmallDlopenWindow(n int64) (restore func()) {
-	old := dlopenWindow
-	dlopenWindow = n
-	return func() { dlopenWindow = old }
-}
+// SetDlopenWindow makes DlopenNames read f's sections n bytes at a time.
+func (f *File) SetDlopenWindow(n int64) { f.reads.dlopenWindow = n }
 
 // ParseDlopenNote is parseDlopenNote.
 func ParseDlopenNote(desc []byte) ([]DlopenDep, error) { return parseDlopenNote(desc, 0) }

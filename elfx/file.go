@@ -149,6 +149,7 @@ type File struct {
 	segments    bool
 	shdrChecked bool
 	shdrErr     error
+	reads       readSizes // how large the first reads are
 }
 
 // Open opens the named file. The caller must Close it.
@@ -157,7 +158,7 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openFile(h, newBlockReader(h, st.Size()), st, path)
+	return openFile(h, newBlockReader(h, st.Size()), st, path, defaultReads())
 }
 
 // openRegular opens path, which must be a regular file, and stats it.
@@ -191,14 +192,14 @@ func OpenSegments(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openSegments(h, newBlockReader(h, st.Size()), st, path)
+	return openSegments(h, newBlockReader(h, st.Size()), st, path, defaultReads())
 }
 
 // openSegments is openFile without the section header table.
-func openSegments(h *handle, br *blockReader, st os.FileInfo, path string) (*File, error) {
+func openSegments(h *handle, br *blockReader, st os.FileInfo, path string, reads readSizes) (*File, error) {
 	var ident [elf.EI_NIDENT]byte
 	br.ReadAt(ident[:], 0) // newFile reports a file too short for it
-	f, err := newFile(hideSections{br, elf.Class(ident[elf.EI_CLASS]) == elf.ELFCLASS32}, st.Size(), path)
+	f, err := newFileReads(hideSections{br, elf.Class(ident[elf.EI_CLASS]) == elf.ELFCLASS32}, st.Size(), path, reads)
 	if err != nil {
 		br.release()
 		h.Close()
@@ -237,8 +238,8 @@ func (h hideSections) ReadAt(p []byte, off int64) (int, error) {
 
 // openFile parses an opened file read through br; the File owns h, which
 // is closed on failure.
-func openFile(h *handle, br *blockReader, st os.FileInfo, path string) (*File, error) {
-	f, err := newFile(br, st.Size(), path)
+func openFile(h *handle, br *blockReader, st os.FileInfo, path string, reads readSizes) (*File, error) {
+	f, err := newFileReads(br, st.Size(), path, reads)
 	if err != nil {
 		br.release()
 		h.Close()
@@ -308,8 +309,12 @@ func byteOrder(d elf.Data) binary.ByteOrder {
 	return nil
 }
 
-func newFile(r io.ReaderAt, size int64, path string) (f *File, err error) {
-	f = &File{Path: path, Size: size, r: r}
+func newFile(r io.ReaderAt, size int64, path string) (*File, error) {
+	return newFileReads(r, size, path, defaultReads())
+}
+
+func newFileReads(r io.ReaderAt, size int64, path string, reads readSizes) (f *File, err error) {
+	f = &File{Path: path, Size: size, r: r, reads: reads}
 	var ident [elf.EI_NIDENT]byte
 	if n, _ := r.ReadAt(ident[:], 0); n < 4 || string(ident[:4]) != elf.ELFMAG {
 		return nil, fmt.Errorf("%s: %w%s", nameOr(path), ErrNotELF, notELFKind(ident[:n]))

@@ -80,9 +80,13 @@ func FuzzMappedSymbolTable(f *testing.F) {
 		}
 		defer file.Close()
 		copied, err1 := file.CopiedSymbolTable()
-		restore := elfx.MapAlways()
-		mapped, err2 := file.DynamicSymbolTable()
-		restore()
+		mapFile, err := elfx.Open(fh.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer mapFile.Close()
+		mapFile.MapAlways()
+		mapped, err2 := mapFile.DynamicSymbolTable()
 		if (err1 == nil) != (err2 == nil) {
 			t.Fatalf("copied table error %v, mapped %v", err1, err2)
 		}

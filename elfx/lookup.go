@@ -94,7 +94,7 @@ func (f *File) DynamicSymbolTable() (*SymbolTable, error) {
 	// Small tables (most libraries: they sit together after the program
 	// headers) are read in one piece: a mapping costs an mmap, page faults
 	// and an munmap, more than copying a few pages.
-	if lo, hi, ok := f.tableSpan(); ok && hi-lo <= smallTables {
+	if lo, hi, ok := f.tableSpan(); ok && hi-lo <= f.reads.smallTables {
 		b, err := f.readRange(int64(lo), hi-lo, "dynamic symbol tables")
 		if err != nil {
 			return nil, err
@@ -156,9 +156,24 @@ func (t *SymbolTable) link(s *elf.Section, what string) (*elf.Section, error) {
 	return t.f.SymbolSections()[s.Link], nil
 }
 
-// smallTables is the most DynamicSymbolTable copies instead of mapping (a
-// variable for tests, which map the small fixtures too).
-var smallTables uint64 = 256 << 10
+// readSizes are the sizes of the reads a File starts from: a default
+// for every file (defaultReads), smaller for tests, which set them on a
+// File (export_test.go) to map small fixtures and take every read that
+// grows.
+type readSizes struct {
+	// smallTables is the most DynamicSymbolTable copies instead of
+	// mapping, and the most readWindow reads in one piece.
+	smallTables uint64
+	// The first reads of a GNU hash chain (in entries) and of a version
+	// table (in bytes) made from the dynamic segment.
+	chainStart, versionStart uint64
+	noWindow                 bool  // no readWindow
+	dlopenWindow             int64 // how much of a section DlopenNames reads at a time
+}
+
+func defaultReads() readSizes {
+	return readSizes{smallTables: 256 << 10, chainStart: 64, versionStart: 4 << 10, dlopenWindow: 1 << 20}
+}
 
 // tableSpan is the range of the file covering every section a symbol
 // table reads, when they all have file bytes inside the file.

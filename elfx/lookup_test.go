@@ -24,7 +24,7 @@ func checkLookup(f *elfx.File) error {
 		name string
 		make func() (*elfx.SymbolTable, error)
 	}{{"copied", f.CopiedSymbolTable}, {"read in one piece or mapped", f.DynamicSymbolTable}, {"mapped", func() (*elfx.SymbolTable, error) {
-		defer elfx.MapAlways()()
+		f.MapAlways()
 		return f.DynamicSymbolTable()
 	}}} {
 		t, err := kind.make()
@@ -235,9 +235,8 @@ func TestCorpusSymbolTableLookup(t *testing.T) {
 // table, not kill the process.
 func TestDynamicSymbolTableTruncated(t *testing.T) {
 	f, path := openTemp(t, "libMIOpen.so", readFixture(t, "libMIOpen.so"))
-	restore := elfx.MapAlways()
+	f.MapAlways()
 	tab, err := f.DynamicSymbolTable()
-	restore()
 	f.Close() // the mapping outlives the open file
 	if err != nil {
 		t.Fatal(err)

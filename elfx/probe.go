@@ -74,7 +74,7 @@ func (p *Probe) ELF() (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openFile(h, br, p.Info, p.Path)
+	return openFile(h, br, p.Info, p.Path, defaultReads())
 }
 
 // handOver gives the descriptor and its block cache to the caller, and
@@ -95,7 +95,7 @@ func (p *Probe) ELFSegments() (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openSegments(h, br, p.Info, p.Path)
+	return openSegments(h, br, p.Info, p.Path, defaultReads())
 }
 
 // Archive parses the file as an ar archive (Kind says whether it is one);

@@ -60,9 +60,8 @@ const (
 	maxMarked = 32 << 20
 )
 
-// maxSpecOut bounds the output a part holds until it is confirmed (a
-// variable for tests).
-var maxSpecOut = 64 << 20
+// maxSpecOut bounds the output a part holds until it is confirmed.
+const maxSpecOut = 64 << 20
 
 // specError is a reason to stop decoding ahead, which wraps a more general
 // one. (Not fmt.Errorf: formatting at start-up would cost every command.)
@@ -106,6 +105,12 @@ const (
 )
 
 func decodeParallel(w io.Writer, r io.ReaderAt, n int64, k int) (*Index, error) {
+	return decodeParallelMax(w, r, n, k, maxSpecOut)
+}
+
+// decodeParallelMax is decodeParallel with parts holding up to maxOut
+// bytes of output until they are confirmed.
+func decodeParallelMax(w io.Writer, r io.ReaderAt, n int64, k, maxOut int) (*Index, error) {
 	cut := func(i int) int64 { // the bit where part i's decoder stops
 		if i >= k {
 			return 0
@@ -158,7 +163,7 @@ func decodeParallel(w io.Writer, r io.ReaderAt, n int64, k int) (*Index, error) 
 		}
 	}
 	work := func(j int) {
-		specs[j] = speculate(r, n, cut(j)/8, cut(j+1), size, &abort)
+		specs[j] = speculate(r, n, cut(j)/8, cut(j+1), size, maxOut, &abort)
 		if errors.Is(specs[j].err, errStopAhead) {
 			abort.Store(true)
 		}
@@ -263,8 +268,8 @@ func tail(parts ...[]byte) []byte {
 
 // speculate finds the first plausible block at or after byte from and
 // decodes from it, without history, up to the first block at or after
-// bit limit (0: to the end).
-func speculate(r io.ReaderAt, n, from, limit, size int64, abort *atomic.Bool) *spec {
+// bit limit (0: to the end), holding up to maxOut bytes of output.
+func speculate(r io.ReaderAt, n, from, limit, size int64, maxOut int, abort *atomic.Bool) *spec {
 	scan := make([]byte, min(maxScan, n-from))
 	k, _ := r.ReadAt(scan, from)
 	scan = scan[:k]
@@ -288,7 +293,7 @@ func speculate(r io.ReaderAt, n, from, limit, size int64, abort *atomic.Bool) *s
 		}
 		start := from*8 + rel
 		if d == nil {
-			d = &decoder{w: &partOutput{}, out: getOutBuf(size), limit: limit, abort: abort}
+			d = &decoder{w: &partOutput{max: maxOut}, out: getOutBuf(size), limit: limit, abort: abort}
 		}
 		d.startMarked(n)
 		d.br.initAt(r, n, start)
@@ -530,11 +535,12 @@ type partOutput struct {
 	chunks [][]byte // the output, in order
 	bufs   [][]byte // the buffers the chunks lie in, for outBufs
 	size   int
+	max    int // the most it holds (errTooLarge past it)
 }
 
 // Write keeps p: only a decoder that is done writes here (flush).
 func (o *partOutput) Write(p []byte) (int, error) {
-	if o.size+len(p) > maxSpecOut {
+	if o.size+len(p) > o.max {
 		return 0, errTooLarge
 	}
 	o.chunks = append(o.chunks, p)

@@ -118,21 +118,29 @@ func TestPartsFor(t *testing.T) {
 	}
 }
 
-// A stream too compressible for its parts' output to be held: the first
-// part that outgrows the bound stops all decoding ahead, and the stream
-// is decoded sequentially, correctly.
+// A part whose output outgrows the bound stops with errTooLarge, which
+// stops decoding ahead (errStopAhead), and the stream is still decoded
+// correctly: the part decoded from the middle of a 6 MB program holds
+// megabytes, more than a 64 KiB bound and less than the default one.
 func TestParallelTooMuchOutput(t *testing.T) {
-	old := maxSpecOut
-	maxSpecOut = 64 << 10
-	t.Cleanup(func() { maxSpecOut = old })
-	data := bytes.Repeat(corpus(t)["text"][:4000], 2000) // 8 MB
+	data := corpus(t)["elf"]
 	comp := deflate(t, data, 6)
-	out, idx, err := decodeAll(comp, 4)
-	if err != nil || !bytes.Equal(out, data) {
-		t.Fatalf("err %v, output equal: %v", err, bytes.Equal(out, data))
-	}
-	if idx.confirmed != 0 {
-		t.Errorf("%d parts over the output bound were used", idx.confirmed)
+	n := int64(len(comp))
+	for _, c := range []struct {
+		bound    int
+		tooLarge bool
+	}{{64 << 10, true}, {maxSpecOut, false}} {
+		s := speculate(bytes.NewReader(comp), n, n/2, 0, bufSize(n), c.bound, new(atomic.Bool))
+		if got := errors.Is(s.err, errTooLarge); got != c.tooLarge || c.tooLarge && !errors.Is(s.err, errStopAhead) {
+			t.Errorf("bound %d: part error %v, want too large: %v", c.bound, s.err, c.tooLarge)
+		}
+		if s.d != nil {
+			s.release()
+		}
+		var buf bytes.Buffer
+		if _, err := decodeParallelMax(&buf, bytes.NewReader(comp), n, 4, c.bound); err != nil || !bytes.Equal(buf.Bytes(), data) {
+			t.Fatalf("bound %d: err %v, output equal: %v", c.bound, err, bytes.Equal(buf.Bytes(), data))
+		}
 	}
 }
 
@@ -153,7 +161,7 @@ func TestParallelStoredStream(t *testing.T) {
 	if idx.confirmed != 0 {
 		t.Errorf("%d parts of a stored stream were used", idx.confirmed)
 	}
-	if s := speculate(bytes.NewReader(comp), int64(len(comp)), int64(len(comp)/2), 0, bufSize(int64(len(comp))), new(atomic.Bool)); !errors.Is(s.err, errNoBlock) {
+	if s := speculate(bytes.NewReader(comp), int64(len(comp)), int64(len(comp)/2), 0, bufSize(int64(len(comp))), maxSpecOut, new(atomic.Bool)); !errors.Is(s.err, errNoBlock) {
 		t.Errorf("search in a stored stream: %v, want %v", s.err, errNoBlock)
 	}
 }

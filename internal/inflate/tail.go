@@ -67,7 +67,7 @@ func Tail(r io.ReaderAt, n, from int64, abort *atomic.Bool) (*End, error) {
 	if from < 0 || from >= n {
 		return nil, ErrNoTail
 	}
-	s := speculate(r, n, from, 0, bufSize(n-from), abort)
+	s := speculate(r, n, from, 0, bufSize(n-from), maxSpecOut, abort)
 	if s.d == nil {
 		return nil, s.err
 	}
