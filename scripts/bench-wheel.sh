@@ -10,7 +10,7 @@
 # A changed library must be inflated (to edit and verify it); its deflate
 # blocks that the edits leave alone are then copied bit for bit and only
 # the blocks around the edits are compressed again. Everything else is
-# copied raw (by the kernel) and fsynced while that library is being
+# copied raw (by the kernel) while that library is being
 # inflated, and the library is hashed for RECORD as it is inflated
 # (through its edits, predicted from the end of its deflate stream), so the
 # ratio is governed by inflating what changes, then editing and splicing it.

@@ -10,10 +10,8 @@ import (
 // Tuning is what a test changes of a relink; zero fields keep the
 // defaults.
 type Tuning struct {
-	// Sync replaces the output's fsync; EarlyFlush is the size from which
-	// the copied entries are fsynced early.
-	Sync       func(*os.File) error
-	EarlyFlush int64
+	// Sync replaces the output's fsync.
+	Sync func(*os.File) error
 	// OutputBase makes the wheel begin that far into its file (a hole
 	// before it).
 	OutputBase int64
@@ -34,9 +32,6 @@ func WithTuning(o Options, t Tuning) Options {
 	tu := defaultTuning
 	if t.Sync != nil {
 		tu.syncFile = t.Sync
-	}
-	if t.EarlyFlush != 0 {
-		tu.earlyFlushMin = t.EarlyFlush
 	}
 	tu.outputBase = t.OutputBase
 	if t.FreeSpace != nil {

@@ -14,11 +14,8 @@ import (
 type tuning struct {
 	// freeSpace reads the free space of a directory's file system.
 	freeSpace func(dir string) (uint64, bool)
-	// syncFile is the fsync of the output; earlyFlushMin is how much
-	// copyUnchanged must have written for the output to be fsynced as
-	// soon as it is done.
-	syncFile      func(*os.File) error
-	earlyFlushMin int64
+	// syncFile is the fsync of the output.
+	syncFile func(*os.File) error
 	// outputBase is where the new archive begins in its file (a sparse
 	// hole before it), so that tests get entries past 4 GiB without
 	// writing 4 GiB.
@@ -42,12 +39,11 @@ type tuning struct {
 }
 
 var defaultTuning = tuning{
-	freeSpace:     writeback.Free,
-	syncFile:      (*os.File).Sync,
-	earlyFlushMin: 32 << 20,
-	predictMin:    16 << 20,
-	holeMin:       16 << 20,
-	holeMargin:    4 << 20,
+	freeSpace:  writeback.Free,
+	syncFile:   (*os.File).Sync,
+	predictMin: 16 << 20,
+	holeMin:    16 << 20,
+	holeMargin: 4 << 20,
 }
 
 // tune is the relink's tuning.

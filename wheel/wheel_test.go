@@ -23,7 +23,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/check"
@@ -1203,17 +1202,12 @@ func TestRelinkDirectoryUpdatesRecord(t *testing.T) {
 	}
 }
 
-// The entries copied raw are fsynced as soon as they are copied, while the
-// ELF members are still being edited (not all at the end), and an error
-// of that early fsync fails the relink: the kernel reports a write-back
-// error to one fsync per open file, so the one before the rename would
-// not see it again.
-func TestRelinkFlushesCopiedEntriesEarly(t *testing.T) {
+// The new wheel is fsynced once, whole, before it is renamed into place.
+func TestRelinkFsyncsTheWholeWheel(t *testing.T) {
 	fx := buildWith(t, "", map[string][]byte{"onnxruntime/capi/kernels.bin": bytes.Repeat([]byte("k"), 3<<20)})
-	opts := wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true}
+	opts := wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: filepath.Join(fx.dir, "out")}
 	var sizes []int64
 	var mu sync.Mutex
-	opts.Output = filepath.Join(fx.dir, "out")
 	p, err := wheel.Relink(context.Background(), fx.wheel, wheel.WithTuning(opts, wheel.Tuning{Sync: func(f *os.File) error {
 		st, err := f.Stat()
 		if err != nil {
@@ -1223,7 +1217,7 @@ func TestRelinkFlushesCopiedEntriesEarly(t *testing.T) {
 		sizes = append(sizes, st.Size())
 		mu.Unlock()
 		return f.Sync()
-	}, EarlyFlush: 1 << 20}))
+	}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1231,36 +1225,8 @@ func TestRelinkFlushesCopiedEntriesEarly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Two fsyncs: the early one once the copied entries (the 3 MB
-	// kernels.bin among them) are in the file — usually before the
-	// provider is, but that is up to the scheduler — then the one of the
-	// whole wheel, which waits for the early one.
-	if len(sizes) != 2 || sizes[0] < 3<<20 || sizes[0] > sizes[1] || sizes[1] != final.Size() {
+	if len(sizes) != 1 || sizes[0] != final.Size() {
 		t.Errorf("fsyncs at sizes %v; the wheel is %d bytes", sizes, final.Size())
-	}
-
-	// The first fsync is the early one: it fails.
-	boom := errors.New("injected write-back error")
-	var calls atomic.Int32
-	in, err := os.ReadFile(fx.wheel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.Output = filepath.Join(fx.dir, "out2")
-	failing := wheel.WithTuning(opts, wheel.Tuning{Sync: func(f *os.File) error {
-		if calls.Add(1) == 1 {
-			return boom
-		}
-		return f.Sync()
-	}, EarlyFlush: 1 << 20})
-	if _, err := wheel.Relink(context.Background(), fx.wheel, failing); !errors.Is(err, boom) || !strings.Contains(err.Error(), fx.wheel) {
-		t.Fatalf("relink with a failing early fsync: %v", err)
-	}
-	if ents, _ := os.ReadDir(opts.Output); len(ents) != 0 {
-		t.Errorf("left behind: %v", ents)
-	}
-	if b, _ := os.ReadFile(fx.wheel); !bytes.Equal(b, in) {
-		t.Error("the input changed")
 	}
 }
 
@@ -1271,7 +1237,7 @@ func TestRelinkFinalFsyncError(t *testing.T) {
 	boom := errors.New("injected fsync error")
 	out := filepath.Join(fx.dir, "out")
 	_, err := wheel.Relink(context.Background(), fx.wheel, wheel.WithTuning(wheel.Options{ROCm: []string{fx.prefix}, AllowSONAMEChange: true, Output: out},
-		wheel.Tuning{Sync: func(*os.File) error { return boom }, EarlyFlush: 1 << 40}))
+		wheel.Tuning{Sync: func(*os.File) error { return boom }}))
 	if !errors.Is(err, boom) || !strings.Contains(err.Error(), fx.wheel) {
 		t.Fatalf("relink with a failing fsync: %v", err)
 	}

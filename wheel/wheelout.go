@@ -21,7 +21,6 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/internal/inflate"
 	"github.com/rocmdoctor/rocmdoctor/internal/record"
 	"github.com/rocmdoctor/rocmdoctor/internal/safefile"
-	"github.com/rocmdoctor/rocmdoctor/internal/writeback"
 	"github.com/rocmdoctor/rocmdoctor/internal/zipx"
 )
 
@@ -49,10 +48,6 @@ type wheelOutput struct {
 	fixed  map[int]string
 	copied chan error  // copyUnchanged's result
 	stop   atomic.Bool // set by discard: copyUnchanged gives up
-	// flushed is closed when the early fsync of the copied entries (see
-	// newWheelOutput) has returned, with its error in flushErr.
-	flushed  chan struct{}
-	flushErr error
 }
 
 // bigEntry is the size from which an entry's data is copied by the kernel
@@ -139,31 +134,11 @@ func newWheelOutput(ctx context.Context, d *dist, o Options) (*wheelOutput, erro
 			raw.Close()
 			return nil, err
 		}
-		w.out.off, w.out.started = base, base
-	} else if st, err := raw.Stat(); err == nil {
-		// The new wheel is about the size of the old one: its disk space
-		// is taken in one go (finish truncates it to what was written).
-		writeback.Reserve(w.tmp.File, st.Size())
+		w.out.off = base
 	}
 	w.zw = zipx.NewWriter(w.out, w.out.off)
 	w.copied = make(chan error, 1)
-	w.flushed = make(chan struct{})
-	go func() {
-		defer close(w.flushed)
-		err := w.copyUnchanged(ctx)
-		copied := w.out.off // read before finish takes over w.out
-		w.copied <- err
-		// What was copied is made durable now, while the ELF members are
-		// still being inflated, edited and verified, instead of by the
-		// fsync before the rename. sync_file_range (wheelOut.Write) only
-		// starts the write-back; a virtual disk's cache flush, which the
-		// fsync waits for, still costs in proportion to everything
-		// written since the last one: a third of the relink when it was
-		// all left to the end (docs/performance.md).
-		if err == nil && copied >= d.tune.earlyFlushMin && !w.stop.Load() {
-			w.flushErr = d.tune.syncFile(w.tmp.File)
-		}
-	}()
+	go func() { w.copied <- w.copyUnchanged(ctx) }()
 	return w, nil
 }
 
@@ -375,17 +350,6 @@ func (w *wheelOutput) finish(p *Plan) (err error) {
 	if err := w.zw.Close(); err != nil {
 		return err
 	}
-	// The file was reserved at the input's size (newWheelOutput).
-	if err := w.tmp.File.Truncate(w.out.off); err != nil {
-		return err
-	}
-	// The early fsync's error is reported here: the kernel reports a
-	// write-back error to one fsync per open file, so the one below
-	// would not see it again.
-	<-w.flushed
-	if w.flushErr != nil {
-		return fmt.Errorf("%s: writing %s: %w", w.d.input, w.tmp.Name(), w.flushErr)
-	}
 	if err := w.d.tune.syncFile(w.tmp.File); err != nil {
 		return fmt.Errorf("%s: writing %s: %w", w.d.input, w.tmp.Name(), err)
 	}
@@ -424,39 +388,22 @@ func (w *wheelOutput) discard() {
 		<-w.copied
 		w.copied = nil
 	}
-	<-w.flushed
 	w.out.cp.Close()
 	w.tmp.Discard()
 	w.raw.Close()
 }
 
-// wheelOut is the new wheel's file. Every writebackChunk bytes it starts
-// their write-back to disk, so the fsync before the rename does not wait
-// for the whole wheel at the end.
+// wheelOut is the new wheel's file.
 type wheelOut struct {
-	f       *os.File
-	cp      *dcopy.Copier // from the old wheel into f
-	off     int64         // bytes in the file
-	started int64         // write-back started below this offset
+	f   *os.File
+	cp  *dcopy.Copier // from the old wheel into f
+	off int64         // bytes in the file
 }
-
-const writebackChunk = 8 << 20
 
 func (o *wheelOut) Write(p []byte) (int, error) {
 	m, err := o.f.Write(p)
 	o.off += int64(m)
-	if err != nil {
-		return m, err
-	}
-	o.writeback()
-	return m, nil
-}
-
-func (o *wheelOut) writeback() {
-	if o.off-o.started >= writebackChunk {
-		writeback.Start(o.f, o.started, o.off-o.started)
-		o.started = o.off
-	}
+	return m, err
 }
 
 // copyRange appends the n bytes at off in the old wheel to the new one:
@@ -474,11 +421,8 @@ func (w *wheelOutput) copyRange(off, n int64) error {
 	}
 	o.off += n
 	w.zw.Skip(n)
-	if _, err := o.f.Seek(o.off, io.SeekStart); err != nil {
-		return err
-	}
-	o.writeback()
-	return nil
+	_, err := o.f.Seek(o.off, io.SeekStart)
+	return err
 }
 
 // alignFor leaves unused space (less than dcopy.Align bytes) before a

@@ -26,13 +26,6 @@ func tune(cmd *cobra.Command) {
 		// /usr/lib), then GOGC=400. hugeheap first: it needs no limit set.
 		hugeheap.Prepare(128 << 20)
 		gcfloor.Set(192<<20, 400)
-	case "wheel":
-		// No huge pages: the edit's tables are touched once, so 2 MiB
-		// pages cost more to fault in than they save. The heap stays
-		// within tens of MB (the decoder's buffers, a string table being
-		// edited); a collection in the middle of an edit cost more than
-		// the edit.
-		gcfloor.Set(192<<20, 100)
 	case "deps":
 		// Resolving a prefix's closures (parallel workers) allocates tens
 		// of MB of short-lived headers over a live heap of a few: the
