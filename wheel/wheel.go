@@ -847,258 +847,311 @@ func ignored(name string, globs []string) bool {
 }
 
 func plan(ctx context.Context, d *dist, targets map[string][]targetLib, o Options, p *Plan) error {
+	pl := &planner{ctx: ctx, d: d, targets: targets, o: o, p: p, sys: rpath.New(o.Resolver),
+		inWheel: map[string]string{}, grafted: map[string]bool{}, bundled: map[string]bool{},
+		shadows: map[string]string{}, referenced: map[string]bool{}}
+	pl.readWheel()
+	for _, rel := range d.elfs {
+		fp, ok, err := pl.file(rel)
+		if err != nil {
+			return err
+		}
+		if ok {
+			p.Files = append(p.Files, fp)
+		}
+	}
+	if o.DropBundled {
+		return pl.drop()
+	}
+	return nil
+}
+
+// planner is the state of one plan: what the wheel holds, and which of its
+// copies are referenced.
+type planner struct {
+	ctx     context.Context
+	d       *dist
+	targets map[string][]targetLib
+	o       Options
+	p       *Plan
+	sys     *rpath.Resolver
 	// In-wheel libraries by SONAME and by file name.
-	inWheel := map[string]string{}
-	grafted := map[string]bool{}
+	inWheel map[string]string
+	grafted map[string]bool
 	// Copies of target libraries under their own names: replaced with
 	// ReplaceBundled (bundled), otherwise noted as shadowing the target.
-	bundled := map[string]bool{}
-	shadows := map[string]string{}
-	// What planning needs from each file, read in one open: its SONAME
-	// names it in the wheel, the rest is for its own plan below.
-	type headers struct {
-		err, dynErr, interpErr error
-		dy                     *elfx.Dynamic
-		interp                 string
-		typ                    elf.Type
-	}
-	read := make(map[string]headers, len(d.elfs))
+	bundled map[string]bool
+	shadows map[string]string
+	// In-wheel copies some file keeps needing (not dropped).
+	referenced map[string]bool
+	read       map[string]elfHeaders
+}
+
+// elfHeaders is what planning needs from each file, read in one open: its
+// SONAME names it in the wheel, the rest is for its own plan.
+type elfHeaders struct {
+	err, dynErr, interpErr error
+	dy                     *elfx.Dynamic
+	interp                 string
+	typ                    elf.Type
+}
+
+// readWheel reads every file's headers and sorts the wheel's libraries
+// into its own, grafted copies, bundled copies of target libraries and
+// copies that shadow one.
+func (pl *planner) readWheel() {
+	d := pl.d
+	pl.read = make(map[string]elfHeaders, len(d.elfs))
 	for _, rel := range d.elfs {
 		f, err := d.openELF(rel)
 		if err != nil {
-			read[rel] = headers{err: err}
+			pl.read[rel] = elfHeaders{err: err}
 			continue
 		}
-		h := headers{typ: f.Type}
+		h := elfHeaders{typ: f.Type}
 		h.dy, h.dynErr = f.Dynamic()
 		h.interp, h.interpErr = f.Interp()
 		f.Close()
-		read[rel] = h
+		pl.read[rel] = h
 		base := path.Base(rel)
-		inWheel[base] = rel
+		pl.inWheel[base] = rel
 		name := base
 		if h.dynErr == nil && h.dy.Soname != "" {
-			inWheel[h.dy.Soname] = rel
+			pl.inWheel[h.dy.Soname] = rel
 			name = h.dy.Soname
 		}
-		switch tl := targets[family(name)]; {
+		switch tl := pl.targets[family(name)]; {
 		case isGrafted(rel):
-			grafted[rel] = true
+			pl.grafted[rel] = true
 		case len(tl) == 0:
-		case o.ReplaceBundled:
-			bundled[rel] = true
+		case pl.o.ReplaceBundled:
+			pl.bundled[rel] = true
 		default:
-			shadows[rel] = pickSameMajor(tl, major(name)).path
+			pl.shadows[rel] = pickSameMajor(tl, major(name)).path
 		}
 	}
 	// The copies left unextracted are known by their file names.
 	for _, rel := range d.deferred {
-		inWheel[path.Base(rel)] = rel
+		pl.inWheel[path.Base(rel)] = rel
 		if isGrafted(rel) {
-			grafted[rel] = true
+			pl.grafted[rel] = true
 		} else {
-			bundled[rel] = true
+			pl.bundled[rel] = true
 		}
 	}
-	sys := rpath.New(o.Resolver)
-	referenced := map[string]bool{}
-	for _, rel := range d.elfs {
-		h := read[rel]
-		if h.err != nil {
-			return d.fileErr(rel, h.err)
+}
+
+// file plans one ELF file: each NEEDED entry classified, the edits, the
+// new RUNPATH; ok is false for a file without a dynamic section.
+func (pl *planner) file(rel string) (fp FilePlan, ok bool, err error) {
+	h := pl.read[rel]
+	if h.err != nil {
+		return fp, false, pl.d.fileErr(rel, h.err)
+	}
+	dy, interp := h.dy, h.interp
+	if h.dynErr != nil {
+		return fp, false, nil // no dynamic section: nothing to relink
+	}
+	if h.interpErr != nil {
+		return fp, false, pl.d.fileErr(rel, h.interpErr)
+	}
+	fp = FilePlan{Path: rel, Grafted: pl.grafted[rel], Bundled: pl.bundled[rel], Needed: []Need{}}
+	fp.module, fp.python = symcheck.ModuleKind(h.typ, interp != "", dy, rel)
+	fp.OldRunPath = dy.RunPath
+	if !dy.HasRunPath {
+		fp.OldRunPath, fp.OldIsRPath = dy.RPath, dy.HasRPath
+	}
+	var origins []string
+	for _, n := range dy.Needed {
+		nd, origin := pl.need(rel, n)
+		if origin != "" {
+			origins = append(origins, origin)
 		}
-		dy, interp := h.dy, h.interp
-		if h.dynErr != nil {
-			continue // no dynamic section: nothing to relink
+		if nd.Replacement != "" && nd.Replacement != n {
+			fp.Edits = append(fp.Edits, patchelf.Edit{Kind: patchelf.KindReplaceNeeded, Arg: n, Arg2: nd.Replacement})
 		}
-		if h.interpErr != nil {
-			return d.fileErr(rel, h.interpErr)
+		fp.Needed = append(fp.Needed, nd)
+	}
+	fp.NewRunPath = pl.runPath(rel, &fp, origins)
+	if fp.NewRunPath != fp.OldRunPath {
+		fp.Edits = append(fp.Edits, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: fp.NewRunPath})
+	}
+	if fp.Grafted || fp.Bundled {
+		fp.Edits = nil // grafted and bundled copies are kept or dropped, not rewritten
+	}
+	return fp, true, nil
+}
+
+// need classifies the NEEDED entry n of file rel, and returns the $ORIGIN
+// directory the file's RUNPATH needs for it ("" for none).
+func (pl *planner) need(rel, n string) (nd Need, origin string) {
+	o, p, inWheel := pl.o, pl.p, pl.inWheel
+	nd = Need{Name: n}
+	tl := pl.targets[family(n)]
+	switch {
+	case ignored(n, o.Ignore):
+		nd.Class = Ignored
+		if dep := inWheel[n]; dep != "" {
+			// Left alone, it must still be found where it is:
+			// kept, and its directory kept in the RUNPATH.
+			nd.Resolved = dep
+			pl.referenced[dep] = true
+			origin = originDir(rel, dep)
 		}
-		fp := FilePlan{Path: rel, Grafted: grafted[rel], Bundled: bundled[rel], Needed: []Need{}}
-		fp.module, fp.python = symcheck.ModuleKind(h.typ, interp != "", dy, rel)
-		fp.OldRunPath = dy.RunPath
-		if !dy.HasRunPath {
-			fp.OldRunPath, fp.OldIsRPath = dy.RPath, dy.HasRPath
+	case inWheel[n] != "" && !pl.grafted[inWheel[n]] && !pl.bundled[inWheel[n]]:
+		nd.Class, nd.Resolved = InWheel, inWheel[n]
+		origin = originDir(rel, inWheel[n])
+		if t := pl.shadows[inWheel[n]]; t != "" {
+			nd.Note = "a copy of " + t + " from the target, which it shadows (--replace-bundled replaces it)"
 		}
-		var origins []string
-		for _, n := range dy.Needed {
-			nd := Need{Name: n}
-			tl := targets[family(n)]
-			switch {
-			case ignored(n, o.Ignore):
-				nd.Class = Ignored
-				if dep := inWheel[n]; dep != "" {
-					// Left alone, it must still be found where it is:
-					// kept, and its directory kept in the RUNPATH.
-					nd.Resolved = dep
-					referenced[dep] = true
-					origins = append(origins, originDir(rel, dep))
-				}
-			case inWheel[n] != "" && !grafted[inWheel[n]] && !bundled[inWheel[n]]:
-				nd.Class, nd.Resolved = InWheel, inWheel[n]
-				origins = append(origins, originDir(rel, inWheel[n]))
-				if t := shadows[inWheel[n]]; t != "" {
-					nd.Note = "a copy of " + t + " from the target, which it shadows (--replace-bundled replaces it)"
-				}
-			case inWheel[n] != "":
-				kind := "grafted"
-				nd.Class, nd.Resolved = Grafted, inWheel[n]
-				if bundled[inWheel[n]] {
-					kind, nd.Class = "bundled", Bundled
-				}
-				if len(tl) == 0 {
-					nd.Note = "no " + family(n) + " in the target; the grafted copy stays"
-					referenced[inWheel[n]] = true
-					origins = append(origins, originDir(rel, inWheel[n]))
-					break
-				}
-				best := pickSameMajor(tl, major(n))
-				nd.Replacement = best.soname
-				switch {
-				case major(n) == "" && nd.Class == Bundled:
-					// An unversioned SONAME (libamdhip64.so) names no
-					// major version to differ from; binding the file
-					// against the target below is what tells.
-					nd.Note = fmt.Sprintf("the bundled copy's SONAME has no version; the target has %s", best.soname)
-				case major(best.soname) != major(n):
-					nd.Note = fmt.Sprintf("the %s copy is major %s, the target has %s", kind, major(n), best.soname)
-					if !o.AllowSONAMEChange {
-						p.Findings = append(p.Findings, refuse(rel, n, best.soname))
-					}
-				}
-			case hasSoname(tl, n):
-				nd.Class = Target
-				for _, t := range tl {
-					if t.soname == n {
-						nd.Resolved = t.path
-					}
-				}
-			case len(tl) > 0 && targetFile(p.TargetDirs, n) != "":
-				// The loader looks for the file name: an unversioned
-				// libamdhip64.so is the target's development link.
-				nd.Class, nd.Resolved = Target, targetFile(p.TargetDirs, n)
-			case len(tl) > 0:
-				best := pickSameMajor(tl, major(n))
-				nd.Class, nd.Replacement, nd.Resolved = SONAMEChange, best.soname, best.path
-				switch {
-				case major(n) == "":
-					// No major version to differ from: what binding
-					// against the target finds missing is the ABI risk.
-					nd.Note = fmt.Sprintf("%s has no version; the target has %s", n, best.soname)
-				case !o.AllowSONAMEChange:
-					p.Findings = append(p.Findings, refuse(rel, n, best.soname))
-				}
-			case d.preview != nil:
-				// Only the edits are wanted (predict.go); where the
-				// system has a library changes none.
-				nd.Class = System
-			default:
-				if path := resolveSystem(ctx, sys, filepath.Join(d.root, rel), n); path != "" {
-					nd.Class, nd.Resolved = System, path
-				} else {
-					nd.Class = Missing
-				}
+	case inWheel[n] != "":
+		kind := "grafted"
+		nd.Class, nd.Resolved = Grafted, inWheel[n]
+		if pl.bundled[inWheel[n]] {
+			kind, nd.Class = "bundled", Bundled
+		}
+		if len(tl) == 0 {
+			nd.Note = "no " + family(n) + " in the target; the grafted copy stays"
+			pl.referenced[inWheel[n]] = true
+			origin = originDir(rel, inWheel[n])
+			break
+		}
+		best := pickSameMajor(tl, major(n))
+		nd.Replacement = best.soname
+		switch {
+		case major(n) == "" && nd.Class == Bundled:
+			// An unversioned SONAME (libamdhip64.so) names no
+			// major version to differ from; binding the file
+			// against the target below is what tells.
+			nd.Note = fmt.Sprintf("the bundled copy's SONAME has no version; the target has %s", best.soname)
+		case major(best.soname) != major(n):
+			nd.Note = fmt.Sprintf("the %s copy is major %s, the target has %s", kind, major(n), best.soname)
+			if !o.AllowSONAMEChange {
+				p.Findings = append(p.Findings, refuse(rel, n, best.soname))
 			}
-			if nd.Replacement != "" && nd.Replacement != n {
-				fp.Edits = append(fp.Edits, patchelf.Edit{Kind: patchelf.KindReplaceNeeded, Arg: n, Arg2: nd.Replacement})
-			}
-			fp.Needed = append(fp.Needed, nd)
 		}
-		// RUNPATH: kept entries, in-wheel $ORIGIN directories, target dirs.
-		var rp []string
-		add := func(e string) {
-			for _, x := range rp {
-				if x == e {
-					return
-				}
+	case hasSoname(tl, n):
+		nd.Class = Target
+		for _, t := range tl {
+			if t.soname == n {
+				nd.Resolved = t.path
 			}
+		}
+	case len(tl) > 0 && targetFile(p.TargetDirs, n) != "":
+		// The loader looks for the file name: an unversioned
+		// libamdhip64.so is the target's development link.
+		nd.Class, nd.Resolved = Target, targetFile(p.TargetDirs, n)
+	case len(tl) > 0:
+		best := pickSameMajor(tl, major(n))
+		nd.Class, nd.Replacement, nd.Resolved = SONAMEChange, best.soname, best.path
+		switch {
+		case major(n) == "":
+			// No major version to differ from: what binding
+			// against the target finds missing is the ABI risk.
+			nd.Note = fmt.Sprintf("%s has no version; the target has %s", n, best.soname)
+		case !o.AllowSONAMEChange:
+			p.Findings = append(p.Findings, refuse(rel, n, best.soname))
+		}
+	case pl.d.preview != nil:
+		// Only the edits are wanted (predict.go); where the
+		// system has a library changes none.
+		nd.Class = System
+	default:
+		if path := resolveSystem(pl.ctx, pl.sys, filepath.Join(pl.d.root, rel), n); path != "" {
+			nd.Class, nd.Resolved = System, path
+		} else {
+			nd.Class = Missing
+		}
+	}
+	return nd, origin
+}
+
+// runPath is file rel's new RUNPATH: the kept entries, the in-wheel
+// $ORIGIN directories, then the target directories when it uses the
+// target.
+func (pl *planner) runPath(rel string, fp *FilePlan, origins []string) string {
+	var rp []string
+	add := func(e string) {
+		if !slices.Contains(rp, e) {
 			rp = append(rp, e)
 		}
-		for _, e := range strings.Split(fp.OldRunPath, ":") {
-			for _, k := range o.Keep {
-				if e == k {
-					add(e)
-				}
-			}
-		}
-		for _, e := range origins {
+	}
+	for _, e := range strings.Split(fp.OldRunPath, ":") {
+		if slices.Contains(pl.o.Keep, e) {
 			add(e)
 		}
-		// A target library the loader already finds where it is (the
-		// file's RUNPATH, the cache, the default directories: libc in
-		// /usr/lib/x86_64-linux-gnu when that is a target directory)
-		// needs no new directory: a file whose NEEDED all resolve so
-		// keeps its RUNPATH.
-		var found map[string]string
-		if d.preview == nil {
-			found = systemPaths(ctx, sys, filepath.Join(d.root, rel))
-		}
-		usesTarget := false
-		for _, n := range fp.Needed {
-			already := n.Class == Target && n.Replacement == "" && found[n.Name] != "" && sameFile(found[n.Name], n.Resolved)
-			usesTarget = usesTarget || (n.Class == Target && !already) || n.Class == SONAMEChange || n.Replacement != ""
-		}
-		if !usesTarget {
-			// Nothing from the target: keep the run path unless an entry
-			// resolves against the working directory.
-			rp = nil
-			for _, e := range strings.Split(fp.OldRunPath, ":") {
-				if e != "" && (strings.HasPrefix(e, "/") || rpath.OriginRelative(e)) {
-					add(e)
-				}
-			}
-		}
-		for _, dir := range p.TargetDirs {
-			if usesTarget {
-				add(dir)
-			}
-		}
-		fp.NewRunPath = strings.Join(rp, ":")
-		if fp.NewRunPath != fp.OldRunPath {
-			fp.Edits = append(fp.Edits, patchelf.Edit{Kind: patchelf.KindSetRPath, Arg: fp.NewRunPath})
-		}
-		if fp.Grafted || fp.Bundled {
-			fp.Edits = nil // grafted and bundled copies are kept or dropped, not rewritten
-		}
-		p.Files = append(p.Files, fp)
 	}
-	if o.DropBundled {
-		for rel := range grafted {
-			if !referenced[rel] {
+	for _, e := range origins {
+		add(e)
+	}
+	// A target library the loader already finds where it is (the
+	// file's RUNPATH, the cache, the default directories: libc in
+	// /usr/lib/x86_64-linux-gnu when that is a target directory)
+	// needs no new directory: a file whose NEEDED all resolve so
+	// keeps its RUNPATH.
+	var found map[string]string
+	if pl.d.preview == nil {
+		found = systemPaths(pl.ctx, pl.sys, filepath.Join(pl.d.root, rel))
+	}
+	usesTarget := false
+	for _, n := range fp.Needed {
+		already := n.Class == Target && n.Replacement == "" && found[n.Name] != "" && sameFile(found[n.Name], n.Resolved)
+		usesTarget = usesTarget || (n.Class == Target && !already) || n.Class == SONAMEChange || n.Replacement != ""
+	}
+	if !usesTarget {
+		// Nothing from the target: keep the run path unless an entry
+		// resolves against the working directory.
+		rp = nil
+		for _, e := range strings.Split(fp.OldRunPath, ":") {
+			if e != "" && (strings.HasPrefix(e, "/") || rpath.OriginRelative(e)) {
+				add(e)
+			}
+		}
+		return strings.Join(rp, ":")
+	}
+	for _, dir := range pl.p.TargetDirs {
+		add(dir)
+	}
+	return strings.Join(rp, ":")
+}
+
+// drop lists the grafted and bundled copies no file needs any more
+// (DropBundled), notes a dropped copy the wheel may dlopen() by its file
+// name, and leaves out the plans of dropped files.
+func (pl *planner) drop() error {
+	d, p := pl.d, pl.p
+	for _, set := range []map[string]bool{pl.grafted, pl.bundled} {
+		for rel := range set {
+			if !pl.referenced[rel] {
 				p.Drop = append(p.Drop, rel)
 			}
 		}
-		for rel := range bundled {
-			if !referenced[rel] {
-				p.Drop = append(p.Drop, rel)
-			}
-		}
-		for _, rel := range d.deferred {
-			if referenced[rel] {
-				return fmt.Errorf("%s: %s was left unstaged to be dropped, but the plan keeps it (a bug in rocmdoctor)", d.input, rel)
-			}
-		}
-		sort.Strings(p.Drop)
-		// No NEEDED entry names what is dropped, but the wheel may dlopen()
-		// a bundled copy by its file name (PyTorch's torch/lib/libhiprtc.so);
-		// the target answers that only with a file of that name.
-		for _, rel := range p.Drop {
-			base := path.Base(rel)
-			if tl := targets[family(base)]; bundled[rel] && len(tl) > 0 && targetFile(p.TargetDirs, base) == "" {
-				t := pickSameMajor(tl, major(base))
-				p.Notes = append(p.Notes, fmt.Sprintf("dropped %s, which no NEEDED entry names; should the wheel dlopen(\"%s\"), no target directory has that name (a link %s -> %s would answer it)",
-					rel, base, filepath.Join(t.dir, base), filepath.Base(t.path)))
-			}
-		}
-		// Drop the plans of removed files.
-		kept := p.Files[:0]
-		for _, fp := range p.Files {
-			if !slices.Contains(p.Drop, fp.Path) {
-				kept = append(kept, fp)
-			}
-		}
-		p.Files = kept
 	}
+	for _, rel := range d.deferred {
+		if pl.referenced[rel] {
+			return fmt.Errorf("%s: %s was left unstaged to be dropped, but the plan keeps it (a bug in rocmdoctor)", d.input, rel)
+		}
+	}
+	sort.Strings(p.Drop)
+	// No NEEDED entry names what is dropped, but the wheel may dlopen()
+	// a bundled copy by its file name (PyTorch's torch/lib/libhiprtc.so);
+	// the target answers that only with a file of that name.
+	for _, rel := range p.Drop {
+		base := path.Base(rel)
+		if tl := pl.targets[family(base)]; pl.bundled[rel] && len(tl) > 0 && targetFile(p.TargetDirs, base) == "" {
+			t := pickSameMajor(tl, major(base))
+			p.Notes = append(p.Notes, fmt.Sprintf("dropped %s, which no NEEDED entry names; should the wheel dlopen(\"%s\"), no target directory has that name (a link %s -> %s would answer it)",
+				rel, base, filepath.Join(t.dir, base), filepath.Base(t.path)))
+		}
+	}
+	// Drop the plans of removed files.
+	kept := p.Files[:0]
+	for _, fp := range p.Files {
+		if !slices.Contains(p.Drop, fp.Path) {
+			kept = append(kept, fp)
+		}
+	}
+	p.Files = kept
 	return nil
 }
 
