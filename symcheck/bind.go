@@ -418,254 +418,298 @@ func (b *Binder) BindInHost(ctx context.Context, host, path string, closure bool
 // closure, of every object after it) against all of res.Objects in load
 // order.
 func (b *Binder) bind(ctx context.Context, res *rpath.Result, start int, closure bool) (*DynamicResult, error) {
-	out := &DynamicResult{Closure: res}
-	type loaded struct {
-		obj *rpath.Object
-		tab *Table
-	}
-	tabs, err := b.loadTables(res.Objects)
+	bd, err := b.newBinding(res)
 	if err != nil {
 		return nil, err
 	}
-	var scope []loaded
-	for i, o := range res.Objects {
-		t := tabs[i]
-		scope = append(scope, loaded{o, t})
-		out.scope = append(out.scope, t)
-	}
-	byName := func(name string) *rpath.Object {
-		for _, d := range res.Objects {
-			for _, dep := range d.Deps {
-				if dep.Name == name && dep.Object != nil {
-					return dep.Object
-				}
-			}
-		}
-		if res.Root.Soname == name {
-			return res.Root
-		}
-		return nil
-	}
-	// Where a reference is looked for. Whether it binds does not depend
-	// on the order of the search (the first match in scope order wins at
-	// run time, but any match means it binds), so a versioned reference
-	// is looked for first in the object it names (vna_file), and the
-	// others in the scope's objects most recently bound to first (most
-	// references are to libc or libstdc++, which come last in the scope,
-	// behind the file and its other libraries), the file's own table last
-	// (its hash table holds what it defines: it satisfies its own
-	// reference only with another version of the name). A reference that
-	// binds nowhere has then been looked for in every object once; the
-	// definitions it did not accept are reported from the objects that
-	// had some.
-	index := make(map[*rpath.Object]int, len(scope))
-	for i, l := range scope {
-		index[l.obj] = i
-	}
-	hint := map[string]int{}
-	for _, o := range res.Objects {
-		for _, d := range o.Deps {
-			if i, ok := index[d.Object]; ok && d.Object != nil {
-				if _, dup := hint[d.Name]; !dup {
-					hint[d.Name] = i
-				}
-			}
-		}
-	}
-	var scratch []elfx.Symbol
-	var missingIdx []int
-	order := make([]int, 0, len(scope))
-	var hadDefs []int // scope indices with a definition the reference did not accept
-	var hintBuf []int
-	for i := start; i < len(scope); i++ {
-		l := scope[i]
+	for i := start; i < len(bd.scope); i++ {
 		if i > start && !closure {
 			break
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if l.obj == res.Root && res.InterpProblem != "" {
-			out.Findings = append(out.Findings, missingInterpreter(l.obj, res.InterpProblem, b.resolver.UsableDefaultInterp(l.obj.Header)))
+		if err := bd.object(i); err != nil {
+			return nil, err
 		}
-		// The missing-library findings of this object, by index: the
-		// symbols it expects from such a library are folded into them.
-		missing := missingIdx[:0]
-		for _, d := range l.obj.Deps {
-			if d.Missing() {
-				missing = append(missing, len(out.Findings))
-				out.Findings = append(out.Findings, missingLibrary(l.obj.Path, d))
-			}
-		}
-		missingFrom := func(lib string) int {
-			for _, i := range missing {
-				if out.Findings[i].Library == lib {
-					return i
-				}
-			}
-			return -1
-		}
-		// Version nodes (dl-version.c): every non-weak requirement must be
-		// defined by the loaded object it names. hintByVer[v] is 1 + the
-		// scope index of the library that version index v names (its
-		// requirement's file), 0 for none loaded: the first place a
-		// reference of that version is looked for.
-		hintByVer := hintBuf[:0]
-		for _, vn := range l.tab.needs {
-			h, hinted := hint[vn.File]
-			for _, v := range vn.Versions {
-				if v.Index > 0x7fff {
-					continue // no symbol can refer to it
-				}
-				for len(hintByVer) <= int(v.Index) {
-					hintByVer = append(hintByVer, 0)
-				}
-				hintByVer[v.Index] = 0
-				if hinted {
-					hintByVer[v.Index] = h + 1
-				}
-			}
-			dep := byName(vn.File)
-			if dep == nil {
-				continue // reported as a missing library
-			}
-			dt, err := b.table(dep)
-			if err != nil {
-				return nil, err
-			}
-			for _, v := range vn.Versions {
-				if v.Weak || dt.verdefs[v.Name] {
-					continue
-				}
-				out.Findings = append(out.Findings, finding.Finding{
-					Rule: finding.RuleMissingVersion, Severity: finding.SeverityError, File: l.obj.Path, Version: v.Name, Library: vn.File,
-					Message: fmt.Sprintf("version `%s' not found (required by %s): %s defines %s", v.Name, l.obj.Path, dep.Path, versionList(dt.verdefs)),
-					Fix:     fmt.Sprintf("run against a %s that provides %s (a newer build), or rebuild %s against the older one", vn.File, v.Name, l.obj.Path),
-				})
-			}
-		}
-		order = order[:0]
-		for j := range scope {
-			if j != i {
-				order = append(order, j)
-			}
-		}
-		order = append(order, i)
-		l.tab.tab.EachUndefinedTransient(func(u elfx.Symbol) bool {
-			if u.Bind == elf.STB_LOCAL {
-				return true
-			}
-			out.Checked++
-			k := elfx.NewKey(u.Name)
-			hadDefs = hadDefs[:0]
-			try := func(j int) bool {
-				ok, defined := scope[j].tab.tab.Binds(&k, u.Version)
-				if !ok && defined {
-					hadDefs = append(hadDefs, j)
-				}
-				return ok
-			}
-			first := -1
-			if v := int(u.VersionIndex); u.Library != "" && v < len(hintByVer) {
-				first = hintByVer[v] - 1
-			}
-			bound := first >= 0 && try(first)
-			for p := 0; p < len(order) && !bound; p++ {
-				if j := order[p]; j != first && try(j) {
-					bound = true
-					copy(order[1:p+1], order[:p]) // most recently bound first
-					order[0] = j
-				}
-			}
-			if bound {
-				out.Bound++
-				return true
-			}
-			if u.Weak() {
-				return true // weak undefined references are allowed to stay unresolved
-			}
-			u.Name = strings.Clone(u.Name) // kept in the finding
-			var others []string
-			sort.Ints(hadDefs) // reported in scope order
-			for _, j := range hadDefs {
-				s := scope[j]
-				scratch = s.tab.definitionsKey(scratch[:0], &k)
-				for _, d := range scratch {
-					v := d.Version
-					if v == "" {
-						v = "(unversioned)"
-					}
-					others = append(others, v+" in "+s.obj.Path)
-				}
-			}
-			if len(others) == 0 && u.Library != "" {
-				if i := missingFrom(u.Library); i >= 0 {
-					out.Findings[i].Unresolved = append(out.Findings[i].Unresolved, u.VersionedName())
-					return true
-				}
-			}
-			if len(others) == 0 && u.Library == "" && len(missing) > 0 && !ownDiagnosis(u.Name) {
-				// An unversioned name nothing loaded defines, in a file
-				// with a missing library: ld.so stops at that library and
-				// never looks the name up, so it is listed under the
-				// first missing library (with one missing, the only
-				// candidate) instead of being a finding of its own.
-				i := missing[0]
-				out.Findings[i].Unresolved = append(out.Findings[i].Unresolved, u.Name)
-				return true
-			}
-			f := finding.Finding{Rule: finding.RuleUndefinedSymbol, Severity: finding.SeverityError, File: l.obj.Path, Symbol: u.Name,
-				Demangled: finding.Demangle(u.Name), Version: u.Version, Library: u.Library}
-			switch {
-			case len(others) > 0 && u.Version == "":
-				// An unversioned reference and only non-default later
-				// versions: ld.so says "undefined symbol".
-				f.DefinedWith = others
-				f.Message = fmt.Sprintf("undefined symbol: %s (%s): defined only as %s, non-default versions an unversioned reference does not bind to",
-					u.Name, l.obj.Path, strings.Join(others, ", "))
-				f.Fix = fmt.Sprintf("rebuild %s against the library it runs with (the link records the version it needs), or provide a build that exports %s unversioned or as its default version", l.obj.Path, u.Name)
-			case len(others) > 0:
-				f.Rule = finding.RuleVersionMismatch
-				f.DefinedWith = others
-				f.Message = fmt.Sprintf("symbol %s version %s not defined in file %s with link time reference (%s); defined as %s",
-					u.Name, u.Version, u.Library, l.obj.Path, strings.Join(others, ", "))
-				f.Fix = fmt.Sprintf("provide the %s that %s was linked against (it defines %s@%s)", u.Library, l.obj.Path, u.Name, u.Version)
-			default:
-				f.Message = fmt.Sprintf("undefined symbol: %s (%s)", u.VersionedName(), l.obj.Path)
-				if u.Library != "" {
-					f.Message += ", expected from " + u.Library
-				}
-				f.Fix = "link the library that defines it (see --index), or add it to NEEDED"
-				// Defined where ld.so does not look (no hash table).
-				for _, s := range scope {
-					if !s.tab.tab.Searched() && len(s.tab.definitionsKey(scratch[:0], &k)) > 0 {
-						f.Message += fmt.Sprintf("; %s defines it, but ld.so looks up no symbol there: its dynamic section has no hash table with buckets (DT_GNU_HASH or DT_HASH)", s.obj.Path)
-						f.Fix = fmt.Sprintf("relink %s (linkers always write a hash table: a tool removed or emptied it)", s.obj.Path)
-						break
-					}
-				}
-			}
-			out.Findings = append(out.Findings, f)
-			return true
-		})
-		hintBuf = hintByVer[:0]
-		for k, i := range missing {
-			var others []string
-			if k == 0 {
-				for _, j := range missing[1:] {
-					others = append(others, out.Findings[j].Library)
-				}
-			}
-			foldUnresolved(&out.Findings[i], others)
-		}
-		missingIdx = missing
 	}
-	for _, l := range scope {
+	for _, l := range bd.scope {
 		if err := l.tab.tab.Err(); err != nil {
 			return nil, err // a library changed under its mapping: the binding is unreliable
 		}
 	}
-	return out, nil
+	return bd.out, nil
+}
+
+// binding is one bind: the closure's objects and tables in load order,
+// where each reference is looked for first, and buffers reused from one
+// reference to the next.
+type binding struct {
+	b     *Binder
+	res   *rpath.Result
+	out   *DynamicResult
+	scope []loaded
+	// Where a reference is looked for. Whether it binds does not depend
+	// on the order of the search (the first match in scope order wins at
+	// run time, but any match means it binds), so a versioned reference
+	// is looked for first in the object it names (vna_file: hint, by
+	// file name, to a scope index), and the others in the scope's objects
+	// most recently bound to first (order: most references are to libc
+	// or libstdc++, which come last in the scope, behind the file and its
+	// other libraries), the file's own table last (its hash table holds
+	// what it defines: it satisfies its own reference only with another
+	// version of the name). A reference that binds nowhere has then been
+	// looked for in every object once; the definitions it did not accept
+	// are reported from the objects that had some (hadDefs).
+	hint    map[string]int
+	order   []int
+	hadDefs []int
+	scratch []elfx.Symbol
+	// For the object being bound: the indices of its missing-library
+	// findings in out.Findings, and hintByVer[v], 1 + the scope index of
+	// the library its version index v names (0: none loaded).
+	missing   []int
+	hintByVer []int
+}
+
+type loaded struct {
+	obj *rpath.Object
+	tab *Table
+}
+
+func (b *Binder) newBinding(res *rpath.Result) (*binding, error) {
+	tabs, err := b.loadTables(res.Objects)
+	if err != nil {
+		return nil, err
+	}
+	bd := &binding{b: b, res: res, out: &DynamicResult{Closure: res}, hint: map[string]int{}}
+	index := make(map[*rpath.Object]int, len(res.Objects))
+	for i, o := range res.Objects {
+		bd.scope = append(bd.scope, loaded{o, tabs[i]})
+		bd.out.scope = append(bd.out.scope, tabs[i])
+		index[o] = i
+	}
+	for _, o := range res.Objects {
+		for _, d := range o.Deps {
+			if i, ok := index[d.Object]; ok && d.Object != nil {
+				if _, dup := bd.hint[d.Name]; !dup {
+					bd.hint[d.Name] = i
+				}
+			}
+		}
+	}
+	bd.order = make([]int, 0, len(bd.scope))
+	return bd, nil
+}
+
+// object binds the undefined symbols of scope[i]: its interpreter, its
+// missing libraries, its version requirements, then each reference.
+func (bd *binding) object(i int) error {
+	l, out := bd.scope[i], bd.out
+	if l.obj == bd.res.Root && bd.res.InterpProblem != "" {
+		out.Findings = append(out.Findings, missingInterpreter(l.obj, bd.res.InterpProblem, bd.b.resolver.UsableDefaultInterp(l.obj.Header)))
+	}
+	// The missing-library findings of this object, by index: the
+	// symbols it expects from such a library are folded into them.
+	bd.missing = bd.missing[:0]
+	for _, d := range l.obj.Deps {
+		if d.Missing() {
+			bd.missing = append(bd.missing, len(out.Findings))
+			out.Findings = append(out.Findings, missingLibrary(l.obj.Path, d))
+		}
+	}
+	if err := bd.versions(l); err != nil {
+		return err
+	}
+	bd.order = bd.order[:0]
+	for j := range bd.scope {
+		if j != i {
+			bd.order = append(bd.order, j)
+		}
+	}
+	bd.order = append(bd.order, i)
+	l.tab.tab.EachUndefinedTransient(func(u elfx.Symbol) bool {
+		bd.reference(l, u)
+		return true
+	})
+	for k, i := range bd.missing {
+		var others []string
+		if k == 0 {
+			for _, j := range bd.missing[1:] {
+				others = append(others, out.Findings[j].Library)
+			}
+		}
+		foldUnresolved(&out.Findings[i], others)
+	}
+	return nil
+}
+
+// versions checks the version nodes l requires (dl-version.c): every
+// non-weak requirement must be defined by the loaded object it names. It
+// fills hintByVer, the first place a reference of each version is looked
+// for.
+func (bd *binding) versions(l loaded) error {
+	hintByVer := bd.hintByVer[:0]
+	defer func() { bd.hintByVer = hintByVer }()
+	for _, vn := range l.tab.needs {
+		h, hinted := bd.hint[vn.File]
+		for _, v := range vn.Versions {
+			if v.Index > 0x7fff {
+				continue // no symbol can refer to it
+			}
+			for len(hintByVer) <= int(v.Index) {
+				hintByVer = append(hintByVer, 0)
+			}
+			hintByVer[v.Index] = 0
+			if hinted {
+				hintByVer[v.Index] = h + 1
+			}
+		}
+		dep := bd.byName(vn.File)
+		if dep == nil {
+			continue // reported as a missing library
+		}
+		dt, err := bd.b.table(dep)
+		if err != nil {
+			return err
+		}
+		for _, v := range vn.Versions {
+			if v.Weak || dt.verdefs[v.Name] {
+				continue
+			}
+			bd.out.Findings = append(bd.out.Findings, finding.Finding{
+				Rule: finding.RuleMissingVersion, Severity: finding.SeverityError, File: l.obj.Path, Version: v.Name, Library: vn.File,
+				Message: fmt.Sprintf("version `%s' not found (required by %s): %s defines %s", v.Name, l.obj.Path, dep.Path, versionList(dt.verdefs)),
+				Fix:     fmt.Sprintf("run against a %s that provides %s (a newer build), or rebuild %s against the older one", vn.File, v.Name, l.obj.Path),
+			})
+		}
+	}
+	return nil
+}
+
+// byName is the loaded object a NEEDED entry name resolved to.
+func (bd *binding) byName(name string) *rpath.Object {
+	for _, d := range bd.res.Objects {
+		for _, dep := range d.Deps {
+			if dep.Name == name && dep.Object != nil {
+				return dep.Object
+			}
+		}
+	}
+	if bd.res.Root.Soname == name {
+		return bd.res.Root
+	}
+	return nil
+}
+
+// reference binds one undefined reference u of l, and reports it when it
+// binds nowhere.
+func (bd *binding) reference(l loaded, u elfx.Symbol) {
+	if u.Bind == elf.STB_LOCAL {
+		return
+	}
+	bd.out.Checked++
+	k := elfx.NewKey(u.Name)
+	bd.hadDefs = bd.hadDefs[:0]
+	try := func(j int) bool {
+		ok, defined := bd.scope[j].tab.tab.Binds(&k, u.Version)
+		if !ok && defined {
+			bd.hadDefs = append(bd.hadDefs, j)
+		}
+		return ok
+	}
+	first := -1
+	if v := int(u.VersionIndex); u.Library != "" && v < len(bd.hintByVer) {
+		first = bd.hintByVer[v] - 1
+	}
+	bound := first >= 0 && try(first)
+	order := bd.order
+	for p := 0; p < len(order) && !bound; p++ {
+		if j := order[p]; j != first && try(j) {
+			bound = true
+			copy(order[1:p+1], order[:p]) // most recently bound first
+			order[0] = j
+		}
+	}
+	switch {
+	case bound:
+		bd.out.Bound++
+	case u.Weak():
+		// weak undefined references are allowed to stay unresolved
+	default:
+		bd.unbound(l, u, &k)
+	}
+}
+
+// unbound reports reference u of l, which binds nowhere: under the
+// missing library it expects it from, or as a finding of its own that
+// says which definitions it did not accept.
+func (bd *binding) unbound(l loaded, u elfx.Symbol, k *elfx.Key) {
+	out := bd.out
+	u.Name = strings.Clone(u.Name) // kept in the finding
+	var others []string
+	sort.Ints(bd.hadDefs) // reported in scope order
+	for _, j := range bd.hadDefs {
+		s := bd.scope[j]
+		bd.scratch = s.tab.definitionsKey(bd.scratch[:0], k)
+		for _, d := range bd.scratch {
+			v := d.Version
+			if v == "" {
+				v = "(unversioned)"
+			}
+			others = append(others, v+" in "+s.obj.Path)
+		}
+	}
+	if len(others) == 0 && u.Library != "" {
+		for _, i := range bd.missing {
+			if out.Findings[i].Library == u.Library {
+				out.Findings[i].Unresolved = append(out.Findings[i].Unresolved, u.VersionedName())
+				return
+			}
+		}
+	}
+	if len(others) == 0 && u.Library == "" && len(bd.missing) > 0 && !ownDiagnosis(u.Name) {
+		// An unversioned name nothing loaded defines, in a file with a
+		// missing library: ld.so stops at that library and never looks
+		// the name up, so it is listed under the first missing library
+		// (with one missing, the only candidate) instead of being a
+		// finding of its own.
+		i := bd.missing[0]
+		out.Findings[i].Unresolved = append(out.Findings[i].Unresolved, u.Name)
+		return
+	}
+	f := finding.Finding{Rule: finding.RuleUndefinedSymbol, Severity: finding.SeverityError, File: l.obj.Path, Symbol: u.Name,
+		Demangled: finding.Demangle(u.Name), Version: u.Version, Library: u.Library}
+	switch {
+	case len(others) > 0 && u.Version == "":
+		// An unversioned reference and only non-default later versions:
+		// ld.so says "undefined symbol".
+		f.DefinedWith = others
+		f.Message = fmt.Sprintf("undefined symbol: %s (%s): defined only as %s, non-default versions an unversioned reference does not bind to",
+			u.Name, l.obj.Path, strings.Join(others, ", "))
+		f.Fix = fmt.Sprintf("rebuild %s against the library it runs with (the link records the version it needs), or provide a build that exports %s unversioned or as its default version", l.obj.Path, u.Name)
+	case len(others) > 0:
+		f.Rule = finding.RuleVersionMismatch
+		f.DefinedWith = others
+		f.Message = fmt.Sprintf("symbol %s version %s not defined in file %s with link time reference (%s); defined as %s",
+			u.Name, u.Version, u.Library, l.obj.Path, strings.Join(others, ", "))
+		f.Fix = fmt.Sprintf("provide the %s that %s was linked against (it defines %s@%s)", u.Library, l.obj.Path, u.Name, u.Version)
+	default:
+		f.Message = fmt.Sprintf("undefined symbol: %s (%s)", u.VersionedName(), l.obj.Path)
+		if u.Library != "" {
+			f.Message += ", expected from " + u.Library
+		}
+		f.Fix = "link the library that defines it (see --index), or add it to NEEDED"
+		// Defined where ld.so does not look (no hash table).
+		for _, s := range bd.scope {
+			if !s.tab.tab.Searched() && len(s.tab.definitionsKey(bd.scratch[:0], k)) > 0 {
+				f.Message += fmt.Sprintf("; %s defines it, but ld.so looks up no symbol there: its dynamic section has no hash table with buckets (DT_GNU_HASH or DT_HASH)", s.obj.Path)
+				f.Fix = fmt.Sprintf("relink %s (linkers always write a hash table: a tool removed or emptied it)", s.obj.Path)
+				break
+			}
+		}
+	}
+	out.Findings = append(out.Findings, f)
 }
 
 // missingInterpreter is the finding for a program whose PT_INTERP the
