@@ -826,69 +826,12 @@ var knownCommands = map[string]bool{"set": true, "include": true, "if": true, "f
 
 func (in *Interp) exec(file string, c Command) error {
 	if m, ok := in.macros[c.Name]; ok {
-		if in.calls++; in.calls > maxCallDepth {
-			return &LimitError{File: file, Line: c.Line, Msg: fmt.Sprintf("Maximum recursion depth of %d exceeded (calling %s)", maxCallDepth, c.Name), CMakeFails: true}
-		}
-		defer func() { in.calls-- }()
-		args := in.args(c.Args)
-		saved := map[string]*string{}
-		set := func(k, v string) {
-			if _, done := saved[k]; !done {
-				if old, ok := in.Vars[k]; ok {
-					o := old
-					saved[k] = &o
-				} else {
-					saved[k] = nil
-				}
-			}
-			in.Vars[k] = v
-		}
-		for i, p := range m.params {
-			if i < len(args) {
-				set(p, args[i])
-			} else {
-				set(p, "")
-			}
-		}
-		set("ARGV", strings.Join(args, ";"))
-		set("ARGC", strconv.Itoa(len(args)))
-		if len(args) > len(m.params) {
-			set("ARGN", strings.Join(args[len(m.params):], ";"))
-		} else {
-			set("ARGN", "")
-		}
-		_, err := in.run(file, m.body)
-		if _, ok := err.(returnSignal); ok && m.fn {
-			err = nil
-		}
-		// Macro and function parameters do not outlive the call.
-		for k, v := range saved {
-			if v == nil {
-				delete(in.Vars, k)
-			} else {
-				in.Vars[k] = *v
-			}
-		}
-		return err
+		return in.call(file, c, m)
 	}
 	args := in.args(c.Args)
 	switch c.Name {
 	case "set":
-		if len(args) == 0 {
-			return nil
-		}
-		vals := args[1:]
-		for i, v := range vals {
-			if v == "CACHE" || v == "PARENT_SCOPE" {
-				vals = vals[:i]
-				break
-			}
-		}
-		if len(vals) == 0 {
-			delete(in.Vars, args[0])
-		} else {
-			in.Vars[args[0]] = strings.Join(vals, ";")
-		}
+		in.set(args)
 	case "unset":
 		if len(args) > 0 {
 			delete(in.Vars, args[0])
@@ -898,82 +841,11 @@ func (in *Interp) exec(file string, c Command) error {
 	case "string":
 		in.stringCmd(args)
 	case "get_filename_component":
-		if len(args) < 3 {
-			return nil
-		}
-		v, p, mode := args[0], args[1], args[2]
-		switch mode {
-		case "PATH", "DIRECTORY":
-			in.Vars[v] = filepath.Dir(p)
-			if in.Vars[v] == "." {
-				in.Vars[v] = ""
-			}
-		case "NAME":
-			in.Vars[v] = filepath.Base(p)
-		case "NAME_WE":
-			b := filepath.Base(p)
-			if i := strings.Index(b, "."); i > 0 {
-				b = b[:i]
-			}
-			in.Vars[v] = b
-		case "EXT":
-			b := filepath.Base(p)
-			if i := strings.Index(b, "."); i >= 0 {
-				in.Vars[v] = b[i:]
-			} else {
-				in.Vars[v] = ""
-			}
-		case "ABSOLUTE", "REALPATH":
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(in.Vars["CMAKE_CURRENT_LIST_DIR"], p)
-			}
-			p = filepath.Clean(p)
-			if mode == "REALPATH" {
-				if r, err := filepath.EvalSymlinks(p); err == nil {
-					p = r
-				}
-			}
-			in.Vars[v] = p
-		}
+		in.getFilenameComponent(args)
 	case "file":
-		if len(args) >= 3 && (args[0] == "GLOB" || args[0] == "GLOB_RECURSE") {
-			var all []string
-			for _, pat := range args[2:] {
-				if pat == "LIST_DIRECTORIES" || pat == "RELATIVE" || pat == "CONFIGURE_DEPENDS" {
-					continue
-				}
-				m, _ := filepath.Glob(pat)
-				all = append(all, m...)
-			}
-			sort.Strings(all)
-			in.Vars[args[1]] = strings.Join(all, ";")
-		}
+		in.file(args)
 	case "include":
-		if len(args) == 0 {
-			return nil
-		}
-		p := args[0]
-		optional := false
-		for _, a := range args[1:] {
-			if a == "OPTIONAL" {
-				optional = true
-			}
-		}
-		if !strings.Contains(p, "/") && !strings.HasSuffix(p, ".cmake") {
-			return nil // a CMake module such as CMakeFindDependencyMacro
-		}
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(in.Vars["CMAKE_CURRENT_LIST_DIR"], p)
-		}
-		_, err := os.Stat(p)
-		in.Includes = append(in.Includes, Include{Path: p, Exists: err == nil, Optional: optional, From: file, Line: c.Line})
-		if err != nil {
-			if !optional {
-				in.Errors = append(in.Errors, fmt.Sprintf("%s:%d (include): include could not find requested file:\n\n    %s", file, c.Line, p))
-			}
-			return nil
-		}
-		return in.EvalFile(p)
+		return in.include(file, c, args)
 	case "return":
 		return returnSignal{}
 	case "message":
@@ -988,41 +860,203 @@ func (in *Interp) exec(file string, c Command) error {
 			in.Targets[args[0]] = &Target{Name: args[0], Type: args[1], Properties: map[string]string{}, DefinedIn: file}
 		}
 	case "set_target_properties":
-		var targets []string
-		i := 0
-		for ; i < len(args) && args[i] != "PROPERTIES"; i++ {
-			targets = append(targets, args[i])
-		}
-		for j := i + 1; j+1 < len(args); j += 2 {
-			for _, t := range targets {
-				if tg := in.Targets[t]; tg != nil {
-					tg.Properties[args[j]] = args[j+1]
-				}
-			}
-		}
+		in.setTargetProperties(args)
 	case "set_property":
-		// set_property(TARGET t [APPEND] PROPERTY name values...)
-		if len(args) >= 4 && args[0] == "TARGET" {
-			tg := in.Targets[args[1]]
-			k := 2
-			appendMode := false
-			for k < len(args) && args[k] != "PROPERTY" {
-				appendMode = appendMode || args[k] == "APPEND"
-				k++
+		in.setProperty(args)
+	}
+	return nil
+}
+
+// call runs macro or function m: its parameters, ARGV, ARGC and ARGN set
+// for the call and restored after it.
+func (in *Interp) call(file string, c Command, m macro) error {
+	if in.calls++; in.calls > maxCallDepth {
+		return &LimitError{File: file, Line: c.Line, Msg: fmt.Sprintf("Maximum recursion depth of %d exceeded (calling %s)", maxCallDepth, c.Name), CMakeFails: true}
+	}
+	defer func() { in.calls-- }()
+	args := in.args(c.Args)
+	saved := map[string]*string{}
+	set := func(k, v string) {
+		if _, done := saved[k]; !done {
+			if old, ok := in.Vars[k]; ok {
+				o := old
+				saved[k] = &o
+			} else {
+				saved[k] = nil
 			}
-			if tg != nil && k+1 < len(args) {
-				name, vals := args[k+1], strings.Join(args[k+2:], ";")
-				if appendMode && tg.Properties[name] != "" {
-					if !in.fits(len(tg.Properties[name]) + 1 + len(vals)) {
-						return nil
-					}
-					vals = tg.Properties[name] + ";" + vals
-				}
-				tg.Properties[name] = vals
+		}
+		in.Vars[k] = v
+	}
+	for i, p := range m.params {
+		if i < len(args) {
+			set(p, args[i])
+		} else {
+			set(p, "")
+		}
+	}
+	set("ARGV", strings.Join(args, ";"))
+	set("ARGC", strconv.Itoa(len(args)))
+	if len(args) > len(m.params) {
+		set("ARGN", strings.Join(args[len(m.params):], ";"))
+	} else {
+		set("ARGN", "")
+	}
+	_, err := in.run(file, m.body)
+	if _, ok := err.(returnSignal); ok && m.fn {
+		err = nil
+	}
+	// Macro and function parameters do not outlive the call.
+	for k, v := range saved {
+		if v == nil {
+			delete(in.Vars, k)
+		} else {
+			in.Vars[k] = *v
+		}
+	}
+	return err
+}
+
+// set is set(VAR values... [CACHE ...|PARENT_SCOPE]).
+func (in *Interp) set(args []string) {
+	if len(args) == 0 {
+		return
+	}
+	vals := args[1:]
+	for i, v := range vals {
+		if v == "CACHE" || v == "PARENT_SCOPE" {
+			vals = vals[:i]
+			break
+		}
+	}
+	if len(vals) == 0 {
+		delete(in.Vars, args[0])
+	} else {
+		in.Vars[args[0]] = strings.Join(vals, ";")
+	}
+}
+
+// getFilenameComponent is get_filename_component(VAR PATH MODE).
+func (in *Interp) getFilenameComponent(args []string) {
+	if len(args) < 3 {
+		return
+	}
+	v, p, mode := args[0], args[1], args[2]
+	switch mode {
+	case "PATH", "DIRECTORY":
+		in.Vars[v] = filepath.Dir(p)
+		if in.Vars[v] == "." {
+			in.Vars[v] = ""
+		}
+	case "NAME":
+		in.Vars[v] = filepath.Base(p)
+	case "NAME_WE":
+		b := filepath.Base(p)
+		if i := strings.Index(b, "."); i > 0 {
+			b = b[:i]
+		}
+		in.Vars[v] = b
+	case "EXT":
+		b := filepath.Base(p)
+		if i := strings.Index(b, "."); i >= 0 {
+			in.Vars[v] = b[i:]
+		} else {
+			in.Vars[v] = ""
+		}
+	case "ABSOLUTE", "REALPATH":
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(in.Vars["CMAKE_CURRENT_LIST_DIR"], p)
+		}
+		p = filepath.Clean(p)
+		if mode == "REALPATH" {
+			if r, err := filepath.EvalSymlinks(p); err == nil {
+				p = r
+			}
+		}
+		in.Vars[v] = p
+	}
+}
+
+// file is file(GLOB|GLOB_RECURSE VAR patterns...); its other forms
+// change nothing an evaluation of a config reads.
+func (in *Interp) file(args []string) {
+	if len(args) >= 3 && (args[0] == "GLOB" || args[0] == "GLOB_RECURSE") {
+		var all []string
+		for _, pat := range args[2:] {
+			if pat == "LIST_DIRECTORIES" || pat == "RELATIVE" || pat == "CONFIGURE_DEPENDS" {
+				continue
+			}
+			m, _ := filepath.Glob(pat)
+			all = append(all, m...)
+		}
+		sort.Strings(all)
+		in.Vars[args[1]] = strings.Join(all, ";")
+	}
+}
+
+// include is include(FILE [OPTIONAL]): recorded, and evaluated when the
+// file exists; a CMake module (no slash, no .cmake) is passed over.
+func (in *Interp) include(file string, c Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	p := args[0]
+	optional := slices.Contains(args[1:], "OPTIONAL")
+	if !strings.Contains(p, "/") && !strings.HasSuffix(p, ".cmake") {
+		return nil // a CMake module such as CMakeFindDependencyMacro
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(in.Vars["CMAKE_CURRENT_LIST_DIR"], p)
+	}
+	_, err := os.Stat(p)
+	in.Includes = append(in.Includes, Include{Path: p, Exists: err == nil, Optional: optional, From: file, Line: c.Line})
+	if err != nil {
+		if !optional {
+			in.Errors = append(in.Errors, fmt.Sprintf("%s:%d (include): include could not find requested file:\n\n    %s", file, c.Line, p))
+		}
+		return nil
+	}
+	return in.EvalFile(p)
+}
+
+// setTargetProperties is set_target_properties(targets... PROPERTIES
+// name value...).
+func (in *Interp) setTargetProperties(args []string) {
+	var targets []string
+	i := 0
+	for ; i < len(args) && args[i] != "PROPERTIES"; i++ {
+		targets = append(targets, args[i])
+	}
+	for j := i + 1; j+1 < len(args); j += 2 {
+		for _, t := range targets {
+			if tg := in.Targets[t]; tg != nil {
+				tg.Properties[args[j]] = args[j+1]
 			}
 		}
 	}
-	return nil
+}
+
+// setProperty is set_property(TARGET t [APPEND] PROPERTY name values...).
+func (in *Interp) setProperty(args []string) {
+	if len(args) < 4 || args[0] != "TARGET" {
+		return
+	}
+	tg := in.Targets[args[1]]
+	k := 2
+	appendMode := false
+	for k < len(args) && args[k] != "PROPERTY" {
+		appendMode = appendMode || args[k] == "APPEND"
+		k++
+	}
+	if tg != nil && k+1 < len(args) {
+		name, vals := args[k+1], strings.Join(args[k+2:], ";")
+		if appendMode && tg.Properties[name] != "" {
+			if !in.fits(len(tg.Properties[name]) + 1 + len(vals)) {
+				return
+			}
+			vals = tg.Properties[name] + ";" + vals
+		}
+		tg.Properties[name] = vals
+	}
 }
 
 func (in *Interp) list(args []string) {
