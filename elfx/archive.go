@@ -234,6 +234,8 @@ type rawIndex struct {
 	off  int64
 }
 
+// parse reads the archive's member headers, its long-name table and its
+// symbol index.
 func (a *Archive) parse() error {
 	var magic [8]byte
 	if n, _ := a.r.ReadAt(magic[:], 0); n < 8 {
@@ -247,185 +249,230 @@ func (a *Archive) parse() error {
 	default:
 		return fmt.Errorf("%s: %w", nameOr(a.Path), ErrNotArchive)
 	}
-	var (
-		longNames []byte
-		index     *rawIndex
-		byHeader  = map[int64]int{}
-	)
+	ps := &arParse{byHeader: map[int64]int{}, direct: a.r}
+	defer ps.done()
 	// A header that follows a member larger than a block is read by
 	// itself, around the block cache: the cache would copy a whole block
 	// for its 124 bytes, and LLVM's members average 60 KB (20 MB copied
 	// for 5,000 headers). Headers among small members (libc.a's) share
 	// cached blocks.
-	direct := a.r
 	if br, ok := a.r.(*blockReader); ok {
-		direct = br.r
+		ps.direct = br.r
 	}
 	off, prevSize := int64(8), int64(0)
 	for off < a.Size {
 		if a.Size-off == 1 { // a trailing pad byte some writers leave
 			break
 		}
-		// The header, and with it the start of the member's data where
-		// the archive's size is known: Open's readers serve their first
-		// reads (file type, ELF header) from it, read with the header.
-		var hb [arHdrSize + memberHeadSize]byte
-		hdr := hb[:arHdrSize]
-		err := saferio.CheckRead(a.Size, off, arHdrSize, 0)
-		if err == nil {
-			n := arHdrSize
-			if a.Size != math.MaxInt64 {
-				n += int(min(memberHeadSize, a.Size-off-arHdrSize))
-			}
-			src := a.r
-			if prevSize > blockSize {
-				src = direct
-			}
-			err = saferio.ReadFull(src, hb[:n], off)
-			hdr = hb[:n]
-		}
+		hdr, err := a.readHeader(ps, off, prevSize)
 		if err != nil {
 			if a.Size == math.MaxInt64 && errors.Is(err, io.ErrUnexpectedEOF) {
 				break // unknown size: end of data
 			}
 			return a.errAt(off, "member header", err)
 		}
-		if hdr[58] != '`' || hdr[59] != '\n' {
-			return a.errAt(off, "member header", fmt.Errorf("bad terminator %q", hdr[58:60]))
-		}
-		rawName := strings.TrimRight(string(hdr[0:16]), " ")
-		size, err := parseDec(hdr[48:58])
+		next, err := a.member(ps, off, hdr)
 		if err != nil {
-			return a.errAt(off+48, "member size", err)
-		}
-		m := Member{Header: off, Offset: off + arHdrSize, Size: size}
-		m.ModTime, _ = parseDec(hdr[16:28])
-		uid, _ := parseDec(hdr[28:34])
-		gid, _ := parseDec(hdr[34:40])
-		m.UID, m.GID = int(uid), int(gid)
-		if mode, err := strconv.ParseUint(strings.TrimSpace(string(hdr[40:48])), 8, 32); err == nil {
-			m.Mode = uint32(mode)
-		}
-		special := rawName == "/" || rawName == "//" || rawName == "/SYM64/" ||
-			strings.HasPrefix(rawName, "__.SYMDEF") || rawName == "ARFILENAMES/"
-		// In a thin archive only the special members carry data.
-		stored := a.Kind != ArchiveThin || special
-		if stored {
-			if err := saferio.Check(a.Size, m.Offset, size); err != nil {
-				return a.errAt(off, fmt.Sprintf("member %q data", rawName), err)
-			}
-		}
-		switch {
-		case rawName == "/" || rawName == "/SYM64/":
-			kind := "gnu32"
-			if rawName == "/SYM64/" {
-				kind = "gnu64"
-			}
-			var b []byte
-			err := saferio.CheckRead(a.Size, m.Offset, size, maxTableBytes)
-			if err == nil {
-				// Read into a reused buffer when only checked.
-				if a.noNames {
-					bp := indexBufs.Get().(*[]byte)
-					defer func() {
-						if cap(*bp) > keptScratch {
-							*bp = nil
-						}
-						indexBufs.Put(bp)
-					}()
-					*bp = grow(*bp, uint64(size))
-					b = *bp
-				} else {
-					b = make([]byte, size)
-				}
-				err = saferio.ReadFull(a.r, b, m.Offset)
-			}
-			if err != nil {
-				return a.errAt(m.Offset, "archive symbol index", err)
-			}
-			index = &rawIndex{kind: kind, data: b, off: m.Offset}
-		case rawName == "//" || rawName == "ARFILENAMES/":
-			b, err := saferio.ReadAt(a.r, a.Size, m.Offset, size, maxTableBytes)
-			if err != nil {
-				return a.errAt(m.Offset, "archive long-name table", err)
-			}
-			longNames = b
-		case strings.HasPrefix(rawName, "#1/"):
-			if a.Kind == ArchiveGNU {
-				a.Kind = ArchiveBSD
-			}
-			n, err := strconv.ParseInt(rawName[3:], 10, 64)
-			if err != nil || n < 0 || n > size {
-				return a.errAt(off, "BSD long member name", fmt.Errorf("bad length %q for member of %d bytes", rawName[3:], size))
-			}
-			nb, err := saferio.ReadAt(a.r, a.Size, m.Offset, n, 0)
-			if err != nil {
-				return a.errAt(m.Offset, "BSD long member name", err)
-			}
-			if i := indexByte(nb, 0); i >= 0 {
-				nb = nb[:i]
-			}
-			m.Name = string(nb)
-			m.Offset += n
-			m.Size -= n
-			if strings.HasPrefix(m.Name, "__.SYMDEF") {
-				if err := a.readBSDIndexMember(&index, m); err != nil {
-					return err
-				}
-				break
-			}
-			byHeader[off] = len(a.Members)
-			a.Members = append(a.Members, m)
-			a.heads = append(a.heads, memberHead{})
-		case strings.HasPrefix(rawName, "__.SYMDEF"):
-			a.Kind = ArchiveBSD
-			m.Name = rawName
-			if err := a.readBSDIndexMember(&index, m); err != nil {
-				return err
-			}
-		default:
-			name, err := memberName(rawName, longNames)
-			if err != nil {
-				return a.errAt(off, "member name", err)
-			}
-			m.Name = name
-			if a.Kind == ArchiveThin {
-				m.External = name
-				if !filepath.IsAbs(name) {
-					m.External = filepath.Join(a.dir, name)
-				}
-				m.Offset = 0
-			}
-			byHeader[off] = len(a.Members)
-			a.Members = append(a.Members, m)
-			var h memberHead
-			if a.Kind != ArchiveThin {
-				h.n = uint8(copy(h.b[:], hdr[arHdrSize:min(int64(len(hdr)), arHdrSize+size)]))
-			}
-			a.heads = append(a.heads, h)
-		}
-		next := off + arHdrSize
-		if stored {
-			next += size
-			if next%2 == 1 {
-				next++
-			}
+			return err
 		}
 		if next <= off {
 			return a.errAt(off, "member header", errors.New("member does not advance"))
 		}
 		off, prevSize = next, next-off-arHdrSize
 	}
-	if index != nil {
-		syms, err := parseIndex(index, byHeader, !a.noNames)
+	if ps.index != nil {
+		syms, err := parseIndex(ps.index, ps.byHeader, !a.noNames)
 		if err != nil {
-			return a.errAt(index.off, "archive symbol index", err)
+			return a.errAt(ps.index.off, "archive symbol index", err)
 		}
 		if a.noNames {
 			syms = nil // a BSD index is decoded to be checked
 		}
 		a.Symbols, a.HasIndex = syms, true
 	}
+	return nil
+}
+
+// arParse is the state of one parse.
+type arParse struct {
+	longNames []byte
+	index     *rawIndex
+	byHeader  map[int64]int // member index by header offset, for the symbol index
+	direct    io.ReaderAt   // the file around the block cache
+	hb        [arHdrSize + memberHeadSize]byte
+	release   func() // returns the buffer a checked index was read into
+}
+
+func (ps *arParse) done() {
+	if ps.release != nil {
+		ps.release()
+	}
+}
+
+// readHeader reads the member header at off, and with it the start of the
+// member's data where the archive's size is known: Open's readers serve
+// their first reads (file type, ELF header) from it. prevSize is the size
+// of the member before it. The bytes are ps's until the next call.
+func (a *Archive) readHeader(ps *arParse, off, prevSize int64) ([]byte, error) {
+	if err := saferio.CheckRead(a.Size, off, arHdrSize, 0); err != nil {
+		return nil, err
+	}
+	n := arHdrSize
+	if a.Size != math.MaxInt64 {
+		n += int(min(memberHeadSize, a.Size-off-arHdrSize))
+	}
+	src := a.r
+	if prevSize > blockSize {
+		src = ps.direct
+	}
+	if err := saferio.ReadFull(src, ps.hb[:n], off); err != nil {
+		return nil, err
+	}
+	return ps.hb[:n], nil
+}
+
+// member takes in the member whose header, at off, is hdr: a symbol index,
+// the long-name table, or a member; next is where the next header is.
+func (a *Archive) member(ps *arParse, off int64, hdr []byte) (next int64, err error) {
+	if hdr[58] != '`' || hdr[59] != '\n' {
+		return 0, a.errAt(off, "member header", fmt.Errorf("bad terminator %q", hdr[58:60]))
+	}
+	rawName := strings.TrimRight(string(hdr[0:16]), " ")
+	size, err := parseDec(hdr[48:58])
+	if err != nil {
+		return 0, a.errAt(off+48, "member size", err)
+	}
+	m := Member{Header: off, Offset: off + arHdrSize, Size: size}
+	m.ModTime, _ = parseDec(hdr[16:28])
+	uid, _ := parseDec(hdr[28:34])
+	gid, _ := parseDec(hdr[34:40])
+	m.UID, m.GID = int(uid), int(gid)
+	if mode, err := strconv.ParseUint(strings.TrimSpace(string(hdr[40:48])), 8, 32); err == nil {
+		m.Mode = uint32(mode)
+	}
+	special := rawName == "/" || rawName == "//" || rawName == "/SYM64/" ||
+		strings.HasPrefix(rawName, "__.SYMDEF") || rawName == "ARFILENAMES/"
+	// In a thin archive only the special members carry data.
+	stored := a.Kind != ArchiveThin || special
+	if stored {
+		if err := saferio.Check(a.Size, m.Offset, size); err != nil {
+			return 0, a.errAt(off, fmt.Sprintf("member %q data", rawName), err)
+		}
+	}
+	switch {
+	case rawName == "/" || rawName == "/SYM64/":
+		err = a.readGNUIndex(ps, m, rawName == "/SYM64/")
+	case rawName == "//" || rawName == "ARFILENAMES/":
+		ps.longNames, err = saferio.ReadAt(a.r, a.Size, m.Offset, size, maxTableBytes)
+		if err != nil {
+			err = a.errAt(m.Offset, "archive long-name table", err)
+		}
+	case strings.HasPrefix(rawName, "#1/"):
+		err = a.bsdMember(ps, m, rawName)
+	case strings.HasPrefix(rawName, "__.SYMDEF"):
+		a.Kind = ArchiveBSD
+		m.Name = rawName
+		err = a.readBSDIndexMember(&ps.index, m)
+	default:
+		err = a.namedMember(ps, m, rawName, hdr)
+	}
+	if err != nil {
+		return 0, err
+	}
+	next = off + arHdrSize
+	if stored {
+		next += size
+		if next%2 == 1 {
+			next++
+		}
+	}
+	return next, nil
+}
+
+// readGNUIndex reads the GNU symbol index m (the 64-bit one when is64),
+// into a reused buffer when it is only checked.
+func (a *Archive) readGNUIndex(ps *arParse, m Member, is64 bool) error {
+	kind := "gnu32"
+	if is64 {
+		kind = "gnu64"
+	}
+	var b []byte
+	err := saferio.CheckRead(a.Size, m.Offset, m.Size, maxTableBytes)
+	if err == nil {
+		if a.noNames {
+			bp := indexBufs.Get().(*[]byte)
+			ps.done() // an earlier index's buffer
+			ps.release = func() {
+				if cap(*bp) > keptScratch {
+					*bp = nil
+				}
+				indexBufs.Put(bp)
+			}
+			*bp = grow(*bp, uint64(m.Size))
+			b = *bp
+		} else {
+			b = make([]byte, m.Size)
+		}
+		err = saferio.ReadFull(a.r, b, m.Offset)
+	}
+	if err != nil {
+		return a.errAt(m.Offset, "archive symbol index", err)
+	}
+	ps.index = &rawIndex{kind: kind, data: b, off: m.Offset}
+	return nil
+}
+
+// bsdMember takes in a member whose name follows its header (#1/LEN, BSD
+// ar): a symbol index or a member.
+func (a *Archive) bsdMember(ps *arParse, m Member, rawName string) error {
+	if a.Kind == ArchiveGNU {
+		a.Kind = ArchiveBSD
+	}
+	n, err := strconv.ParseInt(rawName[3:], 10, 64)
+	if err != nil || n < 0 || n > m.Size {
+		return a.errAt(m.Header, "BSD long member name", fmt.Errorf("bad length %q for member of %d bytes", rawName[3:], m.Size))
+	}
+	nb, err := saferio.ReadAt(a.r, a.Size, m.Offset, n, 0)
+	if err != nil {
+		return a.errAt(m.Offset, "BSD long member name", err)
+	}
+	if i := indexByte(nb, 0); i >= 0 {
+		nb = nb[:i]
+	}
+	m.Name = string(nb)
+	m.Offset += n
+	m.Size -= n
+	if strings.HasPrefix(m.Name, "__.SYMDEF") {
+		return a.readBSDIndexMember(&ps.index, m)
+	}
+	ps.byHeader[m.Header] = len(a.Members)
+	a.Members = append(a.Members, m)
+	a.heads = append(a.heads, memberHead{})
+	return nil
+}
+
+// namedMember takes in a member named in its header or the long-name
+// table (GNU, and thin archives, whose members are files of their own).
+func (a *Archive) namedMember(ps *arParse, m Member, rawName string, hdr []byte) error {
+	name, err := memberName(rawName, ps.longNames)
+	if err != nil {
+		return a.errAt(m.Header, "member name", err)
+	}
+	m.Name = name
+	if a.Kind == ArchiveThin {
+		m.External = name
+		if !filepath.IsAbs(name) {
+			m.External = filepath.Join(a.dir, name)
+		}
+		m.Offset = 0
+	}
+	ps.byHeader[m.Header] = len(a.Members)
+	a.Members = append(a.Members, m)
+	var h memberHead
+	if a.Kind != ArchiveThin {
+		h.n = uint8(copy(h.b[:], hdr[arHdrSize:min(int64(len(hdr)), arHdrSize+m.Size)]))
+	}
+	a.heads = append(a.heads, h)
 	return nil
 }
 
