@@ -98,8 +98,6 @@ type Options struct {
 	// RD1012). They are read, not reported.
 	Programs []string
 
-	wantCK      bool // a CK config is in the scan: workers read CK references
-	gpuRequired []elfx.TargetID
 	// Limits tests lower (export_test.go); 0: the table cache's default,
 	// member.InMemory.
 	tableBudget int
@@ -158,124 +156,20 @@ func Run(ctx context.Context, roots []string, opts Options) (*Report, error) {
 	opts.Resolver.KeepWarnings(&rep.Warnings)
 	// Wheels' libraries staged by a check that was killed.
 	safefile.SweepDirs("", wheelStagePrefix, opts.Resolver.Warn)
-	if opts.WorkDir == "" {
-		opts.WorkDir, _ = os.Getwd()
-	}
-	opts.gpuRequired = nil
-	for _, t := range opts.GPUTargets {
-		id, err := elfx.ParseTargetID(t)
-		if err != nil {
-			return nil, fmt.Errorf("GPU target %q: %w", t, err)
-		}
-		opts.gpuRequired = append(opts.gpuRequired, id)
+	s, err := newScan(&opts)
+	if err != nil {
+		return nil, err
 	}
 	cands, dirs, bad, err := collect(ctx, roots, opts.Resolver.Root)
 	if err != nil && ctx.Err() == nil {
 		return nil, err
 	}
 	rep.Errors = append(rep.Errors, bad...)
-	workers := opts.Workers
-	if workers <= 0 {
-		// Two per core: a worker that needs a library another is parsing
-		// waits for that parse (the shared caches read each file once),
-		// and its core idles unless another worker can run (more per core
-		// gained nothing).
-		workers = 2 * runtime.GOMAXPROCS(0)
-	}
-	// Each file is opened once, by a worker: it reads the first bytes to
-	// learn what the file is and goes on with the same descriptor (a
-	// separate sniffing pass opened every file twice, on one core).
-	type result struct {
-		i int
-		c candidate
-		scanned
-	}
 	for _, c := range cands {
-		opts.wantCK = opts.wantCK || c.kind == "ck"
+		s.wantCK = s.wantCK || c.kind == "ck"
 	}
-	// Workers take the next file by index and store what they found in
-	// its slot: a goroutine handing out jobs and one collecting results
-	// cost a wake-up per file (a tenth of the workers' time over /usr/lib
-	// went to waiting for the next job).
-	var next atomic.Int64
-	got := make([]*result, len(cands))
-	var progressMu sync.Mutex
-	done := 0
-	var wg sync.WaitGroup
-	wantCode := len(opts.gpuRequired) > 0
-	cache := symcheck.NewTableCacheWith(symcheck.TableCacheOptions{
-		Budget: opts.tableBudget,
-		Keep: func(f *elfx.File) any {
-			if ff := keptFacts(f, wantCode); ff != nil {
-				return ff
-			}
-			return nil // not a nil *fileFacts in a non-nil any
-		},
-		Observe: opts.tableRead,
-	})
-	// One parse of each file for every worker's resolver.
-	if opts.Resolver.Files == nil {
-		opts.Resolver.Files = rpath.NewFileCache()
-		opts.Resolver.Files.OnParse(cache.Add, wantCode || opts.wantCK)
-	}
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			b := symcheck.NewBinderWithCache(rpath.New(opts.Resolver), cache)
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if i >= len(cands) {
-					return
-				}
-				c := cands[i]
-				r := &result{i: i, c: c}
-				if c.kind != "ck" {
-					r.scanned = checkFile(ctx, b, c, &opts)
-					r.c.kind = r.kind
-				}
-				got[i] = r
-				if opts.Progress != nil {
-					progressMu.Lock()
-					done++
-					opts.Progress(done, len(cands), r.c.path)
-					progressMu.Unlock()
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	// Hard links: the first path in walk order speaks for the inode.
-	first := map[elfx.FileID]int{}
-	consumers := map[string][]string{}
-	keep := func(r *result) bool {
-		if r == nil || r.c.kind == "" {
-			return false
-		}
-		if r.id != (elfx.FileID{}) {
-			if _, dup := first[r.id]; dup {
-				return false
-			}
-			first[r.id] = r.i
-		}
-		if len(r.ckRefs) > 0 {
-			consumers[r.c.path] = r.ckRefs
-		}
-		return true
-	}
-	var kept []*result
-	found := map[string]bool{} // walked roots with something to check
-	for _, r := range got {
-		if r != nil && r.c.kind == "ck" {
-			r.id = statID(r.c.path)
-		}
-		if r != nil && r.c.kind != "" && r.c.walked {
-			found[r.c.root] = true
-		}
-		if keep(r) {
-			kept = append(kept, r)
-		}
-	}
+	s.startCache()
+	kept, consumers, found := dedupe(s.checkAll(ctx, cands))
 	if !opts.AllowEmpty && ctx.Err() == nil {
 		for _, root := range dirs {
 			if !found[root] {
@@ -292,32 +186,186 @@ func Run(ctx context.Context, roots []string, opts Options) (*Report, error) {
 		}
 	}
 	if ctx.Err() == nil {
-		files := make([]*scanned, len(kept))
-		for i, r := range kept {
-			files[i] = &r.scanned
+		if err := s.wide(ctx, kept); err != nil {
+			return nil, err
 		}
-		b := symcheck.NewBinderWithCache(rpath.New(opts.Resolver), cache)
-		for _, p := range opts.Programs {
-			sc := checkFile(ctx, b, newCandidate(p, filepath.Dir(p), false), &opts)
-			if sc.err == nil && (sc.elf == nil || !sc.elf.program) {
-				sc.err = errors.New("not a dynamically linked program")
-			}
-			if sc.err != nil {
-				return nil, fmt.Errorf("--for %s: %w", p, sc.err)
-			}
-			sc.findings = nil
-			files = append(files, &sc)
-		}
-		scanWide(ctx, b, files)
 	}
 	var gpuTree []finding.Finding
-	if len(opts.gpuRequired) > 0 && ctx.Err() == nil {
+	if len(s.gpuRequired) > 0 && ctx.Err() == nil {
 		scans := make([]scannedPath, len(kept))
 		for i, r := range kept {
 			scans[i] = scannedPath{r.c.path, r.c.root, &r.scanned}
 		}
-		gpuTree = tensileFindings(scans, roots, opts.gpuRequired)
+		gpuTree = tensileFindings(scans, roots, s.gpuRequired)
 	}
+	collectFindings(ctx, rep, kept, gpuTree)
+	rep.Interrupted = ctx.Err() != nil
+	rep.Findings = applyPolicy(rep, rep.Findings, &opts)
+	sort.Strings(rep.Files)
+	sort.Slice(rep.Errors, func(i, j int) bool { return rep.Errors[i].Path < rep.Errors[j].Path })
+	rep.Findings = sortFindings(rep.Findings)
+	return rep, nil
+}
+
+// scan is one Run: its options and what it derived from them.
+type scan struct {
+	*Options
+	wantCK      bool // a CK config is in the scan: workers read CK references
+	gpuRequired []elfx.TargetID
+	cache       *symcheck.TableCache
+}
+
+func newScan(opts *Options) (*scan, error) {
+	if opts.WorkDir == "" {
+		opts.WorkDir, _ = os.Getwd()
+	}
+	s := &scan{Options: opts}
+	for _, t := range opts.GPUTargets {
+		id, err := elfx.ParseTargetID(t)
+		if err != nil {
+			return nil, fmt.Errorf("GPU target %q: %w", t, err)
+		}
+		s.gpuRequired = append(s.gpuRequired, id)
+	}
+	return s, nil
+}
+
+// startCache makes the table cache the workers share, which keeps each
+// library's file facts with its symbol table, and hands it every file the
+// resolvers parse: one parse of each file for every worker's resolver.
+func (s *scan) startCache() {
+	wantCode := len(s.gpuRequired) > 0
+	s.cache = symcheck.NewTableCacheWith(symcheck.TableCacheOptions{
+		Budget: s.tableBudget,
+		Keep: func(f *elfx.File) any {
+			if ff := keptFacts(f, wantCode); ff != nil {
+				return ff
+			}
+			return nil // not a nil *fileFacts in a non-nil any
+		},
+		Observe: s.tableRead,
+	})
+	if s.Resolver.Files == nil {
+		s.Resolver.Files = rpath.NewFileCache()
+		s.Resolver.Files.OnParse(s.cache.Add, wantCode || s.wantCK)
+	}
+}
+
+// result is what a worker found in one candidate (the i-th).
+type result struct {
+	i int
+	c candidate
+	scanned
+}
+
+// checkAll checks the candidates on the workers. Each file is opened once,
+// by a worker: it reads the first bytes to learn what the file is and
+// goes on with the same descriptor (a separate sniffing pass opened every
+// file twice, on one core). Workers take the next file by index and store
+// what they found in its slot: a goroutine handing out jobs and one
+// collecting results cost a wake-up per file (a tenth of the workers'
+// time over /usr/lib went to waiting for the next job).
+func (s *scan) checkAll(ctx context.Context, cands []candidate) []*result {
+	workers := s.Workers
+	if workers <= 0 {
+		// Two per core: a worker that needs a library another is parsing
+		// waits for that parse (the shared caches read each file once),
+		// and its core idles unless another worker can run (more per core
+		// gained nothing).
+		workers = 2 * runtime.GOMAXPROCS(0)
+	}
+	var next atomic.Int64
+	got := make([]*result, len(cands))
+	var progressMu sync.Mutex
+	done := 0
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b := symcheck.NewBinderWithCache(rpath.New(s.Resolver), s.cache)
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(cands) {
+					return
+				}
+				c := cands[i]
+				r := &result{i: i, c: c}
+				if c.kind != "ck" {
+					r.scanned = checkFile(ctx, b, c, s)
+					r.c.kind = r.kind
+				}
+				got[i] = r
+				if s.Progress != nil {
+					progressMu.Lock()
+					done++
+					s.Progress(done, len(cands), r.c.path)
+					progressMu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return got
+}
+
+// dedupe keeps, of the files checked, the first path in walk order for
+// each inode (a hard link speaks for it), and lists the CK references of
+// each file and the walked roots that had something to check.
+func dedupe(got []*result) (kept []*result, consumers map[string][]string, found map[string]bool) {
+	first := map[elfx.FileID]int{}
+	consumers, found = map[string][]string{}, map[string]bool{}
+	for _, r := range got {
+		if r != nil && r.c.kind == "ck" {
+			r.id = statID(r.c.path)
+		}
+		if r != nil && r.c.kind != "" && r.c.walked {
+			found[r.c.root] = true
+		}
+		if r == nil || r.c.kind == "" {
+			continue
+		}
+		if r.id != (elfx.FileID{}) {
+			if _, dup := first[r.id]; dup {
+				continue
+			}
+			first[r.id] = r.i
+		}
+		if len(r.ckRefs) > 0 {
+			consumers[r.c.path] = r.ckRefs
+		}
+		kept = append(kept, r)
+	}
+	return kept, consumers, found
+}
+
+// wide runs the scan-wide evidence pass over the kept files and the
+// programs given with --for (read, not reported).
+func (s *scan) wide(ctx context.Context, kept []*result) error {
+	files := make([]*scanned, len(kept))
+	for i, r := range kept {
+		files[i] = &r.scanned
+	}
+	b := symcheck.NewBinderWithCache(rpath.New(s.Resolver), s.cache)
+	for _, p := range s.Programs {
+		sc := checkFile(ctx, b, newCandidate(p, filepath.Dir(p), false), s)
+		if sc.err == nil && (sc.elf == nil || !sc.elf.program) {
+			sc.err = errors.New("not a dynamically linked program")
+		}
+		if sc.err != nil {
+			return fmt.Errorf("--for %s: %w", p, sc.err)
+		}
+		sc.findings = nil
+		files = append(files, &sc)
+	}
+	scanWide(ctx, b, files)
+	return nil
+}
+
+// collectFindings puts the kept files, their errors and their findings
+// (each with its path relative to its root), then the scan-wide GPU
+// findings, into rep.
+func collectFindings(ctx context.Context, rep *Report, kept []*result, gpuTree []finding.Finding) {
 	nf := len(gpuTree)
 	for _, r := range kept {
 		nf += len(r.findings)
@@ -341,12 +389,6 @@ func Run(ctx context.Context, roots []string, opts Options) (*Report, error) {
 		}
 	}
 	rep.Findings = append(rep.Findings, gpuTree...)
-	rep.Interrupted = ctx.Err() != nil
-	rep.Findings = applyPolicy(rep, rep.Findings, &opts)
-	sort.Strings(rep.Files)
-	sort.Slice(rep.Errors, func(i, j int) bool { return rep.Errors[i].Path < rep.Errors[j].Path })
-	rep.Findings = sortFindings(rep.Findings)
-	return rep, nil
 }
 
 // sortFindings orders findings by file, rule ID, symbol, library, version
@@ -564,7 +606,7 @@ type scanned struct {
 // checkFile opens c once, decides from its first bytes what it is, and
 // runs the checks for that kind. A file that could not be opened is
 // skipped, as a walk skips it.
-func checkFile(ctx context.Context, b *symcheck.Binder, c candidate, opts *Options) (sc scanned) {
+func checkFile(ctx context.Context, b *symcheck.Binder, c candidate, opts *scan) (sc scanned) {
 	p, err := elfx.OpenProbe(c.path)
 	if err != nil {
 		// Unreadable (or gone since the walk): reported, not passed over.
@@ -588,103 +630,9 @@ func checkFile(ctx context.Context, b *symcheck.Binder, c candidate, opts *Optio
 	k := p.Kind()
 	switch {
 	case k == elfx.KindELF:
-		sc.kind = "elf"
-		// A library the scan has already parsed as another file's
-		// dependency (same device and inode) is not parsed again: its
-		// table holds what the file-level rules need, and its device code
-		// when the scan has GPU targets.
-		if t, ok := b.Tables().Lookup(sc.id, c.path); ok && factsIn(t) != nil && !opts.wantCK && !opts.DlopenStrings && (!wantGPU || factsIn(t).codeRead) {
-			p.Close()
-			if opts.Resolver.Files != nil {
-				opts.Resolver.Files.KnowStat(c.path, p.Info)
-			}
-			needs := func() ([]elfx.VersionNeed, error) { return t.VersionNeeds(), nil }
-			var gf []finding.Finding
-			if wantGPU {
-				gf, sc.deviceCode = gpu.DeviceCodeFindings(c.path, factsIn(t).code, nil, opts.gpuRequired)
-			}
-			sc.findings, sc.err = checkELF(ctx, b, nil, t, factsIn(t), needs, c, opts, &sc)
-			sc.findings = append(sc.findings, gf...)
-			return sc
-		}
-		if opts.scanParsed != nil {
-			opts.scanParsed(c.path)
-		}
-		// What the loader reads, unless device code or CK instances are
-		// wanted too: the section headers were a fifth of what a scan
-		// allocated (the dynamic symbol tables are found through the
-		// dynamic segment, as ld.so finds them).
-		open := p.ELFSegments
-		if wantGPU || opts.wantCK || opts.DlopenStrings {
-			open = p.ELF
-		}
-		f, err := open()
-		if err == nil {
-			if err = f.SectionHeaderError(); err != nil {
-				f.Close()
-			}
-		}
-		if err != nil {
-			sc.err = err
-			return sc
-		}
-		var gf []finding.Finding
-		if wantGPU {
-			cos, notes := gpu.CodeObjects(f, nil)
-			gf, sc.deviceCode = gpu.DeviceCodeFindings(c.path, cos, notes, opts.gpuRequired)
-		}
-		sc.findings, sc.err = checkELF(ctx, b, f, nil, factsOf(f), f.VersionNeeds, c, opts, &sc)
-		sc.findings = append(sc.findings, gf...)
+		checkELFCandidate(ctx, b, c, p, opts, &sc)
 	case k == elfx.KindArchive || k == elfx.KindThinArchive:
-		sc.kind = "archive"
-		// The LLVMInitialize* diagnosis is the one archive check in a
-		// prefix scan; it runs on archives that hold LLVM or MLIR code.
-		// With GPU targets, the members' device code is read too
-		// (composable_kernel's device libraries are archives).
-		// The archive is read once for both, member by member.
-		related, err := llvmRelated(p)
-		if err != nil || (!related && !wantGPU) {
-			p.Close()
-			sc.err = err
-			return sc
-		}
-		a, err := p.ArchiveMembers()
-		if err != nil {
-			sc.err = err
-			return sc
-		}
-		defer a.Close()
-		var li *symcheck.LinkInputs
-		if related {
-			li = symcheck.NewLinkInputs("LLVMInitialize") // only these names matter to the diagnosis
-		}
-		var cos []elfx.CodeObject
-		var notes []string
-		for i := range a.Members {
-			if err := ctx.Err(); err != nil {
-				sc.err = err
-				return sc
-			}
-			// A member that cannot be read is the file's error for the
-			// diagnosis; the device code of the others is still read.
-			sr, err := a.Open(i)
-			if err == nil && li != nil {
-				err = li.AddMember(a, i, sr)
-			}
-			if err != nil && li != nil {
-				sc.err, li = err, nil
-			}
-			if sr != nil && wantGPU {
-				cos, notes = gpu.MemberCodeObjects(a, i, sr, cos, notes)
-			}
-		}
-		if wantGPU {
-			sc.findings, sc.deviceCode = gpu.DeviceCodeFindings(c.path, cos, notes, opts.gpuRequired)
-		}
-		if li != nil {
-			res := li.Result()
-			sc.findings = append(sc.findings, llvmFinding(c.path, symcheck.DiagnoseLLVM(res.UnresolvedNames(), func(n string) bool { return res.Defined[n] }, nil))...)
-		}
+		checkArchiveCandidate(ctx, c, p, opts, &sc)
 	case bytes.HasPrefix(p.Head, []byte("PK\x03\x04")) && strings.HasSuffix(c.path, ".whl"):
 		sc.kind = "wheel"
 		sc.findings, sc.deviceCode, sc.err = checkWheel(ctx, p, opts)
@@ -697,6 +645,117 @@ func checkFile(ctx context.Context, b *symcheck.Binder, c candidate, opts *Optio
 		}
 	}
 	return sc
+}
+
+// checkELFCandidate checks an ELF file of the scan, open as p: with the
+// table and facts kept when the scan parsed it as a dependency, or parsed
+// for what the loader reads (more when device code, CK references or
+// dlopen strings are wanted).
+func checkELFCandidate(ctx context.Context, b *symcheck.Binder, c candidate, p *elfx.Probe, opts *scan, sc *scanned) {
+	wantGPU := len(opts.gpuRequired) > 0
+	sc.kind = "elf"
+	// A library the scan has already parsed as another file's
+	// dependency (same device and inode) is not parsed again: its
+	// table holds what the file-level rules need, and its device code
+	// when the scan has GPU targets.
+	if t, ok := b.Tables().Lookup(sc.id, c.path); ok && factsIn(t) != nil && !opts.wantCK && !opts.DlopenStrings && (!wantGPU || factsIn(t).codeRead) {
+		p.Close()
+		if opts.Resolver.Files != nil {
+			opts.Resolver.Files.KnowStat(c.path, p.Info)
+		}
+		needs := func() ([]elfx.VersionNeed, error) { return t.VersionNeeds(), nil }
+		var gf []finding.Finding
+		if wantGPU {
+			gf, sc.deviceCode = gpu.DeviceCodeFindings(c.path, factsIn(t).code, nil, opts.gpuRequired)
+		}
+		sc.findings, sc.err = checkELF(ctx, b, nil, t, factsIn(t), needs, c, opts, sc)
+		sc.findings = append(sc.findings, gf...)
+		return
+	}
+	if opts.scanParsed != nil {
+		opts.scanParsed(c.path)
+	}
+	// What the loader reads, unless device code or CK instances are
+	// wanted too: the section headers were a fifth of what a scan
+	// allocated (the dynamic symbol tables are found through the
+	// dynamic segment, as ld.so finds them).
+	open := p.ELFSegments
+	if wantGPU || opts.wantCK || opts.DlopenStrings {
+		open = p.ELF
+	}
+	f, err := open()
+	if err == nil {
+		if err = f.SectionHeaderError(); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		sc.err = err
+		return
+	}
+	var gf []finding.Finding
+	if wantGPU {
+		cos, notes := gpu.CodeObjects(f, nil)
+		gf, sc.deviceCode = gpu.DeviceCodeFindings(c.path, cos, notes, opts.gpuRequired)
+	}
+	sc.findings, sc.err = checkELF(ctx, b, f, nil, factsOf(f), f.VersionNeeds, c, opts, sc)
+	sc.findings = append(sc.findings, gf...)
+}
+
+// checkArchiveCandidate checks an archive of the scan, open as p: the
+// LLVMInitialize* diagnosis when it holds LLVM or MLIR code, and its
+// members' device code with GPU targets, reading the archive once.
+func checkArchiveCandidate(ctx context.Context, c candidate, p *elfx.Probe, opts *scan, sc *scanned) {
+	wantGPU := len(opts.gpuRequired) > 0
+	sc.kind = "archive"
+	// The LLVMInitialize* diagnosis is the one archive check in a
+	// prefix scan; it runs on archives that hold LLVM or MLIR code.
+	// With GPU targets, the members' device code is read too
+	// (composable_kernel's device libraries are archives).
+	// The archive is read once for both, member by member.
+	related, err := llvmRelated(p)
+	if err != nil || (!related && !wantGPU) {
+		p.Close()
+		sc.err = err
+		return
+	}
+	a, err := p.ArchiveMembers()
+	if err != nil {
+		sc.err = err
+		return
+	}
+	defer a.Close()
+	var li *symcheck.LinkInputs
+	if related {
+		li = symcheck.NewLinkInputs("LLVMInitialize") // only these names matter to the diagnosis
+	}
+	var cos []elfx.CodeObject
+	var notes []string
+	for i := range a.Members {
+		if err := ctx.Err(); err != nil {
+			sc.err = err
+			return
+		}
+		// A member that cannot be read is the file's error for the
+		// diagnosis; the device code of the others is still read.
+		sr, err := a.Open(i)
+		if err == nil && li != nil {
+			err = li.AddMember(a, i, sr)
+		}
+		if err != nil && li != nil {
+			sc.err, li = err, nil
+		}
+		if sr != nil && wantGPU {
+			cos, notes = gpu.MemberCodeObjects(a, i, sr, cos, notes)
+		}
+	}
+	if wantGPU {
+		sc.findings, sc.deviceCode = gpu.DeviceCodeFindings(c.path, cos, notes, opts.gpuRequired)
+	}
+	if li != nil {
+		res := li.Result()
+		sc.findings = append(sc.findings, llvmFinding(c.path, symcheck.DiagnoseLLVM(res.UnresolvedNames(), func(n string) bool { return res.Defined[n] }, nil))...)
+	}
 }
 
 // scannedPath is a checked file as tensileFindings sees it.
@@ -752,7 +811,7 @@ func tensileFindings(scans []scannedPath, roots []string, required []elfx.Target
 // ff describes, whose version requirements needs reads. f is the open
 // file, which it closes, or nil when the file was parsed before (as a
 // dependency) and ff comes from its cached table t.
-func checkELF(ctx context.Context, b *symcheck.Binder, f *elfx.File, t *symcheck.Table, ff *fileFacts, needs func() ([]elfx.VersionNeed, error), c candidate, opts *Options, sc *scanned) ([]finding.Finding, error) {
+func checkELF(ctx context.Context, b *symcheck.Binder, f *elfx.File, t *symcheck.Table, ff *fileFacts, needs func() ([]elfx.VersionNeed, error), c candidate, opts *scan, sc *scanned) ([]finding.Finding, error) {
 	// The references to composable_kernel instances, for a CK install in
 	// the scan, are read now, from the open file and its table.
 	ckRefs := func(t *elfx.SymbolTable) {
@@ -837,7 +896,7 @@ func checkELF(ctx context.Context, b *symcheck.Binder, f *elfx.File, t *symcheck
 // libraries, the LLVMInitialize* diagnosis, dlopen() names and unwinders.
 // A Python extension is bound in opts.Python when it is set, so that only
 // what the interpreter exports is left to it.
-func bindFindings(ctx context.Context, b *symcheck.Binder, path string, ff *fileFacts, module, python bool, opts *Options) ([]finding.Finding, *symcheck.DynamicResult, error) {
+func bindFindings(ctx context.Context, b *symcheck.Binder, path string, ff *fileFacts, module, python bool, opts *scan) ([]finding.Finding, *symcheck.DynamicResult, error) {
 	inHost := python && opts.Python != ""
 	var dr *symcheck.DynamicResult
 	var err error
@@ -924,7 +983,7 @@ var soFile = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(
 
 // hygiene runs the file-level rules RD1201–RD1209 and RD1211–RD1213;
 // notExec says why the file cannot be executed ("" when it can).
-func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), path, notExec string, opts *Options) ([]finding.Finding, error) {
+func hygiene(ff *fileFacts, versionNeeds func() ([]elfx.VersionNeed, error), path, notExec string, opts *scan) ([]finding.Finding, error) {
 	var out []finding.Finding
 	add := func(rule, msg, sym, lib string) {
 		r, _ := finding.LookupRule(rule)
@@ -1161,7 +1220,7 @@ func isBuildDir(e, workdir string) bool {
 // once, and the wheel's rocBLAS/hipBLASLt Tensile directory judged as a
 // prefix's is (from the member names; kernel files parsed once, here);
 // deviceCode says whether the wheel has any.
-func checkWheel(ctx context.Context, p *elfx.Probe, opts *Options) (out []finding.Finding, deviceCode bool, err error) {
+func checkWheel(ctx context.Context, p *elfx.Probe, opts *scan) (out []finding.Finding, deviceCode bool, err error) {
 	path := p.Path
 	zr, err := zip.NewReader(p, p.Info.Size())
 	if err != nil {
@@ -1265,7 +1324,7 @@ func checkWheel(ctx context.Context, p *elfx.Probe, opts *Options) (out []findin
 // raw is the wheel. When tee is not nil and the rules extract the member,
 // all of it is written to tee on the way (for RECORD's hash), and teed
 // says so.
-func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *Options, tee io.Writer) (fs []finding.Finding, dc, teed bool, err error) {
+func checkWheelMember(zf *zip.File, raw io.ReaderAt, name string, opts *scan, tee io.Writer) (fs []finding.Finding, dc, teed bool, err error) {
 	// Only what the host's loader loads has file-level rules: AMDGPU code
 	// objects (thousands in PyTorch's wheels) are not extracted, unless
 	// their device code is asked about.

@@ -32,7 +32,7 @@ const wheelStagePrefix = "rocmdoctor-check-"
 // and the target system (opts.Resolver: --root, --lib-dir), a Python
 // extension in opts.Python. The findings are check's for the same files
 // unpacked, with the staged paths read as WHEEL!/member.
-func wheelClosures(ctx context.Context, path string, zr *zip.Reader, raw io.ReaderAt, opts *Options) ([]finding.Finding, error) {
+func wheelClosures(ctx context.Context, path string, zr *zip.Reader, raw io.ReaderAt, opts *scan) ([]finding.Finding, error) {
 	var elfs []*zip.File
 	var total uint64
 	for _, zf := range zr.File {
