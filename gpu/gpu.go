@@ -151,116 +151,16 @@ func Check(ctx context.Context, paths []string, opts Options) (*Report, error) {
 		}
 		required = append(required, id)
 	}
+	jobs, err := listJobs(ctx, paths)
+	if err != nil {
+		return nil, err
+	}
+	jobs, members, closeWheels := expandWheels(jobs)
+	defer closeWheels()
 	tensile := NewTensileLayout()
 	kdb := map[string]int{}
-	// The files to examine, in walk order; named ones were given on the
-	// command line, where what cannot be read is an error; in a walked
-	// directory it is passed over (or noted).
-	type job struct {
-		path   string
-		named  bool
-		skip   bool      // not read: a path given that does not exist, or an MIOpen database (told by its name)
-		member *zip.File // a wheel's member: path is WHEEL!/NAME, read from raw
-		raw    *os.File
-		lib    Library
-		ok     bool
-		err    error // reading it, or stat of a path given
-	}
-	var jobs []*job
-	for _, root := range paths {
-		st, err := os.Stat(root)
-		if err != nil || !st.IsDir() {
-			jobs = append(jobs, &job{path: root, named: true, err: err, skip: err != nil})
-			continue
-		}
-		err = walk.Dir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if d.Type().IsRegular() {
-				jobs = append(jobs, &job{path: p})
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	// A wheel stands for its members (a PyTorch or onnxruntime ROCm wheel
-	// is the prefix a user runs on): each is a job named WHEEL!/MEMBER.
-	members := map[string]*job{}
-	expanded := jobs[:0:0]
-	for _, j := range jobs {
-		if j.skip || !strings.HasSuffix(j.path, ".whl") {
-			expanded = append(expanded, j)
-			continue
-		}
-		raw, zr, err := zipx.OpenFile(j.path)
-		if err != nil {
-			// A wheel whose members cannot be read is an error, named or
-			// walked: passing it over would report a prefix without its
-			// device code as complete.
-			j.err, j.skip = err, true
-			expanded = append(expanded, j)
-			continue
-		}
-		defer raw.Close()
-		for _, zf := range zr.File {
-			if zf.FileInfo().IsDir() {
-				continue
-			}
-			m := &job{path: zipx.MemberPath(j.path, zf.Name), member: zf, raw: raw}
-			members[filepath.Clean(m.path)] = m // as the Tensile layout's paths are
-			expanded = append(expanded, m)
-		}
-	}
-	jobs = expanded
-	// What a name says (MIOpen databases, rocBLAS/hipBLASLt libraries and
-	// their Tensile directories) is gathered in order; the files are read
-	// on every core (a ROCm prefix is thousands of code objects and
-	// libraries), each into its own slot.
-	var read []*job
-	for _, j := range jobs {
-		if j.skip {
-			continue
-		}
-		p := j.path
-		base := filepath.Base(p)
-		switch {
-		case strings.HasSuffix(base, ".kdb") || strings.HasSuffix(base, ".kdb.bz2"):
-			if a := archOf(base); a != "" {
-				kdb[a]++
-			}
-			j.skip = true
-			continue
-		}
-		// A Tensile kernel file holds one architecture's kernels by
-		// design (Kernels.so-000-gfx90a.hsaco, ..._gfx1030.co), and the
-		// library loads the file of the GPU it runs on: the Tensile report
-		// checks it per architecture. As a matrix row it would be an error
-		// for every other required target.
-		if tensile.Add(p) && !j.named {
-			j.skip = true
-			continue
-		}
-		read = append(read, j)
-	}
-	par.For(ctx, len(read), 0, func(i int) {
-		j := read[i]
-		if j.member != nil {
-			head, err := zipx.Head(j.member, 8)
-			if err != nil {
-				j.err = fmt.Errorf("%s: %w", j.path, err)
-				return
-			}
-			j.lib, j.ok, j.err = gpuMember(j.path, j.member, j.raw, head)
-			return
-		}
-		j.lib, j.ok, j.err = gpuLibrary(j.path, j.named)
-	})
+	read := byName(jobs, tensile, kdb)
+	par.For(ctx, len(read), 0, func(i int) { read[i].read() })
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -275,32 +175,7 @@ func Check(ctx context.Context, paths []string, opts Options) (*Report, error) {
 			rep.Libraries = append(rep.Libraries, j.lib)
 		}
 	}
-	// Matrix columns.
-	if len(required) > 0 {
-		for _, r := range required {
-			rep.Columns = append(rep.Columns, r.String())
-		}
-	} else {
-		seen := map[string]bool{}
-		for _, l := range rep.Libraries {
-			for _, t := range l.Targets {
-				if !seen[t] {
-					seen[t] = true
-					rep.Columns = append(rep.Columns, t)
-				}
-			}
-		}
-		sort.Strings(rep.Columns)
-	}
-	for i := range rep.Libraries {
-		l := &rep.Libraries[i]
-		l.Coverage = map[string]Coverage{}
-		for _, col := range rep.Columns {
-			want, _ := elfx.ParseTargetID(col)
-			l.Coverage[col] = l.cover(want)
-		}
-		rep.Findings = append(rep.Findings, l.missing(required)...)
-	}
+	rep.matrix(required)
 	// Required targets over paths without any device code: nothing there
 	// runs on them, and passing would wave through a build whose
 	// GPU_TARGETS came out empty. (Paths that could not be read are
@@ -326,6 +201,165 @@ func Check(ctx context.Context, paths []string, opts Options) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// job is a file to examine. Named ones were given on the command line,
+// where what cannot be read is an error; in a walked directory it is
+// passed over (or noted).
+type job struct {
+	path   string
+	named  bool
+	skip   bool      // not read: a path given that does not exist, or an MIOpen database (told by its name)
+	member *zip.File // a wheel's member: path is WHEEL!/NAME, read from raw
+	raw    *os.File
+	lib    Library
+	ok     bool
+	err    error // reading it, or stat of a path given
+}
+
+// listJobs lists the files under paths in walk order.
+func listJobs(ctx context.Context, paths []string) ([]*job, error) {
+	var jobs []*job
+	for _, root := range paths {
+		st, err := os.Stat(root)
+		if err != nil || !st.IsDir() {
+			jobs = append(jobs, &job{path: root, named: true, err: err, skip: err != nil})
+			continue
+		}
+		err = walk.Dir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if d.Type().IsRegular() {
+				jobs = append(jobs, &job{path: p})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return jobs, nil
+}
+
+// expandWheels puts a wheel's members where the wheel was (a PyTorch or
+// onnxruntime ROCm wheel is the prefix a user runs on): each is a job
+// named WHEEL!/MEMBER, also listed in members by its cleaned path (as the
+// Tensile layout's paths are). closeWheels closes the wheels opened.
+func expandWheels(jobs []*job) (expanded []*job, members map[string]*job, closeWheels func()) {
+	members = map[string]*job{}
+	var opened []*os.File
+	for _, j := range jobs {
+		if j.skip || !strings.HasSuffix(j.path, ".whl") {
+			expanded = append(expanded, j)
+			continue
+		}
+		raw, zr, err := zipx.OpenFile(j.path)
+		if err != nil {
+			// A wheel whose members cannot be read is an error, named or
+			// walked: passing it over would report a prefix without its
+			// device code as complete.
+			j.err, j.skip = err, true
+			expanded = append(expanded, j)
+			continue
+		}
+		opened = append(opened, raw)
+		for _, zf := range zr.File {
+			if zf.FileInfo().IsDir() {
+				continue
+			}
+			m := &job{path: zipx.MemberPath(j.path, zf.Name), member: zf, raw: raw}
+			members[filepath.Clean(m.path)] = m
+			expanded = append(expanded, m)
+		}
+	}
+	return expanded, members, func() {
+		for _, f := range opened {
+			f.Close()
+		}
+	}
+}
+
+// byName gathers what a name says (MIOpen databases into kdb,
+// rocBLAS/hipBLASLt libraries and their Tensile directories into tensile),
+// in order, and returns the jobs left to read.
+func byName(jobs []*job, tensile *TensileLayout, kdb map[string]int) []*job {
+	var read []*job
+	for _, j := range jobs {
+		if j.skip {
+			continue
+		}
+		p := j.path
+		base := filepath.Base(p)
+		if strings.HasSuffix(base, ".kdb") || strings.HasSuffix(base, ".kdb.bz2") {
+			if a := archOf(base); a != "" {
+				kdb[a]++
+			}
+			j.skip = true
+			continue
+		}
+		// A Tensile kernel file holds one architecture's kernels by
+		// design (Kernels.so-000-gfx90a.hsaco, ..._gfx1030.co), and the
+		// library loads the file of the GPU it runs on: the Tensile report
+		// checks it per architecture. As a matrix row it would be an error
+		// for every other required target.
+		if tensile.Add(p) && !j.named {
+			j.skip = true
+			continue
+		}
+		read = append(read, j)
+	}
+	return read
+}
+
+// read reads the job's device code (the files are read on every core: a
+// ROCm prefix is thousands of code objects and libraries, each into its
+// own job).
+func (j *job) read() {
+	if j.member != nil {
+		head, err := zipx.Head(j.member, 8)
+		if err != nil {
+			j.err = fmt.Errorf("%s: %w", j.path, err)
+			return
+		}
+		j.lib, j.ok, j.err = gpuMember(j.path, j.member, j.raw, head)
+		return
+	}
+	j.lib, j.ok, j.err = gpuLibrary(j.path, j.named)
+}
+
+// matrix sets the report's columns (the required targets, else every
+// target found) and each library's coverage of them, with a finding for
+// each required target a library does not cover.
+func (rep *Report) matrix(required []elfx.TargetID) {
+	if len(required) > 0 {
+		for _, r := range required {
+			rep.Columns = append(rep.Columns, r.String())
+		}
+	} else {
+		seen := map[string]bool{}
+		for _, l := range rep.Libraries {
+			for _, t := range l.Targets {
+				if !seen[t] {
+					seen[t] = true
+					rep.Columns = append(rep.Columns, t)
+				}
+			}
+		}
+		sort.Strings(rep.Columns)
+	}
+	for i := range rep.Libraries {
+		l := &rep.Libraries[i]
+		l.Coverage = map[string]Coverage{}
+		for _, col := range rep.Columns {
+			want, _ := elfx.ParseTargetID(col)
+			l.Coverage[col] = l.cover(want)
+		}
+		rep.Findings = append(rep.Findings, l.missing(required)...)
+	}
 }
 
 // cover is the library's coverage of the target want: the best of its
