@@ -94,146 +94,216 @@ func (m *model) renameSymbols(renames map[string]string) error {
 // relocations for the renamed symbols, as patches at the sections'
 // original offsets (patches into moved sections are redirected later).
 func (m *model) renameTables(patch func(int64, []byte, string)) (*renameExpect, error) {
-	ef := m.f.ELF()
-	di := m.dynsymIndex()
-	ds := ef.Sections[di]
-	entsz := 16
-	if m.is64 {
-		entsz = 24
-	}
-	n := int(ds.Size) / entsz
-	syms, err := readAt(m.f, int64(ds.Offset), n*entsz)
+	r, err := m.newRenaming(patch)
 	if err != nil {
+		return nil, err
+	}
+	for _, step := range []func() error{r.reorder, r.gnuHash, r.sysvHash, r.versym, r.relocations} {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	names := make(map[int]string, len(m.symRename))
+	for i, s := range m.symRename {
+		names[i] = s
+	}
+	return &renameExpect{names: names, order: r.order}, nil
+}
+
+// renaming is the state of renameTables: .dynsym with the new names
+// (syms), the new order of its entries (order, and perm from old to new
+// index), and the GNU hash table the order follows.
+type renaming struct {
+	m      *model
+	patch  func(int64, []byte, string)
+	di     int // .dynsym's section index
+	ds     *elf.Section
+	entsz  int
+	n      int // symbols
+	syms   []byte
+	order  []int    // new → old
+	perm   []uint32 // old → new
+	hashes []uint32 // GNU hashes of the hashed symbols, by old index
+	// The GNU hash table (nil without one), its header and word size.
+	gs                    *elf.Section
+	gnu                   []byte
+	nb, so, bloomN, shift uint32
+	word                  int
+}
+
+// newRenaming reads .dynsym and puts the new name offsets in it.
+func (m *model) newRenaming(patch func(int64, []byte, string)) (*renaming, error) {
+	r := &renaming{m: m, patch: patch, di: m.dynsymIndex(), entsz: 16, word: 4}
+	if m.is64 {
+		r.entsz, r.word = 24, 8
+	}
+	r.ds = m.f.ELF().Sections[r.di]
+	r.n = int(r.ds.Size) / r.entsz
+	var err error
+	if r.syms, err = readAt(m.f, int64(r.ds.Offset), r.n*r.entsz); err != nil {
 		return nil, m.errf(".dynsym: %v", err)
 	}
 	for i, off := range m.symNameOff {
-		m.bo.PutUint32(syms[i*entsz:], uint32(off))
+		m.bo.PutUint32(r.syms[i*r.entsz:], uint32(off))
 	}
-	name := func(b []byte, i int) []byte {
-		s, _ := saferio.CBytes(m.str, uint64(m.bo.Uint32(b[i*entsz:])))
-		return s
+	return r, nil
+}
+
+// name is the name of entry i of the symbol table b.
+func (r *renaming) name(b []byte, i int) []byte {
+	s, _ := saferio.CBytes(r.m.str, uint64(r.m.bo.Uint32(b[i*r.entsz:])))
+	return s
+}
+
+// reorder sorts the GNU-hashed range of .dynsym by bucket of the new
+// names, as a GNU hash table needs, and writes .dynsym in that order.
+func (r *renaming) reorder() error {
+	m := r.m
+	r.order = make([]int, r.n)
+	for i := range r.order {
+		r.order[i] = i
 	}
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
+	r.hashes = make([]uint32, r.n)
+	if r.gs = m.f.ELF().SectionByType(elf.SHT_GNU_HASH); r.gs != nil {
+		gs := r.gs
+		var err error
+		if r.gnu, err = readAt(m.f, int64(gs.Offset), int(gs.Size)); err != nil {
+			return m.errf(".gnu.hash: %v", err)
+		}
+		if len(r.gnu) < 16 {
+			return m.errf(".gnu.hash at 0x%x: header truncated", gs.Offset)
+		}
+		r.nb, r.so, r.bloomN, r.shift = m.bo.Uint32(r.gnu), m.bo.Uint32(r.gnu[4:]), m.bo.Uint32(r.gnu[8:]), m.bo.Uint32(r.gnu[12:])
+		need := 16 + uint64(r.bloomN)*uint64(r.word) + uint64(r.nb)*4 + uint64(max(r.n-int(r.so), 0))*4
+		if r.nb == 0 || r.bloomN == 0 || int(r.so) > r.n || uint64(len(r.gnu)) < need {
+			return m.errf(".gnu.hash at 0x%x: %d buckets, symbol offset %d, %d bloom words do not fit %d symbols in %d bytes", gs.Offset, r.nb, r.so, r.bloomN, r.n, len(r.gnu))
+		}
+		for i := int(r.so); i < r.n; i++ {
+			r.hashes[i] = elfx.GNUHash(r.name(r.syms, i))
+		}
+		sub := r.order[r.so:]
+		sort.SliceStable(sub, func(a, b int) bool { return r.hashes[sub[a]]%r.nb < r.hashes[sub[b]]%r.nb })
 	}
-	// GNU hash: sort the hashed range by bucket, then rebuild.
-	var gnu []byte
-	gs := ef.SectionByType(elf.SHT_GNU_HASH)
-	hashes := make([]uint32, n)
-	var nb, so, bloomN, shift uint32
-	word := 4
-	if m.is64 {
-		word = 8
+	r.perm = make([]uint32, r.n)
+	for nw, old := range r.order {
+		r.perm[old] = uint32(nw)
 	}
-	if gs != nil {
-		if gnu, err = readAt(m.f, int64(gs.Offset), int(gs.Size)); err != nil {
-			return nil, m.errf(".gnu.hash: %v", err)
-		}
-		if len(gnu) < 16 {
-			return nil, m.errf(".gnu.hash at 0x%x: header truncated", gs.Offset)
-		}
-		nb, so, bloomN, shift = m.bo.Uint32(gnu), m.bo.Uint32(gnu[4:]), m.bo.Uint32(gnu[8:]), m.bo.Uint32(gnu[12:])
-		need := 16 + uint64(bloomN)*uint64(word) + uint64(nb)*4 + uint64(max(n-int(so), 0))*4
-		if nb == 0 || bloomN == 0 || int(so) > n || uint64(len(gnu)) < need {
-			return nil, m.errf(".gnu.hash at 0x%x: %d buckets, symbol offset %d, %d bloom words do not fit %d symbols in %d bytes", gs.Offset, nb, so, bloomN, n, len(gnu))
-		}
-		for i := int(so); i < n; i++ {
-			hashes[i] = elfx.GNUHash(name(syms, i))
-		}
-		sub := order[so:]
-		sort.SliceStable(sub, func(a, b int) bool { return hashes[sub[a]]%nb < hashes[sub[b]]%nb })
+	newSyms := make([]byte, len(r.syms))
+	for nw, old := range r.order {
+		copy(newSyms[nw*r.entsz:(nw+1)*r.entsz], r.syms[old*r.entsz:(old+1)*r.entsz])
 	}
-	perm := make([]uint32, n) // old → new
-	for nw, old := range order {
-		perm[old] = uint32(nw)
+	r.syms = newSyms
+	r.patch(int64(r.ds.Offset), newSyms, ".dynsym")
+	return nil
+}
+
+// gnuHash rebuilds the GNU hash table (bloom filter, buckets, chains)
+// over the new order.
+func (r *renaming) gnuHash() error {
+	if r.gnu == nil {
+		return nil
 	}
-	newSyms := make([]byte, len(syms))
-	for nw, old := range order {
-		copy(newSyms[nw*entsz:(nw+1)*entsz], syms[old*entsz:(old+1)*entsz])
-	}
-	patch(int64(ds.Offset), newSyms, ".dynsym")
-	if gnu != nil {
-		out := make([]byte, len(gnu))
-		copy(out, gnu[:16])
-		bloom := out[16 : 16+int(bloomN)*word]
-		buckets := out[16+int(bloomN)*word:]
-		chain := buckets[nb*4:]
-		bits := uint32(word * 8)
-		for j := int(so); j < n; j++ {
-			h := hashes[order[j]]
-			w := int((h / bits) % bloomN)
-			mask := uint64(1)<<(h%bits) | uint64(1)<<((h>>shift)%bits)
-			if m.is64 {
-				m.bo.PutUint64(bloom[w*8:], m.bo.Uint64(bloom[w*8:])|mask)
-			} else {
-				m.bo.PutUint32(bloom[w*4:], m.bo.Uint32(bloom[w*4:])|uint32(mask))
-			}
-			b := h % nb
-			if j == int(so) || hashes[order[j-1]]%nb != b {
-				m.bo.PutUint32(buckets[b*4:], uint32(j))
-			}
-			v := h &^ 1
-			if j == n-1 || hashes[order[j+1]]%nb != b {
-				v |= 1
-			}
-			m.bo.PutUint32(chain[(j-int(so))*4:], v)
+	m, n, so, nb := r.m, r.n, int(r.so), r.nb
+	out := make([]byte, len(r.gnu))
+	copy(out, r.gnu[:16])
+	bloom := out[16 : 16+int(r.bloomN)*r.word]
+	buckets := out[16+int(r.bloomN)*r.word:]
+	chain := buckets[nb*4:]
+	bits := uint32(r.word * 8)
+	hash := func(j int) uint32 { return r.hashes[r.order[j]] }
+	for j := so; j < n; j++ {
+		h := hash(j)
+		w := int((h / bits) % r.bloomN)
+		mask := uint64(1)<<(h%bits) | uint64(1)<<((h>>r.shift)%bits)
+		if m.is64 {
+			m.bo.PutUint64(bloom[w*8:], m.bo.Uint64(bloom[w*8:])|mask)
+		} else {
+			m.bo.PutUint32(bloom[w*4:], m.bo.Uint32(bloom[w*4:])|uint32(mask))
 		}
-		patch(int64(gs.Offset), out, ".gnu.hash")
-	}
-	// SysV hash over the new order.
-	if hs := ef.SectionByType(elf.SHT_HASH); hs != nil {
-		old, err := readAt(m.f, int64(hs.Offset), int(hs.Size))
-		if err != nil {
-			return nil, m.errf(".hash: %v", err)
-		}
-		if len(old) < 8 {
-			return nil, m.errf(".hash at 0x%x: header truncated", hs.Offset)
-		}
-		hb, hc := m.bo.Uint32(old), m.bo.Uint32(old[4:])
-		if hb == 0 || int(hc) != n || uint64(len(old)) < 8+4*(uint64(hb)+uint64(hc)) {
-			return nil, m.errf(".hash at 0x%x: %d buckets and %d chains for %d symbols", hs.Offset, hb, hc, n)
-		}
-		out := make([]byte, len(old))
-		copy(out, old[:8])
-		buckets, chain := out[8:8+4*hb], out[8+4*hb:]
-		for j := 1; j < n; j++ {
-			b := elfx.SysVHash(name(newSyms, j)) % hb
-			m.bo.PutUint32(chain[j*4:], m.bo.Uint32(buckets[b*4:]))
+		b := h % nb
+		if j == so || hash(j-1)%nb != b {
 			m.bo.PutUint32(buckets[b*4:], uint32(j))
 		}
-		patch(int64(hs.Offset), out, ".hash")
+		v := h &^ 1
+		if j == n-1 || hash(j+1)%nb != b {
+			v |= 1
+		}
+		m.bo.PutUint32(chain[(j-so)*4:], v)
 	}
-	// .gnu.version, with clear-symbol-version edits folded in.
-	if vs := ef.SectionByType(elf.SHT_GNU_VERSYM); vs != nil {
-		if int(vs.Size) < 2*n {
-			return nil, m.errf(".gnu.version at 0x%x: %d bytes for %d symbols", vs.Offset, vs.Size, n)
-		}
-		v, err := readAt(m.f, int64(vs.Offset), 2*n)
-		if err != nil {
-			return nil, m.errf(".gnu.version: %v", err)
-		}
-		for off, val := range m.versym {
-			if i := off - int64(vs.Offset); i >= 0 && int(i)+2 <= len(v) {
-				m.bo.PutUint16(v[i:], val)
-				delete(m.versym, off)
-			}
-		}
-		out := make([]byte, len(v))
-		for nw, old := range order {
-			copy(out[2*nw:2*nw+2], v[2*old:2*old+2])
-		}
-		patch(int64(vs.Offset), out, ".gnu.version")
+	r.patch(int64(r.gs.Offset), out, ".gnu.hash")
+	return nil
+}
+
+// sysvHash rebuilds the SysV hash table over the new order.
+func (r *renaming) sysvHash() error {
+	m, n := r.m, r.n
+	hs := m.f.ELF().SectionByType(elf.SHT_HASH)
+	if hs == nil {
+		return nil
 	}
-	// Relocations against .dynsym.
-	for _, s := range ef.Sections {
-		if (s.Type != elf.SHT_RELA && s.Type != elf.SHT_REL) || int(s.Link) != di || s.Size == 0 {
+	old, err := readAt(m.f, int64(hs.Offset), int(hs.Size))
+	if err != nil {
+		return m.errf(".hash: %v", err)
+	}
+	if len(old) < 8 {
+		return m.errf(".hash at 0x%x: header truncated", hs.Offset)
+	}
+	hb, hc := m.bo.Uint32(old), m.bo.Uint32(old[4:])
+	if hb == 0 || int(hc) != n || uint64(len(old)) < 8+4*(uint64(hb)+uint64(hc)) {
+		return m.errf(".hash at 0x%x: %d buckets and %d chains for %d symbols", hs.Offset, hb, hc, n)
+	}
+	out := make([]byte, len(old))
+	copy(out, old[:8])
+	buckets, chain := out[8:8+4*hb], out[8+4*hb:]
+	for j := 1; j < n; j++ {
+		b := elfx.SysVHash(r.name(r.syms, j)) % hb
+		m.bo.PutUint32(chain[j*4:], m.bo.Uint32(buckets[b*4:]))
+		m.bo.PutUint32(buckets[b*4:], uint32(j))
+	}
+	r.patch(int64(hs.Offset), out, ".hash")
+	return nil
+}
+
+// versym writes .gnu.version in the new order, with the
+// clear-symbol-version edits folded in.
+func (r *renaming) versym() error {
+	m, n := r.m, r.n
+	vs := m.f.ELF().SectionByType(elf.SHT_GNU_VERSYM)
+	if vs == nil {
+		return nil
+	}
+	if int(vs.Size) < 2*n {
+		return m.errf(".gnu.version at 0x%x: %d bytes for %d symbols", vs.Offset, vs.Size, n)
+	}
+	v, err := readAt(m.f, int64(vs.Offset), 2*n)
+	if err != nil {
+		return m.errf(".gnu.version: %v", err)
+	}
+	for off, val := range m.versym {
+		if i := off - int64(vs.Offset); i >= 0 && int(i)+2 <= len(v) {
+			m.bo.PutUint16(v[i:], val)
+			delete(m.versym, off)
+		}
+	}
+	out := make([]byte, len(v))
+	for nw, old := range r.order {
+		copy(out[2*nw:2*nw+2], v[2*old:2*old+2])
+	}
+	r.patch(int64(vs.Offset), out, ".gnu.version")
+	return nil
+}
+
+// relocations renumbers the symbol of every relocation against .dynsym.
+func (r *renaming) relocations() error {
+	m, n := r.m, r.n
+	for _, s := range m.f.ELF().Sections {
+		if (s.Type != elf.SHT_RELA && s.Type != elf.SHT_REL) || int(s.Link) != r.di || s.Size == 0 {
 			continue
 		}
 		rsz, infoAt := relEntry(s.Type, m.is64)
 		b, err := readAt(m.f, int64(s.Offset), int(s.Size))
 		if err != nil {
-			return nil, m.errf("%s: %v", s.Name, err)
+			return m.errf("%s: %v", s.Name, err)
 		}
 		changed := false
 		for off := 0; off+rsz <= len(b); off += rsz {
@@ -244,9 +314,9 @@ func (m *model) renameTables(patch func(int64, []byte, string)) (*renameExpect, 
 				sym = uint64(m.bo.Uint32(b[off+infoAt:]) >> 8)
 			}
 			if sym >= uint64(n) {
-				return nil, m.errf("%s at 0x%x: relocation against symbol %d of %d", s.Name, s.Offset+uint64(off), sym, n)
+				return m.errf("%s at 0x%x: relocation against symbol %d of %d", s.Name, s.Offset+uint64(off), sym, n)
 			}
-			if p := uint64(perm[sym]); p != sym {
+			if p := uint64(r.perm[sym]); p != sym {
 				changed = true
 				if m.is64 {
 					info := m.bo.Uint64(b[off+infoAt:])
@@ -258,14 +328,10 @@ func (m *model) renameTables(patch func(int64, []byte, string)) (*renameExpect, 
 			}
 		}
 		if changed {
-			patch(int64(s.Offset), b, s.Name)
+			r.patch(int64(s.Offset), b, s.Name)
 		}
 	}
-	names := make(map[int]string, len(m.symRename))
-	for i, s := range m.symRename {
-		names[i] = s
-	}
-	return &renameExpect{names: names, order: order}, nil
+	return nil
 }
 
 // relEntry is the size of a relocation entry and the offset of r_info.
