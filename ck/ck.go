@@ -153,6 +153,36 @@ func Check(prefix string, opts Options) (*Report, error) {
 			rep.Advertised = cmake.SplitList(v)
 		}
 	}
+	required, err := rep.request(opts)
+	if err != nil {
+		return nil, err
+	}
+	// Second pass: find_package(composable_kernel COMPONENTS …) as cmake runs it.
+	in := cmake.New()
+	in.Vars["composable_kernel_FIND_COMPONENTS"] = strings.Join(rep.Requested, ";")
+	in.Vars["CMAKE_FIND_PACKAGE_NAME"] = "composable_kernel"
+	for _, c := range rep.Requested {
+		in.Vars["composable_kernel_FIND_REQUIRED_"+c] = map[bool]string{true: "1", false: "0"}[required[c]]
+	}
+	if err := in.EvalFile(cfg); err != nil {
+		return nil, err
+	}
+	rep.CMakeErrors = in.Errors
+	rep.components(required, opts)
+	rep.targets(in)
+	if len(opts.Consumers) > 0 {
+		if err := checkCKConsumers(rep, opts.Consumers, opts.ConsumerRefs); err != nil {
+			return nil, err
+		}
+	}
+	explainCK(rep)
+	return rep, nil
+}
+
+// request sets the components find_package asks for (rep.Requested:
+// --require, the preset's, else every advertised one) and returns which
+// are required.
+func (rep *Report) request(opts Options) (map[string]bool, error) {
 	required := map[string]bool{}
 	var requested []string
 	add := func(c string, req bool) {
@@ -192,27 +222,19 @@ func Check(prefix string, opts Options) (*Report, error) {
 	if len(requested) == 0 {
 		// Nothing advertised and nothing asked for: nothing below would
 		// be checked, so the config itself is the finding.
-		rep.Findings = append(rep.Findings, finding.Finding{Rule: finding.RuleCKComponentMissing, Severity: opts.missingSeverity(), File: cfg,
-			Message: fmt.Sprintf("%s advertises no components (it sets no _composable_kernel_supported_components list): find_package(composable_kernel COMPONENTS …) fails for every component", filepath.Base(cfg)),
+		rep.Findings = append(rep.Findings, finding.Finding{Rule: finding.RuleCKComponentMissing, Severity: opts.missingSeverity(), File: rep.Config,
+			Message: fmt.Sprintf("%s advertises no components (it sets no _composable_kernel_supported_components list): find_package(composable_kernel COMPONENTS …) fails for every component", filepath.Base(rep.Config)),
 			Fix:     "reinstall composable_kernel (its generated config lists the components it built), or name the components with --require / --for"})
 	}
-	// Second pass: find_package(composable_kernel COMPONENTS …) as cmake runs it.
-	in := cmake.New()
-	in.Vars["composable_kernel_FIND_COMPONENTS"] = strings.Join(requested, ";")
-	in.Vars["CMAKE_FIND_PACKAGE_NAME"] = "composable_kernel"
-	for _, c := range requested {
-		in.Vars["composable_kernel_FIND_REQUIRED_"+c] = map[bool]string{true: "1", false: "0"}[required[c]]
-	}
-	if err := in.EvalFile(cfg); err != nil {
-		return nil, err
-	}
-	rep.CMakeErrors = in.Errors
+	return required, nil
+}
+
+// components records each requested component: advertised or not, and
+// whether its Targets file is installed.
+func (rep *Report) components(required map[string]bool, opts Options) {
+	cfg := rep.Config
 	dir := filepath.Dir(cfg)
-	included := map[string]bool{}
-	for _, inc := range in.Includes {
-		included[inc.Path] = inc.Exists
-	}
-	for _, c := range requested {
+	for _, c := range rep.Requested {
 		comp := Component{Name: c, Required: required[c], TargetsFile: filepath.Join(dir, "composable_kernel"+c+"Targets.cmake")}
 		_, err := os.Stat(comp.TargetsFile)
 		comp.Present = err == nil
@@ -240,7 +262,12 @@ func Check(prefix string, opts Options) (*Report, error) {
 		}
 		rep.Components = append(rep.Components, comp)
 	}
-	// Targets: attribute each to its component by the file that defined it.
+}
+
+// targets attributes each imported target the evaluation defined to its
+// component by the file that defined it, checks what it links and where
+// its library is, and collects the GPU targets of the libraries.
+func (rep *Report) targets(in *cmake.Interp) {
 	gpu := map[string]bool{}
 	for i := range rep.Components {
 		comp := &rep.Components[i]
@@ -275,13 +302,6 @@ func Check(prefix string, opts Options) (*Report, error) {
 		rep.GPUTargets = append(rep.GPUTargets, t)
 	}
 	sort.Strings(rep.GPUTargets)
-	if len(opts.Consumers) > 0 {
-		if err := checkCKConsumers(rep, opts.Consumers, opts.ConsumerRefs); err != nil {
-			return nil, err
-		}
-	}
-	explainCK(rep)
-	return rep, nil
 }
 
 // importedLocation returns IMPORTED_LOCATION_<CONFIG> for the first
