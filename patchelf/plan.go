@@ -181,6 +181,32 @@ func (m *model) load() error {
 		m.phoff = uint64(m.bo.Uint32(m.ehdr[28:]))
 		m.phent = int(m.bo.Uint16(m.ehdr[42:]))
 	}
+	if err := m.loadSegments(); err != nil {
+		return err
+	}
+	m.secs = f.ELF().Sections
+	if err := m.loadSections(); err != nil {
+		return err
+	}
+	if done, err := m.loadDynamic(); done || err != nil {
+		return err
+	}
+	if err := m.headersDescribeTables(); err != nil {
+		return err
+	}
+	// Verify reads the result's version requirements; unreadable ones are
+	// the input's fault, said now.
+	if _, err := f.VersionNeeds(); err != nil {
+		return err
+	}
+	m.standIn()
+	return m.countRefs()
+}
+
+// loadSegments reads the program headers, refuses what the loader could
+// not map, and finds how much room the interpreter's name has.
+func (m *model) loadSegments() error {
+	f := m.f
 	for _, p := range f.Progs() {
 		m.phdrs = append(m.phdrs, phdr{p})
 	}
@@ -209,7 +235,6 @@ func (m *model) load() error {
 			return &elfx.FormatError{Path: m.path, Offset: int64(ip.Off), What: "PT_INTERP", Err: fmt.Errorf("the interpreter name at 0x%x overlaps the ELF or program headers (which end at 0x%x)", ip.Off, max(hdrEnd, uint64(len(m.ehdr))))}
 		}
 	}
-	m.secs = f.ELF().Sections
 	if m.interpRoom > 0 {
 		// Where PT_INTERP starts at another section than .interp (a
 		// linker script that puts the notes before .interp in one
@@ -217,18 +242,24 @@ func (m *model) load() error {
 		// that section's bytes: nothing is written there, a new name is
 		// moved.
 		ip := f.Progs()[slices.IndexFunc(f.Progs(), func(p elf.ProgHeader) bool { return p.Type == elf.PT_INTERP })]
-		for _, sec := range m.secs {
+		for _, sec := range f.ELF().Sections {
 			if sec.Type != elf.SHT_NOBITS && sec.Size > 0 && sec.Name != ".interp" && sec.Offset < ip.Off+m.interpRoom && ip.Off < sec.Offset+sec.Size {
 				m.interpRoom = 0
 			}
 		}
 	}
-	// The section headers of what an edit moves or rewrites must agree
-	// with what the loader sees. debug/elf gives a compressed section its
-	// uncompressed size; the gABI allows compression only for sections
-	// that are not loaded. And a dynamic table is found by its offset (to
-	// patch its header when it moves) and by its address (to patch the
-	// dynamic entry): the two must name the same bytes.
+	return nil
+}
+
+// loadSections checks that the section headers of what an edit moves or
+// rewrites agree with what the loader sees.
+func (m *model) loadSections() error {
+	f := m.f
+	// debug/elf gives a compressed section its uncompressed size; the
+	// gABI allows compression only for sections that are not loaded. And
+	// a dynamic table is found by its offset (to patch its header when it
+	// moves) and by its address (to patch the dynamic entry): the two
+	// must name the same bytes.
 	if f.Type == elf.ET_REL {
 		return m.errf("not a linked file (relocatable object); only executables and shared libraries can be patched")
 	}
@@ -271,29 +302,37 @@ func (m *model) load() error {
 			return m.shdrErr(i, "linked to section %d, which is not of type %v", s.Link, want)
 		}
 	}
+	return nil
+}
+
+// loadDynamic reads the dynamic section, its string table and its
+// entries; done is set for a file without one (the interpreter, OS ABI
+// and stack edits still work).
+func (m *model) loadDynamic() (done bool, err error) {
+	f := m.f
 	d, err := f.Dynamic()
 	if err != nil {
 		if errors.Is(err, elfx.ErrNoDynamic) {
 			m.standIn()
-			return nil // interpreter, OS ABI and stack edits still work
+			return true, nil
 		}
-		return err
+		return false, err
 	}
 	m.dyn = d
 	if len(d.Entries) > 0 && len(d.Entries) >= d.Slots {
 		// ld.so reads entries until DT_NULL: past the section, into
 		// whatever follows (patchelf refuses it too; --add-debug-tag
 		// appended after the garbage).
-		return &elfx.FormatError{Path: m.path, Offset: d.Offset + int64(len(d.Entries))*int64(d.EntrySize), What: "dynamic section",
+		return false, &elfx.FormatError{Path: m.path, Offset: d.Offset + int64(len(d.Entries))*int64(d.EntrySize), What: "dynamic section",
 			Err: fmt.Errorf("no DT_NULL among its %d entries: the loader would read on past its end", len(d.Entries))}
 	}
 	if m.orig, err = d.StrTabBytes(); err != nil {
-		return err
+		return false, err
 	}
 	if n := len(m.orig); n > 0 && m.orig[n-1] != 0 {
 		// Its last name runs on into whatever follows (the gABI ends a
 		// string table with NUL), and grows when strings are appended.
-		return &elfx.FormatError{Path: m.path, Offset: d.StrTab + int64(n) - 1, What: "dynamic string table", Err: errors.New("does not end in NUL")}
+		return false, &elfx.FormatError{Path: m.path, Offset: d.StrTab + int64(n) - 1, What: "dynamic string table", Err: errors.New("does not end in NUL")}
 	}
 	m.origLen = len(m.orig)
 	// Copy on write: m.str shares the original until a string is
@@ -304,22 +343,13 @@ func (m *model) load() error {
 		if isStrTag(e.Tag) {
 			s, ok := d.String(e.Value)
 			if !ok {
-				return m.errf("%v string offset 0x%x outside the dynamic string table", e.Tag, e.Value)
+				return false, m.errf("%v string offset 0x%x outside the dynamic string table", e.Tag, e.Value)
 			}
 			x.str, x.ok = s, true
 		}
 		m.ents = append(m.ents, x)
 	}
-	if err := m.headersDescribeTables(); err != nil {
-		return err
-	}
-	// Verify reads the result's version requirements; unreadable ones are
-	// the input's fault, said now.
-	if _, err := f.VersionNeeds(); err != nil {
-		return err
-	}
-	m.standIn()
-	return m.countRefs()
+	return false, nil
 }
 
 // headersDescribeTables checks that each symbol, string, hash and version
