@@ -85,9 +85,6 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 	if err != nil {
 		return nil, err
 	}
-	var unresolved []string
-	var defined func(string) bool
-	inClosure := map[string]bool{}
 	// The input's class and machine, read once for the candidates of the
 	// index, the toolchain's libraries and the LLVM link set.
 	var hdr *elfx.Header
@@ -97,55 +94,17 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 	if opts.Host != "" && (!dynamic || len(paths) != 1) {
 		return nil, fmt.Errorf("--host %s: give one shared object for the program to load", opts.Host)
 	}
+	var defined func(string) bool
+	var inClosure map[string]bool
 	if dynamic {
-		rep.Mode = "dynamic"
-		b := NewBinder(rpath.New(opts.Resolver))
-		var res *DynamicResult
-		if opts.Host != "" {
-			res, err = b.BindInHost(ctx, opts.Host, paths[0], opts.Closure)
-		} else {
-			res, err = b.BindDynamic(ctx, paths[0], opts.Closure)
-		}
-		if err != nil {
-			return nil, err
-		}
-		rep.Objects = len(res.Closure.Objects)
-		rep.Satisfied = res.Bound
-		rep.Findings = append(rep.Findings, res.Findings...)
-		defined = res.Defined
-		for _, o := range res.Closure.Objects {
-			inClosure[canonical(o.Path)] = true
-		}
+		defined, inClosure, err = rep.bindDynamic(ctx, paths[0], opts)
 	} else {
-		rep.Mode = "link-inputs"
-		res, err := CheckLinkInputs(ctx, paths)
-		if err != nil {
-			return nil, err
-		}
-		rep.Objects, rep.Satisfied = res.Objects, res.Satisfied
-		defined = func(n string) bool { return res.Defined[n] }
-		for _, n := range res.UnresolvedNames() {
-			by := res.Unresolved[n]
-			rep.Findings = append(rep.Findings, finding.Finding{
-				Rule: finding.RuleUnresolvedStatic, Severity: finding.SeverityError, File: strings.Join(paths, " "), Symbol: n,
-				Demangled: finding.Demangle(n), ReferencedBy: by,
-				Message: fmt.Sprintf("%s is referenced by %d object(s) (%s) and defined by none of the inputs", n, len(by), summarize(by)),
-				Fix:     "add the library or archive that defines it to the link (see --index)",
-			})
-		}
-		for _, p := range paths {
-			inClosure[canonical(p)] = true
-		}
-		if hdr != nil && len(rep.Findings) > 0 {
-			if err := systemNames(ctx, rep.Findings, rpath.New(opts.Resolver), *hdr); err != nil {
-				return nil, err
-			}
-			// The truly unresolved first, then what a system library
-			// defines, then what the toolchain supplies.
-			rank := map[finding.Severity]int{finding.SeverityError: 0, finding.SeverityWarning: 1, finding.SeverityNote: 2}
-			sort.SliceStable(rep.Findings, func(i, j int) bool { return rank[rep.Findings[i].Severity] < rank[rep.Findings[j].Severity] })
-		}
+		defined, inClosure, err = rep.linkInputs(ctx, paths, opts, hdr)
 	}
+	if err != nil {
+		return nil, err
+	}
+	var unresolved []string
 	for _, f := range rep.Findings {
 		if f.Symbol != "" {
 			unresolved = append(unresolved, f.Symbol)
@@ -153,41 +112,14 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 	}
 	var idx *Index
 	if len(opts.IndexDirs) > 0 {
-		want := map[string]bool{}
-		for _, n := range unresolved {
-			want[n] = true
-		}
-		if idx, err = BuildIndexFor(ctx, opts.IndexDirs, want, hdr); err != nil {
+		if idx, err = rep.provide(ctx, unresolved, inClosure, opts, hdr); err != nil {
 			return nil, err
-		}
-		rep.IndexedFiles = idx.Files
-		for i := range rep.Findings {
-			f := &rep.Findings[i]
-			for _, p := range idx.Providers(f.Symbol) {
-				p.InClosure = inClosure[canonical(p.File)]
-				f.Providers = append(f.Providers, p)
-			}
-			// (What the toolchain or a system library supplies keeps its
-			// fix.)
-			if len(f.Providers) > 0 && f.Rule != finding.RuleVersionMismatch && f.Severity == finding.SeverityError {
-				f.Fix = "link " + providerFiles(f.Providers)
-			}
 		}
 	}
 	rep.LLVM = DiagnoseLLVM(unresolved, defined, idx)
 	if rep.LLVM != nil && len(opts.IndexDirs) > 0 {
-		set, cyclic, err := llvmLinkSet(ctx, opts.IndexDirs, rep.LLVM, defined, hdr)
-		if err != nil {
+		if err := rep.llvmLinkSet(ctx, defined, opts, hdr); err != nil {
 			return nil, err
-		}
-		if len(set) > 0 {
-			rep.LLVM.LinkSet, rep.LLVM.LinkGroup = set, cyclic
-			how := "in this order"
-			if cyclic {
-				how = "as one group (-Wl,--start-group … -Wl,--end-group): some need each other"
-			}
-			rep.LLVM.Fix = fmt.Sprintf("link %s (%s; the missing libraries and what they need in turn, found in the index), or build LLVM with LLVM_TARGETS_TO_BUILD limited to %s",
-				strings.Join(set, " "), how, orDefault(strings.Join(rep.LLVM.Linked, ";"), "the targets actually used"))
 		}
 	}
 	if opts.Filter != "" {
@@ -200,6 +132,110 @@ func Symbols(ctx context.Context, paths []string, opts SymbolsOptions) (*Report,
 		rep.Findings = kept
 	}
 	return rep, nil
+}
+
+// bindDynamic binds the shared object or program at path in its closure
+// (or in opts.Host's); it returns what the closure defines and the files
+// in it.
+func (rep *Report) bindDynamic(ctx context.Context, path string, opts SymbolsOptions) (defined func(string) bool, inClosure map[string]bool, err error) {
+	rep.Mode = "dynamic"
+	b := NewBinder(rpath.New(opts.Resolver))
+	var res *DynamicResult
+	if opts.Host != "" {
+		res, err = b.BindInHost(ctx, opts.Host, path, opts.Closure)
+	} else {
+		res, err = b.BindDynamic(ctx, path, opts.Closure)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.Objects = len(res.Closure.Objects)
+	rep.Satisfied = res.Bound
+	rep.Findings = append(rep.Findings, res.Findings...)
+	inClosure = map[string]bool{}
+	for _, o := range res.Closure.Objects {
+		inClosure[canonical(o.Path)] = true
+	}
+	return res.Defined, inClosure, nil
+}
+
+// linkInputs reports what a set of objects and archives leaves
+// unresolved, as the link would, with what the system or the toolchain
+// supplies told apart; it returns what the inputs define and the inputs.
+func (rep *Report) linkInputs(ctx context.Context, paths []string, opts SymbolsOptions, hdr *elfx.Header) (defined func(string) bool, inClosure map[string]bool, err error) {
+	rep.Mode = "link-inputs"
+	res, err := CheckLinkInputs(ctx, paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.Objects, rep.Satisfied = res.Objects, res.Satisfied
+	for _, n := range res.UnresolvedNames() {
+		by := res.Unresolved[n]
+		rep.Findings = append(rep.Findings, finding.Finding{
+			Rule: finding.RuleUnresolvedStatic, Severity: finding.SeverityError, File: strings.Join(paths, " "), Symbol: n,
+			Demangled: finding.Demangle(n), ReferencedBy: by,
+			Message: fmt.Sprintf("%s is referenced by %d object(s) (%s) and defined by none of the inputs", n, len(by), summarize(by)),
+			Fix:     "add the library or archive that defines it to the link (see --index)",
+		})
+	}
+	inClosure = map[string]bool{}
+	for _, p := range paths {
+		inClosure[canonical(p)] = true
+	}
+	if hdr != nil && len(rep.Findings) > 0 {
+		if err := systemNames(ctx, rep.Findings, rpath.New(opts.Resolver), *hdr); err != nil {
+			return nil, nil, err
+		}
+		// The truly unresolved first, then what a system library
+		// defines, then what the toolchain supplies.
+		rank := map[finding.Severity]int{finding.SeverityError: 0, finding.SeverityWarning: 1, finding.SeverityNote: 2}
+		sort.SliceStable(rep.Findings, func(i, j int) bool { return rank[rep.Findings[i].Severity] < rank[rep.Findings[j].Severity] })
+	}
+	return func(n string) bool { return res.Defined[n] }, inClosure, nil
+}
+
+// provide indexes opts.IndexDirs for the unresolved names and adds to each
+// finding the archives and libraries that define its symbol.
+func (rep *Report) provide(ctx context.Context, unresolved []string, inClosure map[string]bool, opts SymbolsOptions, hdr *elfx.Header) (*Index, error) {
+	want := map[string]bool{}
+	for _, n := range unresolved {
+		want[n] = true
+	}
+	idx, err := BuildIndexFor(ctx, opts.IndexDirs, want, hdr)
+	if err != nil {
+		return nil, err
+	}
+	rep.IndexedFiles = idx.Files
+	for i := range rep.Findings {
+		f := &rep.Findings[i]
+		for _, p := range idx.Providers(f.Symbol) {
+			p.InClosure = inClosure[canonical(p.File)]
+			f.Providers = append(f.Providers, p)
+		}
+		// (What the toolchain or a system library supplies keeps its
+		// fix.)
+		if len(f.Providers) > 0 && f.Rule != finding.RuleVersionMismatch && f.Severity == finding.SeverityError {
+			f.Fix = "link " + providerFiles(f.Providers)
+		}
+	}
+	return idx, nil
+}
+
+// llvmLinkSet adds to the LLVM diagnosis the libraries of the index that
+// close the LLVMInitialize* gap, with what they need in turn.
+func (rep *Report) llvmLinkSet(ctx context.Context, defined func(string) bool, opts SymbolsOptions, hdr *elfx.Header) error {
+	set, cyclic, err := llvmLinkSet(ctx, opts.IndexDirs, rep.LLVM, defined, hdr)
+	if err != nil || len(set) == 0 {
+		return err
+	}
+	rep.LLVM.LinkSet, rep.LLVM.LinkGroup = set, cyclic
+	how := "in this order"
+	if cyclic {
+		how = "as one group (-Wl,--start-group … -Wl,--end-group): some need each other"
+	}
+	rep.LLVM.Fix = fmt.Sprintf("link %s (%s; the missing libraries and what they need in turn, found in the index), or build LLVM with LLVM_TARGETS_TO_BUILD limited to %s",
+		strings.Join(set, " "), how, orDefault(strings.Join(rep.LLVM.Linked, ";"), "the targets actually used"))
+	return nil
 }
 
 // toolchainLibs are the shared C and C++ runtime libraries a compiler
