@@ -160,75 +160,106 @@ func (b *Binder) UnwindFindings(res *rpath.Result, path string, boundBy bool) (*
 			out.Unwinders[u].PulledInBy = []string{o.Loader.Path}
 		}
 	}
-	// Who binds to which provider, in load order like ld.so.
 	if boundBy || len(out.Unwinders) > 1 {
-		for i, o := range res.Objects {
-			for _, u := range tabs[i].unwindReferences() {
-				k := elfx.NewKey(u.Name)
-				for j, p := range res.Objects {
-					if ok, _ := tabs[j].tab.Binds(&k, u.Version); ok {
-						if forwards[p.Path] {
-							continue // the interceptor calls the next provider
-						}
-						if u, ok := byPath[p.Path]; ok {
-							out.Unwinders[u].BoundBy = appendUnique(out.Unwinders[u].BoundBy, o.Path)
-						}
-						break
+		out.boundBy(res, tabs, byPath, forwards)
+	}
+	if len(out.Unwinders) > 1 {
+		out.Findings = append(out.Findings, out.multiple(path))
+	}
+	out.Findings = append(out.Findings, out.dependencies(res, byPath)...)
+	for _, u := range out.Unwinders {
+		if u.Static {
+			out.Findings = append(out.Findings, finding.Finding{
+				Rule: finding.RuleExportsUnwinder, Severity: finding.SeverityWarning, File: u.Path, Symbol: "_Unwind_RaiseException",
+				Message: fmt.Sprintf("%s exports _Unwind_* from a statically linked %s copy; every process that loads it gets a second unwinder", u.Path, u.Flavour),
+				Fix:     "link the unwinder dynamically, or hide it (-Wl,--exclude-libs,ALL or a version script with local: _Unwind_*)",
+			})
+		}
+	}
+	sort.SliceStable(out.Findings, func(i, j int) bool { return out.Findings[i].Rule < out.Findings[j].Rule })
+	return out, nil
+}
+
+// boundBy works out which objects bind to each unwinder, in load order
+// like ld.so (an interceptor passes its callers on to the next provider).
+func (out *UnwindResult) boundBy(res *rpath.Result, tabs []*Table, byPath map[string]int, forwards map[string]bool) {
+	for i, o := range res.Objects {
+		for _, u := range tabs[i].unwindReferences() {
+			k := elfx.NewKey(u.Name)
+			for j, p := range res.Objects {
+				if ok, _ := tabs[j].tab.Binds(&k, u.Version); ok {
+					if forwards[p.Path] {
+						continue // the interceptor calls the next provider
 					}
+					if u, ok := byPath[p.Path]; ok {
+						out.Unwinders[u].BoundBy = appendUnique(out.Unwinders[u].BoundBy, o.Path)
+					}
+					break
 				}
 			}
 		}
 	}
-	if len(out.Unwinders) > 1 {
-		var parts []string
-		for _, u := range out.Unwinders {
-			s := fmt.Sprintf("%s (%s", u.Path, u.Flavour)
-			if u.Static {
-				s += ", static copy"
-			}
-			s += ")"
-			if len(u.PulledInBy) > 0 {
-				s += " loaded for " + strings.Join(u.PulledInBy, ", ") + ","
-			}
-			if len(u.BoundBy) > 0 {
-				s += " used by " + strings.Join(u.BoundBy, ", ")
-			} else {
-				s += " used by nothing (the first provider in load order wins)"
-			}
-			parts = append(parts, s)
+}
+
+// multiple is the finding for two or more unwinders in the process of
+// path: an error when references reach two of them (or one is a static
+// copy), a note when all bind to one.
+func (out *UnwindResult) multiple(path string) finding.Finding {
+	var parts []string
+	for _, u := range out.Unwinders {
+		s := fmt.Sprintf("%s (%s", u.Path, u.Flavour)
+		if u.Static {
+			s += ", static copy"
 		}
-		fd := finding.Finding{
-			Rule: finding.RuleMultipleUnwinders, Severity: finding.SeverityError, File: path, Symbol: "_Unwind_RaiseException",
-			Message: fmt.Sprintf("%d providers of the unwinding ABI in one process: %s; exceptions thrown through frames registered with one and caught with the other crash",
-				len(out.Unwinders), strings.Join(parts, "; ")),
-			Fix: "link every component against one unwinder (all libgcc_s, or all LLVM libunwind via -unwindlib=libunwind); rebuild the odd one out",
+		s += ")"
+		if len(u.PulledInBy) > 0 {
+			s += " loaded for " + strings.Join(u.PulledInBy, ", ") + ","
 		}
-		// Only references crossing to a second provider make the crash:
-		// with every one bound to the same library, the others lie idle.
-		// A static copy's own calls bind inside its object, where the
-		// dynamic bindings do not show them.
-		bound, static := 0, false
-		for _, u := range out.Unwinders {
-			if len(u.BoundBy) > 0 {
-				bound++
-			}
-			static = static || u.Static
+		if len(u.BoundBy) > 0 {
+			s += " used by " + strings.Join(u.BoundBy, ", ")
+		} else {
+			s += " used by nothing (the first provider in load order wins)"
 		}
-		if bound < 2 && !static {
-			fd.Severity = finding.SeverityNote
-			fd.Message = fmt.Sprintf("%d providers of the unwinding ABI in one process, but every reference to it binds to one: %s; no exception crosses between them",
-				len(out.Unwinders), strings.Join(parts, "; "))
-			fd.Fix = "none needed now; linking every component against one unwinder keeps it so"
-		}
-		out.Findings = append(out.Findings, fd)
+		parts = append(parts, s)
 	}
+	fd := finding.Finding{
+		Rule: finding.RuleMultipleUnwinders, Severity: finding.SeverityError, File: path, Symbol: "_Unwind_RaiseException",
+		Message: fmt.Sprintf("%d providers of the unwinding ABI in one process: %s; exceptions thrown through frames registered with one and caught with the other crash",
+			len(out.Unwinders), strings.Join(parts, "; ")),
+		Fix: "link every component against one unwinder (all libgcc_s, or all LLVM libunwind via -unwindlib=libunwind); rebuild the odd one out",
+	}
+	// Only references crossing to a second provider make the crash:
+	// with every one bound to the same library, the others lie idle.
+	// A static copy's own calls bind inside its object, where the
+	// dynamic bindings do not show them.
+	bound, static := 0, false
+	for _, u := range out.Unwinders {
+		if len(u.BoundBy) > 0 {
+			bound++
+		}
+		static = static || u.Static
+	}
+	if bound < 2 && !static {
+		fd.Severity = finding.SeverityNote
+		fd.Message = fmt.Sprintf("%d providers of the unwinding ABI in one process, but every reference to it binds to one: %s; no exception crosses between them",
+			len(out.Unwinders), strings.Join(parts, "; "))
+		fd.Fix = "none needed now; linking every component against one unwinder keeps it so"
+	}
+	return fd
+}
+
+// dependencies are the findings about how objects reach their unwinder:
+// a foreign-architecture candidate skipped (RD1102), and a libunwind
+// NEEDED entry resolved to the other flavour (RD1103).
+func (out *UnwindResult) dependencies(res *rpath.Result, byPath map[string]int) []finding.Finding {
+	var fs []finding.Finding
 	for _, o := range res.Objects {
 		for _, d := range o.Deps {
 			if !strings.HasPrefix(d.Name, "libunwind.so.") && !strings.HasPrefix(d.Name, "libgcc_s.so.") {
 				continue
 			}
 			for _, r := range d.Rejected {
-				out.Findings = append(out.Findings, finding.Finding{
+				fs = append(fs, finding.Finding{
 					Rule: finding.RuleUnwinderMachine, Severity: finding.SeverityWarning, File: o.Path, Library: d.Name,
 					Message: fmt.Sprintf("%s needs %s; %s was skipped: %s", o.Path, d.Name, r.Path, strings.TrimPrefix(r.Result, "skipped: ")),
 					Fix:     "remove the directory with the foreign-architecture unwinder from the search path (RUNPATH, LD_LIBRARY_PATH, -L)",
@@ -249,7 +280,7 @@ func (b *Binder) UnwindFindings(res *rpath.Result, path string, boundBy bool) (*
 				want = FlavourNonGNU
 			}
 			if got := out.Unwinders[u].Flavour; want != "" && got != want {
-				out.Findings = append(out.Findings, finding.Finding{
+				fs = append(fs, finding.Finding{
 					Rule: finding.RuleUnwinderFlavour, Severity: finding.SeverityError, File: o.Path, Library: d.Name,
 					Message: fmt.Sprintf("%s needs %s (%s) but it resolves to %s, which is %s", o.Path, d.Name, want, d.Object.Path, got),
 					Fix:     fmt.Sprintf("install the %s build of %s, or fix the search path so the right one comes first", want, d.Name),
@@ -257,17 +288,7 @@ func (b *Binder) UnwindFindings(res *rpath.Result, path string, boundBy bool) (*
 			}
 		}
 	}
-	for _, u := range out.Unwinders {
-		if u.Static {
-			out.Findings = append(out.Findings, finding.Finding{
-				Rule: finding.RuleExportsUnwinder, Severity: finding.SeverityWarning, File: u.Path, Symbol: "_Unwind_RaiseException",
-				Message: fmt.Sprintf("%s exports _Unwind_* from a statically linked %s copy; every process that loads it gets a second unwinder", u.Path, u.Flavour),
-				Fix:     "link the unwinder dynamically, or hide it (-Wl,--exclude-libs,ALL or a version script with local: _Unwind_*)",
-			})
-		}
-	}
-	sort.SliceStable(out.Findings, func(i, j int) bool { return out.Findings[i].Rule < out.Findings[j].Rule })
-	return out, nil
+	return fs
 }
 
 func appendUnique(xs []string, x string) []string {
