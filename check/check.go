@@ -897,14 +897,12 @@ func checkELF(ctx context.Context, b *symcheck.Binder, f *elfx.File, t *symcheck
 // A Python extension is bound in opts.Python when it is set, so that only
 // what the interpreter exports is left to it.
 func bindFindings(ctx context.Context, b *symcheck.Binder, path string, ff *fileFacts, module, python bool, opts *scan) ([]finding.Finding, *symcheck.DynamicResult, error) {
-	inHost := python && opts.Python != ""
-	var dr *symcheck.DynamicResult
-	var err error
-	if inHost {
-		dr, err = b.BindInHost(ctx, opts.Python, path, false)
-	} else {
-		dr, err = b.BindDynamic(ctx, path, false)
+	host := ""
+	if python {
+		host = opts.Python
 	}
+	inHost := host != ""
+	dr, err := b.BindLoaded(ctx, host, path)
 	if err != nil {
 		return nil, nil, err
 	}

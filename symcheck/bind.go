@@ -394,6 +394,16 @@ func (b *Binder) BindDynamic(ctx context.Context, path string, closure bool) (*D
 	return b.bind(ctx, res, 0, closure)
 }
 
+// BindLoaded binds the file at path (not what it loads) as it is loaded:
+// in the program host when host is not "" (a Python extension in its
+// interpreter: BindInHost), else in its own closure (BindDynamic).
+func (b *Binder) BindLoaded(ctx context.Context, host, path string) (*DynamicResult, error) {
+	if host != "" {
+		return b.BindInHost(ctx, host, path, false)
+	}
+	return b.BindDynamic(ctx, path, false)
+}
+
 // BindInHost binds the file at path as the program at host loads it with
 // dlopen(): its symbols are looked up in the program's closure first and
 // then in what the file brings along (rpath.Resolver.ResolveIn). A plugin

@@ -1249,14 +1249,12 @@ func verify(ctx context.Context, d *dist, dirs []string, o Options, p *Plan) err
 	for i := range p.Files {
 		fp := &p.Files[i]
 		abs := filepath.Join(d.root, fp.Path)
-		inHost := fp.module && fp.python && o.Python != ""
-		var res *symcheck.DynamicResult
-		var err error
-		if inHost {
-			res, err = b.BindInHost(ctx, o.Python, abs, false)
-		} else {
-			res, err = b.BindDynamic(ctx, abs, false)
+		host := ""
+		if fp.module && fp.python {
+			host = o.Python
 		}
+		inHost := host != ""
+		res, err := b.BindLoaded(ctx, host, abs)
 		if err != nil {
 			return d.fileErr(fp.Path, err)
 		}
