@@ -864,7 +864,7 @@ func checkELF(ctx context.Context, b *symcheck.Binder, f *elfx.File, t *symcheck
 				f.Close()
 				return out, err
 			}
-			ff.dlopen.names = names
+			ff.dlopen.Names = names
 		}
 		f.Close()
 	}
@@ -923,7 +923,7 @@ func bindFindings(ctx context.Context, b *symcheck.Binder, path string, ff *file
 		out = append(out, fd)
 	}
 	out = append(out, llvmFinding(path, symcheck.DiagnoseLLVM(unresolved, dr.Defined, nil))...)
-	out = append(out, dlopenFindings(b.Resolver(), dr.Closure, path, &ff.dlopen)...)
+	out = append(out, symcheck.DlopenFindings(b.Resolver(), dr.Closure, path, &ff.dlopen)...)
 	uw, err := b.UnwindFindings(dr.Closure, path, false)
 	if err != nil {
 		return out, dr, err
@@ -1100,7 +1100,7 @@ type fileFacts struct {
 	codeRead bool
 	// dlopen: the file's dlopen metadata notes (and, with
 	// Options.DlopenStrings, the library names it holds).
-	dlopen dlopenFacts
+	dlopen symcheck.DlopenFacts
 }
 
 // program reports whether the file is one to run rather than to load: an
@@ -1189,7 +1189,7 @@ func factsOf(f *elfx.File) *fileFacts {
 	}
 	ff.interp, ff.interpErr = f.Interp()
 	ff.dyn, ff.dynErr = f.Dynamic()
-	ff.dlopen.notes, ff.dlopen.notesErr = f.DlopenNotes()
+	ff.dlopen.Notes, ff.dlopen.NotesErr = f.DlopenNotes()
 	if ff.dyn != nil {
 		// The facts outlive the file in the table cache, by the thousand:
 		// they must not keep its parsed headers and sections (debug/elf's

@@ -17,13 +17,9 @@ func WithHooks(o Options, tableRead func(f *elfx.File), scanParsed func(path str
 	return o
 }
 
-// WatchHashing counts the wheel members hashed at once, until the returned
-// function, which reports the most at a time, is called.
+// WatchHashing starts counting anew the most wheel members hashed at
+// once, which the returned function reports.
 func WatchHashing() (peak func() int) {
 	hashSlots.peak.Store(0)
-	hashSlots.watch = true
-	return func() int {
-		hashSlots.watch = false
-		return int(hashSlots.peak.Load())
-	}
+	return func() int { return int(hashSlots.peak.Load()) }
 }

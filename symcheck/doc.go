@@ -10,7 +10,9 @@
 //   - CheckUnwindFiles, CheckLinkInputs, ParseLinkLine: unwinders in a
 //     process and on a link line;
 //   - ModuleKind, AsModuleNote: loadable modules, whose undefined symbols
-//     the program that loads them provides.
+//     the program that loads them provides;
+//   - DlopenFindings: what dlopen() from a file would not find, of the
+//     libraries its .note.dlopen declares or its read-only data names.
 //
 // The gate over a tree (package check), install consistency (package
 // prefix) and wheel retargeting (package wheel) build on it.

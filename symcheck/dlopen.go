@@ -1,4 +1,4 @@
-package check
+package symcheck
 
 import (
 	"fmt"
@@ -9,28 +9,28 @@ import (
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 )
 
-// dlopenFacts are what a file says about the libraries it loads with
-// dlopen(): its ELF dlopen metadata notes (always read: they sit in the
-// note segment at the start of the file) and, when the scan asks for
-// them, the library names in its read-only data.
-type dlopenFacts struct {
-	notes    []elfx.DlopenDep
-	notesErr error
-	names    []string // nil unless read (Options.DlopenStrings)
+// DlopenFacts are what a file says about the libraries it loads with
+// dlopen(): its ELF dlopen metadata notes (elfx.File.DlopenNotes: they sit
+// in the note segment at the start of the file) and, when asked for, the
+// library names in its read-only data (elfx.File.DlopenNames).
+type DlopenFacts struct {
+	Notes    []elfx.DlopenDep
+	NotesErr error    // the notes could not be read
+	Names    []string // nil unless read
 }
 
-// dlopenFindings are the dlopen() rules for the file at path, the root of
+// DlopenFindings are the dlopen() rules for the file at path, the root of
 // res: RD1009 for a note that is not valid, RD1008 for a declared library
 // dlopen() from the file would not find (severity by the note's priority),
 // RD1010 for a library its read-only data names that it would not find.
-func dlopenFindings(r *rpath.Resolver, res *rpath.Result, path string, df *dlopenFacts) []finding.Finding {
+func DlopenFindings(r *rpath.Resolver, res *rpath.Result, path string, df *DlopenFacts) []finding.Finding {
 	var out []finding.Finding
-	if df.notesErr != nil {
+	if df.NotesErr != nil {
 		info, _ := finding.LookupRule(finding.RuleDlopenNoteInvalid)
 		out = append(out, finding.Finding{Rule: finding.RuleDlopenNoteInvalid, Severity: info.Severity, File: path, Fix: info.Fix,
-			Message: df.notesErr.Error() + "; package-notes' dlopen-notes.py (rpm's and debhelper's dependency generator) fails on the file or drops the note"})
+			Message: df.NotesErr.Error() + "; package-notes' dlopen-notes.py (rpm's and debhelper's dependency generator) fails on the file or drops the note"})
 	}
-	for _, l := range r.LookupDlopen(res, res.Root, df.notes, df.names) {
+	for _, l := range r.LookupDlopen(res, res.Root, df.Notes, df.Names) {
 		if !l.Missing() {
 			continue
 		}
