@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rocmdoctor/rocmdoctor/check"
@@ -289,8 +290,12 @@ func TestCorpusCheckTableBudget(t *testing.T) {
 }
 
 func checkTableBudget(t *testing.T, root string, budget int) {
-	run := func(budget int) string {
-		rep, err := check.Run(context.Background(), []string{root}, check.WithLimits(check.Options{Workers: 2}, budget, 0))
+	// run returns the report and how many symbol tables were read: under
+	// a small budget tables are dropped and read again.
+	run := func(budget int) (string, int64) {
+		var reads atomic.Int64
+		opts := check.WithHooks(check.WithLimits(check.Options{Workers: 2}, budget, 0), func(*elfx.File) { reads.Add(1) }, nil)
+		rep, err := check.Run(context.Background(), []string{root}, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,11 +304,15 @@ func checkTableBudget(t *testing.T, root string, budget int) {
 			t.Fatalf("no findings over %s", root)
 		}
 		b, _ := json.Marshal(rep)
-		return string(b)
+		return string(b), reads.Load()
 	}
-	want := run(0)
-	if got := run(budget); got != want {
+	want, wantReads := run(0)
+	got, gotReads := run(budget)
+	if got != want {
 		t.Errorf("%s: with a %d-byte table budget the report differs from an unbounded scan", root, budget)
+	}
+	if gotReads <= wantReads {
+		t.Errorf("%s: %d tables read with a %d-byte budget, %d with the default: the budget dropped none", root, gotReads, budget, wantReads)
 	}
 }
 
