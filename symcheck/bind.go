@@ -215,9 +215,6 @@ func (b *Binder) Resolver() *rpath.Resolver { return b.resolver }
 // Tables is b's table cache.
 func (b *Binder) Tables() *TableCache { return b.tables }
 
-// Table is the symbol table of o, cached.
-func (b *Binder) Table(o *rpath.Object) (*Table, error) { return b.table(o) }
-
 func (b *Binder) table(o *rpath.Object) (*Table, error) {
 	k := objectKey(o)
 	if t, ok := b.tables.get(k); ok {
