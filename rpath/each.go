@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // ResolveEach resolves every path with up to workers resolvers at once
@@ -31,39 +32,34 @@ func ResolveEach(ctx context.Context, opts Options, paths []string, workers int,
 	for i := range slots {
 		slots[i].done = make(chan struct{})
 	}
-	jobs := make(chan int)
 	// Results wait in slots until fn has them; the workers stay at most
-	// this many paths ahead of fn.
+	// this many paths ahead of fn. Each worker takes a token, then the
+	// next path: no goroutine hands them out.
 	ahead := make(chan struct{}, 4*workers)
+	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			r := New(opts)
-			for i := range jobs {
+			for {
+				select {
+				case ahead <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+				i := int(next.Add(1) - 1)
+				if i >= len(paths) {
+					return
+				}
 				slots[i].res, slots[i].err = r.Resolve(ctx, paths[i])
 				close(slots[i].done)
 			}
 		}()
 	}
-	go func() {
-		defer close(jobs)
-		for i := range paths {
-			select {
-			case ahead <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case jobs <- i:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
 	defer func() {
-		cancel() // the producer and the workers stop
+		cancel() // the workers stop
 		wg.Wait()
 	}()
 	for i := range slots {
