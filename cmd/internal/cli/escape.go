@@ -94,6 +94,17 @@ func hasC1(s string) bool {
 	return false
 }
 
+// Line writes the parts, each escaped as Printf escapes its string
+// arguments, then a newline: Printf without fmt, for lines printed by the
+// thousand (a tree of every library of a prefix). Every part is escaped,
+// so a tab or newline in one is printed as \t or \n.
+func Line(w io.Writer, parts ...string) {
+	for _, p := range parts {
+		io.WriteString(w, Escape(p))
+	}
+	io.WriteString(w, "\n")
+}
+
 // Printf is fmt.Fprintf with every string argument escaped (Escape): for
 // report lines whose arguments are names read from files.
 func Printf(w io.Writer, format string, args ...any) {

@@ -207,9 +207,9 @@ func render(opts *Options, res *rpath.Result, dl []rpath.DlopenLoad) error {
 			}
 		}
 	default:
-		cli.Printf(w, "%s\n", c.Bold(res.Root.Path))
+		cli.Line(w, c.Bold(res.Root.Path))
 		if s := nothingLoaded(res.Root); s != "" {
-			cli.Printf(w, "    %s\n", c.Dim("("+s+")"))
+			cli.Line(w, "    ", c.Dim("("+s+")"))
 		}
 		t := tree{io: io, verbose: opts.Verbose, maxDepth: opts.MaxDepth, paths: opts.ShowPaths, seen: map[*rpath.Object]bool{res.Root: true}}
 		t.print(res.Root, "", 1)
@@ -277,9 +277,9 @@ func (t *tree) print(o *rpath.Object, indent string, depth int) {
 		}
 		switch {
 		case d.Missing():
-			cli.Printf(t.io.Out, "%s%s%s %s\n", indent, branch, d.Name, c.Red("not found"))
+			cli.Line(t.io.Out, indent, branch, d.Name, " ", c.Red("not found"))
 		case (t.seen[d.Object] || d.Rule == rpath.RuleLoaded) && t.verbose < 3:
-			cli.Printf(t.io.Out, "%s%s%s %s\n", indent, branch, name, c.Dim("["+string(d.Rule)+"] "+d.Path))
+			cli.Line(t.io.Out, indent, branch, name, " ", c.Dim("["+string(d.Rule)+"] "+d.Path))
 		default:
 			t.seen[d.Object] = true
 			rule := string(d.Rule)
@@ -294,13 +294,13 @@ func (t *tree) print(o *rpath.Object, indent string, depth int) {
 				}
 			}
 			if t.paths {
-				cli.Printf(t.io.Out, "%s%s%s %s\n", indent, branch, name, c.Dim("["+rule+"]"))
+				cli.Line(t.io.Out, indent, branch, name, " ", c.Dim("["+rule+"]"))
 			} else {
-				cli.Printf(t.io.Out, "%s%s%s => %s %s\n", indent, branch, d.Name, d.Path, c.Dim("["+rule+"]"))
+				cli.Line(t.io.Out, indent, branch, d.Name, " => ", d.Path, " ", c.Dim("["+rule+"]"))
 			}
 			if t.verbose >= 2 {
 				for _, r := range d.Rejected {
-					cli.Printf(t.io.Out, "%s%s%s\n", indent, next, c.Dim("rejected "+r.Path+": "+strings.TrimPrefix(r.Result, "skipped: ")))
+					cli.Line(t.io.Out, indent, next, c.Dim("rejected "+r.Path+": "+strings.TrimPrefix(r.Result, "skipped: ")))
 				}
 			}
 			if t.maxDepth == 0 || depth < t.maxDepth {
