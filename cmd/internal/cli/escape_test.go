@@ -1,6 +1,9 @@
 package cli
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestEscape(t *testing.T) {
 	for _, c := range []struct{ in, want, msg string }{
@@ -19,5 +22,23 @@ func TestEscape(t *testing.T) {
 		if got := EscapeMessage(c.in); got != c.msg {
 			t.Errorf("EscapeMessage(%q) = %q, want %q", c.in, got, c.msg)
 		}
+	}
+}
+
+// Line prints what Printf prints with every part a %s argument.
+func TestLineIsPrintf(t *testing.T) {
+	parts := []string{"│   ", "├── ", "lib\x1b]0;owned\x07.so", " => ", "/x/a\nb", " ", "\x1b[2m[ld.so.cache]\x1b[0m"}
+	var line, printf strings.Builder
+	Line(&line, parts...)
+	args := make([]any, len(parts))
+	for i, p := range parts {
+		args[i] = p
+	}
+	Printf(&printf, strings.Repeat("%s", len(parts))+"\n", args...)
+	if line.String() != printf.String() {
+		t.Errorf("Line wrote %q, Printf %q", line.String(), printf.String())
+	}
+	if want := "│   ├── lib\\x1b]0;owned\\x07.so => /x/a\\nb \x1b[2m[ld.so.cache]\x1b[0m\n"; line.String() != want {
+		t.Errorf("Line wrote %q, want %q", line.String(), want)
 	}
 }
