@@ -640,7 +640,7 @@ func (t strTab) at(o uint64) (string, bool) {
 		return "", false
 	}
 	var out []byte
-	const chunk = 256
+	const chunk = 64 // most names are shorter; a longer one takes a read per 64 bytes
 	for pos := o; pos < t.size; pos += chunk {
 		n := min(uint64(chunk), t.size-pos)
 		b, err := saferio.ReadAt(t.f.r, t.f.Size, t.off+int64(pos), int64(n), 0)

@@ -854,7 +854,7 @@ func parseFile(f *elfx.File) (*parsed, error) {
 	if n, err := f.ReaderAt().ReadAt(p.head[:], 0); n < 52 {
 		return nil, fmt.Errorf("%s: reading the ELF header: %w", f.Path, err)
 	}
-	p.noLoad = !slices.ContainsFunc(f.Progs(), func(pr elfx.Prog) bool { return pr.Type == elf.PT_LOAD })
+	p.noLoad = !slices.ContainsFunc(f.ELF().Progs, func(pr *elf.Prog) bool { return pr.Type == elf.PT_LOAD })
 	var err error
 	if p.interp, err = f.Interp(); err != nil {
 		return nil, err
