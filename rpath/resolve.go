@@ -527,9 +527,6 @@ func (r *Resolver) topObject(path string) (*Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The directory first: its lstat of a file that is not a link is the
-	// stat parse needs (one path lookup per file named, not two).
-	dir, dirErr := r.files.realDir(file)
 	pf, id, err := r.parse(file, nil)
 	if err != nil {
 		return nil, err
@@ -538,7 +535,7 @@ func (r *Resolver) topObject(path string) (*Object, error) {
 	if file != path {
 		o.real = file
 	}
-	if dirErr == nil {
+	if dir, err := r.files.realDir(file); err == nil {
 		o.origin = dir
 	}
 	if abs, err := filepath.Abs(o.origin); err == nil {
@@ -729,7 +726,6 @@ func (c *FileCache) realDir(path string) (string, error) {
 			real, err := filepath.EvalSymlinks(path)
 			return filepath.Dir(real), err
 		}
-		c.KnowStat(path, st) // what stat would say of a file that is not a link
 	}
 	dir := filepath.Dir(path)
 	c.mu.Lock()
