@@ -44,19 +44,27 @@ for f in "${files[@]}"; do
   fi
   [ "$ours_rss" -lt $((64*1024)) ] || { echo "FAIL: deps used $((ours_rss/1024)) MB"; status=1; }
 done
-# A whole prefix in one call (issue 50's comparison): every regular *.so*
+# A whole prefix in one call: every regular *.so*
 # file of /usr/lib/x86_64-linux-gnu, deps (a tree, as libtree prints) and
-# libtree each given all of them; 11 alternating pairs, median of ratios.
+# libtree each given all of them; 21 alternating pairs, median of ratios.
 if command -v libtree >/dev/null && [ $# -eq 0 ]; then
   mapfile -t prefix < <(find /usr/lib/x86_64-linux-gnu -maxdepth 1 -type f -name '*.so*' | sort)
   pairs=()
-  for _ in $(seq 11); do
+  for _ in $(seq 21); do
     measure 1 "$bin" deps --fail-on never "${prefix[@]}"; a=$WALL ours_rss=$RSS; best_ours=$(min "$a" "${best_ours:-}")
     measure 1 libtree "${prefix[@]}"; pairs+=("$(ratio "$a" "$WALL")"); best_lt=$(min "$WALL" "${best_lt:-}") lt_rss=$RSS
   done
   row "${#prefix[@]} libraries of /usr/lib/x86_64-linux-gnu, one call" "deps" "$best_ours" "$ours_rss" "libtree" "$best_lt" "$lt_rss"
-  median=$(printf '%s\n' "${pairs[@]}" | sort -n | sed -n 6p)
-  echo "/usr/lib/x86_64-linux-gnu (${#prefix[@]} files, one call): deps/libtree x$median (median of 11 alternating pairs), deps ${ours_rss} KB"
-  awk "BEGIN{exit !($median <= 1)}" || echo "note: deps over the prefix is x$median libtree (target 1x, issue 50)"
+  median=$(printf '%s\n' "${pairs[@]}" | sort -n | sed -n 11p)
+  echo "/usr/lib/x86_64-linux-gnu (${#prefix[@]} files, one call): deps/libtree x$median (median of 21 alternating pairs), deps ${ours_rss} KB"
+  # Target: no slower than libtree. The same build's ratio
+  # moves by about a tenth between runs on the two-core VMs, so over
+  # 1.25 is taken for a regression (it was x1.35 before the work) and
+  # fails; between 1 and 1.25 it is noted.
+  if ! awk "BEGIN{exit !($median <= 1.25)}"; then
+    echo "FAIL: deps over the prefix is x$median libtree (target 1x)"; status=1
+  elif ! awk "BEGIN{exit !($median <= 1)}"; then
+    echo "note: deps over the prefix is x$median libtree (target 1x)"
+  fi
 fi
 exit $status
