@@ -3,12 +3,15 @@ package rpath_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/rocmdoctor/rocmdoctor/elfx"
 	"github.com/rocmdoctor/rocmdoctor/internal/testenv"
 	"github.com/rocmdoctor/rocmdoctor/rpath"
 )
@@ -68,5 +71,47 @@ func TestResolveEach(t *testing.T) {
 	cancel()
 	if err := rpath.ResolveEach(ctx, rpath.Options{}, paths, 2, func(int, *rpath.Result, error) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// TestResolveEachBoundsItsLead: while fn holds the first result, the
+// workers resolve at most 32 paths each beyond it, not the whole list.
+func TestResolveEachBoundsItsLead(t *testing.T) {
+	src, err := os.ReadFile(testenv.Testdata("libfoo.so.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var paths []string
+	for i := range 300 {
+		p := filepath.Join(dir, fmt.Sprintf("lib%d.so", i))
+		if err := os.WriteFile(p, src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	files := rpath.NewFileCache()
+	var parsed atomic.Int32
+	files.OnParse(func(f *elfx.File) {
+		if filepath.Dir(f.Path) == dir {
+			parsed.Add(1)
+		}
+	}, false)
+	const workers = 2
+	err = rpath.ResolveEach(context.Background(), rpath.Options{Files: files}, paths, workers, func(i int, _ *rpath.Result, err error) error {
+		if i != 0 {
+			return nil
+		}
+		// Hold the first result until the workers stop.
+		for last := int32(-1); last != parsed.Load(); time.Sleep(50 * time.Millisecond) {
+			last = parsed.Load()
+		}
+		if n := parsed.Load(); n > 32*workers || n < workers {
+			t.Errorf("%d paths resolved while fn held the first, want at most %d", n, 32*workers)
+		}
+		return err
+	})
+	if err != nil || parsed.Load() != int32(len(paths)) {
+		t.Errorf("ResolveEach: %v, %d of %d parsed", err, parsed.Load(), len(paths))
 	}
 }
